@@ -1,0 +1,107 @@
+#include "analysis/Cfg.h"
+
+#include <algorithm>
+#include <set>
+#include <string_view>
+
+namespace atomx::analysis {
+
+bool isNoReturnCallee(const std::string& callee) {
+  static const std::set<std::string_view> names = {
+      "exit", "_exit", "_Exit", "abort", "__assert_fail", "__stack_chk_fail", "__cxa_throw",
+      "__cxa_rethrow", "_Unwind_Resume", "__cxa_bad_cast", "__cxa_bad_typeid", "__cxa_throw_bad_array_new_length",
+      "longjmp", "siglongjmp", "__longjmp_chk", "pthread_exit", "__fortify_fail", "__chk_fail", "err", "errx",
+      "verr", "verrx", "quick_exit", "std::terminate", "_ZSt9terminatev", "__cxa_call_unexpected",
+      "_ZSt20__throw_length_errorPKc", "_ZSt17__throw_bad_allocv", "_ZSt19__throw_logic_errorPKc",
+      "_ZSt20__throw_out_of_rangePKc", "_ZSt24__throw_out_of_range_fmtPKcz", "_ZSt16__throw_bad_castv",
+      "_ZSt28__throw_bad_array_new_lengthv", "_ZSt21__throw_bad_optional_accessv"};
+  std::string_view name = callee;
+  if (auto at = name.find('@'); at != std::string_view::npos) name = name.substr(0, at);
+  return names.count(name) != 0;
+}
+
+void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads) {
+  std::set<uint64_t> pads;
+  for (const LandingPad& lp : landingPads) pads.insert(lp.address);
+
+  for (ir::Procedure& proc : program.procs) {
+    if (!proc.fullyDecoded || proc.insns.empty()) continue;
+    std::vector<uint64_t> tableTargets;
+    for (const ir::JumpTable& t : proc.jumpTables)
+      for (uint64_t target : t.entryTargets)
+        if (proc.contains(target)) tableTargets.push_back(target);
+    std::sort(tableTargets.begin(), tableTargets.end());
+    tableTargets.erase(std::unique(tableTargets.begin(), tableTargets.end()), tableTargets.end());
+
+    std::vector<uint64_t> leaders = {proc.start};
+    auto noReturn = [&](const x86::Insn& insn) {
+      return insn.flow == x86::Flow::Call && isNoReturnCallee(program.describe(insn.target));
+    };
+    for (const x86::Insn& insn : proc.insns) {
+      if (insn.isDirectBranch() && proc.contains(insn.target)) leaders.push_back(insn.target);
+      if (insn.flow != x86::Flow::Sequential && insn.end() < proc.end) leaders.push_back(insn.end());
+    }
+    leaders.insert(leaders.end(), proc.externalLeaders.begin(), proc.externalLeaders.end());
+    leaders.insert(leaders.end(), tableTargets.begin(), tableTargets.end());
+    std::sort(leaders.begin(), leaders.end());
+    leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
+
+    proc.blocks.clear();
+    size_t li = 0;
+    for (uint32_t i = 0; i < proc.insns.size(); ++i) {
+      const x86::Insn& insn = proc.insns[i];
+      while (li < leaders.size() && leaders[li] < insn.address) ++li;  // leaders inside an insn were rejected earlier
+      if (proc.blocks.empty() || (li < leaders.size() && leaders[li] == insn.address)) {
+        ir::Block b;
+        b.start = insn.address;
+        b.firstInsn = i;
+        b.isEntry = insn.address == proc.start;
+        b.isLandingPad = pads.count(insn.address) != 0;
+        b.isExternalEntry =
+            std::binary_search(proc.externalLeaders.begin(), proc.externalLeaders.end(), insn.address);
+        proc.blocks.push_back(b);
+      }
+      ir::Block& b = proc.blocks.back();
+      b.insnCount++;
+      b.end = insn.end();
+    }
+    for (ir::Block& b : proc.blocks) b.isAddressTaken = b.isExternalEntry && !b.isLandingPad;
+
+    for (uint32_t bi = 0; bi < proc.blocks.size(); ++bi) {
+      ir::Block& b = proc.blocks[bi];
+      const x86::Insn& last = proc.insns[b.firstInsn + b.insnCount - 1];
+      auto addEdge = [&](uint64_t target, ir::EdgeKind kind) {
+        int64_t to = proc.blockIndexAt(target);
+        if (to < 0 || proc.blocks[to].start != target) return;
+        for (const ir::Edge& e : b.succs)
+          if (e.to == uint32_t(to) && e.kind == kind) return;
+        b.succs.push_back({uint32_t(to), kind});
+      };
+      switch (last.flow) {
+        case x86::Flow::CondBranch:
+          addEdge(last.target, ir::EdgeKind::Taken);
+          addEdge(last.end(), ir::EdgeKind::FallThrough);
+          break;
+        case x86::Flow::Jump:
+          addEdge(last.target, ir::EdgeKind::Taken);
+          break;
+        case x86::Flow::IndirectJump:
+          for (uint64_t t : tableTargets) addEdge(t, ir::EdgeKind::JumpTable);
+          break;
+        case x86::Flow::Call:
+          if (!noReturn(last)) addEdge(last.end(), ir::EdgeKind::FallThrough);
+          break;
+        case x86::Flow::Return:
+        case x86::Flow::Stop:
+          break;
+        default:
+          addEdge(last.end(), ir::EdgeKind::FallThrough);
+      }
+    }
+    for (uint32_t bi = 0; bi < proc.blocks.size(); ++bi)
+      for (const ir::Edge& e : proc.blocks[bi].succs) proc.blocks[e.to].preds.push_back(bi);
+    if (proc.state == ir::ProcState::Disassembled) proc.state = ir::ProcState::CfgBuilt;
+  }
+}
+
+}  // namespace atomx::analysis

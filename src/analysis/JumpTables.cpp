@@ -1,0 +1,99 @@
+#include "analysis/JumpTables.h"
+
+#include <cstring>
+#include <set>
+#include <algorithm>
+
+#include "support/Hex.h"
+
+namespace atomx::analysis {
+
+namespace {
+
+struct Candidate {
+  uint64_t base;
+  uint32_t proc;
+  bool relative;
+};
+
+bool sameFamily(const ir::Program& program, const ir::Procedure& a, const ir::Procedure& b) {
+  return a.id == b.id || a.hotPart == int32_t(b.id) || b.hotPart == int32_t(a.id) ||
+         (a.hotPart >= 0 && a.hotPart == b.hotPart);
+}
+
+bool isCodeAddress(const elf::ElfImage& image, uint64_t addr) {
+  const elf::Section* s = image.sectionAt(addr);
+  return s && s->isExec();
+}
+
+}  // namespace
+
+void findJumpTables(ir::Program& program, const RelocIndex& relocs) {
+  const elf::ElfImage& image = *program.image;
+  std::vector<Candidate> candidates;
+  for (const ir::Procedure& proc : program.procs) {
+    for (const x86::Insn& insn : proc.insns) {
+      if (insn.isRipRelative() && insn.flow == x86::Flow::Sequential) {
+        const elf::Relocation* r = relocs.at(insn.target);
+        if (r && r->type == R_X86_64_PC32 && !isCodeAddress(image, insn.target) && image.sectionAt(insn.target))
+          candidates.push_back({insn.target, proc.id, true});
+      }
+    }
+    // Absolute tables: a 32-bit absolute displacement that points at an
+    // R_X86_64_64 word.
+    auto [lo, hi] = relocs.in(proc.start, proc.end);
+    for (auto it = lo; it != hi; ++it) {
+      const elf::Relocation& r = **it;
+      if (r.type != R_X86_64_32S && r.type != R_X86_64_32) continue;
+      const uint64_t base = r.symValue + r.addend;
+      const elf::Relocation* entry = relocs.at(base);
+      if (entry && entry->type == R_X86_64_64 && !isCodeAddress(image, base))
+        candidates.push_back({base, proc.id, false});
+    }
+  }
+  std::set<uint64_t> bases;
+  for (auto& c : candidates) bases.insert(c.base);
+
+  std::set<std::pair<uint64_t, uint32_t>> done;
+  for (const Candidate& c : candidates) {
+    if (!done.insert({c.base, c.proc}).second) continue;
+    ir::Procedure& proc = program.procs[c.proc];
+    const elf::Section* section = image.sectionAt(c.base);
+    if (!section || !section->hasFileBytes()) continue;
+    auto nextBase = bases.upper_bound(c.base);
+    const uint64_t limit = std::min<uint64_t>(section->addr + section->size,
+                                              nextBase == bases.end() ? UINT64_MAX : *nextBase);
+    ir::JumpTable table;
+    table.address = c.base;
+    table.base = c.base;
+    table.relative = c.relative;
+    table.entrySize = c.relative ? 4 : 8;
+    for (uint64_t place = c.base; place + table.entrySize <= limit; place += table.entrySize) {
+      const elf::Relocation* r = relocs.at(place);
+      if (!r || r->type != (c.relative ? R_X86_64_PC32 : R_X86_64_64)) break;
+      const uint8_t* word = image.bytesAt(place, table.entrySize);
+      if (!word) break;
+      uint64_t target;
+      if (c.relative) {
+        int32_t v;
+        std::memcpy(&v, word, 4);
+        target = c.base + int64_t(v);
+      } else {
+        target = r->symValue + r->addend;
+      }
+      const ir::Procedure* owner = program.procAt(target);
+      if (!owner || !sameFamily(program, *owner, proc) || !owner->isBoundary(target)) break;
+      table.entryTargets.push_back(target);
+    }
+    if (!table.entryTargets.empty()) {
+      proc.jumpTables.push_back(std::move(table));
+    } else if (std::any_of(proc.insns.begin(), proc.insns.end(),
+                           [](const x86::Insn& i) { return i.flow == x86::Flow::IndirectJump; })) {
+      // It looks like a jump table but its words lead nowhere sensible: we
+      // could not tell where this procedure's indirect jumps go.
+      proc.markUnmovable("indirect jump with a table at " + hex(c.base) + " that atomx cannot read");
+    }
+  }
+}
+
+}  // namespace atomx::analysis

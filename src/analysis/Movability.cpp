@@ -1,0 +1,75 @@
+#include "analysis/Movability.h"
+
+#include "support/Hex.h"
+
+namespace atomx::analysis {
+
+namespace {
+
+// Every relocation inside the procedure's code must patch a field atomx knows
+// how to rewrite: a branch displacement or RIP-relative disp32 (PC-relative
+// types, re-derived from the decoded instruction), or some field of the
+// instruction for absolute addresses (translated in place).
+std::string checkCodeRelocations(const ir::Procedure& proc, const RelocIndex& relocs) {
+  auto [lo, hi] = relocs.in(proc.start, proc.end);
+  for (auto it = lo; it != hi; ++it) {
+    const elf::Relocation& r = **it;
+    auto insnIt = std::upper_bound(proc.insns.begin(), proc.insns.end(), r.place,
+                                   [](uint64_t p, const x86::Insn& i) { return p < i.address; });
+    if (insnIt == proc.insns.begin()) return "relocation at " + hex(r.place) + " precedes the code";
+    const x86::Insn& insn = *std::prev(insnIt);
+    const uint64_t offset = r.place - insn.address;
+    const unsigned width = relocationWidth(r.type);
+    if (offset == 0 || offset + width > insn.length)
+      return "relocation at " + hex(r.place) + " does not fit the instruction at " + hex(insn.address);
+    if (isPcRelative(r.type) && offset != insn.relOffset && offset != insn.dispOffset)
+      return "PC-relative relocation at " + hex(r.place) + " is not a branch or RIP-relative field";
+  }
+  return "";
+}
+
+}  // namespace
+
+void decideMovability(ir::Program& program, const RelocIndex& relocs, const UnwindCheck& unwindCheck) {
+  for (ir::Procedure& proc : program.procs) {
+    if (proc.state == ir::ProcState::Unmovable) continue;
+    if (!proc.fullyDecoded || proc.insns.empty()) {
+      proc.markUnmovable("not decoded");
+      continue;
+    }
+    if (std::string why = checkCodeRelocations(proc, relocs); !why.empty()) {
+      proc.markUnmovable(why);
+      continue;
+    }
+    if (std::string why = unwindCheck(proc); !why.empty()) {
+      proc.markUnmovable(why);
+      continue;
+    }
+    proc.state = ir::ProcState::Movable;
+  }
+
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (ir::Procedure& proc : program.procs) {
+      if (proc.isMovable() || proc.insns.empty()) continue;
+      for (const x86::Insn& insn : proc.insns) {
+        if (!insn.isDirectBranch() || insn.relSize != 1) continue;
+        ir::Procedure* target = program.procAt(insn.target);
+        if (target && target != &proc && target->isMovable()) {
+          target->markUnmovable("entered by a short branch from " + proc.name + ", which stays in place");
+          changed = true;
+        }
+      }
+      const x86::Insn& last = proc.insns.back();
+      if (proc.fullyDecoded && last.fallsThrough() && last.end() == proc.end) {
+        ir::Procedure* next = program.procAt(proc.end);
+        if (next && next->isMovable() && next->start == proc.end) {
+          next->markUnmovable("reached by falling off the end of " + proc.name + ", which stays in place");
+          changed = true;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace atomx::analysis

@@ -1,0 +1,72 @@
+#include "ir/Program.h"
+
+#include <algorithm>
+
+#include "support/Hex.h"
+
+namespace atomx::ir {
+
+const char* edgeKindName(EdgeKind kind) {
+  switch (kind) {
+    case EdgeKind::FallThrough: return "fall";
+    case EdgeKind::Taken: return "taken";
+    case EdgeKind::JumpTable: return "table";
+  }
+  return "?";
+}
+
+const char* procStateName(ProcState state) {
+  switch (state) {
+    case ProcState::Discovered: return "discovered";
+    case ProcState::Disassembled: return "disassembled";
+    case ProcState::CfgBuilt: return "cfg";
+    case ProcState::Movable: return "movable";
+    case ProcState::Unmovable: return "unmovable";
+  }
+  return "?";
+}
+
+int64_t Procedure::insnIndexAt(uint64_t addr) const {
+  auto it = std::lower_bound(insns.begin(), insns.end(), addr,
+                             [](const x86::Insn& i, uint64_t a) { return i.address < a; });
+  if (it == insns.end() || it->address != addr) return -1;
+  return it - insns.begin();
+}
+
+int64_t Procedure::blockIndexAt(uint64_t addr) const {
+  auto it = std::upper_bound(blocks.begin(), blocks.end(), addr,
+                             [](uint64_t a, const Block& b) { return a < b.start; });
+  if (it == blocks.begin()) return -1;
+  --it;
+  if (addr >= it->end) return -1;
+  return it - blocks.begin();
+}
+
+void Procedure::markUnmovable(std::string why) {
+  if (state == ProcState::Unmovable) return;  // keep the first reason
+  state = ProcState::Unmovable;
+  reason = std::move(why);
+}
+
+Procedure* Program::procAt(uint64_t addr) {
+  auto it = std::upper_bound(procs.begin(), procs.end(), addr,
+                             [](uint64_t a, const Procedure& p) { return a < p.start; });
+  if (it == procs.begin()) return nullptr;
+  --it;
+  return it->contains(addr) ? &*it : nullptr;
+}
+
+const Procedure* Program::procAt(uint64_t addr) const {
+  return const_cast<Program*>(this)->procAt(addr);
+}
+
+std::string Program::describe(uint64_t addr) const {
+  if (auto it = pltNames.find(addr); it != pltNames.end()) return it->second;
+  if (const Procedure* p = procAt(addr)) {
+    if (addr == p->start) return p->name;
+    return p->name + "+" + hex(addr - p->start);
+  }
+  return "";
+}
+
+}  // namespace atomx::ir

@@ -1,0 +1,104 @@
+// The program as atomx sees it: procedures, their instructions, basic blocks,
+// CFG edges and jump tables, all at their ORIGINAL addresses.
+//
+// The IR is plain data.  Analyses in src/analysis fill it in, in the order the
+// ProcState enum lists; the layout in src/layout reads it and never changes
+// it, so every later phase can rely on original addresses being the identity
+// of an instruction.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "elf/ElfImage.h"
+#include "x86/Decoder.h"
+
+namespace atomx::ir {
+
+enum class EdgeKind : uint8_t {
+  FallThrough,  // to the next block in address order
+  Taken,        // the target of a direct jump or conditional branch
+  JumpTable,    // one target of an indirect jump through a jump table
+};
+const char* edgeKindName(EdgeKind kind);
+
+struct Edge {
+  uint32_t to = 0;  // block index in the same procedure
+  EdgeKind kind = EdgeKind::FallThrough;
+};
+
+struct Block {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint32_t firstInsn = 0;
+  uint32_t insnCount = 0;
+  std::vector<Edge> succs;
+  std::vector<uint32_t> preds;
+  bool isEntry = false;        // the procedure's entry point
+  bool isLandingPad = false;   // reached by the unwinder (LSDA), maybe with no predecessor
+  bool isAddressTaken = false; // its address is stored somewhere (relocation, lea)
+  bool isExternalEntry = false;// entered by a branch from another procedure
+};
+
+struct JumpTable {
+  uint64_t address = 0;   // first entry
+  uint64_t base = 0;      // relative tables: entries hold target - base
+  uint8_t entrySize = 0;  // 4 (relative) or 8 (absolute)
+  bool relative = false;
+  std::vector<uint64_t> entryTargets;  // one per entry, original addresses
+};
+
+enum class ProcState : uint8_t {
+  Discovered,    // known from a symbol, extent fixed
+  Disassembled,  // every byte decoded into instructions
+  CfgBuilt,      // blocks, edges and jump tables known
+  Movable,       // proven safe to move
+  Unmovable,     // stays at its original address; `reason` says why
+};
+const char* procStateName(ProcState state);
+
+struct Procedure {
+  uint32_t id = 0;
+  std::string name;
+  std::vector<std::string> aliases;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint32_t section = 0;
+  bool sizeInferred = false;  // symbol had no size: extent runs to the next symbol
+  int32_t hotPart = -1;       // for a `foo.cold` part: the id of `foo`
+  ProcState state = ProcState::Discovered;
+  std::string reason;         // why it is Unmovable
+
+  std::vector<x86::Insn> insns;
+  bool fullyDecoded = false;  // insns cover [start, end) exactly
+  std::vector<Block> blocks;
+  std::vector<JumpTable> jumpTables;
+  // Addresses inside this procedure that something outside its own branches
+  // refers to (other procedures' branches, data, the unwinder).
+  std::vector<uint64_t> externalLeaders;
+
+  uint64_t size() const { return end - start; }
+  bool contains(uint64_t a) const { return a >= start && a < end; }
+  bool isMovable() const { return state == ProcState::Movable; }
+  // Index of the instruction starting exactly at `addr`, or -1.
+  int64_t insnIndexAt(uint64_t addr) const;
+  bool isBoundary(uint64_t addr) const { return addr == end || insnIndexAt(addr) >= 0; }
+  // Index of the block containing `addr`, or -1.
+  int64_t blockIndexAt(uint64_t addr) const;
+  void markUnmovable(std::string why);
+};
+
+struct Program {
+  const elf::ElfImage* image = nullptr;
+  std::vector<Procedure> procs;             // sorted by start address
+  std::map<uint64_t, std::string> pltNames; // PLT entry address -> "name@plt"
+
+  Procedure* procAt(uint64_t addr);
+  const Procedure* procAt(uint64_t addr) const;
+  // The name of whatever code lives at `addr`: "proc+0x12", "puts@plt", or "".
+  std::string describe(uint64_t addr) const;
+};
+
+}  // namespace atomx::ir

@@ -1,0 +1,149 @@
+#include "layout/CodeLayout.h"
+
+#include <cstring>
+
+#include "support/Error.h"
+#include "support/Hex.h"
+
+namespace atomx::layout {
+
+namespace {
+
+bool canFallOffEnd(const x86::Insn& last) { return last.fallsThrough(); }
+
+void put(std::vector<uint8_t>& out, size_t at, uint64_t value, unsigned width) {
+  for (unsigned i = 0; i < width; ++i) out[at + i] = uint8_t(value >> (8 * i));
+}
+
+}  // namespace
+
+CodeLayout::CodeLayout(const ir::Program& program, uint64_t baseAddress)
+    : program_(program), base_(baseAddress), movedIndex_(program.procs.size(), -1) {
+  for (const ir::Procedure& proc : program.procs) {
+    if (!proc.isMovable()) continue;
+    MovedProc m;
+    m.proc = proc.id;
+    m.offset.resize(proc.insns.size());
+    m.form.resize(proc.insns.size(), x86::BranchForm::Long);
+    for (size_t i = 0; i < proc.insns.size(); ++i)
+      if (proc.insns[i].relSize == 1) m.form[i] = x86::BranchForm::Short;
+    m.needsStitch = canFallOffEnd(proc.insns.back());
+    movedIndex_[proc.id] = int32_t(moved_.size());
+    moved_.push_back(std::move(m));
+  }
+}
+
+const MovedProc* CodeLayout::movedProc(uint32_t procIndex) const {
+  int32_t i = movedIndex_[procIndex];
+  return i < 0 ? nullptr : &moved_[i];
+}
+
+void CodeLayout::assignAddresses() {
+  uint64_t at = base_;
+  for (MovedProc& m : moved_) {
+    const ir::Procedure& proc = program_.procs[m.proc];
+    const uint64_t want = proc.start % kAlignment;
+    at += (want - at % kAlignment + kAlignment) % kAlignment;
+    m.newStart = at;
+    uint64_t off = 0;
+    for (size_t i = 0; i < proc.insns.size(); ++i) {
+      m.offset[i] = uint32_t(off);
+      const x86::Insn& insn = proc.insns[i];
+      off += insn.isDirectBranch() ? x86::branchSize(insn, m.form[i]) : insn.length;
+    }
+    if (m.needsStitch) off += 5;
+    m.newEnd = m.newStart + off;
+    at = m.newEnd;
+  }
+  size_ = at - base_;
+}
+
+bool CodeLayout::relax() {
+  bool changed = false;
+  for (MovedProc& m : moved_) {
+    const ir::Procedure& proc = program_.procs[m.proc];
+    for (size_t i = 0; i < proc.insns.size(); ++i) {
+      const x86::Insn& insn = proc.insns[i];
+      if (!insn.isDirectBranch() || m.form[i] == x86::BranchForm::Long) continue;
+      if (!x86::branchReaches(insn, m.form[i], m.newStart + m.offset[i], relocated(insn.target))) {
+        m.form[i] = x86::BranchForm::Long;
+        changed = true;
+      }
+    }
+  }
+  return changed;
+}
+
+void CodeLayout::run() {
+  do assignAddresses();
+  while (relax());
+}
+
+std::optional<uint64_t> CodeLayout::translate(uint64_t oldAddress) const {
+  const ir::Procedure* proc = program_.procAt(oldAddress);
+  if (!proc) return std::nullopt;
+  const MovedProc* m = movedProc(proc->id);
+  if (!m) return std::nullopt;
+  int64_t i = proc->insnIndexAt(oldAddress);
+  if (i < 0) return std::nullopt;
+  return m->newStart + m->offset[i];
+}
+
+std::optional<uint64_t> CodeLayout::translateEnd(uint64_t oldEnd) const {
+  if (const ir::Procedure* proc = program_.procAt(oldEnd - 1); proc && proc->end == oldEnd) {
+    if (const MovedProc* m = movedProc(proc->id)) return m->newEnd;
+    return std::nullopt;
+  }
+  return translate(oldEnd);
+}
+
+std::vector<uint8_t> CodeLayout::emit(const analysis::RelocIndex& relocs) const {
+  const elf::ElfImage& image = *program_.image;
+  std::vector<uint8_t> out;
+  out.reserve(size_);
+  for (const MovedProc& m : moved_) {
+    const ir::Procedure& proc = program_.procs[m.proc];
+    out.resize(m.newStart - base_, 0xcc);  // int3 padding between procedures
+    const uint8_t* old = image.bytesAt(proc.start, proc.size());
+    for (size_t i = 0; i < proc.insns.size(); ++i) {
+      const x86::Insn& insn = proc.insns[i];
+      const uint64_t at = m.newStart + m.offset[i];
+      if (out.size() != at - base_) throw InternalError("layout out of step at " + hex(insn.address));
+      if (insn.isDirectBranch()) {
+        x86::encodeBranch(insn, m.form[i], at, relocated(insn.target), out);
+        continue;
+      }
+      const size_t pos = out.size();
+      out.insert(out.end(), old + (insn.address - proc.start), old + (insn.address - proc.start) + insn.length);
+      if (insn.isRipRelative()) {
+        const int64_t disp = int64_t(relocated(insn.target) - (at + insn.length));
+        if (disp < INT32_MIN || disp > INT32_MAX)
+          throw UnsupportedError("RIP-relative operand at " + hex(insn.address) + " cannot reach " +
+                                 hex(insn.target) + " from the new code");
+        put(out, pos + insn.dispOffset, uint64_t(disp), 4);
+      }
+      // Absolute code addresses in immediates or displacements (non-PIE code).
+      auto [lo, hi] = relocs.in(insn.address, insn.end());
+      for (auto it = lo; it != hi; ++it) {
+        const elf::Relocation& r = **it;
+        if (!analysis::isAbsoluteAddress(r.type)) continue;
+        const unsigned width = analysis::relocationWidth(r.type);
+        // The field holds S + A unless the linker redirected it (an IFUNC's
+        // canonical address is its PLT entry): then it is not our business.
+        uint64_t stored = 0;
+        std::memcpy(&stored, out.data() + pos + (r.place - insn.address), width);
+        if (stored != analysis::truncateTo(r.symValue + r.addend, width)) continue;
+        auto target = translate(r.symValue + r.addend);
+        if (!target) continue;
+        if (width == 4 && *target > (r.type == R_X86_64_32 ? UINT32_MAX : uint64_t(INT32_MAX)))
+          throw UnsupportedError("absolute address at " + hex(r.place) + " does not fit 32 bits after the move");
+        put(out, pos + (r.place - insn.address), *target, width);
+      }
+    }
+    if (m.needsStitch) x86::encodeJump32(out.size() + base_, relocated(proc.end), out);
+    if (out.size() != m.newEnd - base_) throw InternalError("layout size mismatch in " + proc.name);
+  }
+  return out;
+}
+
+}  // namespace atomx::layout

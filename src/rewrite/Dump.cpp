@@ -1,0 +1,61 @@
+#include "rewrite/Dump.h"
+
+#include "support/Hex.h"
+
+namespace atomx::rewrite {
+
+void dumpProgram(const Rewriter& rewriter, std::ostream& out, const std::string& only) {
+  const ir::Program& program = rewriter.program();
+  const elf::ElfImage& image = *program.image;
+  const RewriteReport& r = rewriter.report();
+  x86::Decoder decoder;
+  out << "program " << image.name() << (image.isPie() ? " (PIE)" : " (non-PIE)") << ": " << r.procedures
+      << " procedures, " << r.movedProcedures << " movable; " << r.codeBytes << " code bytes, " << r.movedCodeBytes
+      << " movable\n";
+  for (const ir::Procedure& p : program.procs) {
+    if (!only.empty() && p.name != only) continue;
+    out << "\nproc " << p.name << " " << hex(p.start) << ".." << hex(p.end) << " size " << p.size() << " "
+        << ir::procStateName(p.state);
+    if (p.sizeInferred) out << " size-inferred";
+    if (p.hotPart >= 0) out << " cold-part-of " << program.procs[p.hotPart].name;
+    for (const std::string& a : p.aliases) out << " alias " << a;
+    out << "\n";
+    if (!p.reason.empty()) out << "  stays: " << p.reason << "\n";
+    const uint8_t* bytes = image.bytesAt(p.start, p.size());
+    for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
+      const ir::Block& b = p.blocks[bi];
+      out << "  block " << bi << " " << hex(b.start) << ".." << hex(b.end);
+      if (b.isEntry) out << " entry";
+      if (b.isLandingPad) out << " landing-pad";
+      if (b.isAddressTaken) out << " address-taken";
+      out << " preds [";
+      for (size_t i = 0; i < b.preds.size(); ++i) out << (i ? " " : "") << b.preds[i];
+      out << "] succs [";
+      for (size_t i = 0; i < b.succs.size(); ++i)
+        out << (i ? " " : "") << b.succs[i].to << ":" << ir::edgeKindName(b.succs[i].kind);
+      out << "]\n";
+      for (uint32_t i = b.firstInsn; i < b.firstInsn + b.insnCount; ++i) {
+        const x86::Insn& insn = p.insns[i];
+        out << "    " << hex(insn.address) << "  " << decoder.format(bytes + (insn.address - p.start), insn.length, insn.address);
+        if (insn.isDirectBranch() || insn.isRipRelative()) {
+          std::string name = program.describe(insn.target);
+          if (!name.empty()) out << "  <" << name << ">";
+        }
+        out << "\n";
+      }
+    }
+    if (p.blocks.empty() && !p.insns.empty()) out << "  (" << p.insns.size() << " instructions, no CFG)\n";
+    for (const ir::JumpTable& t : p.jumpTables) {
+      out << "  jump-table " << hex(t.address) << (t.relative ? " relative" : " absolute") << " entries "
+          << t.entryTargets.size() << ":";
+      for (uint64_t target : t.entryTargets) out << " " << hex(target);
+      out << "\n";
+    }
+  }
+  if (!only.empty()) return;
+  out << "\nunmovable:\n";
+  for (const ir::Procedure& p : program.procs)
+    if (!p.isMovable()) out << "  " << p.name << " " << hex(p.start) << " size " << p.size() << ": " << p.reason << "\n";
+}
+
+}  // namespace atomx::rewrite

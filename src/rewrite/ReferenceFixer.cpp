@@ -1,0 +1,203 @@
+#include "rewrite/ReferenceFixer.h"
+
+#include <cstring>
+#include <set>
+
+#include "analysis/CodeReferences.h"
+#include "support/Error.h"
+#include "support/Hex.h"
+
+namespace atomx::rewrite {
+
+uint64_t ReferenceFixer::read(uint64_t vaddr, unsigned width) const {
+  auto off = image_.fileOffsetOf(vaddr, width);
+  if (!off) throw InternalError("read outside the file at " + hex(vaddr));
+  uint64_t v = 0;
+  std::memcpy(&v, file_.data() + *off, width);
+  return v;
+}
+
+void ReferenceFixer::write(uint64_t vaddr, uint64_t value, unsigned width) {
+  auto off = image_.fileOffsetOf(vaddr, width);
+  if (!off) throw InternalError("write outside the file at " + hex(vaddr));
+  std::memcpy(file_.data() + *off, &value, width);
+}
+
+FixupStats ReferenceFixer::run(uint16_t newTextSection) {
+  fixDataRelocations();
+  fixJumpTables();
+  fixDynamicRelocations();
+  fixGotSlots();
+  fixUnmovedCode();
+  fixSymbols(newTextSection);
+  fixEntryPoints();
+  return stats_;
+}
+
+void ReferenceFixer::fixDataRelocations() {
+  std::set<uint64_t> relativeTableWords;
+  for (const ir::Procedure& proc : program_.procs)
+    for (const ir::JumpTable& t : proc.jumpTables)
+      if (t.relative)
+        for (size_t i = 0; i < t.entryTargets.size(); ++i) relativeTableWords.insert(t.address + 4 * i);
+
+  for (const elf::Relocation& r : image_.staticRelocations()) {
+    const elf::Section& applies = image_.sections()[r.targetSection];
+    if (!analysis::followsRelocationsOf(applies) || applies.isExec() || !applies.hasFileBytes()) continue;
+    const uint64_t target = r.symValue + r.addend;
+    auto moved = layout_.translate(target);
+    if (!moved) continue;
+    const unsigned width = analysis::relocationWidth(r.type);
+    if (!inFile(r.place, width)) continue;
+    if (analysis::isAbsoluteAddress(r.type)) {
+      // In PIE files the word may hold 0 (the dynamic relocation carries the
+      // value); a word holding something else was redirected by the linker.
+      const uint64_t stored = read(r.place, width);
+      if (stored != analysis::truncateTo(target, width) && !(image_.isPie() && stored == 0)) continue;
+      if (width == 4 && *moved > UINT32_MAX)
+        throw UnsupportedError("32-bit code pointer at " + hex(r.place) + " cannot hold the new address");
+      write(r.place, *moved, width);
+    } else if ((r.type == R_X86_64_PC32 || r.type == R_X86_64_PC64) && !relativeTableWords.count(r.place)) {
+      const int64_t value = int64_t(r.type == R_X86_64_PC32 ? int64_t(int32_t(read(r.place, 4))) : read(r.place, 8));
+      if (uint64_t(value) != (width == 4 ? uint64_t(int64_t(int32_t(target - r.place))) : target - r.place)) continue;
+      const int64_t fixed = value + int64_t(*moved - target);
+      if (width == 4 && (fixed < INT32_MIN || fixed > INT32_MAX))
+        throw UnsupportedError("self-relative pointer at " + hex(r.place) + " cannot reach the new code");
+      write(r.place, uint64_t(fixed), width);
+    } else {
+      continue;
+    }
+    stats_.dataPointers++;
+  }
+}
+
+void ReferenceFixer::fixJumpTables() {
+  for (const ir::Procedure& proc : program_.procs) {
+    for (const ir::JumpTable& t : proc.jumpTables) {
+      if (!t.relative) continue;  // absolute words are data relocations
+      for (size_t i = 0; i < t.entryTargets.size(); ++i) {
+        auto moved = layout_.translate(t.entryTargets[i]);
+        if (!moved) continue;
+        const int64_t value = int64_t(*moved - t.base);
+        if (value < INT32_MIN || value > INT32_MAX)
+          throw UnsupportedError("jump table at " + hex(t.address) + " cannot reach the new code");
+        write(t.address + 4 * i, uint64_t(value), 4);
+        stats_.jumpTableEntries++;
+      }
+    }
+  }
+}
+
+void ReferenceFixer::fixDynamicRelocations() {
+  for (const elf::Relocation& r : image_.dynamicRelocations()) {
+    if (r.type != R_X86_64_RELATIVE && r.type != R_X86_64_IRELATIVE) continue;
+    auto moved = layout_.translate(uint64_t(r.addend));
+    if (!moved) continue;
+    Elf64_Rela rela;
+    std::memcpy(&rela, file_.data() + r.entryOffset, sizeof rela);
+    rela.r_addend = int64_t(*moved);
+    std::memcpy(file_.data() + r.entryOffset, &rela, sizeof rela);
+    // The linker may also have stored the value in place.
+    if (inFile(r.place, 8) && read(r.place, 8) == uint64_t(r.addend)) write(r.place, *moved, 8);
+    stats_.dynamicRelocations++;
+  }
+}
+
+void ReferenceFixer::fixGotSlots() {
+  // A GOT slot that holds a moved function's address (non-PIE links fill it
+  // statically; PIE links also have a RELATIVE relocation, fixed above).
+  for (const elf::Relocation& r : image_.staticRelocations()) {
+    if (r.type != R_X86_64_GOTPCREL && r.type != R_X86_64_GOTPCRELX && r.type != R_X86_64_REX_GOTPCRELX) continue;
+    const ir::Procedure* user = program_.procAt(r.place);
+    if (!user) continue;
+    int64_t idx = -1;
+    for (size_t i = 0; i < user->insns.size(); ++i)
+      if (r.place >= user->insns[i].address && r.place < user->insns[i].end()) idx = int64_t(i);
+    if (idx < 0 || !user->insns[idx].isRipRelative()) continue;
+    const uint64_t slot = user->insns[idx].target;
+    const elf::Section* gotSection = image_.sectionAt(slot);
+    if (!gotSection || gotSection->name.rfind(".got", 0) != 0 || !inFile(slot, 8)) continue;
+    auto moved = layout_.translate(r.symValue);
+    if (!moved || read(slot, 8) != r.symValue) continue;
+    write(slot, *moved, 8);
+    stats_.gotSlots++;
+  }
+}
+
+void ReferenceFixer::fixUnmovedCode() {
+  for (const ir::Procedure& proc : program_.procs) {
+    if (proc.isMovable() || !proc.fullyDecoded) continue;
+    for (const x86::Insn& insn : proc.insns) {
+      if (insn.isDirectBranch() || insn.isRipRelative()) {
+        auto moved = layout_.translate(insn.target);
+        if (!moved) continue;
+        const unsigned offset = insn.isDirectBranch() ? insn.relOffset : insn.dispOffset;
+        const unsigned width = insn.isDirectBranch() ? insn.relSize : 4;
+        const int64_t value = int64_t(*moved - insn.end());
+        if (width != 4 || value < INT32_MIN || value > INT32_MAX)
+          throw InternalError(proc.name + " at " + hex(insn.address) + " cannot be patched to reach moved code");
+        write(insn.address + offset, uint64_t(value), 4);
+        stats_.unmovedCodePatches++;
+      }
+    }
+    auto [lo, hi] = relocs_.in(proc.start, proc.end);
+    for (auto it = lo; it != hi; ++it) {
+      const elf::Relocation& r = **it;
+      if (!analysis::isAbsoluteAddress(r.type)) continue;
+      const unsigned width = analysis::relocationWidth(r.type);
+      if (read(r.place, width) != analysis::truncateTo(r.symValue + r.addend, width)) continue;
+      auto moved = layout_.translate(r.symValue + r.addend);
+      if (!moved) continue;
+      write(r.place, *moved, width);
+      stats_.unmovedCodePatches++;
+    }
+  }
+}
+
+void ReferenceFixer::fixSymbols(uint16_t newTextSection) {
+  for (uint32_t tableIndex : {image_.symtabIndex(), image_.dynsymIndex()}) {
+    if (tableIndex == 0) continue;
+    const elf::Section& table = image_.sections()[tableIndex];
+    const auto& symbols = tableIndex == image_.symtabIndex() ? image_.symbols() : image_.dynamicSymbols();
+    for (const elf::Symbol& sym : symbols) {
+      if (sym.shndx == SHN_UNDEF || sym.shndx >= SHN_LORESERVE) continue;
+      const ir::Procedure* proc = program_.procAt(sym.value);
+      if (!proc || !proc->isMovable()) continue;
+      auto moved = layout_.translate(sym.value);
+      if (!moved) continue;
+      Elf64_Sym raw;
+      const uint64_t off = table.offset + uint64_t(sym.index) * sizeof(Elf64_Sym);
+      std::memcpy(&raw, file_.data() + off, sizeof raw);
+      raw.st_value = *moved;
+      if (sym.value == proc->start && sym.size == proc->size()) {
+        const layout::MovedProc* m = layout_.movedProc(proc->id);
+        raw.st_size = m->newEnd - m->newStart;
+      }
+      raw.st_shndx = newTextSection;
+      std::memcpy(file_.data() + off, &raw, sizeof raw);
+      stats_.symbols++;
+    }
+  }
+}
+
+void ReferenceFixer::fixEntryPoints() {
+  Elf64_Ehdr ehdr;
+  std::memcpy(&ehdr, file_.data(), sizeof ehdr);
+  ehdr.e_entry = layout_.relocated(ehdr.e_entry);
+  std::memcpy(file_.data(), &ehdr, sizeof ehdr);
+
+  for (const elf::Section& s : image_.sections()) {
+    if (s.type != SHT_DYNAMIC) continue;
+    for (uint64_t off = s.offset; off + sizeof(Elf64_Dyn) <= s.offset + s.size; off += sizeof(Elf64_Dyn)) {
+      Elf64_Dyn dyn;
+      std::memcpy(&dyn, file_.data() + off, sizeof dyn);
+      if (dyn.d_tag == DT_NULL) break;
+      if (dyn.d_tag == DT_INIT || dyn.d_tag == DT_FINI) {
+        dyn.d_un.d_ptr = layout_.relocated(dyn.d_un.d_ptr);
+        std::memcpy(file_.data() + off, &dyn, sizeof dyn);
+      }
+    }
+  }
+}
+
+}  // namespace atomx::rewrite

@@ -1,0 +1,134 @@
+// atomx: the command-line front end.
+//
+//   atomx PROG -o OUT [--poison-original] [--report FILE]
+//   atomx dump PROG [--proc NAME]
+//
+// Every error is one line on stderr and a non-zero exit status.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "elf/ElfImage.h"
+#include "rewrite/Dump.h"
+#include "rewrite/Report.h"
+#include "rewrite/Rewriter.h"
+#include "support/Error.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage:
+  atomx PROG -o OUT [--poison-original] [--report FILE] [-q]
+      Rewrite PROG, moving every procedure atomx can prove safe into new code,
+      and write the result to OUT.  PROG must be an x86-64 ELF executable
+      linked with -Wl,--emit-relocs.  With no tool, OUT behaves exactly like
+      PROG (the "null tool").
+      --poison-original  fill the old bytes of moved procedures with int3, so a
+                         missed code reference crashes instead of running old code
+      --report FILE      write a JSON report: counts, timings, and every
+                         procedure left in place with the reason
+      -q                 print nothing on success
+  atomx dump PROG [--proc NAME]
+      Print procedures, basic blocks, instructions (original addresses), CFG
+      edges, jump tables, and what could not be analysed.
+  atomx --help | --version
+)";
+
+[[noreturn]] void usageError(const std::string& message) {
+  std::fprintf(stderr, "atomx: %s (see atomx --help)\n", message.c_str());
+  std::exit(2);
+}
+
+void writeFile(const std::string& path, const std::vector<uint8_t>& bytes, bool executable) {
+  std::string tmp = path + ".atomx-tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw atomx::Error(path + ": cannot create output file");
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    if (!out) throw atomx::Error(path + ": write failed");
+  }
+  if (executable) chmod(tmp.c_str(), 0755);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw atomx::Error(path + ": cannot replace output file");
+}
+
+int runDump(int argc, char** argv) {
+  std::string prog, only;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--proc" && i + 1 < argc) only = argv[++i];
+    else if (!a.empty() && a[0] == '-') usageError("unknown option " + a);
+    else if (prog.empty()) prog = a;
+    else usageError("more than one program given");
+  }
+  if (prog.empty()) usageError("dump needs a program");
+  atomx::elf::ElfImage image = atomx::elf::ElfImage::load(prog);
+  atomx::rewrite::Rewriter rewriter(image);
+  rewriter.analyze();
+  atomx::rewrite::dumpProgram(rewriter, std::cout, only);
+  return 0;
+}
+
+int runRewrite(int argc, char** argv) {
+  std::string prog, out, reportPath;
+  bool quiet = false;
+  atomx::rewrite::RewriteOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-o" && i + 1 < argc) out = argv[++i];
+    else if (a == "--poison-original") options.poisonOriginal = true;
+    else if (a == "--report" && i + 1 < argc) reportPath = argv[++i];
+    else if (a == "-q") quiet = true;
+    else if (!a.empty() && a[0] == '-') usageError("unknown option " + a);
+    else if (prog.empty()) prog = a;
+    else usageError("unexpected argument " + a);
+  }
+  if (prog.empty()) usageError("no program given");
+  if (out.empty()) usageError("no output file given (-o OUT)");
+
+  atomx::elf::ElfImage image = atomx::elf::ElfImage::load(prog);
+  atomx::rewrite::Rewriter rewriter(image, options);
+  std::vector<uint8_t> bytes = rewriter.rewrite();
+  writeFile(out, bytes, true);
+  if (!reportPath.empty()) {
+    std::ofstream r(reportPath);
+    if (!r) throw atomx::Error(reportPath + ": cannot create report file");
+    atomx::rewrite::writeJsonReport(rewriter, prog, out, r);
+  }
+  if (!quiet) atomx::rewrite::printSummary(rewriter, prog, std::cerr);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  std::string first = argv[1];
+  if (first == "--help" || first == "-h") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (first == "--version") {
+    std::puts("atomx 0.1");
+    return 0;
+  }
+  try {
+    if (first == "dump") return runDump(argc, argv);
+    return runRewrite(argc, argv);
+  } catch (const atomx::InternalError& e) {
+    std::fprintf(stderr, "atomx: internal error: %s\n", e.what());
+    return 3;
+  } catch (const atomx::Error& e) {
+    std::fprintf(stderr, "atomx: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "atomx: out of memory\n");
+    return 1;
+  }
+}
