@@ -26,6 +26,15 @@ bool isCodeAddress(const elf::ElfImage& image, uint64_t addr) {
   return s && s->isExec();
 }
 
+// Whether the first word of a relative table at `base` points into code.
+bool firstEntryIsCode(const elf::ElfImage& image, uint64_t base) {
+  const uint8_t* word = image.bytesAt(base, 4);
+  if (!word) return false;
+  int32_t v;
+  std::memcpy(&v, word, 4);
+  return isCodeAddress(image, base + int64_t(v));
+}
+
 }  // namespace
 
 void findJumpTables(ir::Program& program, const RelocIndex& relocs) {
@@ -81,16 +90,23 @@ void findJumpTables(ir::Program& program, const RelocIndex& relocs) {
       } else {
         target = r->symValue + r->addend;
       }
+      // A target may also be the very end of a procedure: clang points the
+      // unreachable cases of a switch just past the function's last byte.
       const ir::Procedure* owner = program.procAt(target);
+      if (!owner) owner = program.procAt(target - 1);
       if (!owner || !sameFamily(program, *owner, proc) || !owner->isBoundary(target)) break;
       table.entryTargets.push_back(target);
     }
     if (!table.entryTargets.empty()) {
       proc.jumpTables.push_back(std::move(table));
-    } else if (std::any_of(proc.insns.begin(), proc.insns.end(),
+    } else if (c.relative && firstEntryIsCode(image, c.base) &&
+               std::any_of(proc.insns.begin(), proc.insns.end(),
                            [](const x86::Insn& i) { return i.flow == x86::Flow::IndirectJump; })) {
-      // It looks like a jump table but its words lead nowhere sensible: we
-      // could not tell where this procedure's indirect jumps go.
+      // A relative table into code whose words lead nowhere sensible: we
+      // cannot tell where this procedure's indirect jumps go, nor fix the
+      // words.  (Relative tables of data, e.g. clang's switch-to-lookup
+      // tables of string offsets, need nothing; absolute words of any kind
+      // are ordinary data relocations, fixed wherever they point.)
       proc.markUnmovable("indirect jump with a table at " + hex(c.base) + " that atomx cannot read");
     }
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -24,9 +25,17 @@ bool addOverflows(uint64_t a, uint64_t b) { return a + b < a; }
 }  // namespace
 
 ElfImage ElfImage::load(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not an ELF file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open file");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    // libstdc++'s filebuf throws this from underflow() when read() fails.
+    throw InputError(path + ": read error");
+  }
   if (in.bad()) throw InputError(path + ": read error");
   return fromBytes(std::move(bytes), path);
 }

@@ -76,7 +76,7 @@ void ReferenceFixer::fixJumpTables() {
     for (const ir::JumpTable& t : proc.jumpTables) {
       if (!t.relative) continue;  // absolute words are data relocations
       for (size_t i = 0; i < t.entryTargets.size(); ++i) {
-        auto moved = layout_.translate(t.entryTargets[i]);
+        auto moved = layout_.translateEnd(t.entryTargets[i]);
         if (!moved) continue;
         const int64_t value = int64_t(*moved - t.base);
         if (value < INT32_MIN || value > INT32_MAX)

@@ -158,8 +158,8 @@ class Builder {
     }
   }
 
-  static void padTo8(std::vector<uint8_t>& out, size_t start) {
-    while ((out.size() - start) % 8) out.push_back(0);  // DW_CFA_nop
+  static void padTo4(std::vector<uint8_t>& out, size_t start) {
+    while ((out.size() - start) % 4) out.push_back(0);  // DW_CFA_nop (entries are 4-aligned, as ld emits them)
   }
 
   // --- planning ---
@@ -402,7 +402,7 @@ class Builder {
       out.insert(out.end(), eh_.data + known, eh_.data + known + extra);
     }
     out.insert(out.end(), eh_.data + c.instructionsOffset, eh_.data + c.instructionsOffset + c.instructionsSize);
-    padTo8(out, start);
+    padTo4(out, start);
     patchFixed(out, start, out.size() - start - 4, 4);
   }
 
@@ -433,7 +433,7 @@ class Builder {
       out.insert(out.end(), p.program.begin(), p.program.end());
     else
       out.insert(out.end(), eh_.data + f.instructionsOffset, eh_.data + f.instructionsOffset + f.instructionsSize);
-    padTo8(out, start);
+    padTo4(out, start);
     patchFixed(out, start, out.size() - start - 4, 4);
   }
 

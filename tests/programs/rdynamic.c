@@ -88,7 +88,10 @@ int main(void)
         printf("dladdr(&exported_add) -> %s\n", info.dli_sname);
     else
         printf("dladdr(&exported_add) -> no symbol\n");
-    if (dladdr((void *)((char *)exported_scale + 1), &info) && info.dli_sname)
+    /* an address inside the function, formed at run time (a constant
+     * `exported_scale + 1` in the code would point into an instruction) */
+    static volatile long one = 1;
+    if (dladdr((void *)((char *)exported_scale + one), &info) && info.dli_sname)
         printf("dladdr(&exported_scale + 1) -> %s\n", info.dli_sname);
     else
         printf("dladdr(&exported_scale + 1) -> no symbol\n");
