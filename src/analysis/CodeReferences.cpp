@@ -14,13 +14,15 @@ class ReferenceCollector {
  public:
   ReferenceCollector(ir::Program& program) : program_(program) {}
 
-  // `from` describes the referrer for the message if the reference is bad.
-  void refer(uint64_t target, const std::string& from, ir::Procedure* source = nullptr) {
+  // `from()` describes the referrer, for the message if the reference is bad
+  // (built only then: this runs for every reference in the program).
+  template <typename Describe>
+  void refer(uint64_t target, Describe&& from, ir::Procedure* source = nullptr) {
     ir::Procedure* proc = program_.procAt(target);
     if (!proc || proc == source) return;
     if (!proc->fullyDecoded) return;  // already Unmovable
     if (!proc->isBoundary(target)) {
-      proc->markUnmovable(from + " refers to " + hex(target) + ", inside an instruction");
+      proc->markUnmovable(from() + " refers to " + hex(target) + ", inside an instruction");
       return;
     }
     if (target != proc->start && target != proc->end) proc->externalLeaders.push_back(target);
@@ -52,10 +54,10 @@ void collectCodeReferences(ir::Program& program, const RelocIndex& relocs,
   for (ir::Procedure& proc : program.procs) {
     for (const x86::Insn& insn : proc.insns) {
       if (insn.isDirectBranch() || insn.isRipRelative())
-        refs.refer(insn.target, proc.name + " at " + hex(insn.address), &proc);
+        refs.refer(insn.target, [&] { return proc.name + " at " + hex(insn.address); }, &proc);
     }
     for (const ir::JumpTable& t : proc.jumpTables)
-      for (uint64_t target : t.entryTargets) refs.refer(target, "jump table at " + hex(t.address), &proc);
+      for (uint64_t target : t.entryTargets) refs.refer(target, [&] { return "jump table at " + hex(t.address); }, &proc);
   }
 
   // Static relocations in data (and absolute ones in code).
@@ -66,19 +68,20 @@ void collectCodeReferences(ir::Program& program, const RelocIndex& relocs,
     if (inCode ? !isAbsoluteAddress(r.type) : !(isAbsoluteAddress(r.type) || r.type == R_X86_64_PC32 || r.type == R_X86_64_PC64))
       continue;
     if (!inCode && inTable(r.place)) continue;
-    refs.refer(r.symValue + r.addend, "relocation at " + hex(r.place), inCode ? program.procAt(r.place) : nullptr);
+    refs.refer(r.symValue + r.addend, [&] { return "relocation at " + hex(r.place); },
+               inCode ? program.procAt(r.place) : nullptr);
   }
 
   // Dynamic relocations and symbols.
   for (const elf::Relocation& r : image.dynamicRelocations())
     if (r.type == R_X86_64_RELATIVE || r.type == R_X86_64_IRELATIVE)
-      refs.refer(uint64_t(r.addend), "dynamic relocation at " + hex(r.place));
+      refs.refer(uint64_t(r.addend), [&] { return "dynamic relocation at " + hex(r.place); });
   for (const elf::Symbol& s : image.dynamicSymbols())
-    if (s.shndx != SHN_UNDEF && (s.type == STT_FUNC || s.type == STT_GNU_IFUNC)) refs.refer(s.value, "symbol " + s.name);
-  refs.refer(image.entry(), "the entry point");
+    if (s.shndx != SHN_UNDEF && (s.type == STT_FUNC || s.type == STT_GNU_IFUNC)) refs.refer(s.value, [&] { return "symbol " + s.name; });
+  refs.refer(image.entry(), [] { return std::string("the entry point"); });
 
   for (const LandingPad& lp : landingPads)
-    refs.refer(lp.address, "the landing pad of the call at " + hex(lp.callSite));
+    refs.refer(lp.address, [&] { return "the landing pad of the call at " + hex(lp.callSite); });
 
   for (ir::Procedure& proc : program.procs) {
     std::sort(proc.externalLeaders.begin(), proc.externalLeaders.end());

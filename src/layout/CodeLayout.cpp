@@ -105,6 +105,7 @@ std::vector<uint8_t> CodeLayout::emit(const analysis::RelocIndex& relocs) const 
     const ir::Procedure& proc = program_.procs[m.proc];
     out.resize(m.newStart - base_, 0xcc);  // int3 padding between procedures
     const uint8_t* old = image.bytesAt(proc.start, proc.size());
+    auto [nextReloc, procRelocsEnd] = relocs.in(proc.start, proc.end);
     for (size_t i = 0; i < proc.insns.size(); ++i) {
       const x86::Insn& insn = proc.insns[i];
       const uint64_t at = m.newStart + m.offset[i];
@@ -123,9 +124,9 @@ std::vector<uint8_t> CodeLayout::emit(const analysis::RelocIndex& relocs) const 
         put(out, pos + insn.dispOffset, uint64_t(disp), 4);
       }
       // Absolute code addresses in immediates or displacements (non-PIE code).
-      auto [lo, hi] = relocs.in(insn.address, insn.end());
-      for (auto it = lo; it != hi; ++it) {
-        const elf::Relocation& r = **it;
+      while (nextReloc != procRelocsEnd && (*nextReloc)->place < insn.address) ++nextReloc;
+      for (; nextReloc != procRelocsEnd && (*nextReloc)->place < insn.end(); ++nextReloc) {
+        const elf::Relocation& r = **nextReloc;
         if (!analysis::isAbsoluteAddress(r.type)) continue;
         const unsigned width = analysis::relocationWidth(r.type);
         // The field holds S + A unless the linker redirected it (an IFUNC's

@@ -1,5 +1,6 @@
 #include "rewrite/ReferenceFixer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -110,11 +111,12 @@ void ReferenceFixer::fixGotSlots() {
     if (r.type != R_X86_64_GOTPCREL && r.type != R_X86_64_GOTPCRELX && r.type != R_X86_64_REX_GOTPCRELX) continue;
     const ir::Procedure* user = program_.procAt(r.place);
     if (!user) continue;
-    int64_t idx = -1;
-    for (size_t i = 0; i < user->insns.size(); ++i)
-      if (r.place >= user->insns[i].address && r.place < user->insns[i].end()) idx = int64_t(i);
-    if (idx < 0 || !user->insns[idx].isRipRelative()) continue;
-    const uint64_t slot = user->insns[idx].target;
+    auto insn = std::upper_bound(user->insns.begin(), user->insns.end(), r.place,
+                                 [](uint64_t p, const x86::Insn& i) { return p < i.address; });
+    if (insn == user->insns.begin()) continue;
+    --insn;
+    if (r.place >= insn->end() || !insn->isRipRelative()) continue;
+    const uint64_t slot = insn->target;
     const elf::Section* gotSection = image_.sectionAt(slot);
     if (!gotSection || gotSection->name.rfind(".got", 0) != 0 || !inFile(slot, 8)) continue;
     auto moved = layout_.translate(r.symValue);

@@ -14,9 +14,27 @@
 //                    .eh_frame (PT_GNU_EH_FRAME must point to it).
 //   * LSDA blob      one new LSDA per FDE that needs one: the FDE was moved,
 //                    or one of its landing pads / its LPStart lies in moved
-//                    code.  Call-site table re-encoded; action table, type
-//                    table and exception specifications copied as one block
-//                    with pc-relative type-table entries adjusted.
+//                    code.  Call-site table re-encoded (same encoding);
+//                    action table, type table and exception specifications
+//                    copied as one block (so filters and action offsets stay
+//                    valid) with pc-relative type-table entries adjusted and
+//                    TTBase keeping its address modulo 8.  LPStart is kept
+//                    (translated if it lies in moved code) as long as every
+//                    landing pad can be encoded relative to it; otherwise
+//                    (say a landing pad in an unmoved procedure below the new
+//                    code, which a uleb128 can't reach) an explicit LPStart
+//                    just below the lowest landing pad is written, pcrel|sdata4
+//                    if the original had none.
+//
+// CFA programs of moved FDEs: every advance / set_loc is replaced by the
+// smallest advance op reaching translate(old location) (consecutive advances
+// merged, DW_CFA_nop padding dropped and re-added at the end); all other
+// instructions are copied verbatim.  Unmoved FDEs are copied verbatim (only
+// pc_begin / the LSDA pointer re-encoded for their new position), except
+// that a program with a pc-relative DW_CFA_set_loc is rewritten the same way
+// with the identity mapping.  Entries are padded to 4 bytes with DW_CFA_nop,
+// as ld emits them, so an identity rebuild at the original address
+// reproduces the original .eh_frame and .eh_frame_hdr byte for byte.
 //
 // Addresses in the API are virtual addresses.  "Old" addresses are those of
 // the input program, "new" ones those of the moved code.
@@ -158,12 +176,21 @@ const Fde* findFde(const EhFrameInfo& info, uint64_t pc);
 // boundaries must then be instruction boundaries that translate() knows.
 std::string unwindObstacle(const EhFrameInfo& info, uint64_t start, uint64_t end);
 
+// A moved procedure.  Ranges must not overlap (InternalError).  An FDE that
+// overlaps a moved range must lie wholly inside it (UnsupportedError).
 struct MovedRange {
   uint64_t oldStart = 0, oldEnd = 0, newStart = 0, newEnd = 0;
 };
 
 // Old instruction boundary of moved code -> new address (with whatever was
 // inserted before the instruction); nullopt for addresses in unmoved code.
+// Asked for CFA row locations, call-site starts/ends and landing pads that
+// lie strictly inside a moved range; oldStart and oldEnd themselves map to
+// newStart / newEnd without asking (so a shared boundary between two
+// adjacent procedures is never ambiguous).  Must be monotonic and return
+// values inside [newStart, newEnd] (InternalError otherwise).  Addresses
+// outside every moved range keep their value (e.g. a landing pad in an
+// unmoved .cold part).
 using Translate = std::function<std::optional<uint64_t>(uint64_t)>;
 
 struct UnwindSections {
@@ -178,7 +205,9 @@ struct UnwindLayout {
 inline constexpr uint64_t kEhFrameAlign = 8, kEhFrameHdrAlign = 4, kLsdaAlign = 8;
 
 // Sizes of the three blobs (independent of where they are placed; buildUnwind
-// returns exactly these sizes for the same inputs).  Throws UnsupportedError
+// returns exactly these sizes for the same inputs: placement-dependent fields
+// are fixed-size, and pointers in a LEB128 format are written padded to 10
+// bytes).  Throws UnsupportedError
 // naming the FDE if a moved range can't be handled (an FDE overlaps it only
 // partly, translate() fails inside it, a landing pad can't be encoded, ...).
 UnwindLayout planUnwind(const EhFrameInfo& info, ByteView ehFrame, ByteView gccExceptTable,

@@ -35,7 +35,10 @@ class Builder {
  public:
   Builder(const EhFrameInfo& info, ByteView eh, ByteView get, const std::vector<RelocAt>& relocs,
           const std::vector<MovedRange>& moved, const Translate& translate, Placement at)
-      : info_(info), eh_(eh), get_(get), relocs_(relocs), translate_(translate), at_(at) {
+      : info_(info), eh_(eh), get_(get), translate_(translate), at_(at) {
+    for (const RelocAt& r : relocs)
+      if (r.type == R_X86_64_PC32 || r.type == R_X86_64_PC64) relocs_.push_back(r);
+    std::sort(relocs_.begin(), relocs_.end(), [](const RelocAt& a, const RelocAt& b) { return a.addr < b.addr; });
     for (const MovedRange& r : moved) {
       if (r.oldEnd < r.oldStart || r.newEnd < r.newStart)
         throw InternalError("moved range [" + hex(r.oldStart) + ", " + hex(r.oldEnd) + ") -> [" +
@@ -192,7 +195,10 @@ class Builder {
         p.rewriteProgram = true;
         p.newLsda = f.lsda != 0;
       } else {
-        p.rewriteProgram = f.hasSetLoc;
+        // A pc-relative DW_CFA_set_loc operand breaks when the FDE moves:
+        // rewrite such a program with the identity mapping (set_loc becomes
+        // advances).  Absolute ones stay valid verbatim.
+        p.rewriteProgram = f.hasSetLoc && (info_.cies[f.cie].fdeEncoding & 0x70) != pe::absptr;
         if (f.hasLsdaInfo) {
           const Lsda& l = f.lsdaInfo;
           if (l.lpStartEncoding != pe::omit && rangeContaining(l.lpStart)) p.newLsda = true;
@@ -261,7 +267,7 @@ class Builder {
       n.start = mapLoc(p, cs.start, who);
       n.end = mapLoc(p, cs.end, who);
       if (n.start < p.newBegin || n.end < n.start)
-        throw InternalError(who + ": call site [" + hex(cs.start) + ", " + hex(cs.end) + ") maps to [" +
+        throw UnsupportedError(who + ": call site [" + hex(cs.start) + ", " + hex(cs.end) + ") maps to [" +
                             hex(n.start) + ", " + hex(n.end) + ")");
       n.lp = cs.landingPad ? mapAbs(cs.landingPad, who) : 0;
       n.action = cs.action;
@@ -333,8 +339,10 @@ class Builder {
     if ((l.ttypeEncoding & 0x70) == pe::pcrel)
       for (const TypeEntry& e : l.typeEntries)
         if (e.target) words[e.sectionOffset] = {l.ttypeEncoding, e.target};
-    for (const RelocAt& rel : relocs_) {
-      if (rel.type != R_X86_64_PC32 && rel.type != R_X86_64_PC64) continue;
+    auto first = std::lower_bound(relocs_.begin(), relocs_.end(), get_.addr + csEnd,
+                                  [](const RelocAt& r, uint64_t v) { return r.addr < v; });
+    for (auto it = first; it != relocs_.end() && it->addr < get_.addr + l.tailEnd; ++it) {
+      const RelocAt& rel = *it;
       unsigned n = rel.type == R_X86_64_PC32 ? 4 : 8;
       if (rel.addr < get_.addr + csEnd || rel.addr - get_.addr + n > l.tailEnd) continue;
       uint64_t off = rel.addr - get_.addr;
@@ -494,7 +502,7 @@ class Builder {
 
   const EhFrameInfo& info_;
   ByteView eh_, get_;
-  const std::vector<RelocAt>& relocs_;
+  std::vector<RelocAt> relocs_;  // PC32/PC64 only, sorted by address
   std::vector<MovedRange> moved_;
   const Translate& translate_;
   Placement at_;

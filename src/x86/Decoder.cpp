@@ -18,6 +18,10 @@ const char* flowName(Flow flow) {
 
 Decoder::Decoder() {
   ZydisDecoderInit(&decoder_, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+  // decode() needs only lengths, mnemonics and raw fields: minimal mode is
+  // several times faster.  decodeFull()/format() use a complete decoder.
+  fastDecoder_ = decoder_;
+  ZydisDecoderEnableMode(&fastDecoder_, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE);
   ZydisFormatterInit(&formatter_, ZYDIS_FORMATTER_STYLE_ATT);
 }
 
@@ -26,74 +30,84 @@ bool Decoder::decodeFull(const uint8_t* bytes, size_t avail, ZydisDecodedInstruc
   return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder_, bytes, avail, &insn, operands));
 }
 
+namespace {
+
+bool isConditionalJump(ZydisMnemonic m) {
+  switch (m) {
+    case ZYDIS_MNEMONIC_JB: case ZYDIS_MNEMONIC_JBE: case ZYDIS_MNEMONIC_JL: case ZYDIS_MNEMONIC_JLE:
+    case ZYDIS_MNEMONIC_JNB: case ZYDIS_MNEMONIC_JNBE: case ZYDIS_MNEMONIC_JNL: case ZYDIS_MNEMONIC_JNLE:
+    case ZYDIS_MNEMONIC_JNO: case ZYDIS_MNEMONIC_JNP: case ZYDIS_MNEMONIC_JNS: case ZYDIS_MNEMONIC_JNZ:
+    case ZYDIS_MNEMONIC_JO: case ZYDIS_MNEMONIC_JP: case ZYDIS_MNEMONIC_JS: case ZYDIS_MNEMONIC_JZ:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool isLoopFamily(ZydisMnemonic m) {
+  return m == ZYDIS_MNEMONIC_LOOP || m == ZYDIS_MNEMONIC_LOOPE || m == ZYDIS_MNEMONIC_LOOPNE ||
+         m == ZYDIS_MNEMONIC_JRCXZ || m == ZYDIS_MNEMONIC_JECXZ || m == ZYDIS_MNEMONIC_JCXZ;
+}
+
+}  // namespace
+
 bool Decoder::decode(const uint8_t* bytes, size_t avail, uint64_t address, Insn& out) const {
+  // No operand decoding: everything the rewriter needs is in the raw fields.
+  // Branch displacements are relative immediates, and in 64-bit mode ModRM
+  // mod=00 rm=101 always means RIP + disp32.
   ZydisDecodedInstruction insn;
-  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-  if (!decodeFull(bytes, avail, insn, ops)) return false;
+  ZydisDecoderContext context;
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&fastDecoder_, &context, bytes, avail, &insn))) return false;
 
   out = Insn{};
   out.address = address;
   out.length = insn.length;
   out.mnemonic = static_cast<uint16_t>(insn.mnemonic);
 
-  // Far transfers (ljmp/lcall/lret with a selector) never appear in user code
-  // the rewriter can move; report them as invalid so their procedure stays put.
-  if (insn.meta.category == ZYDIS_CATEGORY_UNCOND_BR || insn.meta.category == ZYDIS_CATEGORY_CALL) {
-    for (unsigned i = 0; i < insn.operand_count_visible; ++i)
-      if (ops[i].type == ZYDIS_OPERAND_TYPE_POINTER) return false;
-    if (insn.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR) return false;
+  const uint64_t end = address + insn.length;
+  const bool hasModrm = insn.raw.modrm.offset != 0;  // ModRM never comes first
+  if (hasModrm && insn.raw.modrm.mod == 0 && insn.raw.modrm.rm == 5 && insn.raw.disp.size == 32 &&
+      insn.raw.sib.offset == 0) {
+    out.target = end + insn.raw.disp.value;
+    out.dispOffset = insn.raw.disp.offset;
   }
-
-  const bool relative = insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE;
-  for (unsigned i = 0; i < insn.operand_count_visible; ++i) {
-    const ZydisDecodedOperand& op = ops[i];
-    if (op.type == ZYDIS_OPERAND_TYPE_MEMORY && op.mem.base == ZYDIS_REGISTER_RIP) {
-      ZyanU64 abs = 0;
-      ZydisCalcAbsoluteAddress(&insn, &op, address, &abs);
-      out.target = abs;
-      out.dispOffset = insn.raw.disp.offset;
-    }
-    if (op.type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op.imm.is_relative && relative) {
-      ZyanU64 abs = 0;
-      ZydisCalcAbsoluteAddress(&insn, &op, address, &abs);
-      out.target = abs;
-      out.relOffset = insn.raw.imm[0].offset;
-      out.relSize = insn.raw.imm[0].size / 8;
-    }
+  if ((insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) && insn.raw.imm[0].is_relative) {
+    out.target = end + insn.raw.imm[0].value.s;
+    out.relOffset = insn.raw.imm[0].offset;
+    out.relSize = insn.raw.imm[0].size / 8;
   }
-
   const bool direct = out.relOffset != 0;
-  switch (insn.meta.category) {
-    case ZYDIS_CATEGORY_COND_BR:
-      out.flow = Flow::CondBranch;
-      if (insn.mnemonic == ZYDIS_MNEMONIC_LOOP || insn.mnemonic == ZYDIS_MNEMONIC_LOOPE ||
-          insn.mnemonic == ZYDIS_MNEMONIC_LOOPNE || insn.mnemonic == ZYDIS_MNEMONIC_JRCXZ ||
-          insn.mnemonic == ZYDIS_MNEMONIC_JECXZ || insn.mnemonic == ZYDIS_MNEMONIC_JCXZ)
-        out.condCode = 0xff;
-      else
-        out.condCode = insn.opcode & 0x0f;
-      if (!direct) return false;
-      break;
-    case ZYDIS_CATEGORY_UNCOND_BR:
-      out.flow = direct ? Flow::Jump : Flow::IndirectJump;
-      break;
-    case ZYDIS_CATEGORY_CALL:
-      out.flow = direct ? Flow::Call : Flow::IndirectCall;
-      break;
-    case ZYDIS_CATEGORY_RET:
-      out.flow = Flow::Return;
-      break;
-    default:
-      if (insn.mnemonic == ZYDIS_MNEMONIC_UD0 || insn.mnemonic == ZYDIS_MNEMONIC_UD1 ||
-          insn.mnemonic == ZYDIS_MNEMONIC_UD2 || insn.mnemonic == ZYDIS_MNEMONIC_HLT)
-        out.flow = Flow::Stop;
-      else
-        out.flow = Flow::Sequential;
+  const ZydisMnemonic m = insn.mnemonic;
+  // FF /3 and FF /5 are far call/jmp through memory: never in movable code.
+  const bool farIndirect = insn.opcode == 0xff && insn.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
+                           (insn.raw.modrm.reg == 3 || insn.raw.modrm.reg == 5);
+
+  if (isConditionalJump(m) || isLoopFamily(m)) {
+    out.flow = Flow::CondBranch;
+    out.condCode = isLoopFamily(m) ? 0xff : (insn.opcode & 0x0f);
+    return direct;
   }
-  // XBEGIN has a relative abort target; moving it is supported like a jcc
-  // would be, but it is rare enough that we refuse it for now.
-  if (direct && out.flow == Flow::Sequential) return false;
-  return true;
+  switch (m) {
+    case ZYDIS_MNEMONIC_JMP:
+      if (farIndirect) return false;
+      out.flow = direct ? Flow::Jump : Flow::IndirectJump;
+      return true;
+    case ZYDIS_MNEMONIC_CALL:
+      if (farIndirect) return false;
+      out.flow = direct ? Flow::Call : Flow::IndirectCall;
+      return true;
+    case ZYDIS_MNEMONIC_RET:
+      out.flow = Flow::Return;
+      return true;
+    case ZYDIS_MNEMONIC_UD0: case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_UD2: case ZYDIS_MNEMONIC_HLT:
+    case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD: case ZYDIS_MNEMONIC_IRETQ:
+      out.flow = Flow::Stop;
+      return !direct;
+    default:
+      out.flow = Flow::Sequential;
+      // XBEGIN has a relative abort target; it is rare enough that we refuse it.
+      return !direct;
+  }
 }
 
 std::string Decoder::format(const uint8_t* bytes, size_t avail, uint64_t address) const {

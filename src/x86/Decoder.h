@@ -60,6 +60,7 @@ class Decoder {
 
  private:
   ZydisDecoder decoder_;
+  ZydisDecoder fastDecoder_;
   ZydisFormatter formatter_;
 };
 

@@ -44,15 +44,29 @@ constexpr const char* kUsage = R"(usage:
 }
 
 void writeFile(const std::string& path, const std::vector<uint8_t>& bytes, bool executable) {
-  std::string tmp = path + ".atomx-tmp";
+  // A regular file is replaced atomically through a temporary; anything else
+  // that exists (/dev/null, a pipe) is written in place, never replaced.
+  struct stat st;
+  const bool inPlace = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  if (inPlace && S_ISDIR(st.st_mode)) throw atomx::Error(path + ": output is a directory");
+  const std::string tmp = inPlace ? path : path + ".atomx-tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw atomx::Error(path + ": cannot create output file");
     out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-    if (!out) throw atomx::Error(path + ": write failed");
+    out.flush();
+    if (!out) {
+      out.close();
+      if (!inPlace) std::remove(tmp.c_str());
+      throw atomx::Error(path + ": write failed");
+    }
   }
+  if (inPlace) return;
   if (executable) chmod(tmp.c_str(), 0755);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw atomx::Error(path + ": cannot replace output file");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw atomx::Error(path + ": cannot replace output file");
+  }
 }
 
 int runDump(int argc, char** argv) {
@@ -60,6 +74,7 @@ int runDump(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--proc" && i + 1 < argc) only = argv[++i];
+    else if (a == "--proc") usageError("--proc needs a procedure name");
     else if (!a.empty() && a[0] == '-') usageError("unknown option " + a);
     else if (prog.empty()) prog = a;
     else usageError("more than one program given");
@@ -81,6 +96,7 @@ int runRewrite(int argc, char** argv) {
     if (a == "-o" && i + 1 < argc) out = argv[++i];
     else if (a == "--poison-original") options.poisonOriginal = true;
     else if (a == "--report" && i + 1 < argc) reportPath = argv[++i];
+    else if (a == "-o" || a == "--report") usageError(a + " needs a file name");
     else if (a == "-q") quiet = true;
     else if (!a.empty() && a[0] == '-') usageError("unknown option " + a);
     else if (prog.empty()) prog = a;
@@ -130,5 +146,9 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "atomx: out of memory\n");
     return 1;
+  } catch (const std::exception& e) {
+    // Not an atomx::Error: a bug in atomx, but still one line, not an abort.
+    std::fprintf(stderr, "atomx: internal error: %s\n", e.what());
+    return 3;
   }
 }
