@@ -1,5 +1,6 @@
 #include "rewrite/Rewriter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -99,6 +100,14 @@ std::vector<uint8_t> Rewriter::rewrite() {
   // New code goes right after the program's last segment: close enough for
   // every RIP-relative operand and rel32 branch to reach the old image.
   const uint64_t textAddr = alignUp(image_.imageEnd(), elf::ElfWriter::kPageSize);
+  uint64_t imageStart = UINT64_MAX;
+  for (const Elf64_Phdr& ph : image_.segments())
+    if (ph.p_type == PT_LOAD) imageStart = std::min(imageStart, ph.p_vaddr);
+  // Every rel32 and RIP-relative field of the new code must reach all of the
+  // old image; leave room for the new code itself.
+  if (textAddr - imageStart > (uint64_t(1) << 31) - 2 * report_.codeBytes - (uint64_t(64) << 20))
+    throw UnsupportedError(image_.name() + ": its segments span " + hex(textAddr - imageStart) +
+                           " bytes; new code placed after them could not reach its start with 32-bit displacements");
   layout_ = std::make_unique<layout::CodeLayout>(program_, textAddr);
   layout_->run();
   std::vector<uint8_t> text = layout_->emit(*relocs_);
@@ -139,7 +148,7 @@ std::vector<uint8_t> Rewriter::rewrite() {
   const uint64_t phdrSize = elf::ElfWriter::programHeaderTableSize(image_, 2);
   roSeg.bytes.resize(phdrAddr - roAddr + phdrSize, 0);
   auto place = [&](const std::vector<uint8_t>& blob, uint64_t addr) {
-    std::memcpy(roSeg.bytes.data() + (addr - roAddr), blob.data(), blob.size());
+    if (!blob.empty()) std::memcpy(roSeg.bytes.data() + (addr - roAddr), blob.data(), blob.size());
   };
   place(unwindBytes.ehFrame, ehFrameAddr);
   place(unwindBytes.ehFrameHdr, hdrAddr);
