@@ -2,15 +2,22 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 namespace atomx {
 
+// "0x1a2b".  Hand-rolled: messages are built on hot paths (unwind tables
+// name every FDE they touch), where snprintf would dominate.
 inline std::string hex(uint64_t value) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
-  return buf;
+  char buf[18];
+  char* p = buf + sizeof buf;
+  do {
+    *--p = "0123456789abcdef"[value & 15];
+    value >>= 4;
+  } while (value);
+  *--p = 'x';
+  *--p = '0';
+  return std::string(p, buf + sizeof buf);
 }
 
 }  // namespace atomx

@@ -87,14 +87,19 @@ void compareOn(const std::string& path, size_t& checked) {
     }
     Expected e = fromOperands(d, bytes.data() + off, bytes.size() - off, addr);
     ASSERT_EQ(insn.isRipRelative(), e.ripRelative) << path << " at " << std::hex << addr;
-    if (e.ripRelative) ASSERT_EQ(insn.target, e.ripTarget) << path << " at " << std::hex << addr;
+    if (e.ripRelative) {
+      ASSERT_EQ(insn.target, e.ripTarget) << path << " at " << std::hex << addr;
+    }
     ASSERT_EQ(insn.isDirectBranch(), e.relative) << path << " at " << std::hex << addr;
-    if (e.relative) ASSERT_EQ(insn.target, e.branchTarget) << path << " at " << std::hex << addr;
+    if (e.relative) {
+      ASSERT_EQ(insn.target, e.branchTarget) << path << " at " << std::hex << addr;
+    }
     // Zydis files xabort/xend under branches; both continue at the next instruction
     // (or, inside a transaction, at xbegin's handler, which atomx refuses).
-    if (insn.mnemonic != ZYDIS_MNEMONIC_XABORT && insn.mnemonic != ZYDIS_MNEMONIC_XEND)
+    if (insn.mnemonic != ZYDIS_MNEMONIC_XABORT && insn.mnemonic != ZYDIS_MNEMONIC_XEND) {
       ASSERT_EQ(insn.flow != x86::Flow::Sequential && insn.flow != x86::Flow::Stop, e.isBranchCategory)
-        << path << " at " << std::hex << addr;
+          << path << " at " << std::hex << addr;
+    }
     ++checked;
     off += insn.length;
   }
