@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -15,7 +18,7 @@ namespace atomx::elf {
 namespace {
 
 template <typename T>
-T readStruct(const std::vector<uint8_t>& bytes, uint64_t offset) {
+T readStruct(std::span<const uint8_t> bytes, uint64_t offset) {
   T value;
   std::memcpy(&value, bytes.data() + offset, sizeof(T));
   return value;
@@ -26,28 +29,48 @@ bool addOverflows(uint64_t a, uint64_t b) { return a + b < a; }
 }  // namespace
 
 ElfImage ElfImage::load(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw InputError(path + ": cannot open file (" + std::strerror(errno) + ")");
-  std::vector<uint8_t> bytes;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path + ": cannot open file (" + std::strerror(errno) + ")");
   struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    std::fclose(f);
+  if (fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw InputError(path + ": cannot read file (" + std::strerror(errno) + ")");
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
     throw InputError(path + ": is a directory");
   }
-  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) bytes.reserve(size_t(st.st_size));
-  uint8_t buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
-  const bool failed = std::ferror(f);
-  std::fclose(f);
-  if (failed) throw InputError(path + ": read error");
-  return fromBytes(std::move(bytes), path);
+  if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+    // Pipes, devices, empty files: read whatever there is.
+    std::vector<uint8_t> bytes;
+    uint8_t buf[1 << 16];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) bytes.insert(bytes.end(), buf, buf + n);
+    const bool failed = n < 0;
+    ::close(fd);
+    if (failed) throw InputError(path + ": read error");
+    return fromBytes(std::move(bytes), path);
+  }
+  // Mapping instead of reading: large programs are mostly debug information
+  // that atomx never touches, so most of the file is never even paged in.
+  const size_t size = size_t(st.st_size);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) throw InputError(path + ": cannot map file (" + std::strerror(errno) + ")");
+  ElfImage image;
+  image.name_ = path;
+  image.storage_ = std::shared_ptr<const void>(map, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+  image.bytes_ = {static_cast<const uint8_t*>(map), size};
+  image.parse();
+  return image;
 }
 
 ElfImage ElfImage::fromBytes(std::vector<uint8_t> bytes, std::string name) {
   ElfImage image;
   image.name_ = std::move(name);
-  image.bytes_ = std::move(bytes);
+  auto owned = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  image.bytes_ = {owned->data(), owned->size()};
+  image.storage_ = std::move(owned);
   image.parse();
   return image;
 }

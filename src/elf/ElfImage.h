@@ -11,6 +11,7 @@
 #include <elf.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -72,7 +73,7 @@ class ElfImage {
   static ElfImage fromBytes(std::vector<uint8_t> bytes, std::string name = "<memory>");
 
   const std::string& name() const { return name_; }
-  const std::vector<uint8_t>& bytes() const { return bytes_; }
+  std::span<const uint8_t> bytes() const { return bytes_; }
   const Elf64_Ehdr& header() const { return ehdr_; }
   bool isPie() const { return ehdr_.e_type == ET_DYN; }
   uint64_t entry() const { return ehdr_.e_entry; }
@@ -112,7 +113,10 @@ class ElfImage {
   void checkRange(uint64_t offset, uint64_t size, const std::string& what) const;
 
   std::string name_;
-  std::vector<uint8_t> bytes_;
+  // The file's bytes: a read-only private mapping of the file, or a vector
+  // for fromBytes(); storage_ keeps whichever it is alive.
+  std::span<const uint8_t> bytes_;
+  std::shared_ptr<const void> storage_;
   Elf64_Ehdr ehdr_{};
   std::vector<Section> sections_;
   std::vector<Elf64_Phdr> phdrs_;

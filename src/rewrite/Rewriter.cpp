@@ -169,7 +169,12 @@ std::vector<uint8_t> Rewriter::rewrite() {
   plan.segments.push_back(std::move(textSeg));
   plan.segments.push_back(std::move(roSeg));
 
-  std::vector<uint8_t> file = image_.bytes();
+  // The output is the input, patched, plus what ElfWriter appends: reserve
+  // it all at once so the large copy is made once.
+  std::vector<uint8_t> file;
+  file.reserve(image_.bytes().size() + plan.segments[0].bytes.size() + plan.segments[1].bytes.size() +
+               4 * elf::ElfWriter::kPageSize + (image_.sections().size() + 8) * sizeof(Elf64_Shdr) + 4096);
+  file.assign(image_.bytes().begin(), image_.bytes().end());
   ReferenceFixer fixer(program_, *layout_, *relocs_, file);
   report_.fixups = fixer.run(uint16_t(elf::ElfWriter::newSectionIndex(image_, 0)));
   if (options_.poisonOriginal) {
