@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <string_view>
+#include <unordered_set>
 
 namespace atomx::analysis {
 
@@ -23,6 +24,11 @@ bool isNoReturnCallee(const std::string& callee) {
 void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads) {
   std::set<uint64_t> pads;
   for (const LandingPad& lp : landingPads) pads.insert(lp.address);
+  std::unordered_set<uint64_t> noReturnTargets;
+  for (const auto& [address, name] : program.pltNames)
+    if (isNoReturnCallee(name)) noReturnTargets.insert(address);
+  for (const ir::Procedure& p : program.procs)
+    if (isNoReturnCallee(p.name)) noReturnTargets.insert(p.start);
 
   for (ir::Procedure& proc : program.procs) {
     if (!proc.fullyDecoded || proc.insns.empty()) continue;
@@ -35,7 +41,7 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
 
     std::vector<uint64_t> leaders = {proc.start};
     auto noReturn = [&](const x86::Insn& insn) {
-      return insn.flow == x86::Flow::Call && isNoReturnCallee(program.describe(insn.target));
+      return insn.flow == x86::Flow::Call && noReturnTargets.count(insn.target) != 0;
     };
     for (const x86::Insn& insn : proc.insns) {
       if (insn.isDirectBranch() && proc.contains(insn.target)) leaders.push_back(insn.target);
@@ -47,6 +53,7 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
 
     proc.blocks.clear();
+    proc.blocks.reserve(leaders.size());
     size_t li = 0;
     for (uint32_t i = 0; i < proc.insns.size(); ++i) {
       const x86::Insn& insn = proc.insns[i];

@@ -17,7 +17,7 @@ void disassembleOne(const elf::ElfImage& image, const x86::Decoder& decoder, ir:
     proc.markUnmovable("code is not backed by file bytes");
     return;
   }
-  proc.insns.reserve(proc.size() / 4);
+  proc.insns.reserve(proc.size() / 3 + 4);  // x86-64 code averages under 4 bytes an instruction
   uint64_t addr = proc.start;
   bool ok = true;
   while (addr < proc.end) {

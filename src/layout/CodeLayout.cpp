@@ -65,7 +65,7 @@ bool CodeLayout::relax() {
     for (size_t i = 0; i < proc.insns.size(); ++i) {
       const x86::Insn& insn = proc.insns[i];
       if (!insn.isDirectBranch() || m.form[i] == x86::BranchForm::Long) continue;
-      if (!x86::branchReaches(insn, m.form[i], m.newStart + m.offset[i], relocated(insn.target))) {
+      if (!x86::branchReaches(insn, m.form[i], m.newStart + m.offset[i], newTarget(m, i, insn))) {
         m.form[i] = x86::BranchForm::Long;
         changed = true;
       }
@@ -74,7 +74,24 @@ bool CodeLayout::relax() {
   return changed;
 }
 
+void CodeLayout::resolveTargets() {
+  for (MovedProc& m : moved_) {
+    const ir::Procedure& proc = program_.procs[m.proc];
+    m.targets.resize(proc.insns.size());
+    for (size_t i = 0; i < proc.insns.size(); ++i) {
+      const x86::Insn& insn = proc.insns[i];
+      if (!insn.isDirectBranch() && !insn.isRipRelative()) continue;
+      const ir::Procedure* target = program_.procAt(insn.target);
+      if (!target || movedIndex_[target->id] < 0) continue;
+      const int64_t index = target->insnIndexAt(insn.target);
+      if (index < 0) continue;
+      m.targets[i] = {movedIndex_[target->id], uint32_t(index)};
+    }
+  }
+}
+
 void CodeLayout::run() {
+  resolveTargets();
   do assignAddresses();
   while (relax());
 }
@@ -111,13 +128,13 @@ std::vector<uint8_t> CodeLayout::emit(const analysis::RelocIndex& relocs) const 
       const uint64_t at = m.newStart + m.offset[i];
       if (out.size() != at - base_) throw InternalError("layout out of step at " + hex(insn.address));
       if (insn.isDirectBranch()) {
-        x86::encodeBranch(insn, m.form[i], at, relocated(insn.target), out);
+        x86::encodeBranch(insn, m.form[i], at, newTarget(m, i, insn), out);
         continue;
       }
       const size_t pos = out.size();
       out.insert(out.end(), old + (insn.address - proc.start), old + (insn.address - proc.start) + insn.length);
       if (insn.isRipRelative()) {
-        const int64_t disp = int64_t(relocated(insn.target) - (at + insn.length));
+        const int64_t disp = int64_t(newTarget(m, i, insn) - (at + insn.length));
         if (disp < INT32_MIN || disp > INT32_MAX)
           throw UnsupportedError("RIP-relative operand at " + hex(insn.address) + " cannot reach " +
                                  hex(insn.target) + " from the new code");

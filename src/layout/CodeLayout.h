@@ -28,6 +28,13 @@ struct MovedProc {
   uint64_t newEnd = 0;          // after the last byte, stitching jump included
   std::vector<uint32_t> offset; // per instruction: new address - newStart
   std::vector<x86::BranchForm> form;
+  // Per instruction with a target (branch or RIP-relative operand) that lies
+  // in moved code: where that target is, resolved once (moved = -1 otherwise).
+  struct Target {
+    int32_t moved = -1;  // index in CodeLayout::moved()
+    uint32_t insn = 0;
+  };
+  std::vector<Target> targets;
   bool needsStitch = false;
 };
 
@@ -60,6 +67,12 @@ class CodeLayout {
  private:
   void assignAddresses();
   bool relax();
+  void resolveTargets();
+  // New address of insns[i]'s target (translated if it moved).
+  uint64_t newTarget(const MovedProc& m, size_t i, const x86::Insn& insn) const {
+    const MovedProc::Target& t = m.targets[i];
+    return t.moved < 0 ? insn.target : moved_[t.moved].newStart + moved_[t.moved].offset[t.insn];
+  }
 
   const ir::Program& program_;
   uint64_t base_;
