@@ -28,6 +28,30 @@ std::string checkCodeRelocations(const ir::Procedure& proc, const RelocIndex& re
   return "";
 }
 
+// GNU C's `goto *(&&base + offset)` with offsets that are label differences
+// (`&&l1 - &&l0`): the assembler folds the differences into constants, so no
+// relocation marks them and they break as soon as code between the labels
+// changes size.  The sign: an indirect jump that no jump table explains in a
+// procedure that takes the address of its own code.
+std::string checkComputedJumps(const ir::Procedure& proc, const RelocIndex& relocs) {
+  if (!proc.jumpTables.empty()) return "";
+  bool indirectJump = false;
+  uint64_t ownLabel = 0;
+  for (const x86::Insn& insn : proc.insns) {
+    if (insn.flow == x86::Flow::IndirectJump) indirectJump = true;
+    if (insn.isRipRelative() && insn.flow == x86::Flow::Sequential && proc.contains(insn.target))
+      ownLabel = insn.address;
+  }
+  // Non-PIE code takes the address as an absolute immediate.
+  auto [lo, hi] = relocs.in(proc.start, proc.end);
+  for (auto it = lo; it != hi; ++it)
+    if (isAbsoluteAddress((*it)->type) && proc.contains((*it)->symValue + (*it)->addend)) ownLabel = (*it)->place;
+  if (indirectJump && ownLabel)
+    return "computes jump targets from the address of its own code at " + hex(ownLabel) +
+           " (label differences atomx cannot see)";
+  return "";
+}
+
 }  // namespace
 
 void decideMovability(ir::Program& program, const RelocIndex& relocs, const UnwindCheck& unwindCheck) {
@@ -38,6 +62,10 @@ void decideMovability(ir::Program& program, const RelocIndex& relocs, const Unwi
       continue;
     }
     if (std::string why = checkCodeRelocations(proc, relocs); !why.empty()) {
+      proc.markUnmovable(why);
+      continue;
+    }
+    if (std::string why = checkComputedJumps(proc, relocs); !why.empty()) {
       proc.markUnmovable(why);
       continue;
     }

@@ -17,8 +17,8 @@ void put(std::vector<uint8_t>& out, size_t at, uint64_t value, unsigned width) {
 
 }  // namespace
 
-CodeLayout::CodeLayout(const ir::Program& program, uint64_t baseAddress)
-    : program_(program), base_(baseAddress), movedIndex_(program.procs.size(), -1) {
+CodeLayout::CodeLayout(const ir::Program& program, uint64_t baseAddress, const Insertions* insertions)
+    : program_(program), base_(baseAddress), insertions_(insertions), movedIndex_(program.procs.size(), -1) {
   for (const ir::Procedure& proc : program.procs) {
     if (!proc.isMovable()) continue;
     MovedProc m;
@@ -28,6 +28,10 @@ CodeLayout::CodeLayout(const ir::Program& program, uint64_t baseAddress)
     for (size_t i = 0; i < proc.insns.size(); ++i)
       if (proc.insns[i].relSize == 1) m.form[i] = x86::BranchForm::Short;
     m.needsStitch = canFallOffEnd(proc.insns.back());
+    if (insertions_) {
+      m.inserted.resize(proc.insns.size());
+      for (size_t i = 0; i < proc.insns.size(); ++i) m.inserted[i] = insertions_->sizeBefore(proc, i);
+    }
     movedIndex_[proc.id] = int32_t(moved_.size());
     moved_.push_back(std::move(m));
   }
@@ -48,6 +52,7 @@ void CodeLayout::assignAddresses() {
     uint64_t off = 0;
     for (size_t i = 0; i < proc.insns.size(); ++i) {
       m.offset[i] = uint32_t(off);
+      if (!m.inserted.empty()) off += m.inserted[i];
       const x86::Insn& insn = proc.insns[i];
       off += insn.isDirectBranch() ? x86::branchSize(insn, m.form[i]) : insn.length;
     }
@@ -65,7 +70,7 @@ bool CodeLayout::relax() {
     for (size_t i = 0; i < proc.insns.size(); ++i) {
       const x86::Insn& insn = proc.insns[i];
       if (!insn.isDirectBranch() || m.form[i] == x86::BranchForm::Long) continue;
-      if (!x86::branchReaches(insn, m.form[i], m.newStart + m.offset[i], newTarget(m, i, insn))) {
+      if (!x86::branchReaches(insn, m.form[i], insnAddress(m, i), newTarget(m, i, insn))) {
         m.form[i] = x86::BranchForm::Long;
         changed = true;
       }
@@ -107,11 +112,12 @@ std::optional<uint64_t> CodeLayout::translate(uint64_t oldAddress) const {
 }
 
 std::optional<uint64_t> CodeLayout::translateEnd(uint64_t oldEnd) const {
-  if (const ir::Procedure* proc = program_.procAt(oldEnd - 1); proc && proc->end == oldEnd) {
+  // An instruction that starts there wins: the end of one procedure is often
+  // the start of the next.
+  if (auto t = translate(oldEnd)) return t;
+  if (const ir::Procedure* proc = program_.procAt(oldEnd - 1); proc && proc->end == oldEnd)
     if (const MovedProc* m = movedProc(proc->id)) return m->newEnd;
-    return std::nullopt;
-  }
-  return translate(oldEnd);
+  return std::nullopt;
 }
 
 std::vector<uint8_t> CodeLayout::emit(const analysis::RelocIndex& relocs) const {
@@ -125,7 +131,13 @@ std::vector<uint8_t> CodeLayout::emit(const analysis::RelocIndex& relocs) const 
     auto [nextReloc, procRelocsEnd] = relocs.in(proc.start, proc.end);
     for (size_t i = 0; i < proc.insns.size(); ++i) {
       const x86::Insn& insn = proc.insns[i];
-      const uint64_t at = m.newStart + m.offset[i];
+      if (!m.inserted.empty() && m.inserted[i]) {
+        const size_t before = out.size();
+        insertions_->emitBefore(proc, i, base_ + before, out);
+        if (out.size() - before != m.inserted[i])
+          throw InternalError("inserted code before " + hex(insn.address) + " has the wrong size");
+      }
+      const uint64_t at = insnAddress(m, i);
       if (out.size() != at - base_) throw InternalError("layout out of step at " + hex(insn.address));
       if (insn.isDirectBranch()) {
         x86::encodeBranch(insn, m.form[i], at, newTarget(m, i, insn), out);

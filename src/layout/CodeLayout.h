@@ -22,11 +22,44 @@
 
 namespace atomx::layout {
 
+// Code to place before original instructions (instrumentation, later).  The
+// layout asks for the size first and for the bytes once addresses are final;
+// the bytes must have exactly that size.  translate() of an instruction's old
+// address gives the start of the code inserted before it, so branches to the
+// instruction, unwind rows and call-site ranges all include it.  Nothing may
+// be inserted before an endbr64: indirect branches must still land on it
+// (CET), so a provider puts such code after it instead.
+class Insertions {
+ public:
+  virtual ~Insertions() = default;
+  virtual uint32_t sizeBefore(const ir::Procedure& proc, size_t insn) const = 0;
+  virtual void emitBefore(const ir::Procedure& proc, size_t insn, uint64_t at, std::vector<uint8_t>& out) const = 0;
+};
+
+// The check mode --pad-instructions N: N one-byte nops before every
+// instruction.  It exercises everything inserted code needs (relaxation over
+// longer distances, unwind rows and call sites that move apart) without
+// changing what the program does.
+class NopPadding : public Insertions {
+ public:
+  explicit NopPadding(uint32_t bytes) : bytes_(bytes) {}
+  uint32_t sizeBefore(const ir::Procedure& proc, size_t insn) const override {
+    return proc.insns[insn].mnemonic == ZYDIS_MNEMONIC_ENDBR64 ? 0 : bytes_;
+  }
+  void emitBefore(const ir::Procedure&, size_t, uint64_t, std::vector<uint8_t>& out) const override {
+    out.insert(out.end(), bytes_, 0x90);
+  }
+
+ private:
+  uint32_t bytes_;
+};
+
 struct MovedProc {
   uint32_t proc = 0;            // index in Program::procs
   uint64_t newStart = 0;
   uint64_t newEnd = 0;          // after the last byte, stitching jump included
-  std::vector<uint32_t> offset; // per instruction: new address - newStart
+  std::vector<uint32_t> offset; // per instruction: start of its new code (inserted code first) - newStart
+  std::vector<uint32_t> inserted; // per instruction: bytes inserted before it (empty: none)
   std::vector<x86::BranchForm> form;
   // Per instruction with a target (branch or RIP-relative operand) that lies
   // in moved code: where that target is, resolved once (moved = -1 otherwise).
@@ -42,7 +75,7 @@ class CodeLayout {
  public:
   static constexpr uint64_t kAlignment = 32;
 
-  CodeLayout(const ir::Program& program, uint64_t baseAddress);
+  CodeLayout(const ir::Program& program, uint64_t baseAddress, const Insertions* insertions = nullptr);
 
   // Assigns addresses and relaxes branches until every branch reaches.
   void run();
@@ -58,8 +91,9 @@ class CodeLayout {
   // New address of an original instruction boundary in moved code; nullopt
   // for addresses that did not move.
   std::optional<uint64_t> translate(uint64_t oldAddress) const;
-  // Like translate(), but an address equal to a moved procedure's end maps to
-  // that procedure's new end (for ranges: FDEs, call sites, symbol sizes).
+  // Like translate(), but an address that starts no instruction and equals a
+  // moved procedure's end maps to that procedure's new end (a jump-table
+  // target just past the last byte).
   std::optional<uint64_t> translateEnd(uint64_t oldEnd) const;
   // translate() or the address itself.
   uint64_t relocated(uint64_t oldAddress) const { return translate(oldAddress).value_or(oldAddress); }
@@ -68,6 +102,10 @@ class CodeLayout {
   void assignAddresses();
   bool relax();
   void resolveTargets();
+  // New address of the instruction itself (after the code inserted before it).
+  static uint64_t insnAddress(const MovedProc& m, size_t i) {
+    return m.newStart + m.offset[i] + (m.inserted.empty() ? 0 : m.inserted[i]);
+  }
   // New address of insns[i]'s target (translated if it moved).
   uint64_t newTarget(const MovedProc& m, size_t i, const x86::Insn& insn) const {
     const MovedProc::Target& t = m.targets[i];
@@ -76,6 +114,7 @@ class CodeLayout {
 
   const ir::Program& program_;
   uint64_t base_;
+  const Insertions* insertions_;
   uint64_t size_ = 0;
   std::vector<MovedProc> moved_;
   std::vector<int32_t> movedIndex_;  // per procedure: index in moved_ or -1

@@ -108,7 +108,8 @@ std::vector<uint8_t> Rewriter::rewrite() {
   if (textAddr - imageStart > (uint64_t(1) << 31) - 2 * report_.codeBytes - (uint64_t(64) << 20))
     throw UnsupportedError(image_.name() + ": its segments span " + hex(textAddr - imageStart) +
                            " bytes; new code placed after them could not reach its start with 32-bit displacements");
-  layout_ = std::make_unique<layout::CodeLayout>(program_, textAddr);
+  if (options_.padInstructions) insertions_ = std::make_unique<layout::NopPadding>(options_.padInstructions);
+  layout_ = std::make_unique<layout::CodeLayout>(program_, textAddr, insertions_.get());
   layout_->run();
   std::vector<uint8_t> text = layout_->emit(*relocs_);
   report_.newCodeBytes = text.size();

@@ -30,6 +30,9 @@ struct RewriteOptions {
   // Fill the old bytes of every moved procedure with int3, so a reference
   // atomx missed crashes instead of silently running the old code.
   bool poisonOriginal = false;
+  // Insert this many nops before every moved instruction (a check mode for
+  // the machinery inserted code relies on; 0 = off).
+  uint32_t padInstructions = 0;
 };
 
 struct RewriteReport {
@@ -66,6 +69,7 @@ class Rewriter {
   ir::Program program_;
   std::unique_ptr<analysis::RelocIndex> relocs_;
   unwind::EhFrameInfo unwindInfo_;
+  std::unique_ptr<layout::Insertions> insertions_;
   std::unique_ptr<layout::CodeLayout> layout_;
   RewriteReport report_;
   bool analyzed_ = false;

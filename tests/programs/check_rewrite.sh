@@ -9,7 +9,8 @@
 # rewriter fails, produces no runnable output, modifies its input, or the
 # runs differ; 2 on usage errors.
 #
-# Environment: ATOMX_CHECK_TIMEOUT  seconds per run (default 60)
+# Environment: ATOMX_CHECK_ARGS     extra atomx options (e.g. --pad-instructions 5)
+#              ATOMX_CHECK_TIMEOUT  seconds per run (default 60)
 #              ATOMX_CHECK_KEEP=1   keep the temporary directory on failure
 set -u
 if [ $# -lt 2 ]; then
@@ -47,7 +48,8 @@ fail() {
 ulimit -c 0 2>/dev/null
 
 # 1. rewrite
-"$atomx" --poison-original "$bin" -o "$work/new/$name" \
+# shellcheck disable=SC2086  # ATOMX_CHECK_ARGS: extra atomx options, split on spaces
+"$atomx" --poison-original ${ATOMX_CHECK_ARGS:-} "$bin" -o "$work/new/$name" \
     >"$work/log/atomx.out" 2>&1 </dev/null
 rc=$?
 if [ $rc -ne 0 ]; then

@@ -22,13 +22,16 @@
 namespace {
 
 constexpr const char* kUsage = R"(usage:
-  atomx PROG -o OUT [--poison-original] [--report FILE] [-q]
+  atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
       Rewrite PROG, moving every procedure atomx can prove safe into new code,
       and write the result to OUT.  PROG must be an x86-64 ELF executable
       linked with -Wl,--emit-relocs.  With no tool, OUT behaves exactly like
       PROG (the "null tool").
       --poison-original  fill the old bytes of moved procedures with int3, so a
                          missed code reference crashes instead of running old code
+      --pad-instructions N  insert N nops (0..64) before every moved instruction:
+                         a check that branches, unwind tables and exception
+                         call sites still work when code is inserted
       --report FILE      write a JSON report: counts, timings, and every
                          procedure left in place with the reason
       -q                 print nothing on success
@@ -96,6 +99,13 @@ int runRewrite(int argc, char** argv) {
     if (a == "-o" && i + 1 < argc) out = argv[++i];
     else if (a == "--poison-original") options.poisonOriginal = true;
     else if (a == "--report" && i + 1 < argc) reportPath = argv[++i];
+    else if (a == "--pad-instructions" && i + 1 < argc) {
+      const std::string n = argv[++i];
+      if (n.empty() || n.size() > 2 || n.find_first_not_of("0123456789") != std::string::npos || std::stoi(n) > 64)
+        usageError("--pad-instructions needs a number from 0 to 64");
+      options.padInstructions = uint32_t(std::stoi(n));
+    }
+    else if (a == "--pad-instructions") usageError("--pad-instructions needs a number from 0 to 64");
     else if (a == "-o" || a == "--report") usageError(a + " needs a file name");
     else if (a == "-q") quiet = true;
     else if (!a.empty() && a[0] == '-') usageError("unknown option " + a);
