@@ -18,6 +18,15 @@ void append(std::vector<uint8_t>& out, const T& value) {
   out.insert(out.end(), p, p + sizeof(T));
 }
 
+// File offset of `addr`, which must lie in one of the new segments.
+uint64_t newFileOffset(const OutputPlan& plan, const std::vector<uint64_t>& segmentOffsets, uint64_t addr) {
+  for (size_t s = 0; s < plan.segments.size(); ++s) {
+    const NewSegment& seg = plan.segments[s];
+    if (addr >= seg.vaddr && addr < seg.vaddr + seg.bytes.size()) return segmentOffsets[s] + (addr - seg.vaddr);
+  }
+  throw InternalError(hex(addr) + " lies outside the new segments");
+}
+
 }  // namespace
 
 uint64_t ElfWriter::programHeaderTableSize(const ElfImage& image, size_t newSegments) {
@@ -56,14 +65,7 @@ std::vector<uint8_t> ElfWriter::write(const ElfImage& image, std::vector<uint8_t
       ph.p_filesz = ph.p_memsz = phdrSize;
     } else if (ph.p_type == PT_GNU_EH_FRAME && plan.ehFrameHdrAddr) {
       ph.p_vaddr = ph.p_paddr = plan.ehFrameHdrAddr;
-      ph.p_offset = *[&]() -> std::optional<uint64_t> {
-        for (size_t s = 0; s < plan.segments.size(); ++s) {
-          const NewSegment& seg = plan.segments[s];
-          if (plan.ehFrameHdrAddr >= seg.vaddr && plan.ehFrameHdrAddr < seg.vaddr + seg.bytes.size())
-            return segmentOffsets[s] + (plan.ehFrameHdrAddr - seg.vaddr);
-        }
-        throw InternalError("eh_frame_hdr outside the new segments");
-      }();
+      ph.p_offset = newFileOffset(plan, segmentOffsets, plan.ehFrameHdrAddr);
       ph.p_filesz = ph.p_memsz = plan.ehFrameHdrSize;
     }
     phdrs.push_back(ph);
