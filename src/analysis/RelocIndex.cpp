@@ -47,10 +47,7 @@ unsigned relocationWidth(uint32_t type) {
 
 RelocIndex::RelocIndex(const elf::ElfImage& image) {
   sorted_.reserve(image.staticRelocations().size());
-  // Relocations of non-allocated sections (debug info) have section offsets,
-  // not addresses, as their place: they would collide with real addresses.
-  for (const elf::Relocation& r : image.staticRelocations())
-    if (image.sections()[r.targetSection].isAlloc()) sorted_.push_back(&r);
+  for (const elf::Relocation& r : image.staticRelocations()) sorted_.push_back(&r);
   std::stable_sort(sorted_.begin(), sorted_.end(),
                    [](const elf::Relocation* a, const elf::Relocation* b) { return a->place < b->place; });
 }

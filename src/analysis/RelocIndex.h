@@ -1,5 +1,5 @@
-// Static relocations (kept by --emit-relocs) of allocated sections, looked up
-// by the address they patch.
+// Static relocations (kept by --emit-relocs) looked up by the address they
+// patch (ElfImage keeps only those of allocated sections).
 #pragma once
 
 #include <algorithm>

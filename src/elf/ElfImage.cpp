@@ -211,8 +211,10 @@ void ElfImage::parseStaticRelocations() {
     if (s.type != SHT_RELA || s.isAlloc()) continue;
     if (s.entsize != sizeof(Elf64_Rela)) throw InputError(name_ + ": " + s.name + " has a bad entry size");
     if (s.info == 0 || s.info >= sections_.size()) throw InputError(name_ + ": " + s.name + " applies to no section");
-    // Relocations of debug and other non-allocated sections never refer to
-    // anything atomx moves through memory; skipping them halves load time.
+    // Relocations of debug and other non-allocated sections have section
+    // offsets, not addresses, as their place (they would collide with real
+    // addresses) and never refer to anything atomx moves; skipping them also
+    // halves load time.
     if (!sections_[s.info].isAlloc()) continue;
     if (s.link != symtabIndex_ || symtabIndex_ == 0)
       throw InputError(name_ + ": " + s.name + " does not use the symbol table");
@@ -294,6 +296,13 @@ std::optional<uint64_t> ElfImage::fileOffsetOf(uint64_t addr, uint64_t size) con
 const uint8_t* ElfImage::bytesAt(uint64_t addr, uint64_t size) const {
   auto off = fileOffsetOf(addr, size);
   return off ? bytes_.data() + *off : nullptr;
+}
+
+uint64_t ElfImage::imageStart() const {
+  uint64_t start = UINT64_MAX;
+  for (auto& ph : phdrs_)
+    if (ph.p_type == PT_LOAD) start = std::min(start, ph.p_vaddr);
+  return start;
 }
 
 uint64_t ElfImage::imageEnd() const {

@@ -82,6 +82,7 @@ class ElfImage {
   const std::vector<Elf64_Phdr>& segments() const { return phdrs_; }
   const std::vector<Symbol>& symbols() const { return symbols_; }
   const std::vector<Symbol>& dynamicSymbols() const { return dynsyms_; }
+  // Static relocations of allocated sections (debug ones are not kept).
   const std::vector<Relocation>& staticRelocations() const { return staticRelocs_; }
   const std::vector<Relocation>& dynamicRelocations() const { return dynamicRelocs_; }
   // Index of .symtab/.dynsym in sections(), 0 if absent.
@@ -102,6 +103,8 @@ class ElfImage {
 
   // End of the highest PT_LOAD in memory (vaddr + memsz).
   uint64_t imageEnd() const;
+  // Lowest address of a PT_LOAD.
+  uint64_t imageStart() const;
 
  private:
   ElfImage() = default;

@@ -108,7 +108,7 @@ std::optional<uint64_t> CodeLayout::translate(uint64_t oldAddress) const {
   if (!m) return std::nullopt;
   int64_t i = proc->insnIndexAt(oldAddress);
   if (i < 0) return std::nullopt;
-  return m->newStart + m->offset[i];
+  return codeStart(*m, size_t(i));
 }
 
 std::optional<uint64_t> CodeLayout::translateEnd(uint64_t oldEnd) const {

@@ -102,14 +102,17 @@ class CodeLayout {
   void assignAddresses();
   bool relax();
   void resolveTargets();
+  // Where instruction i's new code starts (the code inserted before it first):
+  // what translate() answers.
+  static uint64_t codeStart(const MovedProc& m, size_t i) { return m.newStart + m.offset[i]; }
   // New address of the instruction itself (after the code inserted before it).
   static uint64_t insnAddress(const MovedProc& m, size_t i) {
-    return m.newStart + m.offset[i] + (m.inserted.empty() ? 0 : m.inserted[i]);
+    return codeStart(m, i) + (m.inserted.empty() ? 0 : m.inserted[i]);
   }
   // New address of insns[i]'s target (translated if it moved).
   uint64_t newTarget(const MovedProc& m, size_t i, const x86::Insn& insn) const {
     const MovedProc::Target& t = m.targets[i];
-    return t.moved < 0 ? insn.target : moved_[t.moved].newStart + moved_[t.moved].offset[t.insn];
+    return t.moved < 0 ? insn.target : codeStart(moved_[t.moved], t.insn);
   }
 
   const ir::Program& program_;

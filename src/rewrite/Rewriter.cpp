@@ -1,6 +1,5 @@
 #include "rewrite/Rewriter.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -100,9 +99,7 @@ std::vector<uint8_t> Rewriter::rewrite() {
   // New code goes right after the program's last segment: close enough for
   // every RIP-relative operand and rel32 branch to reach the old image.
   const uint64_t textAddr = alignUp(image_.imageEnd(), elf::ElfWriter::kPageSize);
-  uint64_t imageStart = UINT64_MAX;
-  for (const Elf64_Phdr& ph : image_.segments())
-    if (ph.p_type == PT_LOAD) imageStart = std::min(imageStart, ph.p_vaddr);
+  const uint64_t imageStart = image_.imageStart();
   // Every rel32 and RIP-relative field of the new code must reach all of the
   // old image; leave room for the new code itself.
   if (textAddr - imageStart > (uint64_t(1) << 31) - 2 * report_.codeBytes - (uint64_t(64) << 20))
