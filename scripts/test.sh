@@ -18,6 +18,10 @@ python3 tests/moved_share.py build/bin/atomx 99 "$bin_dir"/*
 # ... each one, with 3 nops inserted before every instruction, behaves exactly
 # as before (the machinery instrumentation relies on) ...
 corpus/check.sh -- "$PWD/build/bin/atomx" --poison-original --pad-instructions 3
+# ... the ATOM paper's branch tool (tools/paper) counts exactly Valgrind's Bc
+# per procedure, with the program's output unchanged ...
+python3 tests/branch/branch_vs_cachegrind.py --atomx build/bin/atomx \
+  --workload corpus/workloads/gzip.sh "$bin_dir/gzip-gcc-O2"
 # ... and so does each one rewritten with the null tool in check mode (this
 # prints the closing "N passed, N failed" line).
 corpus/check.sh -- "$PWD/build/bin/atomx" --poison-original

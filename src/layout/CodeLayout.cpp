@@ -30,7 +30,11 @@ CodeLayout::CodeLayout(const ir::Program& program, uint64_t baseAddress, const I
     m.needsStitch = canFallOffEnd(proc.insns.back());
     if (insertions_) {
       m.inserted.resize(proc.insns.size());
-      for (size_t i = 0; i < proc.insns.size(); ++i) m.inserted[i] = insertions_->sizeBefore(proc, i);
+      m.after.resize(proc.insns.size());
+      for (size_t i = 0; i < proc.insns.size(); ++i) {
+        m.inserted[i] = insertions_->sizeBefore(proc, i);
+        m.after[i] = insertions_->sizeAfter(proc, i);
+      }
     }
     movedIndex_[proc.id] = int32_t(moved_.size());
     moved_.push_back(std::move(m));
@@ -55,8 +59,11 @@ void CodeLayout::assignAddresses() {
       if (!m.inserted.empty()) off += m.inserted[i];
       const x86::Insn& insn = proc.insns[i];
       off += insn.isDirectBranch() ? x86::branchSize(insn, m.form[i]) : insn.length;
+      if (!m.after.empty()) off += m.after[i];
     }
     if (m.needsStitch) off += 5;
+    m.tailOffset = uint32_t(off);
+    if (insertions_) off += insertions_->sizeTail(proc);
     m.newEnd = m.newStart + off;
     at = m.newEnd;
   }
@@ -120,6 +127,21 @@ std::optional<uint64_t> CodeLayout::translateEnd(uint64_t oldEnd) const {
   return std::nullopt;
 }
 
+void CodeLayout::emitAfter(const MovedProc& m, const ir::Procedure& proc, size_t i, std::vector<uint8_t>& out) const {
+  if (m.after.empty() || !m.after[i]) return;
+  const size_t before = out.size();
+  insertions_->emitAfter(proc, i, base_ + before, out);
+  if (out.size() - before != m.after[i])
+    throw InternalError("code inserted after " + hex(proc.insns[i].address) + " has the wrong size");
+}
+
+std::optional<uint64_t> CodeLayout::translateTableEntry(const ir::Procedure& proc, uint64_t target) const {
+  if (insertions_)
+    if (const MovedProc* m = movedProc(proc.id))
+      if (auto off = insertions_->tableEdge(proc, target)) return m->newStart + m->tailOffset + *off;
+  return translateEnd(target);
+}
+
 std::vector<uint8_t> CodeLayout::emit(const analysis::RelocIndex& relocs) const {
   const elf::ElfImage& image = *program_.image;
   std::vector<uint8_t> out;
@@ -141,6 +163,7 @@ std::vector<uint8_t> CodeLayout::emit(const analysis::RelocIndex& relocs) const 
       if (out.size() != at - base_) throw InternalError("layout out of step at " + hex(insn.address));
       if (insn.isDirectBranch()) {
         x86::encodeBranch(insn, m.form[i], at, newTarget(m, i, insn), out);
+        emitAfter(m, proc, i, out);
         continue;
       }
       const size_t pos = out.size();
@@ -169,8 +192,11 @@ std::vector<uint8_t> CodeLayout::emit(const analysis::RelocIndex& relocs) const 
           throw UnsupportedError("absolute address at " + hex(r.place) + " does not fit 32 bits after the move");
         put(out, pos + (r.place - insn.address), *target, width);
       }
+      emitAfter(m, proc, i, out);
     }
     if (m.needsStitch) x86::encodeJump32(out.size() + base_, relocated(proc.end), out);
+    if (out.size() != m.newStart + m.tailOffset - base_) throw InternalError("layout out of step at the end of " + proc.name);
+    if (insertions_) insertions_->emitTail(proc, out.size() + base_, *this, out);
     if (out.size() != m.newEnd - base_) throw InternalError("layout size mismatch in " + proc.name);
   }
   return out;

@@ -22,18 +22,34 @@
 
 namespace atomx::layout {
 
-// Code to place before original instructions (instrumentation, later).  The
-// layout asks for the size first and for the bytes once addresses are final;
-// the bytes must have exactly that size.  translate() of an instruction's old
-// address gives the start of the code inserted before it, so branches to the
-// instruction, unwind rows and call-site ranges all include it.  Nothing may
-// be inserted before an endbr64: indirect branches must still land on it
-// (CET), so a provider puts such code after it instead.
+class CodeLayout;
+
+// Code to place around original instructions (instrumentation).  The layout
+// asks for sizes first and for the bytes once addresses are final; the bytes
+// must have exactly those sizes.
+//   - before(i): translate() of the instruction's old address gives the start
+//     of this code, so branches to the instruction, unwind rows and call-site
+//     ranges all include it.  Nothing may be inserted before an endbr64:
+//     indirect branches must still land on it (CET), so a provider puts such
+//     code after it instead.
+//   - after(i): runs only when instruction i falls through (or a call
+//     returns); branches to instruction i+1 skip it.
+//   - the tail: code after a procedure's last instruction (edge stubs).  A
+//     direct branch can be redirected into the tail (takenEdge), and so can a
+//     jump-table entry (tableEdge); the stub then jumps on to the target.
 class Insertions {
  public:
   virtual ~Insertions() = default;
   virtual uint32_t sizeBefore(const ir::Procedure& proc, size_t insn) const = 0;
   virtual void emitBefore(const ir::Procedure& proc, size_t insn, uint64_t at, std::vector<uint8_t>& out) const = 0;
+  virtual uint32_t sizeAfter(const ir::Procedure&, size_t) const { return 0; }
+  virtual void emitAfter(const ir::Procedure&, size_t, uint64_t, std::vector<uint8_t>&) const {}
+  virtual uint32_t sizeTail(const ir::Procedure&) const { return 0; }
+  virtual void emitTail(const ir::Procedure&, uint64_t, const CodeLayout&, std::vector<uint8_t>&) const {}
+  // Offset in the tail where direct branch `insn` now goes, or nullopt.
+  virtual std::optional<uint32_t> takenEdge(const ir::Procedure&, size_t) const { return std::nullopt; }
+  // Offset in the tail where jump-table entries for `target` now go, or nullopt.
+  virtual std::optional<uint32_t> tableEdge(const ir::Procedure&, uint64_t) const { return std::nullopt; }
 };
 
 // The check mode --pad-instructions N: N one-byte nops before every
@@ -60,6 +76,8 @@ struct MovedProc {
   uint64_t newEnd = 0;          // after the last byte, stitching jump included
   std::vector<uint32_t> offset; // per instruction: start of its new code (inserted code first) - newStart
   std::vector<uint32_t> inserted; // per instruction: bytes inserted before it (empty: none)
+  std::vector<uint32_t> after;    // per instruction: bytes inserted after it (empty: none)
+  uint32_t tailOffset = 0;        // where the tail starts (after the stitching jump)
   std::vector<x86::BranchForm> form;
   // Per instruction with a target (branch or RIP-relative operand) that lies
   // in moved code: where that target is, resolved once (moved = -1 otherwise).
@@ -95,6 +113,8 @@ class CodeLayout {
   // moved procedure's end maps to that procedure's new end (a jump-table
   // target just past the last byte).
   std::optional<uint64_t> translateEnd(uint64_t oldEnd) const;
+  // Where a jump-table entry of `proc` that held `target` must now point.
+  std::optional<uint64_t> translateTableEntry(const ir::Procedure& proc, uint64_t target) const;
   // translate() or the address itself.
   uint64_t relocated(uint64_t oldAddress) const { return translate(oldAddress).value_or(oldAddress); }
 
@@ -102,6 +122,7 @@ class CodeLayout {
   void assignAddresses();
   bool relax();
   void resolveTargets();
+  void emitAfter(const MovedProc& m, const ir::Procedure& proc, size_t i, std::vector<uint8_t>& out) const;
   // Where instruction i's new code starts (the code inserted before it first):
   // what translate() answers.
   static uint64_t codeStart(const MovedProc& m, size_t i) { return m.newStart + m.offset[i]; }
@@ -111,6 +132,8 @@ class CodeLayout {
   }
   // New address of insns[i]'s target (translated if it moved).
   uint64_t newTarget(const MovedProc& m, size_t i, const x86::Insn& insn) const {
+    if (insertions_ && insn.isDirectBranch())
+      if (auto off = insertions_->takenEdge(program_.procs[m.proc], i)) return m.newStart + m.tailOffset + *off;
     const MovedProc::Target& t = m.targets[i];
     return t.moved < 0 ? insn.target : codeStart(moved_[t.moved], t.insn);
   }

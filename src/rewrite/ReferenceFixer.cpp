@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "analysis/CodeReferences.h"
@@ -37,16 +38,21 @@ FixupStats ReferenceFixer::run(uint16_t newTextSection) {
 
 void ReferenceFixer::fixDataRelocations() {
   std::set<uint64_t> relativeTableWords;
+  std::map<uint64_t, const ir::Procedure*> absoluteTableWords;  // word -> the procedure whose table it is
   for (const ir::Procedure& proc : program_.procs)
     for (const ir::JumpTable& t : proc.jumpTables)
-      if (t.relative)
-        for (size_t i = 0; i < t.entryTargets.size(); ++i) relativeTableWords.insert(t.address + 4 * i);
+      for (size_t i = 0; i < t.entryTargets.size(); ++i) {
+        if (t.relative) relativeTableWords.insert(t.address + 4 * i);
+        else absoluteTableWords[t.address + 8 * i] = &proc;
+      }
 
   for (const elf::Relocation& r : image_.staticRelocations()) {
     const elf::Section& applies = image_.sections()[r.targetSection];
     if (!analysis::followsRelocationsOf(applies) || applies.isExec() || !applies.hasFileBytes()) continue;
     const uint64_t target = r.symValue + r.addend;
-    auto moved = layout_.translate(target);
+    auto table = absoluteTableWords.find(r.place);
+    auto moved = table != absoluteTableWords.end() ? layout_.translateTableEntry(*table->second, target)
+                                                   : layout_.translate(target);
     if (!moved) continue;
     const unsigned width = analysis::relocationWidth(r.type);
     if (!inFile(r.place, width)) continue;
@@ -77,7 +83,7 @@ void ReferenceFixer::fixJumpTables() {
     for (const ir::JumpTable& t : proc.jumpTables) {
       if (!t.relative) continue;  // absolute words are data relocations
       for (size_t i = 0; i < t.entryTargets.size(); ++i) {
-        auto moved = layout_.translateEnd(t.entryTargets[i]);
+        auto moved = layout_.translateTableEntry(proc, t.entryTargets[i]);
         if (!moved) continue;
         const int64_t value = int64_t(*moved - t.base);
         if (value < INT32_MIN || value > INT32_MAX)

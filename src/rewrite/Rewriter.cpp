@@ -106,10 +106,12 @@ std::vector<uint8_t> Rewriter::rewrite() {
     throw UnsupportedError(image_.name() + ": its segments span " + hex(textAddr - imageStart) +
                            " bytes; new code placed after them could not reach its start with 32-bit displacements");
   if (options_.padInstructions) insertions_ = std::make_unique<layout::NopPadding>(options_.padInstructions);
-  layout_ = std::make_unique<layout::CodeLayout>(program_, textAddr, insertions_.get());
+  const layout::Insertions* insertions = instrumenter_ ? &instrumenter_->insertions() : insertions_.get();
+  layout_ = std::make_unique<layout::CodeLayout>(program_, textAddr, insertions);
   layout_->run();
-  std::vector<uint8_t> text = layout_->emit(*relocs_);
-  report_.newCodeBytes = text.size();
+  // With instrumentation the runtime and the generated call bodies follow
+  // the moved code.
+  const uint64_t codeEnd = instrumenter_ ? instrumenter_->placeCode(textAddr + layout_->size()) : textAddr + layout_->size();
 
   // Unwind tables for the new code, in a read-only segment after it.
   std::vector<unwind::MovedRange> ranges;
@@ -121,7 +123,7 @@ std::vector<uint8_t> Rewriter::rewrite() {
   const unwind::ByteView ehFrame = viewOf(image_, ".eh_frame");
   const unwind::ByteView except = viewOf(image_, ".gcc_except_table");
   const unwind::UnwindLayout sizes = unwind::planUnwind(unwindInfo_, ehFrame, except, ranges, translate);
-  const uint64_t roAddr = alignUp(textAddr + text.size(), elf::ElfWriter::kPageSize);
+  const uint64_t roAddr = alignUp(codeEnd, elf::ElfWriter::kPageSize);
   const uint64_t ehFrameAddr = roAddr;
   const uint64_t hdrAddr = alignUp(ehFrameAddr + sizes.ehFrameSize, unwind::kEhFrameHdrAlign);
   const uint64_t lsdaAddr = alignUp(hdrAddr + sizes.ehFrameHdrSize, unwind::kLsdaAlign);
@@ -134,17 +136,35 @@ std::vector<uint8_t> Rewriter::rewrite() {
                                                            translate, ehFrameAddr, hdrAddr, lsdaAddr);
 
   elf::OutputPlan plan;
+  elf::NewSegment roSeg;
+  roSeg.flags = PF_R;
+  roSeg.vaddr = roAddr;
+  const uint64_t phdrSize = elf::ElfWriter::programHeaderTableSize(image_, instrumenter_ ? 3 : 2);
+  roSeg.bytes.resize(phdrAddr - roAddr + phdrSize, 0);
+  // Instrumentation data: read-only at the end of this segment, writable in
+  // a segment of its own.
+  uint64_t toolDataAddr = 0, rwAddr = 0;
+  std::vector<uint8_t> toolData;
+  if (instrumenter_) {
+    instrumenter_->readOnlySize();
+    toolData = instrumenter_->readOnlyBytes(*layout_, imageStart);
+    toolDataAddr = alignUp(phdrAddr + phdrSize, elf::ElfWriter::kPageSize);
+    rwAddr = alignUp(toolDataAddr + toolData.size(), elf::ElfWriter::kPageSize);
+    instrumenter_->writableSize();
+    instrumenter_->placeData(toolDataAddr, rwAddr);
+    roSeg.bytes.resize(toolDataAddr - roAddr, 0);
+    roSeg.bytes.insert(roSeg.bytes.end(), toolData.begin(), toolData.end());
+    roSeg.sections.push_back({".atomx.tooldata", SHT_PROGBITS, SHF_ALLOC, toolDataAddr - roAddr, toolData.size(), 4096});
+  }
+  std::vector<uint8_t> text = layout_->emit(*relocs_);
+  if (instrumenter_) instrumenter_->appendCode(text, textAddr);
+  report_.newCodeBytes = text.size();
   elf::NewSegment textSeg;
   textSeg.flags = PF_R | PF_X;
   textSeg.vaddr = textAddr;
   textSeg.sections.push_back({".atomx.text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, text.size(), 64});
   textSeg.bytes = std::move(text);
 
-  elf::NewSegment roSeg;
-  roSeg.flags = PF_R;
-  roSeg.vaddr = roAddr;
-  const uint64_t phdrSize = elf::ElfWriter::programHeaderTableSize(image_, 2);
-  roSeg.bytes.resize(phdrAddr - roAddr + phdrSize, 0);
   auto place = [&](const std::vector<uint8_t>& blob, uint64_t addr) {
     if (!blob.empty()) std::memcpy(roSeg.bytes.data() + (addr - roAddr), blob.data(), blob.size());
   };
@@ -166,11 +186,21 @@ std::vector<uint8_t> Rewriter::rewrite() {
     if (const elf::Section* s = image_.sectionByName(name)) plan.renamedSections[s->index] = std::string(".atomx.orig") + name;
   plan.segments.push_back(std::move(textSeg));
   plan.segments.push_back(std::move(roSeg));
+  if (instrumenter_) {
+    elf::NewSegment rwSeg;
+    rwSeg.flags = PF_R | PF_W;
+    rwSeg.vaddr = rwAddr;
+    rwSeg.bytes = instrumenter_->writableBytes(*layout_, layout_->relocated(image_.entry()), imageStart, textAddr,
+                                               textAddr + layout_->size());
+    rwSeg.sections.push_back({".atomx.data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, 0, rwSeg.bytes.size(), 16});
+    plan.segments.push_back(std::move(rwSeg));
+  }
 
   // The output is the input, patched, plus what ElfWriter appends: reserve
   // it all at once so the large copy is made once.
   std::vector<uint8_t> file;
   file.reserve(image_.bytes().size() + plan.segments[0].bytes.size() + plan.segments[1].bytes.size() +
+               (instrumenter_ ? plan.segments[2].bytes.size() : 0) +
                4 * elf::ElfWriter::kPageSize + (image_.sections().size() + 8) * sizeof(Elf64_Shdr) + 4096);
   file.assign(image_.bytes().begin(), image_.bytes().end());
   ReferenceFixer fixer(program_, *layout_, *relocs_, file);
@@ -181,6 +211,13 @@ std::vector<uint8_t> Rewriter::rewrite() {
       auto off = image_.fileOffsetOf(p.start, p.size());
       std::memset(file.data() + *off, 0xcc, p.size());
     }
+  }
+  if (instrumenter_) {
+    // The runtime starts first and then enters the program (runtime/abi.h).
+    Elf64_Ehdr ehdr;
+    std::memcpy(&ehdr, file.data(), sizeof ehdr);
+    ehdr.e_entry = instrumenter_->entryPoint();
+    std::memcpy(file.data(), &ehdr, sizeof ehdr);
   }
   std::vector<uint8_t> out = elf::ElfWriter::write(image_, std::move(file), plan);
   report_.outputFileBytes = out.size();

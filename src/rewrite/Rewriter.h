@@ -18,6 +18,7 @@
 
 #include "analysis/RelocIndex.h"
 #include "elf/ElfImage.h"
+#include "instrument/Instrumenter.h"
 #include "ir/Program.h"
 #include "layout/CodeLayout.h"
 #include "rewrite/ReferenceFixer.h"
@@ -50,7 +51,11 @@ class Rewriter {
   ~Rewriter();
 
   void analyze();
+  // Instrumentation to add (issue the tool's calls between analyze() and
+  // rewrite()); without it rewrite() moves code only.
+  void setInstrumenter(const instrument::Instrumenter* instrumenter) { instrumenter_ = const_cast<instrument::Instrumenter*>(instrumenter); }
   std::vector<uint8_t> rewrite();
+  const x86::Decoder& decoder() const { return decoder_; }
 
   const ir::Program& program() const { return program_; }
   const RewriteReport& report() const { return report_; }
@@ -71,6 +76,7 @@ class Rewriter {
   unwind::EhFrameInfo unwindInfo_;
   std::unique_ptr<layout::Insertions> insertions_;
   std::unique_ptr<layout::CodeLayout> layout_;
+  instrument::Instrumenter* instrumenter_ = nullptr;
   RewriteReport report_;
   bool analyzed_ = false;
 };

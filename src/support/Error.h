@@ -7,15 +7,12 @@
 // report can be told apart from a bad input.
 #pragma once
 
-#include <stdexcept>
+#include <atomx/error.hpp>
 #include <string>
 
 namespace atomx {
 
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// Error itself is public (tools catch it): <atomx/error.hpp>.
 
 // The input file is malformed or is not what atomx accepts.
 class InputError : public Error {

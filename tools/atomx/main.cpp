@@ -1,6 +1,6 @@
 // atomx: the command-line front end.
 //
-//   atomx PROG -o OUT [--poison-original] [--report FILE]
+//   atomx PROG [INST.c ANAL.c...] -o OUT [options] [-- TOOL ARGS]
 //   atomx dump PROG [--proc NAME]
 //
 // Every error is one line on stderr and a non-zero exit status.
@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "elf/ElfImage.h"
+#include "instrument/Engine.h"
+#include "instrument/Instrumenter.h"
+#include "instrument/ToolBuild.h"
 #include "rewrite/Dump.h"
 #include "rewrite/Report.h"
 #include "rewrite/Rewriter.h"
@@ -22,6 +25,15 @@
 namespace {
 
 constexpr const char* kUsage = R"(usage:
+  atomx PROG INST.c ANAL.c [ANAL2.c ...] -o OUT [options] [-- TOOL ARGS...]
+      Instrument PROG as ATOM did: compile INST (the instrumentation routines,
+      .c or .cpp) into a plugin and run its Instrument(argc, argv), compile the
+      ANAL files (the analysis routines) into a shared object, and write OUT:
+      PROG with the requested calls, which loads the analysis routines by
+      itself when it starts (nothing else is needed beside it).  TOOL ARGS
+      (after --, or any further argument that is not a source file) reach
+      Instrument as argv[1...].  Headers: <atomx/atom.h> (ATOM's C API) and
+      <atomx/atomx.hpp> (typed C++); docs/instrumenting.md.
   atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
       Rewrite PROG, moving every procedure atomx can prove safe into new code,
       and write the result to OUT.  PROG must be an x86-64 ELF executable
@@ -92,6 +104,8 @@ int runDump(int argc, char** argv) {
 
 int runRewrite(int argc, char** argv) {
   std::string prog, out, reportPath;
+  atomx::instrument::ToolSources tool;
+  std::vector<std::string> toolArgs;
   bool quiet = false;
   atomx::rewrite::RewriteOptions options;
   for (int i = 1; i < argc; ++i) {
@@ -108,18 +122,60 @@ int runRewrite(int argc, char** argv) {
     else if (a == "--pad-instructions") usageError("--pad-instructions needs a number from 0 to 64");
     else if (a == "-o" || a == "--report") usageError(a + " needs a file name");
     else if (a == "-q") quiet = true;
+    else if (a == "--") {
+      toolArgs.insert(toolArgs.end(), argv + i + 1, argv + argc);
+      break;
+    }
     else if (!a.empty() && a[0] == '-') usageError("unknown option " + a);
+    else if (atomx::instrument::isSourceFile(a) && toolArgs.empty()) {
+      if (tool.instrumentation.empty()) tool.instrumentation = a;
+      else tool.analysis.push_back(a);
+    }
     else if (prog.empty()) prog = a;
+    else if (!tool.instrumentation.empty()) toolArgs.push_back(a);
     else usageError("unexpected argument " + a);
   }
   if (prog.empty()) usageError("no program given");
   if (out.empty()) usageError("no output file given (-o OUT)");
+  if (!tool.instrumentation.empty() && tool.analysis.empty())
+    usageError("an instrumentation file needs analysis files too: atomx PROG INST.c ANAL.c -o OUT");
+  if (!tool.instrumentation.empty() && options.padInstructions)
+    usageError("--pad-instructions is a check mode of the plain rewrite; it does not combine with a tool");
+  if (tool.instrumentation.empty() && !toolArgs.empty()) usageError("tool arguments given, but no tool");
 
   // The image and the rewriter live until the process exits: freeing a large
   // program's IR one block at a time costs more than the rest of the
   // rewrite's bookkeeping (compilers skip it for the same reason).
   auto& image = *new atomx::elf::ElfImage(atomx::elf::ElfImage::load(prog));
   auto& rewriter = *new atomx::rewrite::Rewriter(image, options);
+  if (!tool.instrumentation.empty()) {
+    // Build the tool first: a compile error should not wait for the analysis.
+    auto& build = *new atomx::instrument::ToolBuild(tool);
+    rewriter.analyze();
+    auto& engine = *new atomx::instrument::Engine(rewriter.program(), rewriter.decoder(), prog);
+    atomx::instrument::Engine::setCurrent(&engine);
+    build.runInstrument(toolArgs);
+    atomx::instrument::Engine::setCurrent(nullptr);
+    for (const atomx::instrument::Prototype& p : engine.routines())
+      if (!build.analysisDefines(p.name))
+        throw atomx::Error(p.name + " is declared by " + tool.instrumentation + " but no analysis file defines it" +
+                           " (in C++, declare it extern \"C\")");
+    auto& instrumenter = *new atomx::instrument::Instrumenter(engine, build.analysisObject(), out);
+    rewriter.setInstrumenter(&instrumenter);
+    std::vector<uint8_t> bytes = rewriter.rewrite();
+    writeFile(out, bytes, true);
+    if (!quiet)
+      std::fprintf(stderr, "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s)\n", out.c_str(),
+                   engine.routines().size(), engine.calls().size(), instrumenter.siteCount());
+    delete &build;  // removes the temporary build directory
+    if (!reportPath.empty()) {
+      std::ofstream r(reportPath);
+      if (!r) throw atomx::Error(reportPath + ": cannot create report file");
+      atomx::rewrite::writeJsonReport(rewriter, prog, out, r);
+    }
+    if (!quiet) atomx::rewrite::printSummary(rewriter, prog, std::cerr);
+    return 0;
+  }
   std::vector<uint8_t> bytes = rewriter.rewrite();
   writeFile(out, bytes, true);
   if (!reportPath.empty()) {

@@ -1,0 +1,35 @@
+/* atomx: support for analysis routines (C and C++).
+ *
+ * Analysis routines are compiled into a shared object that atomx links with
+ * libatomx_analysis.a and embeds in the instrumented program.  At run time
+ * it is loaded into its own link-map namespace (dlmopen), with its own copy
+ * of libc: its malloc, stdio and globals never mix with the program's.
+ *
+ * Exit handlers of the analysis object (atexit() and C++ static destructors)
+ * run after the ProgramAfter calls, so those calls can still use global
+ * objects.  __attribute__((destructor)) functions are not deferred: ld.so
+ * runs them before ProgramAfter; use atexit() instead.
+ */
+#ifndef ATOMX_ANALYSIS_H
+#define ATOMX_ANALYSIS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A file name for the analysis output `name`: `name` itself in the process
+ * that started the program, `name.PID` in a process forked from it (PID of
+ * the caller), so outputs of forked processes never overwrite each other.
+ * The string belongs to the library; it stays valid for the whole run. */
+const char *AtomxOutputPath(const char *name);
+
+/* Called by the runtime once, after the last ProgramAfter call: runs the
+ * analysis object's exit handlers (last registered first), then flushes its
+ * stdio streams.  Analysis code does not call it. */
+void atomx_analysis_finish(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

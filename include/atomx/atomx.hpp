@@ -1,0 +1,268 @@
+// atomx: the instrumentation API (modern, typed C++).
+//
+// An instrumentation file defines
+//
+//     void Instrument(int argc, char** argv);   // extern "C", as in ATOM
+//
+// walks the program (atomx::program().procs() -> blocks() -> insts(), and
+// each block's successor edges) and adds calls to analysis routines before
+// or after any of them.  The analysis routines are ordinary C/C++ functions
+// in the analysis file; they run inside the instrumented program.
+//
+//     extern "C" void Instrument(int, char**) {
+//       atomx::Routine count("CountBlock(long)");
+//       for (atomx::Proc p : atomx::program().procs())
+//         for (atomx::Block b : p.blocks()) count.before(b, b.pc());
+//     }
+//
+// Every call is checked against its routine's prototype when it is added:
+// the number of arguments, and that each argument can be computed at that
+// point (a branch condition only at a conditional branch, an effective
+// address only at an instruction that accesses memory ...).  A mismatch
+// throws atomx::Error naming the routine and the original address.
+//
+// Addresses: code addresses (pc(), branch targets) are ORIGINAL link-time
+// addresses, as objdump and addr2line show them, in the instrumentation
+// routines and in analysis arguments alike.  Data addresses (effective
+// addresses, register values, procedure arguments) are what the program
+// sees at run time.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <atomx/error.hpp>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace atomx {
+
+namespace detail {
+struct ProcData;
+struct BlockData;
+struct InstData;
+struct EdgeData;
+struct ArgSpec;
+}  // namespace detail
+
+// Errors in a tool's use of the API (bad prototype, argument mismatch, call
+// at an impossible point) throw atomx::Error (<atomx/error.hpp>); atomx
+// prints what() and fails the rewrite.
+
+// General registers, hardware numbering.
+enum class Reg : int { rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15 };
+
+class Proc;
+class Block;
+class Edge;
+
+// A contiguous run of handles: for (Inst i : block.insts()) ...
+template <class T, class D>
+class Range {
+ public:
+  class iterator {
+   public:
+    explicit iterator(const D* d) : d_(d) {}
+    T operator*() const { return T(d_); }
+    iterator& operator++() { ++d_; return *this; }
+    bool operator!=(const iterator& o) const { return d_ != o.d_; }
+    bool operator==(const iterator& o) const { return d_ == o.d_; }
+   private:
+    const D* d_;
+  };
+  Range(const D* first, const D* last) : first_(first), last_(last) {}
+  iterator begin() const { return iterator(first_); }
+  iterator end() const { return iterator(last_); }
+  size_t size() const { return size_t(last_ - first_); }
+  bool empty() const { return first_ == last_; }
+  T operator[](size_t i) const { return T(first_ + i); }
+
+ private:
+  const D* first_;
+  const D* last_;
+};
+
+enum class InstClass {
+  Other,        // falls through, no control transfer
+  CondBranch,   // jcc, loop*, jrcxz
+  Jump,         // direct jmp
+  IndirectJump, // jmp through a register or memory (jump tables included)
+  Call,         // direct call
+  IndirectCall,
+  Return,
+  Stop,         // ud2, hlt, int3: nothing follows
+};
+
+class Inst {
+ public:
+  explicit Inst(const detail::InstData* d = nullptr) : d_(d) {}
+  explicit operator bool() const { return d_ != nullptr; }
+  bool operator==(const Inst& o) const { return d_ == o.d_; }
+
+  uint64_t pc() const;           // original address
+  unsigned size() const;         // bytes
+  std::string text() const;      // AT&T syntax, absolute branch targets
+  std::string mnemonic() const;  // "mov", "jnz" ...
+  InstClass kind() const;
+  bool isCondBranch() const { return kind() == InstClass::CondBranch; }
+  bool isCall() const { return kind() == InstClass::Call || kind() == InstClass::IndirectCall; }
+  bool isReturn() const { return kind() == InstClass::Return; }
+  bool isJump() const { return kind() == InstClass::Jump || kind() == InstClass::IndirectJump; }
+  bool isBranch() const { return kind() != InstClass::Other; }  // any control transfer
+  // Memory operands in Zydis' order (explicit first, then implicit ones such
+  // as the stack slot of push/pop/call/ret and string instructions' rsi/rdi).
+  // lea and nop-with-memory-operand access no memory and have none.
+  unsigned memOperandCount() const;
+  bool isLoad() const;   // reads memory through some operand
+  bool isStore() const;  // writes memory through some operand
+  unsigned accessSize(unsigned operand = 0) const;  // bytes
+  bool hasTarget() const;  // a direct branch
+  uint64_t target() const; // its original target address
+
+  Inst next() const;  // within the block; null after the last
+  Inst prev() const;
+  Block block() const;
+  Proc proc() const;
+  const detail::InstData* handle() const { return d_; }
+
+ private:
+  const detail::InstData* d_;
+};
+
+class Block {
+ public:
+  explicit Block(const detail::BlockData* d = nullptr) : d_(d) {}
+  explicit operator bool() const { return d_ != nullptr; }
+  bool operator==(const Block& o) const { return d_ == o.d_; }
+  uint64_t pc() const;
+  uint64_t endPc() const;  // after the last byte
+  Range<Inst, detail::InstData> insts() const;
+  Inst first() const;
+  Inst last() const;
+  Range<Edge, detail::EdgeData> succs() const;
+  Block next() const;  // in address order within the procedure; null after the last
+  Proc proc() const;
+  const detail::BlockData* handle() const { return d_; }
+
+ private:
+  const detail::BlockData* d_;
+};
+
+enum class EdgeKind { FallThrough, Taken, JumpTable };
+
+// A CFG edge: control passes from one block to another.
+class Edge {
+ public:
+  explicit Edge(const detail::EdgeData* d = nullptr) : d_(d) {}
+  Block from() const;
+  Block to() const;
+  EdgeKind kind() const;
+  const detail::EdgeData* handle() const { return d_; }
+
+ private:
+  const detail::EdgeData* d_;
+};
+
+class Proc {
+ public:
+  explicit Proc(const detail::ProcData* d = nullptr) : d_(d) {}
+  explicit operator bool() const { return d_ != nullptr; }
+  bool operator==(const Proc& o) const { return d_ == o.d_; }
+  std::string_view name() const;
+  uint64_t pc() const;
+  uint64_t endPc() const;
+  Range<Block, detail::BlockData> blocks() const;
+  Block entry() const;
+  Proc next() const;  // null after the last
+  const detail::ProcData* handle() const { return d_; }
+
+ private:
+  const detail::ProcData* d_;
+};
+
+// The program being instrumented: every procedure atomx can instrument
+// (those it moves), in address order.
+class Program {
+ public:
+  Range<Proc, detail::ProcData> procs() const;
+  std::string_view path() const;  // the input file
+  // The procedure containing an original address, or null.
+  Proc procAt(uint64_t pc) const;
+};
+Program program();
+
+// One argument of an inserted call.  Integers become constants; the helpers
+// below compute values at run time.
+class Arg {
+ public:
+  template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+  Arg(T value) : Arg(Kind::Constant, int64_t(value)) {}
+  Arg(const char* text);  // a NUL-terminated copy, passed as const char*
+  Arg(const std::string& text) : Arg(text.c_str()) {}
+  template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+  Arg(const std::vector<T>& array) : Arg(array.data(), sizeof(T), array.size()) {}
+
+  // Which value; public so the C API can build arguments too.
+  enum class Kind : uint8_t {
+    Constant, String, Array, PC, BranchCondition, BranchTarget, EffectiveAddress, AccessSize,
+    Register, ProcArg, ReturnValue, ThreadId,
+  };
+  Arg(Kind kind, int64_t value = 0) : kind_(kind), value_(value) {}
+  Arg(const void* data, size_t elementSize, size_t count);  // an array of constants, copied
+  Kind kind() const { return kind_; }
+  int64_t value() const { return value_; }
+  const std::string& bytes() const { return bytes_; }
+  unsigned elementSize() const { return elementSize_; }
+
+ private:
+  Kind kind_;
+  int64_t value_ = 0;
+  std::string bytes_;  // string (with its NUL) or array contents
+  unsigned elementSize_ = 0;
+};
+
+inline Arg pc() { return Arg(Arg::Kind::PC); }                           // the point's original address
+inline Arg branchCondition() { return Arg(Arg::Kind::BranchCondition); } // 1 if the branch will be taken, else 0
+inline Arg branchTarget() { return Arg(Arg::Kind::BranchTarget); }       // original address control goes to if taken
+inline Arg effectiveAddress(unsigned operand = 0) { return Arg(Arg::Kind::EffectiveAddress, operand); }
+inline Arg accessSize(unsigned operand = 0) { return Arg(Arg::Kind::AccessSize, operand); }
+inline Arg reg(Reg r) { return Arg(Arg::Kind::Register, int64_t(r)); }  // value as the program sees it
+inline Arg procArg(unsigned n) { return Arg(Arg::Kind::ProcArg, n); }    // at ProcBefore: integer argument n (0-based)
+inline Arg returnValue() { return Arg(Arg::Kind::ReturnValue); }         // at ProcAfter: %rax
+inline Arg threadId() { return Arg(Arg::Kind::ThreadId); }               // the kernel thread id (gettid)
+
+// Where a call goes.  Before/After of an instruction, block or procedure;
+// on an edge; once at program start or end.
+enum class Point { InstBefore, InstAfter, BlockBefore, BlockAfter, ProcBefore, ProcAfter, Edge, ProgramBefore, ProgramAfter };
+
+// An analysis routine with its prototype, C syntax:
+//   "CondBranch(int, VALUE)", "Access(void*, unsigned long)", "Report(const char*, long[])".
+// Parameter types: integer types, pointers, VALUE and REGV (ATOM's: a
+// run-time value and a register's contents).  At most 16 parameters.
+class Routine {
+ public:
+  explicit Routine(std::string_view prototype);
+  // A routine declared before, by name.
+  static Routine named(std::string_view name);
+  std::string_view name() const;
+
+  template <class... A> void before(Inst i, A&&... a) const { add(Point::InstBefore, i.handle(), {Arg(std::forward<A>(a))...}); }
+  template <class... A> void after(Inst i, A&&... a) const { add(Point::InstAfter, i.handle(), {Arg(std::forward<A>(a))...}); }
+  template <class... A> void before(Block b, A&&... a) const { add(Point::BlockBefore, b.handle(), {Arg(std::forward<A>(a))...}); }
+  template <class... A> void after(Block b, A&&... a) const { add(Point::BlockAfter, b.handle(), {Arg(std::forward<A>(a))...}); }
+  template <class... A> void before(Proc p, A&&... a) const { add(Point::ProcBefore, p.handle(), {Arg(std::forward<A>(a))...}); }
+  template <class... A> void after(Proc p, A&&... a) const { add(Point::ProcAfter, p.handle(), {Arg(std::forward<A>(a))...}); }
+  template <class... A> void on(Edge e, A&&... a) const { add(Point::Edge, e.handle(), {Arg(std::forward<A>(a))...}); }
+  template <class... A> void atProgramStart(A&&... a) const { add(Point::ProgramBefore, nullptr, {Arg(std::forward<A>(a))...}); }
+  template <class... A> void atProgramEnd(A&&... a) const { add(Point::ProgramAfter, nullptr, {Arg(std::forward<A>(a))...}); }
+
+  // The untyped form, for layers built on this one (the ATOM C API).
+  void add(Point point, const void* where, std::vector<Arg> args) const;
+
+ private:
+  Routine() = default;
+  uint32_t id_ = 0;
+};
+
+}  // namespace atomx

@@ -1,0 +1,89 @@
+/* libatomx_analysis.a: linked into every analysis shared object.
+ *
+ * Everything is in this one file on purpose: a static library member is
+ * only linked when something references it, and nothing in the user's code
+ * references atomx_analysis_finish.  So link it with -Wl,--whole-archive (as
+ * atomx does) or -Wl,--undefined=atomx_analysis_finish; either brings in
+ * the __cxa_atexit below as well.
+ *
+ * The analysis object lives in its own link-map namespace with its own libc,
+ * whose exit() never runs (the program's does).  And ld.so's _dl_fini
+ * finalises that namespace before the program's, hence before the runtime's
+ * ProgramAfter handler, which runs last.  So: exit handlers registered by
+ * the analysis object are kept here and run by atomx_analysis_finish, which
+ * the runtime calls after the ProgramAfter bodies. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomx/analysis.h"
+
+struct exit_handler {
+  void (*fn)(void *);
+  void *arg;
+};
+
+static struct exit_handler initialHandlers[64];
+static struct exit_handler *handlers = initialHandlers;
+static size_t handlerCount, handlerCapacity = sizeof initialHandlers / sizeof initialHandlers[0];
+/* Function-local statics of C++ code register on first use, in any thread. */
+static pthread_mutex_t handlersLock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t initialPid;
+
+/* Hidden: only code linked into the analysis object binds to it -- its C++
+ * static destructors (g++ emits __cxa_atexit(dtor, obj, &__dso_handle)) and
+ * atexit() (libc_nonshared.a's atexit calls __cxa_atexit).  libc's own
+ * __cxa_atexit, in the analysis namespace, never sees them, so neither its
+ * exit() nor __cxa_finalize from _dl_fini runs them early. */
+__attribute__((visibility("hidden"))) int __cxa_atexit(void (*fn)(void *), void *arg, void *dso) {
+  pthread_mutex_lock(&handlersLock);
+  if (handlerCount == handlerCapacity) {
+    size_t capacity = handlerCapacity * 2;
+    struct exit_handler *grown = malloc(capacity * sizeof *grown);
+    if (!grown) {
+      pthread_mutex_unlock(&handlersLock);
+      return -1;
+    }
+    memcpy(grown, handlers, handlerCount * sizeof *grown);
+    if (handlers != initialHandlers) free(handlers);
+    handlers = grown;
+    handlerCapacity = capacity;
+  }
+  handlers[handlerCount].fn = fn;
+  handlers[handlerCount].arg = arg;
+  handlerCount++;
+  pthread_mutex_unlock(&handlersLock);
+  return 0;
+}
+
+void atomx_analysis_finish(void) {
+  /* A handler may register more handlers: take them from the end each time,
+   * and do not hold the lock while one runs. */
+  for (;;) {
+    pthread_mutex_lock(&handlersLock);
+    if (handlerCount == 0) {
+      pthread_mutex_unlock(&handlersLock);
+      break;
+    }
+    struct exit_handler h = handlers[--handlerCount];
+    pthread_mutex_unlock(&handlersLock);
+    h.fn(h.arg);
+  }
+  fflush(NULL);
+}
+
+/* Runs when the runtime loads the analysis object, at program start. */
+__attribute__((constructor)) static void record_initial_pid(void) { initialPid = getpid(); }
+
+const char *AtomxOutputPath(const char *name) {
+  pid_t pid = getpid();
+  if (pid == initialPid) return name;
+  size_t n = strlen(name) + 24;
+  char *path = malloc(n);
+  if (!path) return name;
+  snprintf(path, n, "%s.%ld", name, (long)pid);
+  return path;
+}

@@ -1,0 +1,91 @@
+/* Slots 8 (original_address) and 16 (program_after), and the two ways the
+ * runtime itself reaches program_after: the exit handler and the handler for
+ * fatal signals. */
+#include "stub.h"
+#include "sys.h"
+
+/* Slot 8.  Inside the moved code: the greatest map entry whose new offset is
+ * at or below the address, plus the distance from it.  Elsewhere the code did
+ * not move, so only the bias is removed. */
+uint64_t atomx_original_address(uint64_t runTime) {
+  const AtomxDescriptor *d = stub_descriptor();
+  uint64_t a = runTime - d->bias;
+  if (a < d->newCodeStart || a >= d->newCodeEnd || d->addressMapCount == 0) return a;
+  const AtomxAddressPair *map = (const AtomxAddressPair *)(d->addressMap + d->bias);
+  uint64_t off = a - d->mapBase;
+  if (off < map[0].newOffset) return a;
+  uint64_t lo = 0, hi = d->addressMapCount; /* map[lo].newOffset <= off < map[hi].newOffset */
+  while (hi - lo > 1) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (map[mid].newOffset <= off) lo = mid;
+    else hi = mid;
+  }
+  return d->mapBase + map[lo].oldOffset + (off - map[lo].newOffset);
+}
+
+/* programAfterDone: 0 = not started; kRunning | tid = running in thread tid;
+ * kDone = finished.  (Thread ids are below 2^22, so they never reach the
+ * kRunning bit.) */
+enum { kDone = 1u, kRunning = 0x80000000u };
+
+/* Another thread is running ProgramAfter: wait until it is done, so a thread
+ * that goes on to end the process (a fatal signal, _exit) does not cut the
+ * analysis output short.  Do not wait for ourselves (a signal arriving while
+ * this thread runs ProgramAfter), nor for a thread that does not exist in
+ * this process (a child forked while another thread was running it). */
+static void wait_for_program_after(uint32_t *flag) {
+  long pid = sys_getpid(), tid = sys_gettid();
+  for (;;) {
+    uint32_t v = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+    if (!(v & kRunning)) return;
+    long runner = v & ~kRunning;
+    if (runner == tid || sys_tgkill(pid, runner, 0) == -STUB_ESRCH) return;
+    struct stub_timespec timeout = {0, 50 * 1000 * 1000};
+    sys_futex_wait(flag, v, &timeout);
+  }
+}
+
+/* A child of vfork (or clone with CLONE_VM) runs in its parent's memory:
+ * ProgramAfter there would use up the parent's once-only flag and report the
+ * parent's analysis state as the child's.  atomx calls program_after before
+ * the program's own _exit, and `if (vfork() == 0) { execve(...); _exit(127); }`
+ * is common.  (If kcmp is not available, e.g. blocked by seccomp, assume
+ * an ordinary process.) */
+static int shares_parent_memory(void) { return sys_kcmp_vm(sys_getpid(), sys_getppid()) == 0; }
+
+/* Slot 16.  Once per process: the ProgramAfter bodies in order, then the
+ * analysis object's finish routine (its exit handlers and stdio flush).  A
+ * forked child inherits the flag as it is at fork time; a vfork child does
+ * nothing. */
+void atomx_program_after(void) {
+  AtomxDescriptor *d = stub_descriptor();
+  if (shares_parent_memory()) return;
+  uint32_t expected = 0;
+  uint32_t mine = kRunning | (uint32_t)sys_gettid();
+  if (!__atomic_compare_exchange_n(&d->programAfterDone, &expected, mine, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE)) {
+    wait_for_program_after(&d->programAfterDone);
+    return;
+  }
+  const uint64_t *after = (const uint64_t *)(d->afterBodies + d->bias);
+  for (uint64_t i = 0; i < d->afterCount; i++) ((AtomxBody)(after[i] + d->bias))();
+  if (d->finish) ((AtomxBody)d->finish)();
+  __atomic_store_n(&d->programAfterDone, kDone, __ATOMIC_RELEASE);
+  sys_futex_wake_all(&d->programAfterDone);
+}
+
+/* Registered with the program's __cxa_atexit at start-up. */
+void atomx_after_at_exit(void *unused) { atomx_program_after(); }
+
+/* Installed on fatal signals left at SIG_DFL.  Runs ProgramAfter, then puts
+ * SIG_DFL back and sends the signal again to this thread: it is blocked until
+ * this handler returns (the handler's mask blocks everything), then kills the
+ * process exactly as the first one would have (status, core dump).  A
+ * synchronous fault would also recur when the instruction is re-executed. */
+void atomx_after_fatal_signal(int sig, void *info, void *context) {
+  atomx_program_after();
+  struct stub_kernel_sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  sys_rt_sigaction(sig, &dfl, 0);
+  sys_tgkill(sys_getpid(), sys_gettid(), sig);
+}

@@ -1,0 +1,167 @@
+/* Slot 0, the C half: runs before the program's own entry point (_start), on
+ * its initial stack, after ld.so has loaded and initialised the program's
+ * shared libraries but before __libc_start_main. */
+#include <stddef.h>
+
+#include "link.h"
+#include "stub.h"
+#include "sys.h"
+
+_Static_assert(offsetof(AtomxDescriptor, xsaveSize) == STUB_DESC_XSAVE_SIZE, "enter.S");
+_Static_assert(offsetof(AtomxFrame, returnAddress) == STUB_FRAME_RETURN_ADDRESS, "enter.S");
+_Static_assert(offsetof(AtomxDescriptor, analysisHandle) == STUB_DESC_ANALYSIS_HANDLE, "enter.S");
+_Static_assert(sizeof(AtomxFrame) == kAtomxFrameAppStack, "abi.h");
+_Static_assert(kAtomxBlobDescriptorDelta == STUB_BLOB_DESCRIPTOR_DELTA, "slots.S");
+
+/* glibc's struct sigaction on x86-64 (not the kernel's). */
+struct libc_sigaction {
+  void (*action)(int, void *, void *);
+  uint64_t mask[16];
+  int flags;
+  void (*restorer)(void);
+};
+#define STUB_SA_SIGINFO 0x4
+#define STUB_SA_ONSTACK 0x08000000
+#define STUB_SA_RESTART 0x10000000
+#define STUB_SIG_DFL 0
+
+typedef void *(*dlmopen_fn)(long lmid, const char *file, int mode);
+typedef void *(*dlsym_fn)(void *handle, const char *name);
+typedef char *(*dlerror_fn)(void);
+typedef int (*cxa_atexit_fn)(void (*f)(void *), void *arg, void *dso);
+typedef int (*sigaction_fn)(int sig, const struct libc_sigaction *act, struct libc_sigaction *old);
+
+#define STUB_LM_ID_NEWLM (-1)
+#define STUB_RTLD_NOW 2
+
+static const char kCannotLoad[] = "cannot load the analysis routines: ";
+
+/* CPUID(0xD,0).EBX: the XSAVE area size for the components enabled in XCR0. */
+static uint64_t xsave_size(void) {
+  uint32_t a, b, c, d;
+  __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+  if (!(c & (1u << 27))) stub_fail("this processor or kernel does not support XSAVE (OSXSAVE)", 0, 0);
+  __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xd), "c"(0));
+  return ((uint64_t)b + 63) & ~(uint64_t)63;
+}
+
+static char *decimal(char *end, uint64_t v) {
+  *--end = 0;
+  do *--end = (char)('0' + v % 10), v /= 10;
+  while (v);
+  return end;
+}
+
+/* The analysis object exists only as bytes inside the program: put them in a
+ * memfd and let the program's libc load it into a new link-map namespace, so
+ * it gets its own libc (and malloc, stdio) and cannot disturb the program's. */
+static void *load_analysis(AtomxDescriptor *d, const struct stub_libc *libc) {
+  dlerror_fn dlerror = (dlerror_fn)libc->dlerror;
+  long fd = sys_memfd_create("atomx-analysis", STUB_MFD_CLOEXEC);
+  if (fd < 0) stub_fail(kCannotLoad, "memfd_create failed", 0);
+  const char *p = (const char *)(d->analysisImage + d->bias);
+  uint64_t left = d->analysisSize;
+  while (left > 0) {
+    long n = sys_write((int)fd, p, left);
+    if (n == -STUB_EINTR) continue;
+    if (n <= 0) stub_fail(kCannotLoad, "cannot write the analysis object to a memfd", 0);
+    p += n, left -= (uint64_t)n;
+  }
+  char path[40] = "/proc/self/fd/";
+  char digits[24];
+  const char *num = decimal(digits + sizeof digits, (uint64_t)fd);
+  memcpy(path + 14, num, stub_strlen(num) + 1);
+  void *handle = ((dlmopen_fn)libc->dlmopen)(STUB_LM_ID_NEWLM, path, STUB_RTLD_NOW);
+  sys_close((int)fd);
+  if (!handle) {
+    const char *why = dlerror();
+    stub_fail(kCannotLoad, why ? why : "dlmopen failed", 0);
+  }
+  return handle;
+}
+
+static void resolve_routines(AtomxDescriptor *d, const struct stub_libc *libc, void *handle) {
+  dlsym_fn dlsym = (dlsym_fn)libc->dlsym;
+  uint64_t *table = (uint64_t *)(d->routineTable + d->bias);
+  const char *name = (const char *)(d->routineNames + d->bias);
+  for (uint64_t i = 0; i < d->routineCount; i++) {
+    void *a = dlsym(handle, name);
+    if (!a) stub_fail(kCannotLoad, "the analysis object does not define ", name);
+    table[i] = (uint64_t)a;
+    name += stub_strlen(name) + 1;
+  }
+  d->finish = (uint64_t)dlsym(handle, "atomx_analysis_finish");
+  ((dlerror_fn)libc->dlerror)(); /* clear the error a missing finish left */
+}
+
+/* Signals whose default action ends the process (SIGKILL and SIGSTOP cannot
+ * be caught).  Real-time signals are left alone: programs use them for
+ * their own purposes. */
+static const unsigned char kFatalSignals[] = {
+    1 /*HUP*/,  2 /*INT*/,     3 /*QUIT*/,  4 /*ILL*/,     5 /*TRAP*/,  6 /*ABRT*/, 7 /*BUS*/,
+    8 /*FPE*/,  10 /*USR1*/,   11 /*SEGV*/, 12 /*USR2*/,   13 /*PIPE*/, 14 /*ALRM*/, 15 /*TERM*/,
+    16 /*STKFLT*/, 24 /*XCPU*/, 25 /*XFSZ*/, 26 /*VTALRM*/, 27 /*PROF*/, 29 /*IO*/, 30 /*PWR*/,
+    31 /*SYS*/,
+};
+
+/* A handler on every fatal signal still at SIG_DFL, so a program killed by a
+ * signal still runs ProgramAfter (the handler then re-raises the signal with
+ * SIG_DFL).  Installed with the program's libc so it gets libc's restorer.
+ * Signals the program ignores stay ignored; a program that installs its own
+ * handler replaces ours. */
+static void install_fatal_signal_handlers(const struct stub_libc *libc) {
+  sigaction_fn sigaction = (sigaction_fn)libc->sigaction;
+  for (unsigned i = 0; i < sizeof kFatalSignals; i++) {
+    struct libc_sigaction old, act;
+    memset(&old, 0, sizeof old);
+    if (sigaction(kFatalSignals[i], 0, &old) != 0 || (uint64_t)old.action != STUB_SIG_DFL) continue;
+    memset(&act, 0, sizeof act);
+    act.action = atomx_after_fatal_signal;
+    memset(act.mask, 0xff, sizeof act.mask);
+    act.flags = STUB_SA_SIGINFO | STUB_SA_ONSTACK | STUB_SA_RESTART;
+    sigaction(kFatalSignals[i], &act, 0);
+  }
+}
+
+static int descriptor_magic_ok(const AtomxDescriptor *d) {
+  for (int i = 0; i < 8; i++)
+    if (d->magic[i] != ATOMX_DESCRIPTOR_MAGIC[i]) return 0;
+  return 1;
+}
+
+uint64_t atomx_start(uint64_t *initialStack) {
+  AtomxDescriptor *d = stub_descriptor();
+  /* Nothing else can be trusted before this: not even the program name. */
+  if (!descriptor_magic_ok(d)) {
+    static const char msg[] = "atomx: the runtime's descriptor is damaged (bad magic)\n";
+    sys_write(2, msg, sizeof msg - 1);
+    sys_exit_group(127);
+  }
+  d->bias = (uint64_t)d - d->self;
+  d->xsaveSize = xsave_size();
+  d->initialPid = (uint32_t)sys_getpid();
+
+  struct stub_libc libc;
+  memset(&libc, 0, sizeof libc);
+  const char *error = stub_find_libc(initialStack, &libc);
+  if (error) stub_fail(kCannotLoad, error, libc.missing);
+
+  if (d->analysisSize > 0) {
+    void *handle = load_analysis(d, &libc);
+    d->analysisHandle = (uint64_t)handle;
+    resolve_routines(d, &libc, handle);
+  } else if (d->routineCount > 0) {
+    stub_fail(kCannotLoad, "there is no analysis object", 0);
+  }
+
+  const uint64_t *before = (const uint64_t *)(d->beforeBodies + d->bias);
+  for (uint64_t i = 0; i < d->beforeCount; i++) ((AtomxBody)(before[i] + d->bias))();
+
+  /* Registered before __libc_start_main registers ld.so's fini function, so
+   * exit() runs it last: after the program's atexit handlers, its static
+   * destructors and _dl_fini (every .fini_array). */
+  ((cxa_atexit_fn)libc.cxa_atexit)(atomx_after_at_exit, 0, 0);
+  install_fatal_signal_handlers(&libc);
+
+  return d->originalEntry + d->bias;
+}

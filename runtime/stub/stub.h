@@ -1,0 +1,50 @@
+/* Internal to the runtime blob (runtime/stub): shared by its C and assembler
+ * sources.  The blob is one flat, position-independent piece of code with no
+ * relocations and no writable data: everything it must remember lives in the
+ * AtomxDescriptor (abi.h), which it finds as blob address + delta. */
+#ifndef ATOMX_STUB_H
+#define ATOMX_STUB_H
+
+/* Offsets the assembler sources need; stub.c checks them against abi.h. */
+#define STUB_BLOB_DESCRIPTOR_DELTA 32 /* kAtomxBlobDescriptorDelta */
+#define STUB_DESC_XSAVE_SIZE 152      /* offsetof(AtomxDescriptor, xsaveSize) */
+#define STUB_DESC_ANALYSIS_HANDLE 160 /* offsetof(AtomxDescriptor, analysisHandle) */
+#define STUB_FRAME_RETURN_ADDRESS 128 /* offsetof(AtomxFrame, returnAddress) */
+#define STUB_XSAVE_HEADER 512         /* the XSAVE header: bytes 512..575 of the area */
+
+#ifndef __ASSEMBLER__
+
+#include "../abi.h"
+
+/* The descriptor: blob address (atomx_blob_start, slots.S) + the delta atomx
+ * wrote at offset 32.  The address is taken in asm so that the compiler
+ * cannot see the descriptor as part of a (read-only) blob object: clang
+ * deletes stores through a pointer derived from a const array. */
+static inline AtomxDescriptor *stub_descriptor(void) {
+  uintptr_t blob;
+  __asm__("lea atomx_blob_start(%%rip), %0" : "=r"(blob));
+  int64_t delta = *(const volatile int64_t *)(blob + STUB_BLOB_DESCRIPTOR_DELTA);
+  return (AtomxDescriptor *)(blob + delta);
+}
+
+/* start.c: the C half of slot 0; returns the run-time original entry point. */
+uint64_t atomx_start(uint64_t *initialStack);
+/* after.c: slots 8 and 16, and the handlers that call program_after. */
+uint64_t atomx_original_address(uint64_t runTime);
+void atomx_program_after(void);
+void atomx_after_at_exit(void *unused);
+void atomx_after_fatal_signal(int sig, void *info, void *context);
+
+/* util.c: "atomx: <program>: a b c" (the non-null parts, concatenated) as
+ * one line on fd 2 with one write(2), then exit_group(127). */
+void stub_fail(const char *a, const char *b, const char *c) __attribute__((noreturn));
+const char *stub_program_name(void);
+
+/* The compiler may emit calls to these even with -fno-builtin. */
+void *memset(void *s, int c, unsigned long n);
+void *memcpy(void *d, const void *s, unsigned long n);
+unsigned long stub_strlen(const char *s);
+int stub_streq(const char *a, const char *b);
+
+#endif /* !__ASSEMBLER__ */
+#endif

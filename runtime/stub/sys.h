@@ -1,0 +1,80 @@
+/* Raw Linux x86-64 system calls for the runtime blob, which may not use libc
+ * (it runs before the program's libc is initialised, and in signal handlers).
+ * Each returns the kernel's result: -errno on failure. */
+#ifndef ATOMX_STUB_SYS_H
+#define ATOMX_STUB_SYS_H
+
+#include <stdint.h>
+
+#define SYS_WRITE 1
+#define SYS_CLOSE 3
+#define SYS_RT_SIGACTION 13
+#define SYS_GETPID 39
+#define SYS_GETPPID 110
+#define SYS_GETTID 186
+#define SYS_FUTEX 202
+#define SYS_EXIT_GROUP 231
+#define SYS_TGKILL 234
+#define SYS_KCMP 312
+#define SYS_MEMFD_CREATE 319
+
+#define STUB_EINTR 4
+#define STUB_ESRCH 3
+#define STUB_MFD_CLOEXEC 1u
+#define STUB_KCMP_VM 1
+#define STUB_FUTEX_WAIT_PRIVATE 128   /* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
+#define STUB_FUTEX_WAKE_PRIVATE 129   /* FUTEX_WAKE | FUTEX_PRIVATE_FLAG */
+
+static inline long stub_syscall3(long n, long a, long b, long c) {
+  long r;
+  __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+  return r;
+}
+
+static inline long stub_syscall4(long n, long a, long b, long c, long d) {
+  long r;
+  register long r10 __asm__("r10") = d;
+  __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+  return r;
+}
+
+static inline long sys_write(int fd, const void *buf, unsigned long n) {
+  return stub_syscall3(SYS_WRITE, fd, (long)buf, (long)n);
+}
+static inline long sys_close(int fd) { return stub_syscall3(SYS_CLOSE, fd, 0, 0); }
+static inline long sys_getpid(void) { return stub_syscall3(SYS_GETPID, 0, 0, 0); }
+static inline long sys_getppid(void) { return stub_syscall3(SYS_GETPPID, 0, 0, 0); }
+static inline long sys_gettid(void) { return stub_syscall3(SYS_GETTID, 0, 0, 0); }
+/* 0 if processes a and b share their address space (KCMP_VM). */
+static inline long sys_kcmp_vm(long a, long b) { return stub_syscall3(SYS_KCMP, a, b, STUB_KCMP_VM); }
+static inline long sys_memfd_create(const char *name, unsigned flags) {
+  return stub_syscall3(SYS_MEMFD_CREATE, (long)name, flags, 0);
+}
+static inline long sys_tgkill(long pid, long tid, int sig) {
+  return stub_syscall3(SYS_TGKILL, pid, tid, sig);
+}
+/* The kernel's struct sigaction (not libc's): handler, flags, restorer, mask. */
+struct stub_kernel_sigaction {
+  uint64_t handler;
+  uint64_t flags;
+  uint64_t restorer;
+  uint64_t mask;
+};
+static inline long sys_rt_sigaction(int sig, const struct stub_kernel_sigaction *act,
+                                    struct stub_kernel_sigaction *old) {
+  return stub_syscall4(SYS_RT_SIGACTION, sig, (long)act, (long)old, 8);
+}
+struct stub_timespec {
+  long tv_sec, tv_nsec;
+};
+static inline long sys_futex_wait(uint32_t *addr, uint32_t expected, const struct stub_timespec *timeout) {
+  return stub_syscall4(SYS_FUTEX, (long)addr, STUB_FUTEX_WAIT_PRIVATE, expected, (long)timeout);
+}
+static inline long sys_futex_wake_all(uint32_t *addr) {
+  return stub_syscall3(SYS_FUTEX, (long)addr, STUB_FUTEX_WAKE_PRIVATE, 0x7fffffff);
+}
+static inline __attribute__((noreturn)) void sys_exit_group(int status) {
+  for (;;) stub_syscall3(SYS_EXIT_GROUP, status, 0, 0);
+}
+
+#endif

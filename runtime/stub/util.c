@@ -1,0 +1,58 @@
+/* Small freestanding helpers for the runtime blob: string functions and the
+ * one-line failure message. */
+#include "stub.h"
+#include "sys.h"
+
+/* gcc may emit calls to memset/memcpy for struct copies even with
+ * -fno-builtin; -fno-tree-loop-distribute-patterns keeps these loops from
+ * being turned back into calls to themselves. */
+void *memset(void *s, int c, unsigned long n) {
+  unsigned char *p = s;
+  while (n--) *p++ = (unsigned char)c;
+  return s;
+}
+
+void *memcpy(void *d, const void *s, unsigned long n) {
+  unsigned char *o = d;
+  const unsigned char *i = s;
+  while (n--) *o++ = *i++;
+  return d;
+}
+
+unsigned long stub_strlen(const char *s) {
+  unsigned long n = 0;
+  while (s[n]) n++;
+  return n;
+}
+
+int stub_streq(const char *a, const char *b) {
+  while (*a && *a == *b) a++, b++;
+  return *a == *b;
+}
+
+const char *stub_program_name(void) {
+  AtomxDescriptor *d = stub_descriptor();
+  if (d->programName == 0) return "program";
+  return (const char *)(d->programName + d->bias);
+}
+
+static char *append(char *p, char *end, const char *s) {
+  while (*s && p < end) *p++ = *s++;
+  return p;
+}
+
+/* "atomx: <program>: <a><b><c>\n" (null parts skipped) as one write, then
+ * exit 127 (the status a shell uses for a command that cannot run). */
+void stub_fail(const char *a, const char *b, const char *c) {
+  char line[512];
+  char *end = line + sizeof line - 1;
+  char *p = append(line, end, "atomx: ");
+  p = append(p, end, stub_program_name());
+  p = append(p, end, ": ");
+  if (a) p = append(p, end, a);
+  if (b) p = append(p, end, b);
+  if (c) p = append(p, end, c);
+  *p++ = '\n';
+  sys_write(2, line, (unsigned long)(p - line));
+  sys_exit_group(127);
+}

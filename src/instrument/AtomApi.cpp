@@ -1,0 +1,176 @@
+// The ATOM-compatible C API (<atomx/atom.h>): a thin layer over the typed
+// C++ API.  Handles are the C++ API's handle pointers, cast.
+#include <atomx/atom.h>
+#include <atomx/atomx.hpp>
+
+#include <cstdarg>
+
+#include "instrument/Engine.h"
+
+using namespace atomx;
+
+namespace {
+
+template <class C> C* out(const void* d) { return reinterpret_cast<C*>(const_cast<void*>(d)); }
+atomx::Inst in(::Inst* i) { return atomx::Inst(reinterpret_cast<const detail::InstData*>(i)); }
+atomx::Block in(::Block* b) { return atomx::Block(reinterpret_cast<const detail::BlockData*>(b)); }
+atomx::Proc in(::Proc* p) { return atomx::Proc(reinterpret_cast<const detail::ProcData*>(p)); }
+atomx::Edge in(::Edge* e) { return atomx::Edge(reinterpret_cast<const detail::EdgeData*>(e)); }
+
+// Reads the variadic arguments of an AddCall according to the routine's
+// prototype, as C's default argument promotions deliver them.
+std::vector<Arg> readArgs(const instrument::Prototype& proto, va_list ap) {
+  std::vector<Arg> args;
+  for (const instrument::Param& p : proto.params) {
+    switch (p.kind) {
+      case instrument::Param::Kind::Integer:
+        if (p.size == 8) args.emplace_back(va_arg(ap, long));
+        else args.emplace_back(va_arg(ap, int));
+        break;
+      case instrument::Param::Kind::Pointer:
+        if (p.isString) {
+          const char* s = va_arg(ap, const char*);
+          if (s) args.emplace_back(s);
+          else args.emplace_back(0);
+        } else {
+          args.emplace_back(reinterpret_cast<intptr_t>(va_arg(ap, void*)));
+        }
+        break;
+      case instrument::Param::Kind::Value: {
+        const int code = va_arg(ap, int);
+        switch (code) {
+          case BrCondValue: args.push_back(branchCondition()); break;
+          case EffAddrValue: args.push_back(effectiveAddress(0)); break;
+          case EffAddr2Value: args.push_back(effectiveAddress(1)); break;
+          case AccessSizeValue: args.push_back(accessSize(0)); break;
+          case BrTargetValue: args.push_back(branchTarget()); break;
+          case PCValue: args.push_back(pc()); break;
+          case ReturnValue: args.push_back(returnValue()); break;
+          case ThreadIdValue: args.push_back(threadId()); break;
+          default:
+            if (code >= ProcArgValue0 && code < ProcArgValue0 + 64) args.push_back(procArg(unsigned(code - ProcArgValue0)));
+            else throw Error(proto.name + ": " + std::to_string(code) + " is not a VALUE code (BrCondValue, EffAddrValue ...)");
+        }
+        break;
+      }
+      case instrument::Param::Kind::RegV: args.push_back(Arg(Arg::Kind::Register, va_arg(ap, int))); break;
+      case instrument::Param::Kind::Array: {
+        const int count = p.arrayLength ? int(p.arrayLength) : va_arg(ap, int);
+        const void* data = va_arg(ap, const void*);
+        if (count <= 0) throw Error(proto.name + ": array argument '" + p.text + "' with " + std::to_string(count) + " elements");
+        args.emplace_back(data, p.size, size_t(count));
+        break;
+      }
+    }
+  }
+  return args;
+}
+
+void addCall(Point point, const void* where, const char* name, va_list ap) {
+  if (!name) throw Error("AddCall with a null routine name");
+  Routine r = Routine::named(name);
+  const instrument::Prototype& proto = instrument::Engine::current().routine(instrument::Engine::current().routineId(name));
+  r.add(point, where, readArgs(proto, ap));
+}
+
+}  // namespace
+
+extern "C" {
+
+::Proc* GetFirstProc(void) {
+  auto procs = program().procs();
+  return procs.empty() ? nullptr : out<::Proc>((*procs.begin()).handle());
+}
+::Proc* GetNextProc(::Proc* p) { return out<::Proc>(in(p).next().handle()); }
+::Proc* GetLastProc(void) {
+  auto procs = program().procs();
+  return procs.empty() ? nullptr : out<::Proc>(procs[procs.size() - 1].handle());
+}
+const char* ProcName(::Proc* p) { return in(p).name().data(); }
+long ProcPC(::Proc* p) { return long(in(p).pc()); }
+
+::Block* GetFirstBlock(::Proc* p) { return out<::Block>(in(p).entry().handle()); }
+::Block* GetNextBlock(::Block* b) { return out<::Block>(in(b).next().handle()); }
+::Block* GetLastBlock(::Proc* p) {
+  auto blocks = in(p).blocks();
+  return out<::Block>(blocks[blocks.size() - 1].handle());
+}
+long BlockPC(::Block* b) { return long(in(b).pc()); }
+::Proc* GetBlockProc(::Block* b) { return out<::Proc>(in(b).proc().handle()); }
+
+::Inst* GetFirstInst(::Block* b) { return out<::Inst>(in(b).first().handle()); }
+::Inst* GetLastInst(::Block* b) { return out<::Inst>(in(b).last().handle()); }
+::Inst* GetNextInst(::Inst* i) { return out<::Inst>(in(i).next().handle()); }
+::Inst* GetPrevInst(::Inst* i) { return out<::Inst>(in(i).prev().handle()); }
+long InstPC(::Inst* i) { return long(in(i).pc()); }
+int InstSize(::Inst* i) { return int(in(i).size()); }
+::Block* GetInstBlock(::Inst* i) { return out<::Block>(in(i).block().handle()); }
+
+int IsInstType(::Inst* inst, InstType type) {
+  const atomx::Inst i = in(inst);
+  switch (type) {
+    case InstTypeLoad: return i.isLoad();
+    case InstTypeStore: return i.isStore();
+    case InstTypeCondBr: return i.kind() == InstClass::CondBranch;
+    case InstTypeUncondBr: return i.kind() == InstClass::Jump;
+    case InstTypeJump: return i.kind() == InstClass::IndirectJump;
+    case InstTypeCall: return i.isCall();
+    case InstTypeReturn: return i.isReturn();
+    case InstTypeBranch: return i.isBranch();
+  }
+  throw Error("IsInstType: unknown InstType " + std::to_string(int(type)));
+}
+
+::Edge* GetFirstSucc(::Block* b) {
+  auto succs = in(b).succs();
+  return succs.empty() ? nullptr : out<::Edge>((*succs.begin()).handle());
+}
+::Edge* GetNextSucc(::Edge* e) {
+  const detail::EdgeData* d = in(e).handle();
+  return d + 1 == d->from->endEdge ? nullptr : out<::Edge>(d + 1);
+}
+::Block* EdgeFrom(::Edge* e) { return out<::Block>(in(e).from().handle()); }
+::Block* EdgeTo(::Edge* e) { return out<::Block>(in(e).to().handle()); }
+
+void AddCallProto(const char* prototype) {
+  if (!prototype) throw Error("AddCallProto(NULL)");
+  instrument::Engine::current().declare(prototype);
+}
+
+void AddCallProgram(ProgramPlace place, const char* name, ...) {
+  va_list ap;
+  va_start(ap, name);
+  try {
+    addCall(place == ProgramBefore ? Point::ProgramBefore : Point::ProgramAfter, nullptr, name, ap);
+  } catch (...) {
+    va_end(ap);
+    throw;
+  }
+  va_end(ap);
+}
+
+#define ATOMX_ADD_CALL(Handle, place, beforePoint, afterPoint, before) \
+  va_list ap;                                                          \
+  va_start(ap, name);                                                  \
+  try {                                                                \
+    addCall(place == before ? beforePoint : afterPoint, Handle, name, ap); \
+  } catch (...) {                                                      \
+    va_end(ap);                                                        \
+    throw;                                                             \
+  }                                                                    \
+  va_end(ap);
+
+void AddCallProc(::Proc* p, ProcPlace place, const char* name, ...) {
+  ATOMX_ADD_CALL(in(p).handle(), place, Point::ProcBefore, Point::ProcAfter, ProcBefore)
+}
+void AddCallBlock(::Block* b, BlockPlace place, const char* name, ...) {
+  ATOMX_ADD_CALL(in(b).handle(), place, Point::BlockBefore, Point::BlockAfter, BlockBefore)
+}
+void AddCallInst(::Inst* i, InstPlace place, const char* name, ...) {
+  ATOMX_ADD_CALL(in(i).handle(), place, Point::InstBefore, Point::InstAfter, InstBefore)
+}
+void AddCallEdge(::Edge* e, const char* name, ...) {
+  ATOMX_ADD_CALL(in(e).handle(), 0, Point::Edge, Point::Edge, 0)
+}
+
+}  // extern "C"

@@ -1,0 +1,293 @@
+#include "instrument/CallCode.h"
+
+#include <runtime/abi.h>
+
+#include "support/Error.h"
+#include "support/Hex.h"
+#include "x86/Assembler.h"
+
+namespace atomx::instrument {
+
+namespace {
+
+using x86::Assembler;
+using x86::mem;
+
+constexpr ZydisRegister kFrame = ZYDIS_REGISTER_RBX;  // enter leaves the frame here (callee-saved)
+constexpr ZydisRegister kArgRegs[6] = {ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDX,
+                                       ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_R8,  ZYDIS_REGISTER_R9};
+
+// Offset of a saved general register (hardware number) in AtomxFrame.
+int32_t frameOffset(int hw) {
+  static const int32_t kOffsets[16] = {
+      offsetof(AtomxFrame, rax), offsetof(AtomxFrame, rcx), offsetof(AtomxFrame, rdx), offsetof(AtomxFrame, rbx),
+      -1,                        offsetof(AtomxFrame, rbp), offsetof(AtomxFrame, rsi), offsetof(AtomxFrame, rdi),
+      offsetof(AtomxFrame, r8),  offsetof(AtomxFrame, r9),  offsetof(AtomxFrame, r10), offsetof(AtomxFrame, r11),
+      offsetof(AtomxFrame, r12), offsetof(AtomxFrame, r13), offsetof(AtomxFrame, r14), offsetof(AtomxFrame, r15)};
+  return kOffsets[hw];
+}
+
+ZydisRegister to32(ZydisRegister r64) { return ZydisRegister(ZYDIS_REGISTER_EAX + (r64 - ZYDIS_REGISTER_RAX)); }
+ZydisRegister to8(ZydisRegister r64) {
+  static const ZydisRegister k8[16] = {ZYDIS_REGISTER_AL,   ZYDIS_REGISTER_CL,   ZYDIS_REGISTER_DL,   ZYDIS_REGISTER_BL,
+                                       ZYDIS_REGISTER_SPL,  ZYDIS_REGISTER_BPL,  ZYDIS_REGISTER_SIL,  ZYDIS_REGISTER_DIL,
+                                       ZYDIS_REGISTER_R8B,  ZYDIS_REGISTER_R9B,  ZYDIS_REGISTER_R10B, ZYDIS_REGISTER_R11B,
+                                       ZYDIS_REGISTER_R12B, ZYDIS_REGISTER_R13B, ZYDIS_REGISTER_R14B, ZYDIS_REGISTER_R15B};
+  return k8[r64 - ZYDIS_REGISTER_RAX];
+}
+
+// Loads the application's value of general register `reg` (any width; the
+// value is zero-extended from 32 bits for 32-bit registers) into dst.
+void loadAppRegister(Assembler& a, ZydisRegister reg, ZydisRegister dst) {
+  const ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+  if (full < ZYDIS_REGISTER_RAX || full > ZYDIS_REGISTER_R15)
+    throw InternalError(std::string("cannot load register ") + ZydisRegisterGetString(reg));
+  const int hw = full - ZYDIS_REGISTER_RAX;
+  const bool is32 = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, reg) == 32;
+  if (hw == 4) {
+    a.lea(dst, mem(kFrame, kAtomxFrameAppStack));
+    if (is32) a.movReg(to32(dst), to32(dst));
+    return;
+  }
+  if (is32) a.movLoad(to32(dst), mem(kFrame, frameOffset(hw), 4));
+  else a.movLoad(dst, mem(kFrame, frameOffset(hw)));
+}
+
+class Body {
+ public:
+  Body(const Engine& engine, DataPool& pool, const Site& site, Assembler& a, const CodeAddresses& addr)
+      : engine_(engine), pool_(pool), site_(site), a_(a), addr_(addr) {
+    if (site.proc) {
+      decoded_ = engine.decode(*site.proc, site.insn);
+      insn_ = &site.proc->insns[site.insn];
+    }
+  }
+
+  void emit() {
+    // Temporaries for values that need a call or a syscall to compute: they
+    // are computed first, before any argument register is set.
+    size_t temps = 0;
+    for (const CallRequest* c : site_.calls)
+      for (const Arg& arg : c->args) temps += needsCall(arg);
+    const int32_t frameBytes = int32_t((temps * 8 + 15) / 16 * 16);
+    a_.push(ZYDIS_REGISTER_RBP);  // aligns the stack to 16 for the calls below
+    a_.movReg(ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSP);
+    if (frameBytes) a_.subImm(ZYDIS_REGISTER_RSP, frameBytes);
+    if (site_.exitHook) a_.callRel32(addr_.programAfter);
+    for (const CallRequest* c : site_.calls) emitCall(*c);
+    a_.movReg(ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RBP);
+    a_.pop(ZYDIS_REGISTER_RBP);
+    a_.ret();
+  }
+
+ private:
+  static bool needsCall(const Arg& a) {
+    return a.kind() == Arg::Kind::ThreadId || a.kind() == Arg::Kind::BranchTarget;
+  }
+
+  // A PC argument gives the original address of what the call was added
+  // to (an instruction, a block's or procedure's first instruction); for
+  // ProcAfter the exit it runs at; on an edge, where the stub sits.
+  uint64_t pcOf(const CallRequest& c) const {
+    if (c.point != Point::Edge)
+      if (const detail::InstData* d = engine_.contextInst(c.point, c.where))
+        return d->block->proc->proc->insns[d->index].address;
+    return site_.pc;
+  }
+
+  void emitCall(const CallRequest& c) {
+    call_ = &c;
+    std::vector<int32_t> tempSlot(c.args.size(), 0);
+    for (size_t k = 0; k < c.args.size(); ++k) {
+      if (!needsCall(c.args[k])) continue;
+      // Skip constant branch targets (direct branches): no call needed.
+      if (c.args[k].kind() == Arg::Kind::BranchTarget && insn_->isDirectBranch()) continue;
+      computeWithCall(c.args[k], ZYDIS_REGISTER_RAX);
+      nextTemp_ += 8;
+      tempSlot[k] = -nextTemp_;
+      a_.movStore(mem(ZYDIS_REGISTER_RBP, tempSlot[k]), ZYDIS_REGISTER_RAX);
+    }
+    // Stack arguments (7th and later), pushed last to first, the stack kept
+    // 16-byte aligned at the call.
+    const size_t n = c.args.size();
+    const size_t onStack = n > 6 ? n - 6 : 0;
+    if (onStack % 2) a_.subImm(ZYDIS_REGISTER_RSP, 8);
+    for (size_t k = n; k-- > 6;) {
+      compute(c.args[k], tempSlot[k], ZYDIS_REGISTER_RAX);
+      a_.push(ZYDIS_REGISTER_RAX);
+    }
+    for (size_t k = 0; k < n && k < 6; ++k) compute(c.args[k], tempSlot[k], kArgRegs[k]);
+    a_.callMem(x86::ripAbsolute(addr_.routineTable + 8 * c.routine));
+    if (onStack) a_.subImm(ZYDIS_REGISTER_RSP, -int32_t((onStack + onStack % 2) * 8));
+    nextTemp_ = 0;
+  }
+
+  // Values computed through a call (into rax).
+  void computeWithCall(const Arg& arg, ZydisRegister) {
+    if (arg.kind() == Arg::Kind::ThreadId) {
+      a_.movImm(ZYDIS_REGISTER_RAX, 186);  // SYS_gettid
+      a_.syscall();
+      return;
+    }
+    // An indirect branch target or a return address: a new code address,
+    // mapped back to the original by the runtime.
+    if (insn_->flow == x86::Flow::Return) {
+      a_.movLoad(ZYDIS_REGISTER_RDI, mem(kFrame, kAtomxFrameAppStack));
+    } else {
+      const ZydisDecodedOperand& op = decoded_.operands[0];
+      if (op.type == ZYDIS_OPERAND_TYPE_REGISTER) {
+        loadAppRegister(a_, op.reg.value, ZYDIS_REGISTER_RDI);
+      } else if (op.type == ZYDIS_OPERAND_TYPE_MEMORY) {
+        effectiveAddress(0, ZYDIS_REGISTER_RDI);
+        a_.movLoad(ZYDIS_REGISTER_RDI, mem(ZYDIS_REGISTER_RDI, 0));
+      } else {
+        throw InternalError("branch target of " + hex(insn_->address));
+      }
+    }
+    a_.callRel32(addr_.originalAddress);
+  }
+
+  void compute(const Arg& arg, int32_t tempSlot, ZydisRegister dst) {
+    switch (arg.kind()) {
+      case Arg::Kind::Constant: return a_.movImm(dst, uint64_t(arg.value()));
+      case Arg::Kind::String:
+      case Arg::Kind::Array: return a_.lea(dst, x86::ripAbsolute(addr_.dataPool + pool_.add(arg.bytes())));
+      case Arg::Kind::PC: return a_.movImm(dst, pcOf(*call_));
+      case Arg::Kind::ThreadId: return a_.movLoad(dst, mem(ZYDIS_REGISTER_RBP, tempSlot));
+      case Arg::Kind::BranchTarget:
+        if (insn_->isDirectBranch()) return a_.movImm(dst, insn_->target);
+        return a_.movLoad(dst, mem(ZYDIS_REGISTER_RBP, tempSlot));
+      case Arg::Kind::BranchCondition: return branchCondition(dst);
+      case Arg::Kind::EffectiveAddress: return effectiveAddress(unsigned(arg.value()), dst);
+      case Arg::Kind::AccessSize: {
+        const std::vector<int> ops = engine_.memoryOperands(decoded_);
+        return a_.movImm(dst, decoded_.operands[ops.at(size_t(arg.value()))].size / 8);
+      }
+      case Arg::Kind::Register:
+        return loadAppRegister(a_, ZydisRegister(ZYDIS_REGISTER_RAX + arg.value()), dst);
+      case Arg::Kind::ProcArg: {
+        static const int kHw[6] = {7, 6, 2, 1, 8, 9};  // rdi rsi rdx rcx r8 r9
+        if (arg.value() < 6) return a_.movLoad(dst, mem(kFrame, frameOffset(kHw[arg.value()])));
+        // On entry the return address is at (%rsp); stack arguments follow.
+        return a_.movLoad(dst, mem(kFrame, kAtomxFrameAppStack + 8 + 8 * (arg.value() - 6)));
+      }
+      case Arg::Kind::ReturnValue: return a_.movLoad(dst, mem(kFrame, frameOffset(0)));
+    }
+  }
+
+  // 1 if the conditional branch will be taken, else 0, from the saved flags
+  // and %rcx.  Scratch: rax, r10, r11 (never argument registers).
+  void branchCondition(ZydisRegister dst) {
+    const ZydisMnemonic m = decoded_.insn.mnemonic;
+    const bool ecx = decoded_.insn.address_width == 32;
+    auto loadRcx = [&](ZydisRegister r) {
+      loadAppRegister(a_, ecx ? ZYDIS_REGISTER_ECX : ZYDIS_REGISTER_RCX, r);
+    };
+    auto appFlags = [&] {
+      a_.pushMem(mem(kFrame, offsetof(AtomxFrame, rflags)));
+      a_.popfq();
+    };
+    if (m == ZYDIS_MNEMONIC_JRCXZ || m == ZYDIS_MNEMONIC_JECXZ) {
+      loadAppRegister(a_, m == ZYDIS_MNEMONIC_JECXZ ? ZYDIS_REGISTER_ECX : ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX);
+      a_.testReg(ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RAX);
+      a_.setcc(4, ZYDIS_REGISTER_AL);  // z
+    } else if (m == ZYDIS_MNEMONIC_LOOP || m == ZYDIS_MNEMONIC_LOOPE || m == ZYDIS_MNEMONIC_LOOPNE) {
+      // Taken when the decremented counter is not zero (and, for loope and
+      // loopne, ZF says so).
+      loadRcx(ZYDIS_REGISTER_R10);
+      if (ecx) a_.subImm(ZYDIS_REGISTER_R10D, 1);
+      else a_.subImm(ZYDIS_REGISTER_R10, 1);
+      a_.setcc(5, ZYDIS_REGISTER_AL);  // nz
+      if (m != ZYDIS_MNEMONIC_LOOP) {
+        a_.movzxByte(ZYDIS_REGISTER_R10D, ZYDIS_REGISTER_AL);
+        appFlags();
+        a_.setcc(m == ZYDIS_MNEMONIC_LOOPE ? 4 : 5, ZYDIS_REGISTER_AL);
+        a_.movzxByte(ZYDIS_REGISTER_EAX, ZYDIS_REGISTER_AL);
+        a_.andReg(ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_R10);
+        if (dst != ZYDIS_REGISTER_RAX) a_.movReg(dst, ZYDIS_REGISTER_RAX);
+        return;
+      }
+    } else {
+      appFlags();
+      a_.setcc(insn_->condCode, ZYDIS_REGISTER_AL);
+    }
+    a_.movzxByte(to32(dst), ZYDIS_REGISTER_AL);
+  }
+
+  // The address memory operand n accesses, as the program sees it.
+  void effectiveAddress(unsigned n, ZydisRegister dst) {
+    const std::vector<int> ops = engine_.memoryOperands(decoded_);
+    const ZydisDecodedOperand& op = decoded_.operands[ops.at(n)];
+    if (op.mem.segment == ZYDIS_REGISTER_GS)
+      throw Error("the %gs-relative access at " + hex(insn_->address) + " has no effective address atomx can compute");
+    if (op.mem.base == ZYDIS_REGISTER_RIP || op.mem.base == ZYDIS_REGISTER_EIP) {
+      // Data did not move: the original target, at run time, via RIP.
+      a_.lea(dst, x86::ripAbsolute(insn_->address + insn_->length + uint64_t(op.mem.disp.value)));
+      return;
+    }
+    const bool hasBase = op.mem.base != ZYDIS_REGISTER_NONE;
+    const bool hasIndex = op.mem.index != ZYDIS_REGISTER_NONE;
+    if (hasBase) loadAppRegister(a_, op.mem.base, ZYDIS_REGISTER_R10);
+    if (hasIndex) loadAppRegister(a_, op.mem.index, ZYDIS_REGISTER_R11);
+    int64_t disp = op.mem.disp.value;
+    // The hidden stack operand of push, call, pushf and enter is where the
+    // value goes: below %rsp.
+    if (op.visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && op.mem.base == ZYDIS_REGISTER_RSP &&
+        (op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+      disp -= op.size / 8;
+    x86::Mem m;
+    m.base = hasBase ? ZYDIS_REGISTER_R10 : ZYDIS_REGISTER_NONE;
+    m.index = hasIndex ? ZYDIS_REGISTER_R11 : ZYDIS_REGISTER_NONE;
+    m.scale = hasIndex ? op.mem.scale : 0;
+    m.disp = disp;
+    if (!hasBase && !hasIndex) a_.movImm(dst, uint64_t(disp));
+    else a_.lea(dst, m);
+    if (op.mem.segment == ZYDIS_REGISTER_FS) {
+      a_.loadFsSelf(ZYDIS_REGISTER_RAX);
+      a_.addReg(dst, ZYDIS_REGISTER_RAX);
+    }
+    if (decoded_.insn.address_width == 32) a_.movReg(to32(dst), to32(dst));
+  }
+
+  const Engine& engine_;
+  DataPool& pool_;
+  const Site& site_;
+  Assembler& a_;
+  const CodeAddresses& addr_;
+  Engine::Decoded decoded_{};
+  const x86::Insn* insn_ = nullptr;
+  int32_t nextTemp_ = 0;
+  const CallRequest* call_ = nullptr;
+};
+
+}  // namespace
+
+uint64_t DataPool::add(const std::string& bytes) {
+  auto [it, fresh] = offsets_.emplace(bytes, 0);
+  if (fresh) {
+    while (bytes_.size() % 8) bytes_.push_back(0);
+    it->second = bytes_.size();
+    bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+  }
+  return it->second;
+}
+
+void emitSite(uint64_t at, uint64_t enter, uint64_t body, std::vector<uint8_t>& out) {
+  const size_t start = out.size();
+  Assembler a(out, at);
+  a.raw({0x48, 0x8d, 0x64, 0x24, 0x80});  // lea -0x80(%rsp),%rsp: step over the red zone
+  a.callRel32(enter);
+  const int64_t rel = int64_t(body) - int64_t(a.here() + 7);
+  if (rel < INT32_MIN || rel > INT32_MAX) throw InternalError("body out of reach of its site");
+  const uint32_t r = uint32_t(int32_t(rel));
+  a.raw({0x0f, 0x1f, 0x80, uint8_t(r), uint8_t(r >> 8), uint8_t(r >> 16), uint8_t(r >> 24)});  // nopl body(%rax)
+  a.raw({0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00});  // lea 0x80(%rsp),%rsp
+  if (out.size() - start != kSiteSize) throw InternalError("site code has the wrong size");
+}
+
+void BodyWriter::emit(const Site& site, uint64_t at, const CodeAddresses& addresses, std::vector<uint8_t>& out) const {
+  Assembler a(out, at);
+  Body(engine_, pool_, site, a, addresses).emit();
+}
+
+}  // namespace atomx::instrument

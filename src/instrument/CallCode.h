@@ -1,0 +1,58 @@
+// CallCode: the machine code of inserted calls.
+//
+// Site code is what goes into the application's code (runtime/abi.h):
+//   lea -128(%rsp),%rsp; call enter; nopl body(%rax); lea 128(%rsp),%rsp
+// The runtime's enter saves the complete state (runtime/stub/enter.S is the
+// one place that decides what is saved) and calls the body, which atomx
+// generates here: it computes each call's arguments from the saved frame and
+// calls the analysis routine through the routine table.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "instrument/Engine.h"
+#include "instrument/Plan.h"
+
+namespace atomx::instrument {
+
+inline constexpr uint32_t kSiteSize = 25;
+inline constexpr uint32_t kEdgeStubSize = kSiteSize + 5;  // site + jmp rel32
+
+// Addresses (link-time, output file) the generated code refers to.
+struct CodeAddresses {
+  uint64_t enter = 0;            // runtime slot: enter
+  uint64_t originalAddress = 0;  // runtime slot: original_address()
+  uint64_t programAfter = 0;     // runtime slot: program_after()
+  uint64_t routineTable = 0;     // uint64_t per routine
+  uint64_t dataPool = 0;         // strings and arrays
+};
+
+// Strings and arrays passed to analysis routines, stored once each.
+class DataPool {
+ public:
+  uint64_t add(const std::string& bytes);  // offset in the pool (8-byte aligned)
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  std::map<std::string, uint64_t> offsets_;
+};
+
+void emitSite(uint64_t at, uint64_t enter, uint64_t body, std::vector<uint8_t>& out);
+
+class BodyWriter {
+ public:
+  BodyWriter(const Engine& engine, DataPool& pool) : engine_(engine), pool_(pool) {}
+  // The body of `site`, placed at `at`.  Its size does not depend on `at` or
+  // on `addresses`, so it can be sized with zeros first.
+  void emit(const Site& site, uint64_t at, const CodeAddresses& addresses, std::vector<uint8_t>& out) const;
+
+ private:
+  const Engine& engine_;
+  DataPool& pool_;
+};
+
+}  // namespace atomx::instrument

@@ -1,0 +1,283 @@
+#include "instrument/Engine.h"
+
+#include <algorithm>
+
+#include "support/Error.h"
+#include "support/Hex.h"
+
+namespace atomx::instrument {
+
+namespace {
+
+Engine* gCurrent = nullptr;
+
+const char* pointName(Point p) {
+  switch (p) {
+    case Point::InstBefore: return "InstBefore";
+    case Point::InstAfter: return "InstAfter";
+    case Point::BlockBefore: return "BlockBefore";
+    case Point::BlockAfter: return "BlockAfter";
+    case Point::ProcBefore: return "ProcBefore";
+    case Point::ProcAfter: return "ProcAfter";
+    case Point::Edge: return "an edge";
+    case Point::ProgramBefore: return "ProgramBefore";
+    case Point::ProgramAfter: return "ProgramAfter";
+  }
+  return "?";
+}
+
+const char* argName(Arg::Kind k) {
+  switch (k) {
+    case Arg::Kind::Constant: return "a constant";
+    case Arg::Kind::String: return "a string";
+    case Arg::Kind::Array: return "an array";
+    case Arg::Kind::PC: return "the PC";
+    case Arg::Kind::BranchCondition: return "the branch condition";
+    case Arg::Kind::BranchTarget: return "the branch target";
+    case Arg::Kind::EffectiveAddress: return "an effective address";
+    case Arg::Kind::AccessSize: return "an access size";
+    case Arg::Kind::Register: return "a register's value";
+    case Arg::Kind::ProcArg: return "a procedure argument";
+    case Arg::Kind::ReturnValue: return "the return value";
+    case Arg::Kind::ThreadId: return "the thread id";
+  }
+  return "?";
+}
+
+}  // namespace
+
+bool blockAfterGoesBefore(const x86::Insn& last) {
+  return !(last.flow == x86::Flow::Sequential || last.flow == x86::Flow::Call || last.flow == x86::Flow::IndirectCall);
+}
+
+namespace {
+
+bool isDynamic(Arg::Kind k) {
+  return k != Arg::Kind::Constant && k != Arg::Kind::String && k != Arg::Kind::Array;
+}
+
+}  // namespace
+
+Engine::Engine(const ir::Program& program, const x86::Decoder& decoder, std::string inputPath)
+    : program_(program), decoder_(decoder), inputPath_(std::move(inputPath)) {
+  // Count first: the handle vectors must never reallocate once pointers into
+  // them are handed out.
+  size_t nProcs = 0, nBlocks = 0, nInsts = 0, nEdges = 0;
+  for (const ir::Procedure& p : program.procs) {
+    if (!p.isMovable() || p.blocks.empty()) continue;
+    ++nProcs;
+    nBlocks += p.blocks.size();
+    for (const ir::Block& b : p.blocks) nInsts += b.insnCount, nEdges += b.succs.size();
+  }
+  procs_.reserve(nProcs);
+  blocks_.reserve(nBlocks);
+  insts_.reserve(nInsts);
+  edges_.reserve(nEdges);
+  for (const ir::Procedure& p : program.procs) {
+    if (!p.isMovable() || p.blocks.empty()) continue;
+    detail::ProcData& pd = procs_.emplace_back();
+    pd.proc = &p;
+    const size_t firstBlock = blocks_.size();
+    for (uint32_t bi = 0; bi < p.blocks.size(); ++bi) {
+      const ir::Block& b = p.blocks[bi];
+      detail::BlockData& bd = blocks_.emplace_back();
+      bd.proc = &pd;
+      bd.block = bi;
+      bd.firstInst = insts_.data() + insts_.size();
+      for (uint32_t i = 0; i < b.insnCount; ++i) insts_.push_back({&bd, b.firstInsn + i});
+      bd.endInst = insts_.data() + insts_.size();
+    }
+    pd.firstBlock = blocks_.data() + firstBlock;
+    pd.endBlock = blocks_.data() + blocks_.size();
+    for (uint32_t bi = 0; bi < p.blocks.size(); ++bi) {
+      detail::BlockData& bd = blocks_[firstBlock + bi];
+      bd.firstEdge = edges_.data() + edges_.size();
+      for (const ir::Edge& e : p.blocks[bi].succs) edges_.push_back({&bd, &blocks_[firstBlock + e.to], e.kind});
+      bd.endEdge = edges_.data() + edges_.size();
+    }
+  }
+}
+
+Engine::~Engine() {
+  if (gCurrent == this) gCurrent = nullptr;
+}
+
+Engine& Engine::current() {
+  if (!gCurrent) throw Error("the instrumentation API is only available while Instrument() runs");
+  return *gCurrent;
+}
+
+void Engine::setCurrent(Engine* engine) { gCurrent = engine; }
+
+const detail::ProcData* Engine::procAt(uint64_t pc) const {
+  auto it = std::upper_bound(procs_.begin(), procs_.end(), pc,
+                             [](uint64_t a, const detail::ProcData& p) { return a < p.proc->start; });
+  if (it == procs_.begin()) return nullptr;
+  --it;
+  return it->proc->contains(pc) ? &*it : nullptr;
+}
+
+uint32_t Engine::declare(std::string_view text) {
+  Prototype proto = parsePrototype(text);
+  for (uint32_t i = 0; i < routines_.size(); ++i) {
+    if (routines_[i].name != proto.name) continue;
+    if (routines_[i].text != proto.text)
+      throw Error("AddCallProto(\"" + proto.text + "\"): " + proto.name + " was declared before as " +
+                  routines_[i].text);
+    return i;
+  }
+  routines_.push_back(std::move(proto));
+  return uint32_t(routines_.size() - 1);
+}
+
+uint32_t Engine::routineId(std::string_view name) const {
+  for (uint32_t i = 0; i < routines_.size(); ++i)
+    if (routines_[i].name == name) return i;
+  throw Error("'" + std::string(name) + "' has no prototype: declare it with AddCallProto first");
+}
+
+Engine::Decoded Engine::decode(const ir::Procedure& proc, uint32_t index) const {
+  Decoded d;
+  const x86::Insn& in = proc.insns[index];
+  const uint8_t* bytes = program_.image->bytesAt(in.address, in.length);
+  if (!bytes || !decoder_.decodeFull(bytes, in.length, d.insn, d.operands))
+    throw InternalError("cannot decode the instruction at " + hex(in.address) + " again");
+  return d;
+}
+
+std::vector<int> Engine::memoryOperands(const Decoded& d) const {
+  std::vector<int> out;
+  if (d.insn.mnemonic == ZYDIS_MNEMONIC_LEA || d.insn.mnemonic == ZYDIS_MNEMONIC_NOP) return out;
+  for (int i = 0; i < d.insn.operand_count; ++i) {
+    const ZydisDecodedOperand& op = d.operands[i];
+    if (op.type != ZYDIS_OPERAND_TYPE_MEMORY) continue;
+    if (op.mem.type == ZYDIS_MEMOP_TYPE_AGEN || op.mem.type == ZYDIS_MEMOP_TYPE_MIB) continue;
+    out.push_back(i);
+  }
+  return out;
+}
+
+const detail::InstData* Engine::contextInst(Point point, const void* where) const {
+  switch (point) {
+    case Point::InstBefore:
+    case Point::InstAfter: return static_cast<const detail::InstData*>(where);
+    case Point::BlockBefore: return static_cast<const detail::BlockData*>(where)->firstInst;
+    case Point::BlockAfter: return static_cast<const detail::BlockData*>(where)->endInst - 1;
+    case Point::ProcBefore: return static_cast<const detail::ProcData*>(where)->firstBlock->firstInst;
+    default: return nullptr;
+  }
+}
+
+std::string Engine::describe(Point point, const void* where) const {
+  uint64_t pc = 0;
+  if (const detail::InstData* i = contextInst(point, where)) pc = i->block->proc->proc->insns[i->index].address;
+  else if (point == Point::ProcAfter) pc = static_cast<const detail::ProcData*>(where)->proc->start;
+  else if (point == Point::Edge) {
+    auto* e = static_cast<const detail::EdgeData*>(where);
+    const ir::Procedure& p = *e->from->proc->proc;
+    return std::string(pointName(point)) + " " + hex(p.blocks[e->from->block].start) + " -> " +
+           hex(p.blocks[e->to->block].start) + " (" + program_.describe(p.blocks[e->to->block].start) + ")";
+  } else return pointName(point);
+  return std::string(pointName(point)) + " " + hex(pc) + " (" + program_.describe(pc) + ")";
+}
+
+void Engine::check(const Prototype& proto, Point point, const void* where, const std::vector<Arg>& args) const {
+  const std::string site = proto.name + " at " + describe(point, where);
+  if (args.size() != proto.params.size())
+    throw Error(site + ": " + std::to_string(args.size()) + " argument(s) given, but the prototype " + proto.text +
+                " has " + std::to_string(proto.params.size()));
+  const detail::InstData* ctx = contextInst(point, where);
+  const ir::Procedure* proc = ctx ? ctx->block->proc->proc : nullptr;
+  const x86::Insn* insn = ctx ? &proc->insns[ctx->index] : nullptr;
+  const bool programPoint = point == Point::ProgramBefore || point == Point::ProgramAfter;
+  // After an instruction its operands may have changed: values that describe
+  // an instruction are only available before it (BlockAfter is placed
+  // before a block's final branch, see docs/instrumenting.md).
+  const bool beforeInsn = point == Point::InstBefore || (point == Point::BlockAfter && insn && blockAfterGoesBefore(*insn));
+  if (point == Point::InstAfter && insn) {
+    if (insn->flow == x86::Flow::Return || insn->flow == x86::Flow::IndirectJump || insn->flow == x86::Flow::Stop)
+      throw Error(site + ": control never comes back after this instruction; use InstBefore");
+  }
+  for (size_t k = 0; k < args.size(); ++k) {
+    const Arg& a = args[k];
+    const Param& p = proto.params[k];
+    const std::string what = site + ": argument " + std::to_string(k + 1) + " (" + p.text + ") is " + argName(a.kind());
+    // Does the kind of value fit the parameter's type?
+    switch (p.kind) {
+      case Param::Kind::Integer:
+      case Param::Kind::Value:
+        if (a.kind() == Arg::Kind::String || a.kind() == Arg::Kind::Array)
+          throw Error(what + ", which needs a pointer or array parameter");
+        break;
+      case Param::Kind::RegV:
+        if (a.kind() != Arg::Kind::Register) throw Error(what + ", but REGV takes a register number");
+        break;
+      case Param::Kind::Pointer:
+        if (a.kind() == Arg::Kind::Constant && a.value() != 0)
+          throw Error(what + ": a pointer of the instrumentation process means nothing at run time; pass a string, "
+                             "an array, or a run-time value");
+        if (a.kind() == Arg::Kind::String && !p.isString) throw Error(what + ", which needs a char* parameter");
+        break;
+      case Param::Kind::Array:
+        if (a.kind() == Arg::Kind::String) {
+          if (p.size != 1) throw Error(what + ", which needs a char[] parameter");
+        } else if (a.kind() != Arg::Kind::Array) {
+          throw Error(what + ", but the parameter is an array");
+        } else if (a.elementSize() != p.size) {
+          throw Error(what + " of " + std::to_string(a.elementSize()) + "-byte elements, but the parameter's are " +
+                      std::to_string(p.size) + " bytes");
+        } else if (p.arrayLength && a.bytes().size() / a.elementSize() != p.arrayLength) {
+          throw Error(what + " of " + std::to_string(a.bytes().size() / a.elementSize()) + " elements, but the parameter has " +
+                      std::to_string(p.arrayLength));
+        }
+        break;
+    }
+    // Can the value be computed at this point?
+    if (programPoint && isDynamic(a.kind()) && a.kind() != Arg::Kind::ThreadId)
+      throw Error(what + ", which does not exist at " + pointName(point) + " (only constants, strings, arrays and the thread id)");
+    switch (a.kind()) {
+      case Arg::Kind::BranchCondition:
+        if (!insn || !beforeInsn || insn->flow != x86::Flow::CondBranch)
+          throw Error(what + ", but the point is not before a conditional branch");
+        break;
+      case Arg::Kind::BranchTarget:
+        if (!insn || !beforeInsn || insn->flow == x86::Flow::Sequential || insn->flow == x86::Flow::Stop)
+          throw Error(what + ", but the point is not before a branch, call or return");
+        break;
+      case Arg::Kind::EffectiveAddress:
+      case Arg::Kind::AccessSize: {
+        if (!insn || point != Point::InstBefore) throw Error(what + ", which is only available at InstBefore");
+        const size_t n = memoryOperands(decode(*proc, ctx->index)).size();
+        if (a.value() < 0 || size_t(a.value()) >= n)
+          throw Error(what + " of memory operand " + std::to_string(a.value()) + ", but the instruction has " +
+                      std::to_string(n) + " memory operand(s)");
+        break;
+      }
+      case Arg::Kind::Register:
+        if (a.value() < 0 || a.value() > 15) throw Error(what + ": register number " + std::to_string(a.value()) + " is not 0..15");
+        break;
+      case Arg::Kind::ProcArg:
+        if (point != Point::ProcBefore) throw Error(what + ", which is only available at ProcBefore");
+        if (a.value() < 0 || a.value() > 63) throw Error(what + ": argument number out of range");
+        break;
+      case Arg::Kind::ReturnValue:
+        if (point != Point::ProcAfter) throw Error(what + ", which is only available at ProcAfter");
+        break;
+      case Arg::Kind::PC:
+      case Arg::Kind::ThreadId:
+      case Arg::Kind::Constant:
+      case Arg::Kind::String:
+      case Arg::Kind::Array: break;
+    }
+  }
+}
+
+void Engine::add(uint32_t routine, Point point, const void* where, std::vector<Arg> args) {
+  const Prototype& proto = routines_.at(routine);
+  const bool programPoint = point == Point::ProgramBefore || point == Point::ProgramAfter;
+  if (!programPoint && !where) throw Error(proto.name + ": a call at " + pointName(point) + " needs a place (got null)");
+  check(proto, point, where, args);
+  calls_.push_back({routine, point, where, std::move(args), uint32_t(calls_.size())});
+}
+
+}  // namespace atomx::instrument

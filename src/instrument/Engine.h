@@ -1,0 +1,119 @@
+// Engine: the one instrumentation engine behind both public APIs.
+//
+// It exposes the rewriter's IR to a tool as handles (detail::ProcData ...,
+// laid out contiguously so the public Range<> types are plain pointer
+// ranges), keeps the routines a tool declared and the calls it added, and
+// checks each call when it is added.  What it records is plain data
+// (CallRequest); src/instrument/Plan.h turns it into insertion points.
+#pragma once
+
+#include <atomx/atomx.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "instrument/Prototype.h"
+#include "ir/Program.h"
+#include "x86/Decoder.h"
+
+namespace atomx::detail {
+
+struct ProcData {
+  const ir::Procedure* proc = nullptr;
+  const BlockData* firstBlock = nullptr;
+  const BlockData* endBlock = nullptr;
+};
+
+struct BlockData {
+  const ProcData* proc = nullptr;
+  uint32_t block = 0;  // index in proc->blocks
+  const InstData* firstInst = nullptr;
+  const InstData* endInst = nullptr;
+  const EdgeData* firstEdge = nullptr;
+  const EdgeData* endEdge = nullptr;
+};
+
+struct InstData {
+  const BlockData* block = nullptr;
+  uint32_t index = 0;  // index in proc->insns
+};
+
+struct EdgeData {
+  const BlockData* from = nullptr;
+  const BlockData* to = nullptr;
+  ir::EdgeKind kind = ir::EdgeKind::FallThrough;
+};
+
+}  // namespace atomx::detail
+
+namespace atomx::instrument {
+
+// One call a tool added, exactly as it asked.
+struct CallRequest {
+  uint32_t routine = 0;
+  Point point = Point::InstBefore;
+  const void* where = nullptr;  // the handle (InstData*, BlockData*, ProcData*, EdgeData*) or null
+  std::vector<Arg> args;
+  uint32_t order = 0;  // position among all calls added
+};
+
+// BlockAfter runs after the block's last instruction when that instruction
+// falls through or is a call (on return); before it when it is any other
+// control transfer (a branch, a jump, a return), where "after" has no single
+// place.
+bool blockAfterGoesBefore(const x86::Insn& last);
+
+class Engine {
+ public:
+  Engine(const ir::Program& program, const x86::Decoder& decoder, std::string inputPath);
+  ~Engine();
+
+  // The engine a tool's API calls reach (set while Instrument runs).
+  static Engine& current();
+  static void setCurrent(Engine* engine);
+
+  const ir::Program& program() const { return program_; }
+  const x86::Decoder& decoder() const { return decoder_; }
+  const std::string& inputPath() const { return inputPath_; }
+  const std::vector<detail::ProcData>& procs() const { return procs_; }
+  const detail::ProcData* procAt(uint64_t pc) const;
+
+  uint32_t declare(std::string_view prototype);  // AddCallProto; same text twice is fine
+  const Prototype& routine(uint32_t id) const { return routines_[id]; }
+  const std::vector<Prototype>& routines() const { return routines_; }
+  uint32_t routineId(std::string_view name) const;  // throws if undeclared
+
+  void add(uint32_t routine, Point point, const void* where, std::vector<Arg> args);
+  const std::vector<CallRequest>& calls() const { return calls_; }
+
+  // The instruction an argument is computed at, for a call at (point, where):
+  // null for program points and edges.  Also used to name a call site.
+  const detail::InstData* contextInst(Point point, const void* where) const;
+  // "0x401136 (main+0x16)" for error messages.
+  std::string describe(Point point, const void* where) const;
+  // Full decoding of an instruction (operands), for queries and code generation.
+  struct Decoded {
+    ZydisDecodedInstruction insn;
+    ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
+  };
+  Decoded decode(const ir::Procedure& proc, uint32_t index) const;
+  // Memory operands (indices into Decoded::operands) in Zydis' order.
+  std::vector<int> memoryOperands(const Decoded& d) const;
+
+ private:
+  void check(const Prototype& proto, Point point, const void* where, const std::vector<Arg>& args) const;
+
+  const ir::Program& program_;
+  const x86::Decoder& decoder_;
+  std::string inputPath_;
+  std::vector<detail::ProcData> procs_;
+  std::vector<detail::BlockData> blocks_;
+  std::vector<detail::InstData> insts_;
+  std::vector<detail::EdgeData> edges_;
+  std::vector<Prototype> routines_;
+  std::vector<CallRequest> calls_;
+};
+
+}  // namespace atomx::instrument

@@ -1,0 +1,238 @@
+#include "instrument/Instrumenter.h"
+
+#include <runtime/RuntimeBlob.h>
+#include <runtime/abi.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "support/Error.h"
+#include "support/Hex.h"
+#include "x86/Assembler.h"
+
+namespace atomx::instrument {
+
+namespace {
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+template <class T> void put(std::vector<uint8_t>& out, uint64_t at, T value) {
+  std::memcpy(out.data() + at, &value, sizeof value);
+}
+
+}  // namespace
+
+// The Insertions the layout sees: one site's code per before/after slot, and
+// each procedure's edge stubs in its tail.
+class InsertedCode : public layout::Insertions {
+ public:
+  InsertedCode(const Plan& plan) : plan_(plan) {}
+  void setAddresses(uint64_t enter, const std::vector<uint64_t>* bodies) {
+    enter_ = enter;
+    bodies_ = bodies;
+  }
+
+  uint32_t sizeBefore(const ir::Procedure& proc, size_t i) const override { return find(proc, &ProcSites::before, i) ? kSiteSize : 0; }
+  uint32_t sizeAfter(const ir::Procedure& proc, size_t i) const override { return find(proc, &ProcSites::after, i) ? kSiteSize : 0; }
+  void emitBefore(const ir::Procedure& proc, size_t i, uint64_t at, std::vector<uint8_t>& out) const override {
+    emitSite(at, enter_, (*bodies_)[*find(proc, &ProcSites::before, i)], out);
+  }
+  void emitAfter(const ir::Procedure& proc, size_t i, uint64_t at, std::vector<uint8_t>& out) const override {
+    emitSite(at, enter_, (*bodies_)[*find(proc, &ProcSites::after, i)], out);
+  }
+  uint32_t sizeTail(const ir::Procedure& proc) const override {
+    const ProcSites* ps = plan_.procSites(proc.id);
+    return ps ? ps->tailSize : 0;
+  }
+  void emitTail(const ir::Procedure& proc, uint64_t at, const layout::CodeLayout& layout,
+                std::vector<uint8_t>& out) const override {
+    const ProcSites* ps = plan_.procSites(proc.id);
+    if (!ps) return;
+    std::vector<std::pair<uint32_t, uint32_t>> stubs(ps->stubOffset.begin(), ps->stubOffset.end());
+    std::sort(stubs.begin(), stubs.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    for (auto [site, offset] : stubs) {
+      const uint64_t here = at + offset;
+      emitSite(here, enter_, (*bodies_)[site], out);
+      x86::Assembler a(out, here + kSiteSize);
+      a.jmpRel32(layout.relocated(plan_.sites()[site].edgeTarget));
+    }
+  }
+  std::optional<uint32_t> takenEdge(const ir::Procedure& proc, size_t i) const override {
+    const ProcSites* ps = plan_.procSites(proc.id);
+    if (!ps) return std::nullopt;
+    auto it = ps->takenStub.find(uint32_t(i));
+    if (it == ps->takenStub.end()) return std::nullopt;
+    return ps->stubOffset.at(it->second);
+  }
+  std::optional<uint32_t> tableEdge(const ir::Procedure& proc, uint64_t target) const override {
+    const ProcSites* ps = plan_.procSites(proc.id);
+    if (!ps) return std::nullopt;
+    auto it = ps->tableStub.find(target);
+    if (it == ps->tableStub.end()) return std::nullopt;
+    return ps->stubOffset.at(it->second);
+  }
+
+ private:
+  std::optional<uint32_t> find(const ir::Procedure& proc, std::map<uint32_t, uint32_t> ProcSites::*slot, size_t i) const {
+    const ProcSites* ps = plan_.procSites(proc.id);
+    if (!ps) return std::nullopt;
+    auto it = (ps->*slot).find(uint32_t(i));
+    if (it == (ps->*slot).end()) return std::nullopt;
+    return it->second;
+  }
+
+  const Plan& plan_;
+  uint64_t enter_ = 0;
+  const std::vector<uint64_t>* bodies_ = nullptr;
+};
+
+Instrumenter::Instrumenter(const Engine& engine, std::vector<uint8_t> analysisObject, std::string programName)
+    : engine_(engine), analysisObject_(std::move(analysisObject)), programName_(std::move(programName)), plan_(engine),
+      inserted_(std::make_unique<InsertedCode>(plan_)) {}
+
+Instrumenter::~Instrumenter() = default;
+
+const layout::Insertions& Instrumenter::insertions() const { return *inserted_; }
+
+uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
+  runtimeAddress_ = alignUp(codeEnd, 64);
+  addresses_.enter = runtimeAddress_ + kAtomxSlotEnter;
+  addresses_.originalAddress = runtimeAddress_ + kAtomxSlotOriginalAddress;
+  addresses_.programAfter = runtimeAddress_ + kAtomxSlotProgramAfter;
+  // Bodies: sized with placeholder addresses (their sizes do not depend on
+  // addresses); this also fills the data pool.
+  BodyWriter writer(engine_, pool_);
+  uint64_t at = alignUp(runtimeAddress_ + runtime::kBlobSize, 16);
+  bodyAddress_.resize(plan_.sites().size());
+  bodySize_.resize(plan_.sites().size());
+  for (size_t s = 0; s < plan_.sites().size(); ++s) {
+    std::vector<uint8_t> scratch;
+    writer.emit(plan_.sites()[s], at, addresses_, scratch);
+    bodyAddress_[s] = at;
+    bodySize_[s] = uint32_t(scratch.size());
+    at = alignUp(at + scratch.size(), 16);
+  }
+  codeEnd_ = at;
+  inserted_->setAddresses(addresses_.enter, &bodyAddress_);
+  return codeEnd_;
+}
+
+uint64_t Instrumenter::readOnlySize() const {
+  uint64_t off = 0;
+  auto reserve = [&](uint64_t& where, uint64_t size, uint64_t align) {
+    off = alignUp(off, align);
+    where = off;
+    off += size;
+  };
+  auto& self = const_cast<Instrumenter&>(*this);
+  reserve(self.offAnalysis_, analysisObject_.size(), 4096);
+  uint64_t names = 0;
+  for (const Prototype& p : engine_.routines()) names += p.name.size() + 1;
+  reserve(self.offNames_, names, 8);
+  reserve(self.offPool_, pool_.bytes().size(), 16);
+  reserve(self.offProgramName_, programName_.size() + 1, 8);
+  reserve(self.offMap_, 0, 8);  // the map comes last: its length is known when built
+  self.roSize_ = off;
+  return off;
+}
+
+uint64_t Instrumenter::writableSize() const {
+  uint64_t off = alignUp(sizeof(AtomxDescriptor), 16);
+  auto& self = const_cast<Instrumenter&>(*this);
+  self.offTable_ = off;
+  off += 8 * engine_.routines().size();
+  self.offBefore_ = off;
+  off += 8 * plan_.programBefore().size();
+  self.offAfter_ = off;
+  off += 8 * plan_.programAfter().size();
+  self.rwSize_ = off;
+  return off;
+}
+
+void Instrumenter::placeData(uint64_t readOnlyAddress, uint64_t writableAddress) {
+  roAddress_ = readOnlyAddress;
+  rwAddress_ = writableAddress;
+  addresses_.routineTable = rwAddress_ + offTable_;
+  addresses_.dataPool = roAddress_ + offPool_;
+}
+
+void Instrumenter::appendCode(std::vector<uint8_t>& text, uint64_t textAddress) const {
+  text.resize(runtimeAddress_ - textAddress, 0xcc);
+  text.insert(text.end(), runtime::kBlob, runtime::kBlob + runtime::kBlobSize);
+  // The blob finds its descriptor through this delta (runtime/abi.h).
+  put<int64_t>(text, runtimeAddress_ - textAddress + kAtomxBlobDescriptorDelta, int64_t(rwAddress_ - runtimeAddress_));
+  BodyWriter writer(engine_, pool_);
+  for (size_t s = 0; s < plan_.sites().size(); ++s) {
+    text.resize(bodyAddress_[s] - textAddress, 0xcc);
+    writer.emit(plan_.sites()[s], bodyAddress_[s], addresses_, text);
+    if (text.size() != bodyAddress_[s] - textAddress + bodySize_[s])
+      throw InternalError("the body of an inserted call changed size between sizing and emission");
+  }
+  text.resize(codeEnd_ - textAddress, 0xcc);
+}
+
+void Instrumenter::addressMap(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const {
+  // Every block start, and the return address of every call with code
+  // inserted after it: original_address() answers exactly for those.
+  std::vector<AtomxAddressPair> pairs;
+  for (const layout::MovedProc& m : layout.moved()) {
+    const ir::Procedure& p = engine_.program().procs[m.proc];
+    for (const ir::Block& b : p.blocks)
+      if (auto n = layout.translate(b.start)) pairs.push_back({uint32_t(*n - mapBase), uint32_t(b.start - mapBase)});
+    if (m.after.empty()) continue;
+    for (size_t i = 0; i + 1 < p.insns.size(); ++i)
+      if (m.after[i] && p.insns[i].fallsThrough())
+        pairs.push_back({uint32_t(m.newStart + m.offset[i + 1] - m.after[i] - mapBase), uint32_t(p.insns[i + 1].address - mapBase)});
+  }
+  std::sort(pairs.begin(), pairs.end(), [](auto& a, auto& b) { return a.newOffset < b.newOffset; });
+  mapCount_ = pairs.size();
+  const size_t at = out.size();
+  out.resize(at + pairs.size() * sizeof(AtomxAddressPair));
+  if (!pairs.empty()) std::memcpy(out.data() + at, pairs.data(), pairs.size() * sizeof(AtomxAddressPair));
+}
+
+std::vector<uint8_t> Instrumenter::readOnlyBytes(const layout::CodeLayout& layout, uint64_t mapBase) const {
+  std::vector<uint8_t> out(roSize_, 0);
+  std::memcpy(out.data() + offAnalysis_, analysisObject_.data(), analysisObject_.size());
+  uint64_t at = offNames_;
+  for (const Prototype& p : engine_.routines()) {
+    std::memcpy(out.data() + at, p.name.c_str(), p.name.size() + 1);
+    at += p.name.size() + 1;
+  }
+  if (!pool_.bytes().empty()) std::memcpy(out.data() + offPool_, pool_.bytes().data(), pool_.bytes().size());
+  std::memcpy(out.data() + offProgramName_, programName_.c_str(), programName_.size() + 1);
+  out.resize(offMap_);
+  addressMap(layout, mapBase, out);
+  return out;
+}
+
+std::vector<uint8_t> Instrumenter::writableBytes(const layout::CodeLayout&, uint64_t originalEntry, uint64_t mapBase,
+                                                 uint64_t newCodeStart, uint64_t newCodeEnd) const {
+  std::vector<uint8_t> out(rwSize_, 0);
+  AtomxDescriptor d;
+  std::memset(&d, 0, sizeof d);
+  std::memcpy(d.magic, ATOMX_DESCRIPTOR_MAGIC, 8);
+  d.self = rwAddress_;
+  d.originalEntry = originalEntry;
+  d.analysisImage = roAddress_ + offAnalysis_;
+  d.analysisSize = analysisObject_.size();
+  d.routineNames = roAddress_ + offNames_;
+  d.routineCount = engine_.routines().size();
+  d.routineTable = rwAddress_ + offTable_;
+  d.beforeBodies = rwAddress_ + offBefore_;
+  d.beforeCount = plan_.programBefore().size();
+  d.afterBodies = rwAddress_ + offAfter_;
+  d.afterCount = plan_.programAfter().size();
+  d.addressMap = roAddress_ + offMap_;
+  d.addressMapCount = mapCount_;
+  d.mapBase = mapBase;
+  d.newCodeStart = newCodeStart;
+  d.newCodeEnd = newCodeEnd;
+  d.programName = roAddress_ + offProgramName_;
+  std::memcpy(out.data(), &d, sizeof d);
+  for (size_t i = 0; i < plan_.programBefore().size(); ++i) put<uint64_t>(out, offBefore_ + 8 * i, bodyAddress_[plan_.programBefore()[i]]);
+  for (size_t i = 0; i < plan_.programAfter().size(); ++i) put<uint64_t>(out, offAfter_ + 8 * i, bodyAddress_[plan_.programAfter()[i]]);
+  return out;
+}
+
+}  // namespace atomx::instrument

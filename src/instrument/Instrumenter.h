@@ -1,0 +1,72 @@
+// Instrumenter: everything instrumentation adds to the output file, for the
+// Rewriter to place.
+//
+//   insertions()   site code in the application's code (for CodeLayout)
+//   appendCode()   the runtime blob and the generated bodies, after the code
+//   data           read-only: the analysis object, routine names, address map,
+//                  strings and arrays; writable: the runtime descriptor, the
+//                  routine table and the ProgramBefore/After body lists
+//   entryPoint()   the runtime's entry slot, which becomes e_entry
+//
+// runtime/abi.h is the contract with the runtime that runs inside the program.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "instrument/CallCode.h"
+#include "instrument/Engine.h"
+#include "instrument/Plan.h"
+#include "layout/CodeLayout.h"
+
+namespace atomx::instrument {
+
+class InsertedCode;
+
+class Instrumenter {
+ public:
+  Instrumenter(const Engine& engine, std::vector<uint8_t> analysisObject, std::string programName);
+  ~Instrumenter();
+
+  const layout::Insertions& insertions() const;
+  size_t siteCount() const { return plan_.sites().size(); }
+
+  // 1. After CodeLayout::run(): where the runtime and the bodies go, right
+  //    after `codeEnd`; returns the end of the code.
+  uint64_t placeCode(uint64_t codeEnd);
+  // 2. Where the data goes; sizes first.
+  uint64_t readOnlySize() const;
+  uint64_t writableSize() const;
+  void placeData(uint64_t readOnlyAddress, uint64_t writableAddress);
+  // 3. The bytes, once CodeLayout::emit() has produced the moved code
+  //    (`text`, starting at `textAddress`): appends the runtime and bodies.
+  void appendCode(std::vector<uint8_t>& text, uint64_t textAddress) const;
+  std::vector<uint8_t> readOnlyBytes(const layout::CodeLayout& layout, uint64_t mapBase) const;
+  std::vector<uint8_t> writableBytes(const layout::CodeLayout& layout, uint64_t originalEntry, uint64_t mapBase,
+                                     uint64_t newCodeStart, uint64_t newCodeEnd) const;
+  uint64_t entryPoint() const { return runtimeAddress_; }
+
+ private:
+  void addressMap(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const;
+
+  const Engine& engine_;
+  std::vector<uint8_t> analysisObject_;
+  std::string programName_;
+  Plan plan_;
+  mutable DataPool pool_;
+  std::unique_ptr<InsertedCode> inserted_;
+  std::vector<uint64_t> bodyAddress_;  // per site
+  std::vector<uint32_t> bodySize_;
+  uint64_t runtimeAddress_ = 0, codeEnd_ = 0;
+  CodeAddresses addresses_;
+  // Read-only layout (offsets from roAddress_).
+  uint64_t roAddress_ = 0, rwAddress_ = 0;
+  uint64_t offAnalysis_ = 0, offNames_ = 0, offPool_ = 0, offMap_ = 0, offProgramName_ = 0, roSize_ = 0;
+  mutable uint64_t mapCount_ = 0;
+  // Writable layout.
+  uint64_t offTable_ = 0, offBefore_ = 0, offAfter_ = 0, rwSize_ = 0;
+};
+
+}  // namespace atomx::instrument

@@ -1,0 +1,165 @@
+// The typed C++ API (<atomx/atomx.hpp>) over the Engine.
+#include <atomx/atomx.hpp>
+
+#include <cstring>
+
+#include "instrument/Engine.h"
+#include "support/Error.h"
+
+namespace atomx {
+
+using instrument::Engine;
+
+namespace {
+
+const ir::Procedure& procOf(const detail::InstData* d) { return *d->block->proc->proc; }
+const x86::Insn& insnOf(const detail::InstData* d) { return procOf(d).insns[d->index]; }
+const ir::Block& blockOf(const detail::BlockData* d) { return d->proc->proc->blocks[d->block]; }
+
+void requireHandle(const void* d, const char* what) {
+  if (!d) throw Error(std::string(what) + " of a null handle");
+}
+
+}  // namespace
+
+// --- Inst ---------------------------------------------------------------
+
+uint64_t Inst::pc() const { requireHandle(d_, "pc"); return insnOf(d_).address; }
+unsigned Inst::size() const { requireHandle(d_, "size"); return insnOf(d_).length; }
+
+std::string Inst::text() const {
+  requireHandle(d_, "text");
+  const x86::Insn& in = insnOf(d_);
+  const Engine& e = Engine::current();
+  return e.decoder().format(e.program().image->bytesAt(in.address, in.length), in.length, in.address);
+}
+
+std::string Inst::mnemonic() const {
+  requireHandle(d_, "mnemonic");
+  return ZydisMnemonicGetString(ZydisMnemonic(insnOf(d_).mnemonic));
+}
+
+InstClass Inst::kind() const {
+  requireHandle(d_, "kind");
+  switch (insnOf(d_).flow) {
+    case x86::Flow::Sequential: return InstClass::Other;
+    case x86::Flow::CondBranch: return InstClass::CondBranch;
+    case x86::Flow::Jump: return InstClass::Jump;
+    case x86::Flow::IndirectJump: return InstClass::IndirectJump;
+    case x86::Flow::Call: return InstClass::Call;
+    case x86::Flow::IndirectCall: return InstClass::IndirectCall;
+    case x86::Flow::Return: return InstClass::Return;
+    case x86::Flow::Stop: return InstClass::Stop;
+  }
+  return InstClass::Other;
+}
+
+unsigned Inst::memOperandCount() const {
+  requireHandle(d_, "memOperandCount");
+  const Engine& e = Engine::current();
+  return unsigned(e.memoryOperands(e.decode(procOf(d_), d_->index)).size());
+}
+
+namespace {
+bool accesses(const detail::InstData* d, ZydisOperandActions mask) {
+  const Engine& e = Engine::current();
+  const Engine::Decoded dec = e.decode(procOf(d), d->index);
+  for (int i : e.memoryOperands(dec))
+    if (dec.operands[i].actions & mask) return true;
+  return false;
+}
+}  // namespace
+
+bool Inst::isLoad() const { requireHandle(d_, "isLoad"); return accesses(d_, ZYDIS_OPERAND_ACTION_MASK_READ); }
+bool Inst::isStore() const { requireHandle(d_, "isStore"); return accesses(d_, ZYDIS_OPERAND_ACTION_MASK_WRITE); }
+
+unsigned Inst::accessSize(unsigned operand) const {
+  requireHandle(d_, "accessSize");
+  const Engine& e = Engine::current();
+  const Engine::Decoded dec = e.decode(procOf(d_), d_->index);
+  const std::vector<int> ops = e.memoryOperands(dec);
+  if (operand >= ops.size()) throw Error("accessSize: the instruction at " + std::to_string(pc()) + " has no memory operand " + std::to_string(operand));
+  return dec.operands[ops[operand]].size / 8;
+}
+
+bool Inst::hasTarget() const { requireHandle(d_, "hasTarget"); return insnOf(d_).isDirectBranch(); }
+uint64_t Inst::target() const { requireHandle(d_, "target"); return insnOf(d_).isDirectBranch() ? insnOf(d_).target : 0; }
+Inst Inst::next() const { requireHandle(d_, "next"); return Inst(d_ + 1 == d_->block->endInst ? nullptr : d_ + 1); }
+Inst Inst::prev() const { requireHandle(d_, "prev"); return Inst(d_ == d_->block->firstInst ? nullptr : d_ - 1); }
+Block Inst::block() const { requireHandle(d_, "block"); return Block(d_->block); }
+Proc Inst::proc() const { requireHandle(d_, "proc"); return Proc(d_->block->proc); }
+
+// --- Block ----------------------------------------------------------------
+
+uint64_t Block::pc() const { requireHandle(d_, "pc"); return blockOf(d_).start; }
+uint64_t Block::endPc() const { requireHandle(d_, "endPc"); return blockOf(d_).end; }
+Range<Inst, detail::InstData> Block::insts() const { requireHandle(d_, "insts"); return {d_->firstInst, d_->endInst}; }
+Inst Block::first() const { requireHandle(d_, "first"); return Inst(d_->firstInst); }
+Inst Block::last() const { requireHandle(d_, "last"); return Inst(d_->endInst - 1); }
+Range<Edge, detail::EdgeData> Block::succs() const { requireHandle(d_, "succs"); return {d_->firstEdge, d_->endEdge}; }
+Block Block::next() const { requireHandle(d_, "next"); return Block(d_ + 1 == d_->proc->endBlock ? nullptr : d_ + 1); }
+Proc Block::proc() const { requireHandle(d_, "proc"); return Proc(d_->proc); }
+
+// --- Edge -----------------------------------------------------------------
+
+Block Edge::from() const { requireHandle(d_, "from"); return Block(d_->from); }
+Block Edge::to() const { requireHandle(d_, "to"); return Block(d_->to); }
+EdgeKind Edge::kind() const {
+  requireHandle(d_, "kind");
+  switch (d_->kind) {
+    case ir::EdgeKind::FallThrough: return EdgeKind::FallThrough;
+    case ir::EdgeKind::Taken: return EdgeKind::Taken;
+    case ir::EdgeKind::JumpTable: return EdgeKind::JumpTable;
+  }
+  return EdgeKind::FallThrough;
+}
+
+// --- Proc / Program -------------------------------------------------------
+
+std::string_view Proc::name() const { requireHandle(d_, "name"); return d_->proc->name; }
+uint64_t Proc::pc() const { requireHandle(d_, "pc"); return d_->proc->start; }
+uint64_t Proc::endPc() const { requireHandle(d_, "endPc"); return d_->proc->end; }
+Range<Block, detail::BlockData> Proc::blocks() const { requireHandle(d_, "blocks"); return {d_->firstBlock, d_->endBlock}; }
+Block Proc::entry() const { requireHandle(d_, "entry"); return Block(d_->firstBlock); }
+
+Proc Proc::next() const {
+  requireHandle(d_, "next");
+  const auto& procs = Engine::current().procs();
+  return Proc(d_ + 1 == procs.data() + procs.size() ? nullptr : d_ + 1);
+}
+
+Range<Proc, detail::ProcData> Program::procs() const {
+  const auto& procs = Engine::current().procs();
+  return {procs.data(), procs.data() + procs.size()};
+}
+std::string_view Program::path() const { return Engine::current().inputPath(); }
+Proc Program::procAt(uint64_t pc) const { return Proc(Engine::current().procAt(pc)); }
+Program program() { return Program(); }
+
+// --- Arguments and routines -------------------------------------------------
+
+Arg::Arg(const char* text) : kind_(Kind::String), elementSize_(1) {
+  if (!text) throw Error("a null string argument");
+  bytes_.assign(text, std::strlen(text) + 1);
+}
+
+Arg::Arg(const void* data, size_t elementSize, size_t count) : kind_(Kind::Array), elementSize_(unsigned(elementSize)) {
+  if (!data && count) throw Error("a null array argument");
+  if (count == 0) throw Error("an empty array argument");
+  bytes_.assign(static_cast<const char*>(data), elementSize * count);
+}
+
+Routine::Routine(std::string_view prototype) : id_(Engine::current().declare(prototype)) {}
+Routine Routine::named(std::string_view name) {
+  Routine r;
+  r.id_ = Engine::current().routineId(name);
+  return r;
+}
+
+std::string_view Routine::name() const { return Engine::current().routine(id_).name; }
+
+void Routine::add(Point point, const void* where, std::vector<Arg> args) const {
+  Engine::current().add(id_, point, where, std::move(args));
+}
+
+}  // namespace atomx

@@ -1,0 +1,195 @@
+#include "instrument/Plan.h"
+
+#include <algorithm>
+
+#include "instrument/CallCode.h"
+#include "support/Error.h"
+#include "support/Hex.h"
+
+namespace atomx::instrument {
+
+namespace {
+
+// At one place, calls run outermost first: the procedure's, then the
+// block's, then the instruction's; on the way out the reverse.  Calls of the
+// same kind run in the order they were added.
+int rank(Point p) {
+  switch (p) {
+    case Point::ProcBefore: return 0;
+    case Point::BlockBefore: return 1;
+    case Point::InstBefore: return 2;
+    case Point::InstAfter: return 3;
+    case Point::Edge: return 4;
+    case Point::BlockAfter: return 5;
+    case Point::ProcAfter: return 6;
+    default: return 7;
+  }
+}
+
+// Code may not go before an endbr64: indirect branches must land on it.
+uint32_t skipEndbr(const ir::Procedure& proc, uint32_t i) {
+  if (proc.insns[i].mnemonic == ZYDIS_MNEMONIC_ENDBR64 && i + 1 < proc.insns.size()) return i + 1;
+  return i;
+}
+
+}  // namespace
+
+Plan::Plan(const Engine& engine) : engine_(engine) {
+  for (const CallRequest& c : engine.calls()) place(c);
+  if (!programAfter_.empty()) addExitHooks();
+  sortAndLayTails();
+}
+
+const ProcSites* Plan::procSites(uint32_t procId) const {
+  auto it = procs_.find(procId);
+  return it == procs_.end() ? nullptr : &it->second;
+}
+
+uint32_t Plan::siteAt(std::map<uint32_t, uint32_t>& slot, uint32_t key, const ir::Procedure& proc, uint32_t insn,
+                      bool after) {
+  auto [it, fresh] = slot.emplace(key, uint32_t(sites_.size()));
+  if (fresh) {
+    Site s;
+    s.proc = &proc;
+    s.insn = insn;
+    s.afterInsn = after;
+    s.pc = proc.insns[insn].address;
+    sites_.push_back(std::move(s));
+  }
+  return it->second;
+}
+
+void Plan::place(const CallRequest& c) {
+  auto instOf = [](const void* w) { return static_cast<const detail::InstData*>(w); };
+  auto before = [&](const ir::Procedure& p, uint32_t i) {
+    const uint32_t at = skipEndbr(p, i);
+    sites_[siteAt(procs_[p.id].before, at, p, at, false)].calls.push_back(&c);
+  };
+  auto after = [&](const ir::Procedure& p, uint32_t i) {
+    sites_[siteAt(procs_[p.id].after, i, p, i, true)].calls.push_back(&c);
+  };
+  auto taken = [&](const ir::Procedure& p, uint32_t i) {
+    const uint32_t s = siteAt(procs_[p.id].takenStub, i, p, i, true);
+    sites_[s].edgeTarget = p.insns[i].target;
+    sites_[s].calls.push_back(&c);
+  };
+  switch (c.point) {
+    case Point::ProgramBefore:
+    case Point::ProgramAfter: {
+      Site s;
+      s.calls.push_back(&c);
+      (c.point == Point::ProgramBefore ? programBefore_ : programAfter_).push_back(uint32_t(sites_.size()));
+      sites_.push_back(std::move(s));
+      return;
+    }
+    case Point::InstBefore: {
+      const detail::InstData* d = instOf(c.where);
+      before(*d->block->proc->proc, d->index);
+      return;
+    }
+    case Point::InstAfter: {
+      const detail::InstData* d = instOf(c.where);
+      const ir::Procedure& p = *d->block->proc->proc;
+      const x86::Insn& in = p.insns[d->index];
+      if (in.flow == x86::Flow::Jump) return taken(p, d->index);
+      after(p, d->index);
+      if (in.flow == x86::Flow::CondBranch) taken(p, d->index);
+      return;
+    }
+    case Point::BlockBefore: {
+      auto* b = static_cast<const detail::BlockData*>(c.where);
+      before(*b->proc->proc, b->firstInst->index);
+      return;
+    }
+    case Point::BlockAfter: {
+      auto* b = static_cast<const detail::BlockData*>(c.where);
+      const ir::Procedure& p = *b->proc->proc;
+      const uint32_t last = (b->endInst - 1)->index;
+      if (blockAfterGoesBefore(p.insns[last])) {
+        const uint32_t s = siteAt(procs_[p.id].before, last, p, last, false);
+        sites_[s].calls.push_back(&c);
+      } else {
+        after(p, last);
+      }
+      return;
+    }
+    case Point::ProcBefore: {
+      auto* pd = static_cast<const detail::ProcData*>(c.where);
+      before(*pd->proc, pd->firstBlock->firstInst->index);
+      return;
+    }
+    case Point::ProcAfter: {
+      // Every way out: returns, jumps to other procedures (tail calls), and
+      // indirect jumps that are not jump tables.
+      auto* pd = static_cast<const detail::ProcData*>(c.where);
+      const ir::Procedure& p = *pd->proc;
+      for (const detail::BlockData* b = pd->firstBlock; b != pd->endBlock; ++b) {
+        const uint32_t last = (b->endInst - 1)->index;
+        const x86::Insn& in = p.insns[last];
+        bool exits = in.flow == x86::Flow::Return || (in.flow == x86::Flow::Jump && !p.contains(in.target));
+        if (in.flow == x86::Flow::IndirectJump)
+          exits = std::none_of(b->firstEdge, b->endEdge, [](const detail::EdgeData& e) { return e.kind == ir::EdgeKind::JumpTable; });
+        if (!exits) continue;
+        const uint32_t s = siteAt(procs_[p.id].before, last, p, last, false);
+        sites_[s].calls.push_back(&c);
+      }
+      return;
+    }
+    case Point::Edge: {
+      auto* e = static_cast<const detail::EdgeData*>(c.where);
+      const ir::Procedure& p = *e->from->proc->proc;
+      const uint32_t last = (e->from->endInst - 1)->index;
+      switch (e->kind) {
+        case ir::EdgeKind::FallThrough: return after(p, last);
+        case ir::EdgeKind::Taken: return taken(p, last);
+        case ir::EdgeKind::JumpTable: {
+          const uint64_t target = p.blocks[e->to->block].start;
+          auto [it, fresh] = procs_[p.id].tableStub.emplace(target, uint32_t(sites_.size()));
+          if (fresh) {
+            Site st;
+            st.proc = &p;
+            st.insn = uint32_t(p.insnIndexAt(target));
+            st.afterInsn = false;
+            st.pc = target;
+            st.edgeTarget = target;
+            sites_.push_back(std::move(st));
+          }
+          sites_[it->second].calls.push_back(&c);
+          return;
+        }
+      }
+      return;
+    }
+  }
+}
+
+void Plan::addExitHooks() {
+  // _exit skips atexit handlers; the program's own calls to it run
+  // ProgramAfter first (see docs/instrumenting.md).
+  for (const detail::ProcData& pd : engine_.procs()) {
+    const ir::Procedure& p = *pd.proc;
+    for (uint32_t i = 0; i < p.insns.size(); ++i) {
+      const x86::Insn& in = p.insns[i];
+      if (in.flow != x86::Flow::Call && in.flow != x86::Flow::Jump) continue;
+      auto name = engine_.program().pltNames.find(in.target);
+      if (name == engine_.program().pltNames.end()) continue;
+      if (name->second != "_exit@plt" && name->second != "_Exit@plt") continue;
+      const uint32_t s = siteAt(procs_[p.id].before, i, p, i, false);
+      sites_[s].exitHook = true;
+    }
+  }
+}
+
+void Plan::sortAndLayTails() {
+  for (Site& s : sites_)
+    std::stable_sort(s.calls.begin(), s.calls.end(),
+                     [](const CallRequest* a, const CallRequest* b) { return rank(a->point) < rank(b->point); });
+  for (auto& [id, ps] : procs_) {
+    uint32_t off = 0;
+    for (auto& [insn, site] : ps.takenStub) ps.stubOffset[site] = off, off += kEdgeStubSize;
+    for (auto& [target, site] : ps.tableStub) ps.stubOffset[site] = off, off += kEdgeStubSize;
+    ps.tailSize = off;
+  }
+}
+
+}  // namespace atomx::instrument

@@ -1,0 +1,63 @@
+// Plan: where each call a tool added runs, as insertion sites.
+//
+// A site is one place in the new code that saves the application's state
+// once, runs every call for that place in order, and restores the state
+// (one `enter` of the runtime, one generated body).  Sites sit before an
+// instruction, after it, or in a procedure's tail as an edge stub (a taken
+// edge or a jump-table edge is redirected through the stub, which then jumps
+// on to the original target).  docs/instrumenting.md lists what runs where.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "instrument/Engine.h"
+
+namespace atomx::instrument {
+
+struct Site {
+  std::vector<const CallRequest*> calls;  // in the order they run
+  const ir::Procedure* proc = nullptr;    // null for program sites
+  uint32_t insn = 0;        // the instruction the arguments are computed at
+  bool afterInsn = false;   // the site runs after that instruction
+  uint64_t pc = 0;          // what a PC argument gives
+  bool exitHook = false;    // before a call to _exit: run ProgramAfter first
+  uint64_t edgeTarget = 0;  // edge stubs: original address the stub jumps on to
+};
+
+struct ProcSites {
+  std::map<uint32_t, uint32_t> before;     // instruction -> site
+  std::map<uint32_t, uint32_t> after;      // instruction -> site
+  std::map<uint32_t, uint32_t> takenStub;  // direct branch -> site of its taken edge
+  std::map<uint64_t, uint32_t> tableStub;  // jump-table target (original address) -> site
+  // Tail layout: each stub's offset in the tail, and the tail's size.
+  std::map<uint32_t, uint32_t> stubOffset; // site -> offset
+  uint32_t tailSize = 0;
+};
+
+class Plan {
+ public:
+  explicit Plan(const Engine& engine);
+
+  const std::vector<Site>& sites() const { return sites_; }
+  const ProcSites* procSites(uint32_t procId) const;
+  const std::vector<uint32_t>& programBefore() const { return programBefore_; }
+  const std::vector<uint32_t>& programAfter() const { return programAfter_; }
+  bool empty() const { return sites_.empty(); }
+
+ private:
+  uint32_t siteAt(std::map<uint32_t, uint32_t>& slot, uint32_t key, const ir::Procedure& proc, uint32_t insn, bool after);
+  void place(const CallRequest& call);
+  void addExitHooks();
+  void sortAndLayTails();
+
+  const Engine& engine_;
+  std::vector<Site> sites_;
+  std::unordered_map<uint32_t, ProcSites> procs_;
+  std::vector<uint32_t> programBefore_, programAfter_;
+};
+
+}  // namespace atomx::instrument

@@ -1,0 +1,167 @@
+#include "instrument/ToolBuild.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "support/Error.h"
+
+extern char** environ;
+
+namespace atomx::instrument {
+
+namespace {
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool isCxx(const std::string& path) {
+  return endsWith(path, ".cpp") || endsWith(path, ".cc") || endsWith(path, ".cxx") || endsWith(path, ".C");
+}
+
+std::string compilerFor(const std::string& path) {
+  const char* env = std::getenv(isCxx(path) ? "CXX" : "CC");
+  return env && *env ? env : (isCxx(path) ? "c++" : "cc");
+}
+
+// Where atomx's headers and libraries are: beside the executable, as
+// installed (PREFIX/bin/atomx, PREFIX/include, PREFIX/lib/atomx) or built.
+std::string installRoot() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw Error("cannot find atomx's own executable (/proc/self/exe)");
+  buf[n] = 0;
+  return std::filesystem::path(buf).parent_path().parent_path().string();
+}
+
+void run(const std::vector<std::string>& args, const std::string& what) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0)
+    throw Error("cannot run " + args[0] + " to build " + what + ": " + std::strerror(errno));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw Error("building " + what + " failed (the compiler's messages are above)");
+}
+
+}  // namespace
+
+bool isSourceFile(const std::string& path) { return endsWith(path, ".c") || isCxx(path); }
+
+ToolBuild::ToolBuild(const ToolSources& sources) {
+  for (const std::string& f : {sources.instrumentation})
+    if (access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read the instrumentation file");
+  for (const std::string& f : sources.analysis)
+    if (access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read the analysis file");
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/atomx-tool.XXXXXX";
+  if (!mkdtemp(pattern.data())) throw Error("cannot create a temporary directory: " + std::string(std::strerror(errno)));
+  dir_ = pattern;
+  instName_ = sources.instrumentation;
+  const std::string root = installRoot();
+  const std::string include = "-I" + root + "/include";
+  const std::string support = root + "/lib/atomx/libatomx_analysis.a";
+  if (access(support.c_str(), R_OK) != 0) throw Error(support + ": atomx's analysis support library is missing");
+
+  // The instrumentation plugin.  C is built with -fexceptions so API errors
+  // (C++ exceptions) can pass through the tool's frames.
+  plugin_ = dir_ + "/instrument.so";
+  std::vector<std::string> cmd = {compilerFor(instName_), "-shared", "-fPIC", "-g", "-O1", include};
+  if (isCxx(instName_)) cmd.push_back("-std=c++20");
+  else cmd.push_back("-fexceptions");
+  cmd.insert(cmd.end(), {instName_, "-o", plugin_});
+  run(cmd, instName_);
+
+  // The analysis object: each file compiled, then linked with the support
+  // library whole (its finish routine must be there even if nothing calls it).
+  std::vector<std::string> objects;
+  bool anyCxx = false;
+  for (size_t i = 0; i < sources.analysis.size(); ++i) {
+    const std::string& f = sources.analysis[i];
+    anyCxx |= isCxx(f);
+    const std::string obj = dir_ + "/analysis" + std::to_string(i) + ".o";
+    std::vector<std::string> c = {compilerFor(f), "-c", "-fPIC", "-O2", "-g", include};
+    if (isCxx(f)) c.push_back("-std=c++20");
+    c.insert(c.end(), {f, "-o", obj});
+    run(c, f);
+    objects.push_back(obj);
+  }
+  analysis_ = dir_ + "/analysis.so";
+  const char* linkerEnv = std::getenv(anyCxx ? "CXX" : "CC");
+  std::vector<std::string> link = {linkerEnv && *linkerEnv ? linkerEnv : (anyCxx ? "c++" : "cc"), "-shared", "-o", analysis_};
+  link.insert(link.end(), objects.begin(), objects.end());
+  link.insert(link.end(), {"-Wl,--whole-archive", support, "-Wl,--no-whole-archive"});
+  run(link, "the analysis object");
+}
+
+ToolBuild::~ToolBuild() {
+  // The plugin stays loaded (its code may be on the stack of an exception
+  // being reported); only the files go.
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+void ToolBuild::runInstrument(const std::vector<std::string>& toolArgs) {
+  handle_ = dlopen(plugin_.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_) throw Error(instName_ + ": cannot load the instrumentation: " + dlerror());
+  auto instrument = reinterpret_cast<void (*)(int, char**)>(dlsym(handle_, "Instrument"));
+  if (!instrument)
+    throw Error(instName_ + ": defines no Instrument(int, char**) (in C++, declare it extern \"C\")");
+  std::vector<std::string> args = {instName_};
+  args.insert(args.end(), toolArgs.begin(), toolArgs.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  instrument(int(args.size()), argv.data());
+}
+
+std::vector<uint8_t> ToolBuild::analysisObject() const {
+  std::ifstream in(analysis_, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) throw Error("the analysis object is empty");
+  return bytes;
+}
+
+bool ToolBuild::analysisDefines(const std::string& name) const {
+  // Read .dynsym directly: loading the object here would run its constructors.
+  const std::vector<uint8_t> f = analysisObject();
+  auto at = [&](uint64_t off, uint64_t size) {
+    if (off > f.size() || size > f.size() - off) throw Error("the analysis object is malformed");
+    return f.data() + off;
+  };
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, at(0, sizeof eh), sizeof eh);
+  for (unsigned i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh;
+    std::memcpy(&sh, at(eh.e_shoff + uint64_t(i) * sizeof sh, sizeof sh), sizeof sh);
+    if (sh.sh_type != SHT_DYNSYM || sh.sh_link >= eh.e_shnum) continue;
+    Elf64_Shdr str;
+    std::memcpy(&str, at(eh.e_shoff + uint64_t(sh.sh_link) * sizeof str, sizeof str), sizeof str);
+    const char* names = reinterpret_cast<const char*>(at(str.sh_offset, str.sh_size));
+    for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); ++k) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, at(sh.sh_offset + k * sizeof sym, sizeof sym), sizeof sym);
+      if (sym.st_shndx == SHN_UNDEF || sym.st_name >= str.sh_size) continue;
+      if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC) continue;
+      if (std::strncmp(names + sym.st_name, name.c_str(), str.sh_size - sym.st_name) == 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace atomx::instrument

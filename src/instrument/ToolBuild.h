@@ -1,0 +1,45 @@
+// ToolBuild: turns a tool's source files into what atomx needs, as ATOM's
+// `atom prog inst.c anal.c -o prog.atom` did: the instrumentation file
+// becomes a plugin that atomx loads and runs (Instrument(argc, argv)), the
+// analysis files become a shared object that is embedded in the output.
+// The system compiler (cc for .c, c++ for .cpp; $CC and $CXX override) builds
+// both against atomx's installed headers; its messages go straight to the
+// user's terminal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace atomx::instrument {
+
+struct ToolSources {
+  std::string instrumentation;         // inst.c / inst.cpp
+  std::vector<std::string> analysis;   // anal.c ...
+};
+
+bool isSourceFile(const std::string& path);
+
+class ToolBuild {
+ public:
+  // Builds in a fresh temporary directory, removed by the destructor.
+  explicit ToolBuild(const ToolSources& sources);
+  ~ToolBuild();
+  ToolBuild(const ToolBuild&) = delete;
+  ToolBuild& operator=(const ToolBuild&) = delete;
+
+  // Loads the plugin and calls its Instrument(argc, argv); argv[0] is the
+  // instrumentation file's name.  API errors propagate as atomx::Error.
+  void runInstrument(const std::vector<std::string>& toolArgs);
+  // The analysis shared object's bytes.
+  std::vector<uint8_t> analysisObject() const;
+  // Names the analysis object defines (dynamic symbols), to check routines.
+  bool analysisDefines(const std::string& name) const;
+
+ private:
+  std::string dir_;
+  std::string plugin_, analysis_, instName_;
+  void* handle_ = nullptr;
+};
+
+}  // namespace atomx::instrument

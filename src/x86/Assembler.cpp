@@ -1,0 +1,216 @@
+#include "x86/Assembler.h"
+
+#include <cstring>
+
+#include "support/Error.h"
+
+namespace atomx::x86 {
+
+namespace {
+
+ZydisEncoderRequest request(ZydisMnemonic mnemonic) {
+  ZydisEncoderRequest r;
+  std::memset(&r, 0, sizeof r);
+  r.machine_mode = ZYDIS_MACHINE_MODE_LONG_64;
+  r.mnemonic = mnemonic;
+  return r;
+}
+
+void setReg(ZydisEncoderOperand& op, ZydisRegister reg) {
+  op.type = ZYDIS_OPERAND_TYPE_REGISTER;
+  op.reg.value = reg;
+}
+
+void setMem(ZydisEncoderOperand& op, const Mem& m) {
+  op.type = ZYDIS_OPERAND_TYPE_MEMORY;
+  op.mem.base = m.base;
+  op.mem.index = m.index;
+  op.mem.scale = m.index == ZYDIS_REGISTER_NONE ? 0 : m.scale;
+  op.mem.displacement = m.disp;
+  op.mem.size = m.size;
+}
+
+void setImm(ZydisEncoderOperand& op, uint64_t value) {
+  op.type = ZYDIS_OPERAND_TYPE_IMMEDIATE;
+  op.imm.u = value;
+}
+
+}  // namespace
+
+void Assembler::encode(ZydisEncoderRequest& r) {
+  uint8_t buf[ZYDIS_MAX_INSTRUCTION_LENGTH];
+  ZyanUSize len = sizeof buf;
+  if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstructionAbsolute(&r, buf, &len, here())))
+    throw InternalError("cannot encode generated instruction (mnemonic " + std::to_string(int(r.mnemonic)) + ")");
+  out_.insert(out_.end(), buf, buf + len);
+}
+
+void Assembler::movImm(ZydisRegister dst, uint64_t value) {
+  auto r = request(ZYDIS_MNEMONIC_MOV);
+  r.operand_count = 2;
+  // mov r32, imm32 zero-extends: the shortest form for small unsigned values.
+  if (value <= UINT32_MAX && dst >= ZYDIS_REGISTER_RAX && dst <= ZYDIS_REGISTER_R15)
+    dst = ZydisRegister(ZYDIS_REGISTER_EAX + (dst - ZYDIS_REGISTER_RAX));
+  setReg(r.operands[0], dst);
+  setImm(r.operands[1], value);
+  encode(r);
+}
+
+void Assembler::movLoad(ZydisRegister dst, const Mem& src) {
+  auto r = request(ZYDIS_MNEMONIC_MOV);
+  r.operand_count = 2;
+  setReg(r.operands[0], dst);
+  setMem(r.operands[1], src);
+  encode(r);
+}
+
+void Assembler::movStore(const Mem& dst, ZydisRegister src) {
+  auto r = request(ZYDIS_MNEMONIC_MOV);
+  r.operand_count = 2;
+  setMem(r.operands[0], dst);
+  setReg(r.operands[1], src);
+  encode(r);
+}
+
+void Assembler::lea(ZydisRegister dst, const Mem& src) {
+  auto r = request(ZYDIS_MNEMONIC_LEA);
+  r.operand_count = 2;
+  setReg(r.operands[0], dst);
+  Mem m = src;
+  m.size = 8;  // Zydis wants an operand size even for an address computation
+  setMem(r.operands[1], m);
+  encode(r);
+}
+
+void Assembler::movReg(ZydisRegister dst, ZydisRegister src) {
+  auto r = request(ZYDIS_MNEMONIC_MOV);
+  r.operand_count = 2;
+  setReg(r.operands[0], dst);
+  setReg(r.operands[1], src);
+  encode(r);
+}
+
+void Assembler::movzxByte(ZydisRegister dst32, ZydisRegister src8) {
+  auto r = request(ZYDIS_MNEMONIC_MOVZX);
+  r.operand_count = 2;
+  setReg(r.operands[0], dst32);
+  setReg(r.operands[1], src8);
+  encode(r);
+}
+
+void Assembler::addReg(ZydisRegister dst, ZydisRegister src) {
+  auto r = request(ZYDIS_MNEMONIC_ADD);
+  r.operand_count = 2;
+  setReg(r.operands[0], dst);
+  setReg(r.operands[1], src);
+  encode(r);
+}
+
+void Assembler::subImm(ZydisRegister dst, int32_t value) {
+  auto r = request(ZYDIS_MNEMONIC_SUB);
+  r.operand_count = 2;
+  setReg(r.operands[0], dst);
+  setImm(r.operands[1], uint64_t(int64_t(value)));
+  encode(r);
+}
+
+void Assembler::andImm(ZydisRegister dst, int32_t value) {
+  auto r = request(ZYDIS_MNEMONIC_AND);
+  r.operand_count = 2;
+  setReg(r.operands[0], dst);
+  setImm(r.operands[1], uint64_t(int64_t(value)));
+  encode(r);
+}
+
+void Assembler::andReg(ZydisRegister dst, ZydisRegister src) {
+  auto r = request(ZYDIS_MNEMONIC_AND);
+  r.operand_count = 2;
+  setReg(r.operands[0], dst);
+  setReg(r.operands[1], src);
+  encode(r);
+}
+
+void Assembler::testReg(ZydisRegister a, ZydisRegister b) {
+  auto r = request(ZYDIS_MNEMONIC_TEST);
+  r.operand_count = 2;
+  setReg(r.operands[0], a);
+  setReg(r.operands[1], b);
+  encode(r);
+}
+
+void Assembler::push(ZydisRegister reg) {
+  auto r = request(ZYDIS_MNEMONIC_PUSH);
+  r.operand_count = 1;
+  setReg(r.operands[0], reg);
+  encode(r);
+}
+
+void Assembler::pushMem(const Mem& src) {
+  auto r = request(ZYDIS_MNEMONIC_PUSH);
+  r.operand_count = 1;
+  setMem(r.operands[0], src);
+  encode(r);
+}
+
+void Assembler::pop(ZydisRegister reg) {
+  auto r = request(ZYDIS_MNEMONIC_POP);
+  r.operand_count = 1;
+  setReg(r.operands[0], reg);
+  encode(r);
+}
+
+void Assembler::popfq() { raw({0x9d}); }
+
+void Assembler::setcc(uint8_t cc, ZydisRegister dst8) {
+  static const ZydisMnemonic kSet[16] = {
+      ZYDIS_MNEMONIC_SETO,  ZYDIS_MNEMONIC_SETNO, ZYDIS_MNEMONIC_SETB,  ZYDIS_MNEMONIC_SETNB,
+      ZYDIS_MNEMONIC_SETZ,  ZYDIS_MNEMONIC_SETNZ, ZYDIS_MNEMONIC_SETBE, ZYDIS_MNEMONIC_SETNBE,
+      ZYDIS_MNEMONIC_SETS,  ZYDIS_MNEMONIC_SETNS, ZYDIS_MNEMONIC_SETP,  ZYDIS_MNEMONIC_SETNP,
+      ZYDIS_MNEMONIC_SETL,  ZYDIS_MNEMONIC_SETNL, ZYDIS_MNEMONIC_SETLE, ZYDIS_MNEMONIC_SETNLE};
+  auto r = request(kSet[cc & 15]);
+  r.operand_count = 1;
+  setReg(r.operands[0], dst8);
+  encode(r);
+}
+
+void Assembler::callRel32(uint64_t target) {
+  auto r = request(ZYDIS_MNEMONIC_CALL);
+  r.operand_count = 1;
+  r.branch_type = ZYDIS_BRANCH_TYPE_NEAR;
+  r.branch_width = ZYDIS_BRANCH_WIDTH_32;
+  setImm(r.operands[0], target);
+  encode(r);
+}
+
+void Assembler::callMem(const Mem& target) {
+  auto r = request(ZYDIS_MNEMONIC_CALL);
+  r.operand_count = 1;
+  setMem(r.operands[0], target);
+  encode(r);
+}
+
+void Assembler::jmpRel32(uint64_t target) {
+  auto r = request(ZYDIS_MNEMONIC_JMP);
+  r.operand_count = 1;
+  r.branch_type = ZYDIS_BRANCH_TYPE_NEAR;
+  r.branch_width = ZYDIS_BRANCH_WIDTH_32;
+  setImm(r.operands[0], target);
+  encode(r);
+}
+
+void Assembler::ret() { raw({0xc3}); }
+void Assembler::syscall() { raw({0x0f, 0x05}); }
+
+void Assembler::loadFsSelf(ZydisRegister dst) {
+  auto r = request(ZYDIS_MNEMONIC_MOV);
+  r.operand_count = 2;
+  r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
+  setReg(r.operands[0], dst);
+  // An absolute [0] (no base): a disp32 with a SIB byte, not RIP-relative.
+  r.operands[1].type = ZYDIS_OPERAND_TYPE_MEMORY;
+  r.operands[1].mem.size = 8;
+  r.operands[1].mem.displacement = 0;
+  encode(r);
+}
+
+}  // namespace atomx::x86

@@ -1,0 +1,67 @@
+// Assembler: the few x86-64 instruction forms atomx generates, encoded by
+// Zydis' encoder.  Every form has a size that does not depend on where it is
+// placed (RIP-relative operands and branches always use 32-bit fields), so a
+// caller can size code once and emit it later at its final address.
+#pragma once
+
+#include <Zydis/Zydis.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace atomx::x86 {
+
+// A memory operand: [base + index*scale + disp].  base == RIP means an
+// absolute target address (`disp` is that address; encoded RIP-relative).
+struct Mem {
+  ZydisRegister base = ZYDIS_REGISTER_NONE;
+  ZydisRegister index = ZYDIS_REGISTER_NONE;
+  uint8_t scale = 0;
+  int64_t disp = 0;
+  uint16_t size = 8;  // bytes accessed
+};
+inline Mem mem(ZydisRegister base, int64_t disp = 0, uint16_t size = 8) { return {base, ZYDIS_REGISTER_NONE, 0, disp, size}; }
+inline Mem ripAbsolute(uint64_t address, uint16_t size = 8) { return {ZYDIS_REGISTER_RIP, ZYDIS_REGISTER_NONE, 0, int64_t(address), size}; }
+
+class Assembler {
+ public:
+  // `address`: where the first byte will be (matters only for RIP-relative
+  // operands and branches).
+  Assembler(std::vector<uint8_t>& out, uint64_t address) : out_(out), origin_(address), start_(out.size()) {}
+
+  uint64_t here() const { return origin_ + (out_.size() - start_); }
+
+  void movImm(ZydisRegister dst, uint64_t value);  // shortest form for the value
+  void movLoad(ZydisRegister dst, const Mem& src);
+  void movStore(const Mem& dst, ZydisRegister src);
+  void lea(ZydisRegister dst, const Mem& src);
+  void movReg(ZydisRegister dst, ZydisRegister src);
+  void movzxByte(ZydisRegister dst32, ZydisRegister src8);
+  void addReg(ZydisRegister dst, ZydisRegister src);
+  void subImm(ZydisRegister dst, int32_t value);
+  void andImm(ZydisRegister dst, int32_t value);
+  void andReg(ZydisRegister dst, ZydisRegister src);
+  void testReg(ZydisRegister a, ZydisRegister b);
+  void push(ZydisRegister reg);
+  void pushMem(const Mem& src);
+  void pop(ZydisRegister reg);
+  void popfq();
+  void setcc(uint8_t conditionCode, ZydisRegister dst8);
+  void callRel32(uint64_t target);
+  void callMem(const Mem& target);
+  void jmpRel32(uint64_t target);
+  void ret();
+  void syscall();
+  // `mov %fs:0, dst`: the thread pointer's self word (glibc's TCB).
+  void loadFsSelf(ZydisRegister dst);
+  void raw(std::initializer_list<uint8_t> bytes) { out_.insert(out_.end(), bytes); }
+
+ private:
+  void encode(ZydisEncoderRequest& request);
+
+  std::vector<uint8_t>& out_;
+  uint64_t origin_;
+  size_t start_;
+};
+
+}  // namespace atomx::x86

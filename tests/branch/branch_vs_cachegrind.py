@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""The paper's branch tool against Valgrind's Bc (conditional branches), per procedure.
+
+    branch_vs_cachegrind.py --atomx ATOMX PROG [--workload SCRIPT] [-- ARGS...]
+
+Instruments PROG with tools/paper/branch_{inst,anal}.c (ATOM's Figures 2 and
+3), runs the instrumented program and the original under
+`valgrind --tool=cachegrind --branch-sim=yes` with the same workload, and
+checks, for every procedure of PROG that Valgrind can name (a function symbol
+with a size), that taken + not-taken counted by the tool equals cachegrind's
+Bc for that function exactly; and that the program's own output (stdout,
+stderr, exit status) is unchanged.
+
+The workload is either ARGS (one run of PROG) or a corpus workload script
+(corpus/workloads/NAME.sh, run in an empty directory with the binary's path);
+every process of it is counted (btaken.out is collected after each run, and
+cachegrind writes one file per process).
+
+The Bc counts come from callgrind --branch-sim=yes --dump-instr=yes, per
+instruction, because two things must be set aside: (1) cachegrind, by
+default, misses conditional branches its translator chases into one
+superblock (gzip's longest_match: 67.3M Bc instead of 95.4M; with
+--vex-guest-chase=no cachegrind agrees with callgrind's 95.4M); (2) Valgrind
+counts every iteration of a rep-prefixed string instruction as a conditional
+branch, while to atomx (as to ATOM) it is one instruction and no branch: the
+Bc at those addresses (found with objdump) is reported apart.
+
+Exit status 0 when everything matches; 1 with the differing procedures listed.
+"""
+import argparse
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TOOL = [os.path.join(ROOT, "tools/paper/branch_inst.c"), os.path.join(ROOT, "tools/paper/branch_anal.c")]
+
+
+def function_symbols(prog):
+    """(start, end, name) of every sized function symbol, from readelf."""
+    out = subprocess.run(["readelf", "-W", "-s", prog], capture_output=True, text=True, check=True).stdout
+    syms = set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND":
+            start, size = int(f[1], 16), int(f[2], 0) if not f[2].startswith("0x") else int(f[2], 16)
+            if size > 0:
+                syms.add((start, start + size, f[7].split("@")[0]))
+    return sorted(syms)
+
+
+def canonical_names(syms):
+    """name -> the name counts are compared under.  Aliases (symbols at one
+    address, like C1/C2 constructors) become one name, the first in sorted
+    order; `f.cold` joins `f`, because Valgrind counts a cold part under its
+    parent function."""
+    by_start = collections.defaultdict(list)
+    for start, _, name in syms:
+        by_start[start].append(name)
+    canon = {}
+    for names in by_start.values():
+        first = sorted(names)[0]
+        for n in names:
+            canon[n] = first
+    for n in list(canon):
+        if n.endswith(".cold") and n[:-5] in canon:
+            canon[n] = canon[n[:-5]]
+    return canon
+
+
+def rep_string_instructions(prog):
+    """Addresses of rep/repz/repnz-prefixed string instructions, from objdump."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", prog], capture_output=True, text=True, check=True).stdout
+    addrs = set()
+    for line in out.splitlines():
+        f = line.split("\t")
+        if len(f) >= 2 and f[1].split()[:1] and f[1].split()[0] in ("rep", "repz", "repnz", "repe", "repne"):
+            addrs.add(int(f[0].strip().rstrip(":"), 16))
+    return addrs
+
+
+def callgrind_bc(path, object_name):
+    """(function, instruction address, Bc) of every cost line of object_name
+    in a callgrind file written with --dump-instr=yes --branch-sim=yes."""
+    names = {}
+    ob = fn = None
+    last = [0, 0]
+    bc_col = None
+    skip_next = False
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("events:"):
+                bc_col = line.split()[1:].index("Bc")
+                continue
+            if line.startswith("calls="):
+                skip_next = True  # the next line is the call's inclusive cost
+                continue
+            head, _, rest = line.partition("=")
+            if head in ("ob", "fn", "cob", "cfn", "fl", "fi", "fe", "cfi", "cfl") and rest.startswith("("):
+                ident, _, name = rest.partition(")")
+                key = (head.lstrip("c") if head in ("cob", "cfn") else head, ident)
+                if name.strip():
+                    names[key] = name.strip()
+                if head == "ob":
+                    ob = names.get(key)
+                elif head == "fn":
+                    fn = names.get(key)
+                    # Recursion levels are separate functions to callgrind: f'2.
+                    if fn and "'" in fn and fn.rsplit("'", 1)[1].isdigit():
+                        fn = fn.rsplit("'", 1)[0]
+                continue
+            if not line or not (line[0].isdigit() or line[0] in "+-*"):
+                continue
+            parts = line.split()
+            for i in range(2):
+                p = parts[i]
+                if p == "*":
+                    continue
+                if p[0] in "+-":
+                    last[i] += int(p)
+                else:
+                    last[i] = int(p, 0)
+            if skip_next:
+                skip_next = False
+                continue
+            if ob and os.path.basename(ob) == object_name and bc_col is not None and len(parts) > 2 + bc_col:
+                yield fn, last[0], int(parts[2 + bc_col])
+
+
+def write_wrapper(path, body):
+    with open(path, "w") as f:
+        f.write("#!/bin/bash\n" + body)
+    os.chmod(path, 0o755)
+
+
+def run_workload(binary_or_wrapper, args, workload, cwd, timeout):
+    if workload:
+        cmd = ["bash", workload, binary_or_wrapper]
+    else:
+        cmd = [binary_or_wrapper] + args
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("--workload")
+    ap.add_argument("--timeout", type=int, default=1800)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("prog")
+    ap.add_argument("args", nargs="*")
+    o = ap.parse_args()
+    prog = os.path.abspath(o.prog)
+    work = tempfile.mkdtemp(prefix="atomx-branch.")
+    try:
+        atom = os.path.join(work, os.path.basename(prog) + ".atom")
+        report = os.path.join(work, "report.json")
+        r = subprocess.run([o.atomx, prog] + TOOL + ["-o", atom, "-q", "--report", report], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"FAIL {o.prog}: atomx failed:\n{r.stderr}")
+            return 1
+        # Procedures atomx left in place carry no instrumentation.
+        with open(report) as f:
+            unmoved = {p["name"] for p in json.load(f).get("unmoved", [])}
+        counts = os.path.join(work, "counts")
+        cgdir = os.path.join(work, "cg")
+        os.mkdir(counts)
+        os.mkdir(cgdir)
+        # Every run sees the same program path (programs print argv[0], and
+        # some, like gzip, behave differently by name): work/bin/NAME is the
+        # original, then a wrapper for the instrumented program, then one
+        # for cachegrind.  Each run of the instrumented program leaves
+        # btaken.out in its cwd: the wrapper moves it aside.
+        bindir = os.path.join(work, "bin")
+        os.mkdir(bindir)
+        binary = os.path.join(bindir, os.path.basename(prog))
+        # Valgrind cannot set argv[0]: its copy has the same name, in a
+        # directory whose path has the same length.
+        os.mkdir(os.path.join(work, "cgb"))
+        cg_binary = os.path.join(work, "cgb", os.path.basename(prog))
+        shutil.copy(prog, cg_binary)
+        wrappers = {
+            "native": f'exec -a "$0" "{prog}" "$@"\n',
+            "atom": f'(exec -a "$0" "{atom}" "$@"); rc=$?\n'
+                    f'[ -f btaken.out ] && mv btaken.out "{counts}/btaken.$$.$(date +%s%N)"\n'
+                    'exit $rc\n',
+            "cachegrind": f'exec valgrind -q --tool=callgrind --branch-sim=yes --dump-instr=yes --demangle=no '
+                          f'--callgrind-out-file="{cgdir}/cg.%p" "{cg_binary}" "$@"\n',
+        }
+        wl = os.path.abspath(o.workload) if o.workload else None
+        results = {}
+        for name, body in wrappers.items():
+            write_wrapper(binary, body)
+            d = os.path.join(work, "run-" + name + ".d")
+            os.mkdir(d)
+            results[name] = run_workload(binary, o.args, wl, d, o.timeout)
+        failures = []
+        if results["atom"] != results["native"]:
+            rc_n, out_n, err_n = results["native"]
+            rc_a, out_a, err_a = results["atom"]
+            failures.append(f"program output changed (status {rc_n} -> {rc_a}, stdout same: {out_n == out_a}, "
+                            f"stderr same: {err_n == err_a})")
+        # The tool's counts per procedure.
+        syms = function_symbols(prog)
+        canon = canonical_names(syms)
+        starts = [s for s, _, _ in syms]
+        import bisect
+        def proc_of(pc):
+            i = bisect.bisect_right(starts, pc) - 1
+            if i >= 0 and syms[i][0] <= pc < syms[i][1]:
+                return syms[i][2]
+            return None
+        tool = collections.Counter()
+        files = os.listdir(counts)
+        if not files:
+            failures.append("the tool wrote no btaken.out")
+        for fn in files:
+            with open(os.path.join(counts, fn)) as f:
+                next(f)
+                for line in f:
+                    pc, taken, not_taken = line.split()
+                    name = proc_of(int(pc, 16))
+                    if name:
+                        tool[canon[name]] += int(taken) + int(not_taken)
+        # Valgrind's Bc per function of PROG, over every process, without the
+        # iterations of rep-prefixed string instructions (Valgrind counts each
+        # iteration as a conditional branch; to atomx, as to ATOM, such an
+        # instruction is one instruction and no conditional branch).
+        rep = rep_string_instructions(prog)
+        names = {canon[n] for _, _, n in syms if n not in unmoved}
+        cg = collections.Counter()
+        rep_bc = collections.Counter()
+        for fn in os.listdir(cgdir):
+            for func, addr, bc in callgrind_bc(os.path.join(cgdir, fn), os.path.basename(prog)):
+                func = canon.get(func)
+                if func in names:
+                    (rep_bc if addr in rep else cg)[func] += bc
+        compared = 0
+        for name in sorted(names):
+            if tool[name] != cg[name]:
+                failures.append(f"{name}: tool {tool[name]}, Valgrind Bc {cg[name]}")
+            compared += 1
+        total = sum(tool.values())
+        if failures:
+            print(f"FAIL {o.prog}: {len(failures)} difference(s) over {compared} procedures")
+            for f in failures[:40]:
+                print("   ", f)
+            return 1
+        if unmoved:
+            print(f"note: not compared (left in place by atomx, not instrumented): {', '.join(sorted(unmoved))}")
+        print(f"PASS {o.prog}: {compared} procedures, {total} conditional branches executed, all equal to Valgrind's Bc"
+              f" (rep iterations set aside: {sum(rep_bc.values())})")
+        return 0
+    finally:
+        if o.keep:
+            print("kept", work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""Instrumentation tests for atomx: itest.py --atomx A --build DIR --programs DIR TEST
+
+Each test builds a program (or takes a tests/programs binary), instruments it
+with a tool from tools/, runs the original and the instrumented program in
+empty directories under the same name, requires identical stdout, stderr and
+exit status, and checks the analysis output against expectations computed
+from the program's own behaviour, objdump and nm -- never from atomx."""
+import argparse, collections, os, re, shutil, subprocess, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = os.path.join(HERE, "tools")
+PROGS = os.path.join(HERE, "progs")
+A = None
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def eq(actual, expected, what):
+    if actual != expected:
+        raise Fail(f"{what}: expected {expected!r}, got {actual!r}")
+
+
+VARIANT_FLAGS = {"O2": ["-O2", "-fPIE", "-pie"], "O0": ["-O0", "-fPIE", "-pie"],
+                 "nopie": ["-O2", "-fno-pie", "-no-pie"]}
+
+
+def build(src, variant, work, extra=()):
+    cxx = src.endswith(".cpp")
+    out = os.path.join(work, os.path.splitext(os.path.basename(src))[0])
+    cmd = [os.environ.get("CXX" if cxx else "CC", "c++" if cxx else "cc")] + VARIANT_FLAGS[variant] + \
+          ["-g", "-Wall", os.path.join(PROGS, src), "-o", out, "-Wl,--emit-relocs", "-pthread"] + list(extra)
+    subprocess.run(cmd, check=True)
+    return out
+
+
+def instrument(prog, inst, anal, work, args=(), expect_ok=True):
+    out = prog + ".atomx"
+    cmd = [A, prog, os.path.join(TOOLS, inst), os.path.join(TOOLS, anal), "-o", out, "-q"]
+    if args:
+        cmd += ["--"] + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if expect_ok:
+        check(r.returncode == 0, f"atomx failed ({r.returncode}): {r.stderr.strip()}")
+        return out
+    return r
+
+
+def run(exe, work, tag, args=(), timeout=600):
+    """Runs exe as ./NAME in the empty directory work/tag; returns (stdout, stderr, status, dir)."""
+    d = os.path.join(work, tag)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    name = os.path.basename(exe).replace(".atomx", "")
+    shutil.copy2(exe, os.path.join(d, name))
+    r = subprocess.run(["./" + name] + list(args), cwd=d, capture_output=True, timeout=timeout,
+                       stdin=subprocess.DEVNULL)
+    return r.stdout, r.stderr, r.returncode, d
+
+
+def run_both(prog, inst_exe, work, args=()):
+    n = run(prog, work, "native", args)
+    i = run(inst_exe, work, "inst", args)
+    eq(i[2], n[2], "exit status of the instrumented program")
+    if i[0] != n[0]:
+        raise Fail("stdout differs:\n--- native\n%s\n--- instrumented\n%s" % (n[0][-2000:].decode(errors="replace"), i[0][-2000:].decode(errors="replace")))
+    if i[1] != n[1]:
+        raise Fail("stderr differs:\n--- native\n%s\n--- instrumented\n%s" % (n[1][-2000:].decode(errors="replace"), i[1][-2000:].decode(errors="replace")))
+    return n, i
+
+
+# ---------------------------------------------------------------- objdump/nm
+def symbols(prog):
+    out = subprocess.run(["nm", prog], capture_output=True, text=True, check=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 3:
+            syms[p[2]] = int(p[0], 16)
+    return syms
+
+
+Insn = collections.namedtuple("Insn", "addr length text target targetsym func")
+
+
+def disassemble(prog):
+    """Every instruction: address, length, text, direct target (+symbol), containing function."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-w", prog], capture_output=True, text=True,
+                         check=True).stdout
+    insns, func = [], None
+    for line in out.splitlines():
+        m = re.match(r"^([0-9a-f]+) <(.+)>:$", line)
+        if m:
+            func = m.group(2)
+            continue
+        m = re.match(r"^\s+([0-9a-f]+):\s+(.*)$", line)
+        if not m or func is None:
+            continue
+        text = m.group(2).strip()
+        t = re.search(r"\b(?:call|jmp|j[a-z]+|loop[a-z]*)\s+([0-9a-f]+) <([^>]+)>", text)
+        insns.append(Insn(int(m.group(1), 16), 0, text, int(t.group(1), 16) if t else None,
+                          t.group(2) if t else None, func))
+    res = []
+    for k, i in enumerate(insns):
+        nxt = insns[k + 1].addr if k + 1 < len(insns) else i.addr + 1
+        res.append(i._replace(length=nxt - i.addr))
+    return res
+
+
+def func_insns(dis, name):
+    return [i for i in dis if i.func == name]
+
+
+def first_callee(dis, addr, names):
+    """The first call/jmp to one of `names` at or after addr (same function)."""
+    start = next((k for k, i in enumerate(dis) if i.addr == addr), None)
+    if start is None:
+        return f"<{addr:#x}: not an instruction address>"
+    for i in dis[start:]:
+        if i.func != dis[start].func:
+            break
+        if i.targetsym in names:
+            return i.targetsym
+    return None
+
+
+def read_lines(path):
+    check(os.path.exists(path), f"no analysis output {os.path.basename(path)}")
+    with open(path) as f:
+        return f.read().splitlines()
+
+
+def s64(v):
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >> 63 else v
+
+
+# ---------------------------------------------------------------- tests
+def t_clobber(work, name, variant, period="1"):
+    """The clobber tool on a tests/programs binary: output as expected/NAME.out."""
+    prog = os.path.join(ARGS.programs, variant, name)
+    local = os.path.join(work, name)
+    shutil.copy2(prog, local)
+    exe = instrument(local, "clobber_inst.cpp", "clobber_anal.c", work, [period])
+    n, i = run_both(local, exe, work)
+    expected = open(os.path.join(HERE, "..", "programs", "expected", name + ".out"), "rb").read()
+    eq(i[0] + b"[exit status %d]\n" % i[2], expected, "output vs expected/%s.out" % name)
+
+
+def t_clobber_fenv(work, variant):
+    prog = build("fenv.c", variant, work, ["-lm"])
+    exe = instrument(prog, "clobber_inst.cpp", "clobber_anal.c", work)
+    n, i = run_both(prog, exe, work)
+    check(i[0].count(b"same_mode=1") == 4, "rounding mode changed under the program")
+
+
+def t_order(work, variant):
+    prog = build("order.cpp", variant, work)
+    exe = instrument(prog, "order_inst.c", "order_anal.c", work)
+    n, i = run_both(prog, exe, work)
+    native = read_lines(os.path.join(n[3], "order.log"))
+    eq(native, ["constructor", "static-constructor", "main", "atexit", "static-destructor",
+                "destructor-attribute"], "the program's own order (native)")
+    eq(read_lines(os.path.join(i[3], "order.log")), ["ProgramBefore"] + native + ["ProgramAfter"], "order.log")
+
+
+def t_procs(work, variant):
+    prog = build("procs.c", variant, work)
+    names = ["leaf", "tail_caller", "rec", "many"]
+    exe = instrument(prog, "trace_inst.c", "trace_anal.c", work, names)
+    n, i = run_both(prog, exe, work)
+    ev = [l.split() for l in read_lines(os.path.join(i[3], "trace.out"))]
+    EL = lambda name: [e for e in ev if e[0] in "EL" and e[1] == name]
+    xs = list(range(37)) + [100 - k for k in range(5)]
+    eq([int(e[2]) for e in EL("leaf") if e[0] == "E"], xs, "leaf: ProcArgValue(0) of each call")
+    eq([int(e[2]) for e in EL("leaf") if e[0] == "L"], [2 * x + 1 for x in xs], "leaf: ReturnValue of each call")
+    eq([int(e[2]) for e in EL("tail_caller") if e[0] == "E"], [-k for k in range(5)], "tail_caller: arguments")
+    eq(sum(1 for e in EL("tail_caller") if e[0] == "L"), 5, "tail_caller: ProcAfter count")
+    # rec(10): E 10 .. E 0, then L with rec(0) .. rec(10), properly nested.
+    vals, r = [], 5
+    for k in range(0, 11):
+        r = 5 if k == 0 else r ^ (k * 7)
+        vals.append(r)
+    eq([(e[0], int(e[2])) for e in EL("rec")], [("E", k) for k in range(10, -1, -1)] + [("L", v) for v in vals],
+       "rec: enter/leave sequence")
+    calls = [[1, -2, 3, -4, 5, -6, 7, -8], [-100000000000, 200, -300, 400, -500, 600, -700, 0x7fffffffffffffff // 1000]]
+    eq([[int(x) for x in e[2:]] for e in EL("many") if e[0] == "E"], calls, "many: 8 arguments (2 on the stack)")
+    eq([int(e[2]) for e in EL("many") if e[0] == "L"],
+       [s64(sum((k + 1) * a for k, a in enumerate(c))) for c in calls], "many: return values")
+    dis = disassemble(prog)
+    # InstBefore PCs: exactly objdump's instruction addresses; `many` (no branches) runs each twice.
+    for name in names:
+        addrs = {x.addr for x in func_insns(dis, name)}
+        seen = {int(e[1], 16) for e in ev if e[0] == "I"} & set(range(min(addrs), max(addrs) + 1))
+        check(seen <= addrs, f"{name}: PCValue not an instruction start: {sorted(hex(a) for a in seen - addrs)}")
+    many = [x.addr for x in func_insns(dis, "many")]
+    got = collections.Counter(int(e[1], 16) for e in ev if e[0] == "I" and int(e[1], 16) in set(many))
+    eq(dict(got), {a: 2 for a in many}, "many: InstBefore PCs and counts")
+    # Direct branch targets (BrTargetValue) agree with objdump; returns go back after a call.
+    byaddr = {x.addr: x for x in dis}
+    after_call = {x.addr + x.length for x in dis if x.text.startswith("call")}
+    for e in ev:
+        if e[0] != "T":
+            continue
+        pc, tgt = int(e[1], 16), int(e[2], 16)
+        x = byaddr[pc]
+        if x.target is not None:
+            eq(tgt, x.target, f"BrTargetValue of {x.text} at {pc:#x}")
+        elif x.text.startswith("ret"):
+            check(tgt in after_call, f"BrTargetValue of ret at {pc:#x} is {tgt:#x}, not after a call")
+    # InstAfter a call runs once per return: rec calls itself 10 times.
+    rec_calls = {x.addr for x in func_insns(dis, "rec") if x.text.startswith("call")}
+    eq(sum(1 for e in ev if e[0] == "X" and int(e[1], 16) in rec_calls), 10, "rec: InstAfter its recursive call")
+    tc_calls = {x.addr for x in func_insns(dis, "tail_caller") if x.text.startswith("call")}
+    eq(sum(1 for e in ev if e[0] == "X" and int(e[1], 16) in tc_calls), 5 if tc_calls else 0,
+       "tail_caller: InstAfter its call")
+    # Constants, a string and an array at ProgramAfter.
+    eq([l for l in open(os.path.join(i[3], "trace.out")).read().split("K ")[1:]],
+       ['-5 -123456789012 9223372036854775807 [a "string"\n] -1 78187493530 -9223372036854775807 42\n'],
+       "Consts(int, long, long, char*, long[], int)")
+
+
+def t_loops(work, variant, edges=True):
+    prog = build("loops.c", variant, work)
+    exe = instrument(prog, "trace_inst.c", "trace_anal.c", work, ["loop_sum", "classify"] + ([] if edges else ["-noedges"]))
+    n, i = run_both(prog, exe, work)
+    ev = [l.split() for l in read_lines(os.path.join(i[3], "trace.out"))]
+    dis = disassemble(prog)
+    ls = func_insns(dis, "loop_sum")
+    A, jle, jnz = ls[0].addr, ls[2], ls[5]
+    B, C = jnz.target, jle.target
+    inside = lambda a: ls[0].addr <= a <= ls[-1].addr
+    for kind in ("BB", "BA"):
+        eq(dict(collections.Counter(int(e[1], 16) for e in ev if e[0] == kind and inside(int(e[1], 16)))),
+           {A: 5, B: 16, C: 5}, f"loop_sum: {kind} counts")
+        check(all(e[1] == e[2] for e in ev if e[0] == "BB"), "BlockBefore: PCValue != BlockPC")
+    eq(dict(collections.Counter((int(e[1], 16), int(e[2], 16)) for e in ev if e[0] == "C" and inside(int(e[1], 16)))),
+       {(jle.addr, 1): 2, (jle.addr, 0): 3, (jnz.addr, 1): 13, (jnz.addr, 0): 3}, "loop_sum: BrCondValue")
+    if edges:
+      eq(dict(collections.Counter((int(e[1], 16), int(e[2], 16)) for e in ev if e[0] == "G" and inside(int(e[1], 16)))),
+       {(A, C): 2, (A, B): 3, (B, B): 13, (B, C): 3}, "loop_sum: edge counts (taken, fall-through)")
+    # The switch: jump-table edges and the indirect jump's targets, by case.
+    seq = [0, 2, 2, 1, 5, 9, 0, 2, 4, 2, -1, 0, 3, 5, 2, 7, 1, 0, 5, 2, 100, 4, 0, 1, 5, 2, 8, 6]
+    want = collections.Counter(f"case{v}" for v in seq if 0 <= v <= 5)
+    cases = {f"case{k}" for k in range(6)} | {"casedefault"}
+    cl = func_insns(dis, "classify")
+    ijmp = [x for x in cl if re.match(r"(notrack )?jmp\s+\*", x.text)]
+    eq(len(ijmp), 1, "classify: indirect jumps in objdump")
+    tg = collections.Counter(first_callee(dis, int(e[2], 16), cases) for e in ev if e[0] == "T" and int(e[1], 16) == ijmp[0].addr)
+    eq(dict(tg), dict(want), "classify: BrTargetValue of the indirect jump, by case")
+    # Jump-table edges start at the block that ends with the indirect jump.
+    blocks = sorted({int(e[1], 16) for e in ev if e[0] == "BB"})
+    src = max(b for b in blocks if b <= ijmp[0].addr)
+    te = collections.Counter(first_callee(dis, int(e[2], 16), cases) for e in ev if e[0] == "G" and int(e[1], 16) == src)
+    eq(dict(te), dict(want) if edges else {}, "classify: jump-table edge counts, by case")
+
+
+def t_mem(work, variant, rsp=False):
+    prog = build("mem.c", variant, work)
+    procs = ["touch_globals", "touch_local", "touch_tls", "stack_ops", "leaf_ret"]
+    exe = instrument(prog, "mem_inst.cpp", "mem_anal.c", work, procs + (["rsp"] if rsp else []))
+    n, i = run_both(prog, exe, work)
+    ad = dict((l.split()[0], int(l.split()[1], 16)) for l in read_lines(os.path.join(i[3], "addrs.txt")))
+    ev = [l.split() for l in read_lines(os.path.join(i[3], "mem.out"))]
+    dis = disassemble(prog)
+    byaddr = {x.addr: x for x in dis}
+    mem = {}
+    for e in ev:
+        if e[0] in ("M", "M2"):
+            mem.setdefault(byaddr[int(e[1], 16)].func, []).append((byaddr[int(e[1], 16)], [int(v, 0) for v in e[2:]]))
+    # touch_globals: RIP-relative garr+OFF: exactly &garr[0] + OFF.
+    g = [(x, v) for x, v in mem.get("touch_globals", []) if "<garr" in x.text]
+    check(len(g) >= 3, "touch_globals: fewer than 3 accesses to garr")
+    for x, v in g:
+        off = re.search(r"<garr(?:\+0x([0-9a-f]+))?>", x.text).group(1)
+        eq((v[0], v[1]), (ad["garr"] + int(off or "0", 16), 8), f"EffAddrValue/AccessSizeValue of {x.text}")
+    eq(sorted({v[0] - ad["garr"] for x, v in g}), [24, 56, 88], "touch_globals: garr offsets")
+    # touch_local: a store of 8 bytes to the local, as the program saw it.
+    check(any(v[0] == ad["local"] and v[1] == 8 for x, v in mem.get("touch_local", [])),
+          f"touch_local: no access to the local at {ad['local']:#x}: {mem.get('touch_local')}")
+    # touch_tls: every %fs access is &tls_var.
+    t = [(x, v) for x, v in mem.get("touch_tls", []) if "%fs:" in x.text and "%fs:0x0," not in x.text]
+    check(t, "touch_tls: no %fs access")
+    for x, v in t:
+        eq(v[0], ad["tls"], f"EffAddrValue of {x.text}")
+    # stack_ops: sp = %rsp at entry.
+    sp = ad["sp"]
+    so = [(x.text.split()[0], v) for x, v in mem["stack_ops"]]
+    eq(so, [("mov", [ad["out"], 8]), ("push", [sp - 8, 8]), ("pop", [sp - 8, 8]), ("call", [sp - 8, 8]),
+            ("rep", [ad["dst"], 1, ad["src"], 1]), ("ret", [sp, 8])], "stack_ops: effective addresses and sizes")
+    eq([(x.text.split()[0], v) for x, v in mem["leaf_ret"]], [("ret", [sp - 8, 8])], "leaf_ret: ret's stack slot")
+    regs = [e for e in ev if e[0] == "R" and byaddr[int(e[1], 16)].func == "stack_ops"]
+    eq([[int(v, 16) for v in e[2:]] for e in regs], [[ad["out"], ad["dst"], ad["src"]]], "REGV rdi/rsi/rdx at stack_ops")
+    if rsp:
+        eq([int(e[2], 16) for e in ev if e[0] == "SP" and byaddr[int(e[1], 16)].func == "stack_ops"], [sp],
+           "REGV RegRSP at stack_ops")
+
+
+def count_file(path):
+    res = {"tid": {}, "proc": {}}
+    for l in read_lines(path):
+        p = l.split()
+        if p[0] == "proc":
+            res["proc"][int(p[1])] = (int(p[2], 16), int(p[3]))
+        elif p[0] == "tid":
+            res["tid"][int(p[1])] = int(p[2])
+    return res
+
+
+def t_threads(work, variant):
+    prog = build("threads.c", variant, work)
+    exe = instrument(prog, "count_inst.cpp", "count_anal.cpp", work, ["work"])
+    n, i = run_both(prog, exe, work)
+    c = count_file(os.path.join(i[3], "count.out"))
+    tids = [int(l) for l in read_lines(os.path.join(i[3], "tids.txt"))]
+    eq(c["proc"], {0: (symbols(prog)["work"], 4000)}, "calls of work (ProcBefore) and its address")
+    eq(c["tid"], {t: 1000 for t in tids}, "calls per thread id (ThreadIdValue vs gettid())")
+
+
+def t_fork(work, variant):
+    prog = build("forks.c", variant, work)
+    exe = instrument(prog, "count_inst.cpp", "count_anal.cpp", work, ["work"])
+    n, i = run_both(prog, exe, work)
+    child = int(read_lines(os.path.join(i[3], "child.pid"))[0])
+    eq(count_file(os.path.join(i[3], "count.out"))["proc"][0][1], 13, "parent's count.out")
+    eq(count_file(os.path.join(i[3], f"count.out.{child}"))["proc"][0][1], 15, f"child's count.out.{child}")
+    eq(sorted(os.listdir(i[3])), sorted(["forks", "child.pid", "count.out", f"count.out.{child}"]), "files")
+
+
+def t_killed(work, variant, how):
+    prog = build("killed.c", variant, work)
+    exe = instrument(prog, "count_inst.cpp", "count_anal.cpp", work, ["work"])
+    n, i = run_both(prog, exe, work, [how])
+    sig = {"segv": -11, "fault": -11, "abort": -6, "term": -15, "_exit": 3}[how]
+    eq(n[2], sig, "native exit status")
+    eq(count_file(os.path.join(i[3], "count.out"))["proc"][0][1], 7, "count.out written at ProgramAfter")
+
+
+def t_throws(work, variant):
+    prog = build("throws.cpp", variant, work)
+    exe = instrument(prog, "count_inst.cpp", "count_anal.cpp", work, ["_Z7throweri", "_Z6middlei"])
+    n, i = run_both(prog, exe, work)
+    eq({k: v[1] for k, v in count_file(os.path.join(i[3], "count.out"))["proc"].items()}, {0: 20, 1: 20},
+       "calls of thrower and middle")
+    exe = instrument(prog, "clobber_inst.cpp", "clobber_anal.c", work)
+    run_both(prog, exe, work)
+
+
+def t_error(work, kind):
+    prog = build("loops.c", "O2", work)
+    addr = symbols(prog)["loop_sum"]  # its first instruction: xor %eax,%eax
+    inst, anal = {"argcount": ("err_argcount_inst.cpp", "err_anal.c"), "brcond": ("err_inst.c", "err_anal.c"),
+                  "effaddr": ("err_inst.c", "err_anal.c"), "compile": ("err_compile_inst.c", "err_anal.c"),
+                  "undefined": ("err_inst.c", "err_empty_anal.c")}[kind]
+    r = instrument(prog, inst, anal, work, [kind], expect_ok=False)
+    check(r.returncode != 0, f"atomx succeeded: {r.stderr}")
+    check(not os.path.exists(prog + ".atomx"), "an output file was written")
+    err = r.stderr.strip()
+    if kind == "compile":
+        check(re.search(r"err_compile_inst\.c:\d+:\d+: error:", err), f"no compiler message: {err}")
+        eq(err.splitlines()[-1][:6], "atomx:", "last line")
+        return
+    lines = err.splitlines()
+    eq(len(lines), 1, f"one-line message ({err})")
+    check("Probe" in err, f"message does not name the routine: {err}")
+    if kind != "undefined":
+        check(re.search(r"0x0*%x\b" % addr, err), f"message does not give the address {addr:#x}: {err}")
+
+
+TESTS = {}
+PITFALLS = ["avx", "cet", "cold_parts", "computed_goto", "exceptions", "fork_exec", "funcptrs", "init_fini",
+            "rdynamic", "recursion_noreturn", "signals_setjmp", "switch_tables", "tailcalls", "tls_threads"]
+# Minutes per variant with the expensive clobbers on every call: O2 only,
+# and the 64 KiB memcpy/stdio part on every 16th call (the rest on each).
+SLOW = {"recursion_noreturn", "tailcalls"}
+for p in PITFALLS:
+    # tests/programs builds tailcalls without -O0 (no tail calls there).
+    for v in ("O2",) if p in SLOW else ("O2", "O0", "nopie"):
+        TESTS[f"clobber.{p}.{v}"] = (lambda w, p=p, v=v: t_clobber(w, p, v, "16" if p in SLOW else "1"))
+for v in ("O2", "O0", "nopie"):
+    TESTS[f"clobber.fenv.{v}"] = lambda w, v=v: t_clobber_fenv(w, v)
+    TESTS[f"order.{v}"] = lambda w, v=v: t_order(w, v)
+    TESTS[f"procs.{v}"] = lambda w, v=v: t_procs(w, v)
+    TESTS[f"loops.{v}"] = lambda w, v=v: t_loops(w, v)
+    TESTS[f"mem.{v}"] = lambda w, v=v: t_mem(w, v)
+    TESTS[f"threads.{v}"] = lambda w, v=v: t_threads(w, v)
+    TESTS[f"fork.{v}"] = lambda w, v=v: t_fork(w, v)
+    TESTS[f"throws.{v}"] = lambda w, v=v: t_throws(w, v)
+TESTS["loops.noedges"] = lambda w: t_loops(w, "O2", edges=False)
+TESTS["mem.rsp"] = lambda w: t_mem(w, "O2", rsp=True)
+for how in ("segv", "fault", "abort", "term", "_exit"):
+    TESTS[f"killed.{how}"] = lambda w, how=how: t_killed(w, "O2", how)
+for kind in ("argcount", "brcond", "effaddr", "compile", "undefined"):
+    TESTS[f"error.{kind}"] = lambda w, kind=kind: t_error(w, kind)
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("--programs", help="build directory of tests/programs")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("test", nargs="?")
+    ARGS = ap.parse_args()
+    if ARGS.list:
+        print("\n".join(TESTS))
+        sys.exit(0)
+    A = os.path.abspath(ARGS.atomx)
+    work = tempfile.mkdtemp(prefix="atomx-itest.")
+    try:
+        TESTS[ARGS.test](work)
+        print(f"ok: {ARGS.test}")
+        shutil.rmtree(work)
+    except Fail as e:
+        print(f"FAIL: {ARGS.test}: {e}\n(work directory kept: {work})")
+        sys.exit(1)

@@ -1,0 +1,1 @@
+void Probe(long a, long b) {}

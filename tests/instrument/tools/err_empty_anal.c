@@ -1,0 +1,2 @@
+/* Defines no Probe. */
+void NotProbe(long a) {}

@@ -1,0 +1,24 @@
+/* Deliberate mistakes at loop_sum's first instruction (xor %eax,%eax),
+ * selected by the tool argument. */
+#include <atomx/atom.h>
+#include <string.h>
+
+void Instrument(int argc, char **argv) {
+  Proc *p = GetFirstProc();
+  while (p && strcmp(ProcName(p), "loop_sum")) p = GetNextProc(p);
+  Inst *first = GetFirstInst(GetFirstBlock(p));
+  const char *kind = argc > 1 ? argv[1] : "";
+  if (!strcmp(kind, "argcount")) {
+    AddCallProto("Probe(int, long)");
+    AddCallInst(first, InstBefore, "Probe", 1);
+  } else if (!strcmp(kind, "brcond")) {
+    AddCallProto("Probe(VALUE)");
+    AddCallInst(first, InstBefore, "Probe", BrCondValue);
+  } else if (!strcmp(kind, "effaddr")) {
+    AddCallProto("Probe(VALUE)");
+    AddCallInst(first, InstBefore, "Probe", EffAddrValue);
+  } else {  /* undefined: fine here, but the analysis file lacks Probe */
+    AddCallProto("Probe(long)");
+    AddCallInst(first, InstBefore, "Probe", 1L);
+  }
+}
