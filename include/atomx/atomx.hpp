@@ -28,6 +28,7 @@
 // sees at run time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <atomx/error.hpp>
@@ -44,6 +45,15 @@ struct BlockData;
 struct InstData;
 struct EdgeData;
 struct ArgSpec;
+// The handle types are defined inside atomx; ranges step through them here.
+const ProcData* advance(const ProcData* d, ptrdiff_t n);
+const BlockData* advance(const BlockData* d, ptrdiff_t n);
+const InstData* advance(const InstData* d, ptrdiff_t n);
+const EdgeData* advance(const EdgeData* d, ptrdiff_t n);
+ptrdiff_t distance(const ProcData* a, const ProcData* b);
+ptrdiff_t distance(const BlockData* a, const BlockData* b);
+ptrdiff_t distance(const InstData* a, const InstData* b);
+ptrdiff_t distance(const EdgeData* a, const EdgeData* b);
 }  // namespace detail
 
 // Errors in a tool's use of the API (bad prototype, argument mismatch, call
@@ -65,7 +75,7 @@ class Range {
    public:
     explicit iterator(const D* d) : d_(d) {}
     T operator*() const { return T(d_); }
-    iterator& operator++() { ++d_; return *this; }
+    iterator& operator++() { d_ = detail::advance(d_, 1); return *this; }
     bool operator!=(const iterator& o) const { return d_ != o.d_; }
     bool operator==(const iterator& o) const { return d_ == o.d_; }
    private:
@@ -74,9 +84,9 @@ class Range {
   Range(const D* first, const D* last) : first_(first), last_(last) {}
   iterator begin() const { return iterator(first_); }
   iterator end() const { return iterator(last_); }
-  size_t size() const { return size_t(last_ - first_); }
+  size_t size() const { return size_t(detail::distance(first_, last_)); }
   bool empty() const { return first_ == last_; }
-  T operator[](size_t i) const { return T(first_ + i); }
+  T operator[](size_t i) const { return T(detail::advance(first_, ptrdiff_t(i))); }
 
  private:
   const D* first_;

@@ -192,7 +192,7 @@ void Engine::check(const Prototype& proto, Point point, const void* where, const
   const bool programPoint = point == Point::ProgramBefore || point == Point::ProgramAfter;
   // After an instruction its operands may have changed: values that describe
   // an instruction are only available before it (BlockAfter is placed
-  // before a block's final branch, see docs/instrumenting.md).
+  // before a block's final branch, see blockAfterGoesBefore).
   const bool beforeInsn = point == Point::InstBefore || (point == Point::BlockAfter && insn && blockAfterGoesBefore(*insn));
   if (point == Point::InstAfter && insn) {
     if (insn->flow == x86::Flow::Return || insn->flow == x86::Flow::IndirectJump || insn->flow == x86::Flow::Stop)

@@ -22,6 +22,19 @@ void requireHandle(const void* d, const char* what) {
 
 }  // namespace
 
+// --- Handle arithmetic (the public ranges see incomplete types) ----------
+
+namespace detail {
+const ProcData* advance(const ProcData* d, ptrdiff_t n) { return d + n; }
+const BlockData* advance(const BlockData* d, ptrdiff_t n) { return d + n; }
+const InstData* advance(const InstData* d, ptrdiff_t n) { return d + n; }
+const EdgeData* advance(const EdgeData* d, ptrdiff_t n) { return d + n; }
+ptrdiff_t distance(const ProcData* a, const ProcData* b) { return b - a; }
+ptrdiff_t distance(const BlockData* a, const BlockData* b) { return b - a; }
+ptrdiff_t distance(const InstData* a, const InstData* b) { return b - a; }
+ptrdiff_t distance(const EdgeData* a, const EdgeData* b) { return b - a; }
+}  // namespace detail
+
 // --- Inst ---------------------------------------------------------------
 
 uint64_t Inst::pc() const { requireHandle(d_, "pc"); return insnOf(d_).address; }

@@ -165,7 +165,7 @@ void Plan::place(const CallRequest& c) {
 
 void Plan::addExitHooks() {
   // _exit skips atexit handlers; the program's own calls to it run
-  // ProgramAfter first (see docs/instrumenting.md).
+  // ProgramAfter first (calls from shared libraries are not seen).
   for (const detail::ProcData& pd : engine_.procs()) {
     const ir::Procedure& p = *pd.proc;
     for (uint32_t i = 0; i < p.insns.size(); ++i) {

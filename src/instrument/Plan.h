@@ -5,7 +5,7 @@
 // (one `enter` of the runtime, one generated body).  Sites sit before an
 // instruction, after it, or in a procedure's tail as an edge stub (a taken
 // edge or a jump-table edge is redirected through the stub, which then jumps
-// on to the original target).  docs/instrumenting.md lists what runs where.
+// on to the original target).  Plan::place() says what runs where.
 #pragma once
 
 #include <cstdint>
