@@ -102,7 +102,7 @@ class Body {
       if (!needsCall(c.args[k])) continue;
       // Skip constant branch targets (direct branches): no call needed.
       if (c.args[k].kind() == Arg::Kind::BranchTarget && insn_->isDirectBranch()) continue;
-      computeWithCall(c.args[k], ZYDIS_REGISTER_RAX);
+      computeWithCall(c.args[k]);
       nextTemp_ += 8;
       tempSlot[k] = -nextTemp_;
       a_.movStore(mem(ZYDIS_REGISTER_RBP, tempSlot[k]), ZYDIS_REGISTER_RAX);
@@ -122,8 +122,8 @@ class Body {
     nextTemp_ = 0;
   }
 
-  // Values computed through a call (into rax).
-  void computeWithCall(const Arg& arg, ZydisRegister) {
+  // Values computed through a call or a syscall (into rax).
+  void computeWithCall(const Arg& arg) {
     if (arg.kind() == Arg::Kind::ThreadId) {
       a_.movImm(ZYDIS_REGISTER_RAX, 186);  // SYS_gettid
       a_.syscall();

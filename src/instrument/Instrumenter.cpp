@@ -114,39 +114,31 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
   }
   codeEnd_ = at;
   inserted_->setAddresses(addresses_.enter, &bodyAddress_);
+  layOutData();
   return codeEnd_;
 }
 
-uint64_t Instrumenter::readOnlySize() const {
+void Instrumenter::layOutData() {
   uint64_t off = 0;
   auto reserve = [&](uint64_t& where, uint64_t size, uint64_t align) {
     off = alignUp(off, align);
     where = off;
     off += size;
   };
-  auto& self = const_cast<Instrumenter&>(*this);
-  reserve(self.offAnalysis_, analysisObject_.size(), 4096);
+  reserve(offAnalysis_, analysisObject_.size(), 4096);
   uint64_t names = 0;
   for (const Prototype& p : engine_.routines()) names += p.name.size() + 1;
-  reserve(self.offNames_, names, 8);
-  reserve(self.offPool_, pool_.bytes().size(), 16);
-  reserve(self.offProgramName_, programName_.size() + 1, 8);
-  reserve(self.offMap_, 0, 8);  // the map comes last: its length is known when built
-  self.roSize_ = off;
-  return off;
-}
+  reserve(offNames_, names, 8);
+  reserve(offPool_, pool_.bytes().size(), 16);
+  reserve(offProgramName_, programName_.size() + 1, 8);
+  reserve(offMap_, 0, 8);  // the map comes last: its length is known when built
+  roSize_ = off;
 
-uint64_t Instrumenter::writableSize() const {
-  uint64_t off = alignUp(sizeof(AtomxDescriptor), 16);
-  auto& self = const_cast<Instrumenter&>(*this);
-  self.offTable_ = off;
-  off += 8 * engine_.routines().size();
-  self.offBefore_ = off;
-  off += 8 * plan_.programBefore().size();
-  self.offAfter_ = off;
-  off += 8 * plan_.programAfter().size();
-  self.rwSize_ = off;
-  return off;
+  off = alignUp(sizeof(AtomxDescriptor), 16);
+  reserve(offTable_, 8 * engine_.routines().size(), 8);
+  reserve(offBefore_, 8 * plan_.programBefore().size(), 8);
+  reserve(offAfter_, 8 * plan_.programAfter().size(), 8);
+  rwSize_ = off;
 }
 
 void Instrumenter::placeData(uint64_t readOnlyAddress, uint64_t writableAddress) {
@@ -206,8 +198,8 @@ std::vector<uint8_t> Instrumenter::readOnlyBytes(const layout::CodeLayout& layou
   return out;
 }
 
-std::vector<uint8_t> Instrumenter::writableBytes(const layout::CodeLayout&, uint64_t originalEntry, uint64_t mapBase,
-                                                 uint64_t newCodeStart, uint64_t newCodeEnd) const {
+std::vector<uint8_t> Instrumenter::writableBytes(uint64_t originalEntry, uint64_t mapBase, uint64_t newCodeStart,
+                                                 uint64_t newCodeEnd) const {
   std::vector<uint8_t> out(rwSize_, 0);
   AtomxDescriptor d;
   std::memset(&d, 0, sizeof d);

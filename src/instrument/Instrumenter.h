@@ -36,19 +36,20 @@ class Instrumenter {
   // 1. After CodeLayout::run(): where the runtime and the bodies go, right
   //    after `codeEnd`; returns the end of the code.
   uint64_t placeCode(uint64_t codeEnd);
-  // 2. Where the data goes; sizes first.
-  uint64_t readOnlySize() const;
-  uint64_t writableSize() const;
+  // 2. Where the data goes (readOnlyBytes() gives the read-only part's size).
   void placeData(uint64_t readOnlyAddress, uint64_t writableAddress);
   // 3. The bytes, once CodeLayout::emit() has produced the moved code
   //    (`text`, starting at `textAddress`): appends the runtime and bodies.
   void appendCode(std::vector<uint8_t>& text, uint64_t textAddress) const;
   std::vector<uint8_t> readOnlyBytes(const layout::CodeLayout& layout, uint64_t mapBase) const;
-  std::vector<uint8_t> writableBytes(const layout::CodeLayout& layout, uint64_t originalEntry, uint64_t mapBase,
-                                     uint64_t newCodeStart, uint64_t newCodeEnd) const;
+  std::vector<uint8_t> writableBytes(uint64_t originalEntry, uint64_t mapBase, uint64_t newCodeStart,
+                                     uint64_t newCodeEnd) const;
   uint64_t entryPoint() const { return runtimeAddress_; }
 
  private:
+  // Offsets of everything in the two data areas (after placeCode(): the
+  // strings and arrays are known then).
+  void layOutData();
   void addressMap(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const;
 
   const Engine& engine_;

@@ -62,8 +62,8 @@ void run(const std::vector<std::string>& args, const std::string& what) {
 bool isSourceFile(const std::string& path) { return endsWith(path, ".c") || isCxx(path); }
 
 ToolBuild::ToolBuild(const ToolSources& sources) {
-  for (const std::string& f : {sources.instrumentation})
-    if (access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read the instrumentation file");
+  if (access(sources.instrumentation.c_str(), R_OK) != 0)
+    throw Error(sources.instrumentation + ": cannot read the instrumentation file");
   for (const std::string& f : sources.analysis)
     if (access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read the analysis file");
   const char* tmp = std::getenv("TMPDIR");
@@ -137,13 +137,14 @@ std::vector<uint8_t> ToolBuild::analysisObject() const {
   return bytes;
 }
 
-bool ToolBuild::analysisDefines(const std::string& name) const {
+std::set<std::string> ToolBuild::analysisFunctions() const {
   // Read .dynsym directly: loading the object here would run its constructors.
   const std::vector<uint8_t> f = analysisObject();
   auto at = [&](uint64_t off, uint64_t size) {
     if (off > f.size() || size > f.size() - off) throw Error("the analysis object is malformed");
     return f.data() + off;
   };
+  std::set<std::string> out;
   Elf64_Ehdr eh;
   std::memcpy(&eh, at(0, sizeof eh), sizeof eh);
   for (unsigned i = 0; i < eh.e_shnum; ++i) {
@@ -158,10 +159,10 @@ bool ToolBuild::analysisDefines(const std::string& name) const {
       std::memcpy(&sym, at(sh.sh_offset + k * sizeof sym, sizeof sym), sizeof sym);
       if (sym.st_shndx == SHN_UNDEF || sym.st_name >= str.sh_size) continue;
       if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC) continue;
-      if (std::strncmp(names + sym.st_name, name.c_str(), str.sh_size - sym.st_name) == 0) return true;
+      out.insert(std::string(names + sym.st_name, strnlen(names + sym.st_name, str.sh_size - sym.st_name)));
     }
   }
-  return false;
+  return out;
 }
 
 }  // namespace atomx::instrument

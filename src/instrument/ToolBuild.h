@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,9 @@ class ToolBuild {
   void runInstrument(const std::vector<std::string>& toolArgs);
   // The analysis shared object's bytes.
   std::vector<uint8_t> analysisObject() const;
-  // Names the analysis object defines (dynamic symbols), to check routines.
-  bool analysisDefines(const std::string& name) const;
+  // Functions the analysis object defines (dynamic symbols), to check that
+  // every declared routine exists.
+  std::set<std::string> analysisFunctions() const;
 
  private:
   std::string dir_;

@@ -146,11 +146,9 @@ std::vector<uint8_t> Rewriter::rewrite() {
   uint64_t toolDataAddr = 0, rwAddr = 0;
   std::vector<uint8_t> toolData;
   if (instrumenter_) {
-    instrumenter_->readOnlySize();
     toolData = instrumenter_->readOnlyBytes(*layout_, imageStart);
     toolDataAddr = alignUp(phdrAddr + phdrSize, elf::ElfWriter::kPageSize);
     rwAddr = alignUp(toolDataAddr + toolData.size(), elf::ElfWriter::kPageSize);
-    instrumenter_->writableSize();
     instrumenter_->placeData(toolDataAddr, rwAddr);
     roSeg.bytes.resize(toolDataAddr - roAddr, 0);
     roSeg.bytes.insert(roSeg.bytes.end(), toolData.begin(), toolData.end());
@@ -190,7 +188,7 @@ std::vector<uint8_t> Rewriter::rewrite() {
     elf::NewSegment rwSeg;
     rwSeg.flags = PF_R | PF_W;
     rwSeg.vaddr = rwAddr;
-    rwSeg.bytes = instrumenter_->writableBytes(*layout_, layout_->relocated(image_.entry()), imageStart, textAddr,
+    rwSeg.bytes = instrumenter_->writableBytes(layout_->relocated(image_.entry()), imageStart, textAddr,
                                                textAddr + layout_->size());
     rwSeg.sections.push_back({".atomx.data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, 0, rwSeg.bytes.size(), 16});
     plan.segments.push_back(std::move(rwSeg));

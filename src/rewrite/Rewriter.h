@@ -53,7 +53,7 @@ class Rewriter {
   void analyze();
   // Instrumentation to add (issue the tool's calls between analyze() and
   // rewrite()); without it rewrite() moves code only.
-  void setInstrumenter(const instrument::Instrumenter* instrumenter) { instrumenter_ = const_cast<instrument::Instrumenter*>(instrumenter); }
+  void setInstrumenter(instrument::Instrumenter* instrumenter) { instrumenter_ = instrumenter; }
   std::vector<uint8_t> rewrite();
   const x86::Decoder& decoder() const { return decoder_; }
 

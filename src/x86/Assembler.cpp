@@ -45,24 +45,39 @@ void Assembler::encode(ZydisEncoderRequest& r) {
   out_.insert(out_.end(), buf, buf + len);
 }
 
-void Assembler::movImm(ZydisRegister dst, uint64_t value) {
-  auto r = request(ZYDIS_MNEMONIC_MOV);
+// The two-operand forms, by operand kinds.
+void Assembler::regReg(ZydisMnemonic mnemonic, ZydisRegister dst, ZydisRegister src) {
+  auto r = request(mnemonic);
   r.operand_count = 2;
-  // mov r32, imm32 zero-extends: the shortest form for small unsigned values.
-  if (value <= UINT32_MAX && dst >= ZYDIS_REGISTER_RAX && dst <= ZYDIS_REGISTER_R15)
-    dst = ZydisRegister(ZYDIS_REGISTER_EAX + (dst - ZYDIS_REGISTER_RAX));
   setReg(r.operands[0], dst);
-  setImm(r.operands[1], value);
+  setReg(r.operands[1], src);
   encode(r);
 }
 
-void Assembler::movLoad(ZydisRegister dst, const Mem& src) {
-  auto r = request(ZYDIS_MNEMONIC_MOV);
+void Assembler::regMem(ZydisMnemonic mnemonic, ZydisRegister dst, const Mem& src) {
+  auto r = request(mnemonic);
   r.operand_count = 2;
   setReg(r.operands[0], dst);
   setMem(r.operands[1], src);
   encode(r);
 }
+
+void Assembler::regImm(ZydisMnemonic mnemonic, ZydisRegister dst, uint64_t value) {
+  auto r = request(mnemonic);
+  r.operand_count = 2;
+  setReg(r.operands[0], dst);
+  setImm(r.operands[1], value);
+  encode(r);
+}
+
+void Assembler::movImm(ZydisRegister dst, uint64_t value) {
+  // mov r32, imm32 zero-extends: the shortest form for small unsigned values.
+  if (value <= UINT32_MAX && dst >= ZYDIS_REGISTER_RAX && dst <= ZYDIS_REGISTER_R15)
+    dst = ZydisRegister(ZYDIS_REGISTER_EAX + (dst - ZYDIS_REGISTER_RAX));
+  regImm(ZYDIS_MNEMONIC_MOV, dst, value);
+}
+
+void Assembler::movLoad(ZydisRegister dst, const Mem& src) { regMem(ZYDIS_MNEMONIC_MOV, dst, src); }
 
 void Assembler::movStore(const Mem& dst, ZydisRegister src) {
   auto r = request(ZYDIS_MNEMONIC_MOV);
@@ -73,70 +88,17 @@ void Assembler::movStore(const Mem& dst, ZydisRegister src) {
 }
 
 void Assembler::lea(ZydisRegister dst, const Mem& src) {
-  auto r = request(ZYDIS_MNEMONIC_LEA);
-  r.operand_count = 2;
-  setReg(r.operands[0], dst);
   Mem m = src;
   m.size = 8;  // Zydis wants an operand size even for an address computation
-  setMem(r.operands[1], m);
-  encode(r);
+  regMem(ZYDIS_MNEMONIC_LEA, dst, m);
 }
 
-void Assembler::movReg(ZydisRegister dst, ZydisRegister src) {
-  auto r = request(ZYDIS_MNEMONIC_MOV);
-  r.operand_count = 2;
-  setReg(r.operands[0], dst);
-  setReg(r.operands[1], src);
-  encode(r);
-}
-
-void Assembler::movzxByte(ZydisRegister dst32, ZydisRegister src8) {
-  auto r = request(ZYDIS_MNEMONIC_MOVZX);
-  r.operand_count = 2;
-  setReg(r.operands[0], dst32);
-  setReg(r.operands[1], src8);
-  encode(r);
-}
-
-void Assembler::addReg(ZydisRegister dst, ZydisRegister src) {
-  auto r = request(ZYDIS_MNEMONIC_ADD);
-  r.operand_count = 2;
-  setReg(r.operands[0], dst);
-  setReg(r.operands[1], src);
-  encode(r);
-}
-
-void Assembler::subImm(ZydisRegister dst, int32_t value) {
-  auto r = request(ZYDIS_MNEMONIC_SUB);
-  r.operand_count = 2;
-  setReg(r.operands[0], dst);
-  setImm(r.operands[1], uint64_t(int64_t(value)));
-  encode(r);
-}
-
-void Assembler::andImm(ZydisRegister dst, int32_t value) {
-  auto r = request(ZYDIS_MNEMONIC_AND);
-  r.operand_count = 2;
-  setReg(r.operands[0], dst);
-  setImm(r.operands[1], uint64_t(int64_t(value)));
-  encode(r);
-}
-
-void Assembler::andReg(ZydisRegister dst, ZydisRegister src) {
-  auto r = request(ZYDIS_MNEMONIC_AND);
-  r.operand_count = 2;
-  setReg(r.operands[0], dst);
-  setReg(r.operands[1], src);
-  encode(r);
-}
-
-void Assembler::testReg(ZydisRegister a, ZydisRegister b) {
-  auto r = request(ZYDIS_MNEMONIC_TEST);
-  r.operand_count = 2;
-  setReg(r.operands[0], a);
-  setReg(r.operands[1], b);
-  encode(r);
-}
+void Assembler::movReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEMONIC_MOV, dst, src); }
+void Assembler::movzxByte(ZydisRegister dst32, ZydisRegister src8) { regReg(ZYDIS_MNEMONIC_MOVZX, dst32, src8); }
+void Assembler::addReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEMONIC_ADD, dst, src); }
+void Assembler::andReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEMONIC_AND, dst, src); }
+void Assembler::testReg(ZydisRegister a, ZydisRegister b) { regReg(ZYDIS_MNEMONIC_TEST, a, b); }
+void Assembler::subImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_SUB, dst, uint64_t(int64_t(value))); }
 
 void Assembler::push(ZydisRegister reg) {
   auto r = request(ZYDIS_MNEMONIC_PUSH);

@@ -39,7 +39,6 @@ class Assembler {
   void movzxByte(ZydisRegister dst32, ZydisRegister src8);
   void addReg(ZydisRegister dst, ZydisRegister src);
   void subImm(ZydisRegister dst, int32_t value);
-  void andImm(ZydisRegister dst, int32_t value);
   void andReg(ZydisRegister dst, ZydisRegister src);
   void testReg(ZydisRegister a, ZydisRegister b);
   void push(ZydisRegister reg);
@@ -58,6 +57,9 @@ class Assembler {
 
  private:
   void encode(ZydisEncoderRequest& request);
+  void regReg(ZydisMnemonic mnemonic, ZydisRegister dst, ZydisRegister src);
+  void regMem(ZydisMnemonic mnemonic, ZydisRegister dst, const Mem& src);
+  void regImm(ZydisMnemonic mnemonic, ZydisRegister dst, uint64_t value);
 
   std::vector<uint8_t>& out_;
   uint64_t origin_;

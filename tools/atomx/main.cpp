@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ constexpr const char* kUsage = R"(usage:
       itself when it starts (nothing else is needed beside it).  TOOL ARGS
       (after --, or any further argument that is not a source file) reach
       Instrument as argv[1...].  Headers: <atomx/atom.h> (ATOM's C API) and
-      <atomx/atomx.hpp> (typed C++); docs/instrumenting.md.
+      <atomx/atomx.hpp> (typed C++), both documented in their comments.
   atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
       Rewrite PROG, moving every procedure atomx can prove safe into new code,
       and write the result to OUT.  PROG must be an x86-64 ELF executable
@@ -148,36 +149,30 @@ int runRewrite(int argc, char** argv) {
   // rewrite's bookkeeping (compilers skip it for the same reason).
   auto& image = *new atomx::elf::ElfImage(atomx::elf::ElfImage::load(prog));
   auto& rewriter = *new atomx::rewrite::Rewriter(image, options);
+  const atomx::instrument::Engine* engine = nullptr;
+  atomx::instrument::Instrumenter* instrumenter = nullptr;
   if (!tool.instrumentation.empty()) {
     // Build the tool first: a compile error should not wait for the analysis.
-    auto& build = *new atomx::instrument::ToolBuild(tool);
+    atomx::instrument::ToolBuild build(tool);
     rewriter.analyze();
-    auto& engine = *new atomx::instrument::Engine(rewriter.program(), rewriter.decoder(), prog);
-    atomx::instrument::Engine::setCurrent(&engine);
+    auto* e = new atomx::instrument::Engine(rewriter.program(), rewriter.decoder(), prog);
+    atomx::instrument::Engine::setCurrent(e);
     build.runInstrument(toolArgs);
     atomx::instrument::Engine::setCurrent(nullptr);
-    for (const atomx::instrument::Prototype& p : engine.routines())
-      if (!build.analysisDefines(p.name))
+    const std::set<std::string> defined = build.analysisFunctions();
+    for (const atomx::instrument::Prototype& p : e->routines())
+      if (!defined.count(p.name))
         throw atomx::Error(p.name + " is declared by " + tool.instrumentation + " but no analysis file defines it" +
                            " (in C++, declare it extern \"C\")");
-    auto& instrumenter = *new atomx::instrument::Instrumenter(engine, build.analysisObject(), out);
-    rewriter.setInstrumenter(&instrumenter);
-    std::vector<uint8_t> bytes = rewriter.rewrite();
-    writeFile(out, bytes, true);
-    if (!quiet)
-      std::fprintf(stderr, "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s)\n", out.c_str(),
-                   engine.routines().size(), engine.calls().size(), instrumenter.siteCount());
-    delete &build;  // removes the temporary build directory
-    if (!reportPath.empty()) {
-      std::ofstream r(reportPath);
-      if (!r) throw atomx::Error(reportPath + ": cannot create report file");
-      atomx::rewrite::writeJsonReport(rewriter, prog, out, r);
-    }
-    if (!quiet) atomx::rewrite::printSummary(rewriter, prog, std::cerr);
-    return 0;
-  }
+    engine = e;
+    instrumenter = new atomx::instrument::Instrumenter(*e, build.analysisObject(), out);
+    rewriter.setInstrumenter(instrumenter);
+  }  // the temporary build directory goes here; the plugin stays loaded
   std::vector<uint8_t> bytes = rewriter.rewrite();
   writeFile(out, bytes, true);
+  if (!quiet && instrumenter)
+    std::fprintf(stderr, "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s)\n", out.c_str(),
+                 engine->routines().size(), engine->calls().size(), instrumenter->siteCount());
   if (!reportPath.empty()) {
     std::ofstream r(reportPath);
     if (!r) throw atomx::Error(reportPath + ": cannot create report file");
