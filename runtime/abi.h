@@ -101,6 +101,10 @@ typedef struct AtomxDescriptor {
   uint64_t finish;           /* run-time address of atomx_analysis_finish, or 0 */
   uint32_t programAfterDone; /* set (atomically) when ProgramAfter has run */
   uint32_t initialPid;
+  /* Nonzero once the routine table is filled.  Until then every inserted
+   * call is skipped: ld.so runs some program code before the entry point
+   * (IFUNC resolvers, .preinit_array), when there is no analysis to call. */
+  uint64_t ready;
 } AtomxDescriptor;
 
 /* Bodies of ProgramBefore/ProgramAfter calls take no frame: the runtime calls

@@ -30,6 +30,12 @@ atomx_enter:
         /* struct AtomxFrame, from the top down: rflags, rax ... r15. */
         pushfq
         push    %rax
+        /* Before the runtime is ready (code ld.so runs before the entry
+         * point) there is nothing to call: return at once. */
+        lea     atomx_blob_start(%rip), %rax
+        add     atomx_blob_start + STUB_BLOB_DESCRIPTOR_DELTA(%rip), %rax
+        cmpq    $0, STUB_DESC_READY(%rax)
+        je      .Lnot_ready
         push    %rcx
         push    %rdx
         push    %rbx
@@ -95,6 +101,10 @@ atomx_enter:
         pop     %rbx
         pop     %rdx
         pop     %rcx
+        pop     %rax
+        popfq
+        ret
+.Lnot_ready:
         pop     %rax
         popfq
         ret

@@ -9,7 +9,7 @@
 
 _Static_assert(offsetof(AtomxDescriptor, xsaveSize) == STUB_DESC_XSAVE_SIZE, "enter.S");
 _Static_assert(offsetof(AtomxFrame, returnAddress) == STUB_FRAME_RETURN_ADDRESS, "enter.S");
-_Static_assert(offsetof(AtomxDescriptor, analysisHandle) == STUB_DESC_ANALYSIS_HANDLE, "enter.S");
+_Static_assert(offsetof(AtomxDescriptor, ready) == STUB_DESC_READY, "enter.S");
 _Static_assert(sizeof(AtomxFrame) == kAtomxFrameAppStack, "abi.h");
 _Static_assert(kAtomxBlobDescriptorDelta == STUB_BLOB_DESCRIPTOR_DELTA, "slots.S");
 
@@ -153,6 +153,7 @@ uint64_t atomx_start(uint64_t *initialStack) {
   } else if (d->routineCount > 0) {
     stub_fail(kCannotLoad, "there is no analysis object", 0);
   }
+  __atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE);
 
   const uint64_t *before = (const uint64_t *)(d->beforeBodies + d->bias);
   for (uint64_t i = 0; i < d->beforeCount; i++) ((AtomxBody)(before[i] + d->bias))();
