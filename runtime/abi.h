@@ -105,6 +105,15 @@ typedef struct AtomxDescriptor {
    * call is skipped: ld.so runs some program code before the entry point
    * (IFUNC resolvers, .preinit_array), when there is no analysis to call. */
   uint64_t ready;
+  /* Threads.  The program's libc starts its threads and initialises only its
+   * own per-thread state; the analysis namespace's libc never hears of them.
+   * So the first inserted call in each thread first calls threadStart
+   * (atomx_analysis_thread_start, runtime/analysis) in that thread.  It is
+   * due while the analysis object's initial-exec TLS byte at %fs:threadFlag
+   * (an offset from the thread pointer, the same in every thread) is zero.
+   * Both are 0 when there is no analysis object. */
+  int64_t threadFlag;
+  uint64_t threadStart;
 } AtomxDescriptor;
 
 /* Bodies of ProgramBefore/ProgramAfter calls take no frame: the runtime calls

@@ -12,11 +12,16 @@
  * ProgramAfter handler, which runs last.  So: exit handlers registered by
  * the analysis object are kept here and run by atomx_analysis_finish, which
  * the runtime calls after the ProgramAfter bodies. */
+#define _GNU_SOURCE /* gettid */
+#include <dlfcn.h>
+#include <locale.h>
 #include <pthread.h>
+#include <resolv.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <unistd.h>
 
 #include "atomx/analysis.h"
@@ -75,8 +80,46 @@ void atomx_analysis_finish(void) {
   fflush(NULL);
 }
 
-/* Runs when the runtime loads the analysis object, at program start. */
-__attribute__((constructor)) static void record_initial_pid(void) { initialPid = getpid(); }
+/* Runs when the runtime loads the analysis object, at program start.
+ * The program's threads are started by the program's libc: this namespace's
+ * libc never learns that the process has more than one thread, so tell it
+ * now, before any: __libc_single_threaded (and in glibc 2.37+ its internal
+ * alias, which malloc consults) would otherwise let libstdc++ and libc skip
+ * atomics and locks. */
+__attribute__((constructor)) static void start_process(void) {
+  initialPid = getpid();
+  __libc_single_threaded = 0;
+}
+
+/* Threads.  The program's libc initialises, in each new thread, its own
+ * per-thread state only; this namespace's libc would see the ctype table
+ * pointers (isdigit, toupper, printf's number formatting) still zero and the
+ * resolver state shared with the initial thread.  The runtime calls atomx_analysis_thread_start in
+ * each thread before its first analysis call -- while
+ * atomx_analysis_thread_ready is zero: initial-exec, so that the runtime can
+ * test it at a fixed offset from %fs. */
+__attribute__((tls_model("initial-exec"))) __thread char atomx_analysis_thread_ready;
+
+/* __resp: glibc's per-thread pointer to the resolver state (not public API,
+ * so looked up by name and skipped where it does not exist). */
+static struct __res_state **resolver_state_pointer(void) {
+  return (struct __res_state **)dlsym(RTLD_DEFAULT, "__resp");
+}
+
+void atomx_analysis_thread_start(void) {
+  if (atomx_analysis_thread_ready) return;
+  atomx_analysis_thread_ready = 1;
+  /* uselocale sets the thread's locale and recomputes its ctype pointers. */
+  uselocale(LC_GLOBAL_LOCALE);
+  /* Every thread but the initial one would share the initial one's
+   * resolver state (the pointer's initial value): give it its own, as the
+   * program's libc does (that one lives in the thread descriptor). */
+  if (gettid() != getpid()) {
+    struct __res_state **resp = resolver_state_pointer();
+    struct __res_state *own = resp ? calloc(1, sizeof **resp) : NULL;
+    if (own) *resp = own;
+  }
+}
 
 const char *AtomxOutputPath(const char *name) {
   pid_t pid = getpid();

@@ -74,6 +74,19 @@ atomx_enter:
         mov     $-1, %edx
         xsave64 (%rsp)
 
+        /* A thread's first call: set up the analysis libc's state for it
+         * (abi.h, threadFlag). */
+        lea     atomx_blob_start(%rip), %rax
+        add     atomx_blob_start + STUB_BLOB_DESCRIPTOR_DELTA(%rip), %rax
+        mov     STUB_DESC_THREAD_FLAG(%rax), %rcx
+        test    %rcx, %rcx
+        jz      .Lthread_ready
+        cmpb    $0, %fs:(%rcx)
+        jne     .Lthread_ready
+        cld
+        call    *STUB_DESC_THREAD_START(%rax)
+.Lthread_ready:
+
         /* The body: the return address points at the nop; its disp32 is
          * relative to the end of the 7-byte nop. */
         mov     STUB_FRAME_RETURN_ADDRESS(%rbx), %rcx

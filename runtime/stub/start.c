@@ -10,6 +10,8 @@
 _Static_assert(offsetof(AtomxDescriptor, xsaveSize) == STUB_DESC_XSAVE_SIZE, "enter.S");
 _Static_assert(offsetof(AtomxFrame, returnAddress) == STUB_FRAME_RETURN_ADDRESS, "enter.S");
 _Static_assert(offsetof(AtomxDescriptor, ready) == STUB_DESC_READY, "enter.S");
+_Static_assert(offsetof(AtomxDescriptor, threadFlag) == STUB_DESC_THREAD_FLAG, "enter.S");
+_Static_assert(offsetof(AtomxDescriptor, threadStart) == STUB_DESC_THREAD_START, "enter.S");
 _Static_assert(sizeof(AtomxFrame) == kAtomxFrameAppStack, "abi.h");
 _Static_assert(kAtomxBlobDescriptorDelta == STUB_BLOB_DESCRIPTOR_DELTA, "slots.S");
 
@@ -92,6 +94,19 @@ static void resolve_routines(AtomxDescriptor *d, const struct stub_libc *libc, v
   }
   d->finish = (uint64_t)dlsym(handle, "atomx_analysis_finish");
   ((dlerror_fn)libc->dlerror)(); /* clear the error a missing finish left */
+
+  /* dlsym of a TLS symbol gives its address in the calling thread; minus the
+   * thread pointer (%fs:0 holds the thread pointer itself) that is the
+   * variable's offset, which initial-exec TLS keeps equal in every thread. */
+  void *flag = dlsym(handle, "atomx_analysis_thread_ready");
+  void *start = dlsym(handle, "atomx_analysis_thread_start");
+  if (!flag || !start)
+    stub_fail(kCannotLoad, "the analysis object was not linked with libatomx_analysis.a", 0);
+  uint64_t threadPointer;
+  __asm__("mov %%fs:0, %0" : "=r"(threadPointer));
+  d->threadFlag = (int64_t)((uint64_t)flag - threadPointer);
+  d->threadStart = (uint64_t)start;
+  ((AtomxBody)start)(); /* the initial thread: its libc state is set up already */
 }
 
 /* Signals whose default action ends the process (SIGKILL and SIGSTOP cannot

@@ -8,7 +8,9 @@
 /* Offsets the assembler sources need; stub.c checks them against abi.h. */
 #define STUB_BLOB_DESCRIPTOR_DELTA 32 /* kAtomxBlobDescriptorDelta */
 #define STUB_DESC_XSAVE_SIZE 152      /* offsetof(AtomxDescriptor, xsaveSize) */
-#define STUB_DESC_READY 184          /* offsetof(AtomxDescriptor, ready) */
+#define STUB_DESC_READY 184           /* offsetof(AtomxDescriptor, ready) */
+#define STUB_DESC_THREAD_FLAG 192     /* offsetof(AtomxDescriptor, threadFlag) */
+#define STUB_DESC_THREAD_START 200    /* offsetof(AtomxDescriptor, threadStart) */
 #define STUB_FRAME_RETURN_ADDRESS 128 /* offsetof(AtomxFrame, returnAddress) */
 #define STUB_XSAVE_HEADER 512         /* the XSAVE header: bytes 512..575 of the area */
 

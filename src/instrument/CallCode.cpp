@@ -28,13 +28,6 @@ int32_t frameOffset(int hw) {
 }
 
 ZydisRegister to32(ZydisRegister r64) { return ZydisRegister(ZYDIS_REGISTER_EAX + (r64 - ZYDIS_REGISTER_RAX)); }
-ZydisRegister to8(ZydisRegister r64) {
-  static const ZydisRegister k8[16] = {ZYDIS_REGISTER_AL,   ZYDIS_REGISTER_CL,   ZYDIS_REGISTER_DL,   ZYDIS_REGISTER_BL,
-                                       ZYDIS_REGISTER_SPL,  ZYDIS_REGISTER_BPL,  ZYDIS_REGISTER_SIL,  ZYDIS_REGISTER_DIL,
-                                       ZYDIS_REGISTER_R8B,  ZYDIS_REGISTER_R9B,  ZYDIS_REGISTER_R10B, ZYDIS_REGISTER_R11B,
-                                       ZYDIS_REGISTER_R12B, ZYDIS_REGISTER_R13B, ZYDIS_REGISTER_R14B, ZYDIS_REGISTER_R15B};
-  return k8[r64 - ZYDIS_REGISTER_RAX];
-}
 
 // Loads the application's value of general register `reg` (any width; the
 // value is zero-extended from 32 bits for 32-bit registers) into dst.

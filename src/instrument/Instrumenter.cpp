@@ -164,13 +164,18 @@ void Instrumenter::appendCode(std::vector<uint8_t>& text, uint64_t textAddress) 
 }
 
 void Instrumenter::addressMap(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const {
-  // Every block start, and the return address of every call with code
-  // inserted after it: original_address() answers exactly for those.
+  // Every block start, every edge stub, and the return address of every call
+  // with code inserted after it: original_address() answers exactly for those.
   std::vector<AtomxAddressPair> pairs;
   for (const layout::MovedProc& m : layout.moved()) {
     const ir::Procedure& p = engine_.program().procs[m.proc];
     for (const ir::Block& b : p.blocks)
       if (auto n = layout.translate(b.start)) pairs.push_back({uint32_t(*n - mapBase), uint32_t(b.start - mapBase)});
+    // An edge stub stands for the target it jumps on to: an indirect jump
+    // through a table lands in one, and must report the original target.
+    if (const ProcSites* ps = plan_.procSites(p.id))
+      for (auto [site, offset] : ps->stubOffset)
+        pairs.push_back({uint32_t(m.newStart + m.tailOffset + offset - mapBase), uint32_t(plan_.sites()[site].edgeTarget - mapBase)});
     if (m.after.empty()) continue;
     for (size_t i = 0; i + 1 < p.insns.size(); ++i)
       if (m.after[i] && p.insns[i].fallsThrough())

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The paper's branch tool against Valgrind's Bc (conditional branches), per procedure.
 
-    branch_vs_cachegrind.py --atomx ATOMX PROG [--workload SCRIPT] [-- ARGS...]
+    branch_vs_cachegrind.py --atomx ATOMX [--tool paper|modern] PROG [--workload SCRIPT] [-- ARGS...]
 
 Instruments PROG with tools/paper/branch_{inst,anal}.c (ATOM's Figures 2 and
-3), runs the instrumented program and the original under
+3; its counters are not atomic, so for threaded programs use --tool modern:
+the same tool in the C++ API, tools/branch/), runs the instrumented program and the original under
 `valgrind --tool=cachegrind --branch-sim=yes` with the same workload, and
 checks, for every procedure of PROG that Valgrind can name (a function symbol
 with a size), that taken + not-taken counted by the tool equals cachegrind's
@@ -38,7 +39,12 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TOOL = [os.path.join(ROOT, "tools/paper/branch_inst.c"), os.path.join(ROOT, "tools/paper/branch_anal.c")]
+TOOLS = {
+    # ATOM's Figures 2 and 3: plain counters, so single-threaded programs only.
+    "paper": [os.path.join(ROOT, "tools/paper/branch_inst.c"), os.path.join(ROOT, "tools/paper/branch_anal.c")],
+    # The same tool in the C++ API, with atomic counters: for threaded programs.
+    "modern": [os.path.join(ROOT, "tools/branch/branch_inst.cpp"), os.path.join(ROOT, "tools/branch/branch_anal.cpp")],
+}
 
 
 def function_symbols(prog):
@@ -154,6 +160,8 @@ def main():
     ap.add_argument("--workload")
     ap.add_argument("--timeout", type=int, default=1800)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--tool", choices=sorted(TOOLS), default="paper",
+                    help="paper: tools/paper (not thread-safe); modern: tools/branch (atomic counters)")
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
@@ -162,7 +170,7 @@ def main():
     try:
         atom = os.path.join(work, os.path.basename(prog) + ".atom")
         report = os.path.join(work, "report.json")
-        r = subprocess.run([o.atomx, prog] + TOOL + ["-o", atom, "-q", "--report", report], capture_output=True, text=True)
+        r = subprocess.run([o.atomx, prog] + TOOLS[o.tool] + ["-o", atom, "-q", "--report", report], capture_output=True, text=True)
         if r.returncode != 0:
             print(f"FAIL {o.prog}: atomx failed:\n{r.stderr}")
             return 1
@@ -189,7 +197,8 @@ def main():
         wrappers = {
             "native": f'exec -a "$0" "{prog}" "$@"\n',
             "atom": f'(exec -a "$0" "{atom}" "$@"); rc=$?\n'
-                    f'[ -f btaken.out ] && mv btaken.out "{counts}/btaken.$$.$(date +%s%N)"\n'
+                    # btaken.out.PID: written by a forked child (AtomxOutputPath)
+                    f'for f in btaken.out btaken.out.*; do [ -f "$f" ] && mv "$f" "{counts}/$f.$$.$(date +%s%N)"; done\n'
                     'exit $rc\n',
             "cachegrind": f'exec valgrind -q --tool=callgrind --branch-sim=yes --dump-instr=yes --demangle=no '
                           f'--callgrind-out-file="{cgdir}/cg.%p" "{cg_binary}" "$@"\n',

@@ -379,7 +379,8 @@ PITFALLS = ["avx", "cet", "cold_parts", "computed_goto", "exceptions", "fork_exe
             "rdynamic", "recursion_noreturn", "signals_setjmp", "switch_tables", "tailcalls", "tls_threads"]
 # Minutes per variant with the expensive clobbers on every call: O2 only,
 # and the 64 KiB memcpy/stdio part on every 16th call (the rest on each).
-SLOW = {"recursion_noreturn", "tailcalls"}
+# (tls_threads: four threads counting primes; still about a minute.)
+SLOW = {"recursion_noreturn", "tailcalls", "tls_threads"}
 for p in PITFALLS:
     # tests/programs builds tailcalls without -O0 (no tail calls there).
     for v in ("O2",) if p in SLOW else ("O2", "O0", "nopie"):

@@ -20,17 +20,16 @@ extern "C" void Instrument(int argc, char** argv) {
   long index = offsetEnv ? -std::atol(offsetEnv) : 0;
   Routine clobber("Clobber(long, VALUE, REGV)");
   Routine done("ClobberDone(long)");
-  // Walked with next(): iterating a Range (for (Proc p : program().procs()))
-  // does not compile in a tool (see the README of tests/instrument).
-  if (program().procs().empty()) return;
-  for (Proc p = *program().procs().begin(); p; p = p.next(), ++index)
-    if (index >= 0 && index % stride == 0)
-    for (Block b = p.entry(); b; b = b.next())
-      for (Inst i = b.first(); i; i = i.next()) {
+  for (Proc p : program().procs()) {
+    const long k = index++;
+    if (k < 0 || k % stride != 0) continue;
+    for (Block b : p.blocks())
+      for (Inst i : b.insts()) {
         clobber.before(i, period, pc(), reg(Reg::rbp));
-        const InstClass k = i.kind();
-        if (k != InstClass::Return && k != InstClass::IndirectJump && k != InstClass::Stop)
+        const InstClass c = i.kind();
+        if (c != InstClass::Return && c != InstClass::IndirectJump && c != InstClass::Stop)
           clobber.after(i, period, pc(), reg(Reg::rbp));
       }
+  }
   done.atProgramEnd(period);
 }
