@@ -9,6 +9,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -60,6 +61,30 @@ void run(const std::vector<std::string>& args, const std::string& what) {
 }  // namespace
 
 bool isSourceFile(const std::string& path) { return endsWith(path, ".c") || isCxx(path); }
+
+ToolSources shippedTool(const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path tools = fs::path(installRoot()) / "share" / "atomx" / "tools";
+  ToolSources t;
+  std::error_code ec;
+  if (name.find('/') == std::string::npos && !name.empty() && name[0] != '.')
+    for (const fs::directory_entry& e : fs::directory_iterator(tools / name, ec)) {
+      const std::string file = e.path().filename().string();
+      if (!isSourceFile(file)) continue;
+      if (file.rfind(name + "_inst.", 0) == 0) t.instrumentation = e.path().string();
+      else if (file.rfind(name + "_anal", 0) == 0) t.analysis.push_back(e.path().string());
+    }
+  if (t.instrumentation.empty() || t.analysis.empty()) {
+    std::set<std::string> names;
+    for (const fs::directory_entry& e : fs::directory_iterator(tools, ec))
+      if (e.is_directory()) names.insert(e.path().filename().string());
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw Error("no tool named '" + name + "' (shipped tools: " + (list.empty() ? "none found in " + tools.string() : list) + ")");
+  }
+  std::sort(t.analysis.begin(), t.analysis.end());
+  return t;
+}
 
 ToolBuild::ToolBuild(const ToolSources& sources) {
   if (access(sources.instrumentation.c_str(), R_OK) != 0)

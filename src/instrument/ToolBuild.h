@@ -21,6 +21,11 @@ struct ToolSources {
 
 bool isSourceFile(const std::string& path);
 
+// A tool shipped with atomx (`atomx -T NAME`): PREFIX/share/atomx/tools/NAME/
+// holds NAME_inst.c[pp] and one or more NAME_anal*.c[pp].  An unknown name
+// is an Error that lists the shipped tools.
+ToolSources shippedTool(const std::string& name);
+
 class ToolBuild {
  public:
   // Builds in a fresh temporary directory, removed by the destructor.

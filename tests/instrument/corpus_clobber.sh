@@ -6,7 +6,8 @@
 # instruction and after every one control comes back to) on corpus programs,
 # through corpus/check.sh: every workload output of the instrumented program
 # must equal the original's byte for byte.  Needs the corpus (corpus/build.sh).
-# Default programs: gzip and lzip (C and C++ with exceptions).
+# Default programs: gzip and lzip (C and C++ with exceptions); gzip takes
+# seconds, lzip more than ten minutes (every call also runs vector loops).
 # Environment: ATOMX_CLOBBER_PERIOD (default 256): the expensive clobbers
 # (64 KiB memcpy, stdio, malloc) run on every Nth call only, the rest on
 # every call; ATOMX_CLOBBER_STRIDE=K (default 8) instruments every Kth

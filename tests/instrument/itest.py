@@ -374,7 +374,18 @@ def t_error(work, kind):
         check(re.search(r"0x0*%x\b" % addr, err), f"message does not give the address {addr:#x}: {err}")
 
 
+def t_unknown_tool(work):
+    """-T with a name atomx does not ship: one line naming the shipped tools."""
+    prog = build("loops.c", "O2", work)
+    r = subprocess.run([A, prog, "-T", "no_such_tool", "-o", prog + ".atomx"], capture_output=True, text=True)
+    check(r.returncode != 0, f"atomx succeeded: {r.stderr}")
+    check(not os.path.exists(prog + ".atomx"), "an output file was written")
+    eq(len(r.stderr.strip().splitlines()), 1, f"one-line message ({r.stderr.strip()})")
+    check("no_such_tool" in r.stderr and "branch" in r.stderr, f"message does not name the tools: {r.stderr}")
+
+
 TESTS = {}
+TESTS["error.unknown_tool"] = t_unknown_tool
 PITFALLS = ["avx", "cet", "cold_parts", "computed_goto", "exceptions", "fork_exec", "funcptrs", "init_fini",
             "rdynamic", "recursion_noreturn", "signals_setjmp", "switch_tables", "tailcalls", "tls_threads"]
 # Minutes per variant with the expensive clobbers on every call: O2 only,

@@ -1,6 +1,6 @@
 // atomx: the command-line front end.
 //
-//   atomx PROG [INST.c ANAL.c...] -o OUT [options] [-- TOOL ARGS]
+//   atomx PROG [INST.c ANAL.c... | -T NAME] -o OUT [options] [-- TOOL ARGS]
 //   atomx dump PROG [--proc NAME]
 //
 // Every error is one line on stderr and a non-zero exit status.
@@ -34,7 +34,12 @@ constexpr const char* kUsage = R"(usage:
       itself when it starts (nothing else is needed beside it).  TOOL ARGS
       (after --, or any further argument that is not a source file) reach
       Instrument as argv[1...].  Headers: <atomx/atom.h> (ATOM's C API) and
-      <atomx/atomx.hpp> (typed C++), both documented in their comments.
+      <atomx/atomx.hpp> (typed C++), both documented in their comments;
+      docs/instrumenting.md teaches writing a tool.
+  atomx PROG -T NAME -o OUT [options] [-- TOOL ARGS...]
+      The same with a tool shipped with atomx (share/atomx/tools/NAME):
+        branch   each conditional branch: taken and not taken (btaken.out);
+                 ATOM's Figures 2 and 3 in the typed API, thread-safe
   atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
       Rewrite PROG, moving every procedure atomx can prove safe into new code,
       and write the result to OUT.  PROG must be an x86-64 ELF executable
@@ -107,7 +112,7 @@ int runRewrite(int argc, char** argv) {
   std::string prog, out, reportPath;
   atomx::instrument::ToolSources tool;
   std::vector<std::string> toolArgs;
-  bool quiet = false;
+  bool quiet = false, shipped = false;
   atomx::rewrite::RewriteOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -123,12 +128,19 @@ int runRewrite(int argc, char** argv) {
     else if (a == "--pad-instructions") usageError("--pad-instructions needs a number from 0 to 64");
     else if (a == "-o" || a == "--report") usageError(a + " needs a file name");
     else if (a == "-q") quiet = true;
+    else if (a == "-T" && i + 1 < argc) {
+      if (!tool.instrumentation.empty()) usageError("-T and tool source files do not combine");
+      tool = atomx::instrument::shippedTool(argv[++i]);
+      shipped = true;
+    }
+    else if (a == "-T") usageError("-T needs a tool name");
     else if (a == "--") {
       toolArgs.insert(toolArgs.end(), argv + i + 1, argv + argc);
       break;
     }
     else if (!a.empty() && a[0] == '-') usageError("unknown option " + a);
     else if (atomx::instrument::isSourceFile(a) && toolArgs.empty()) {
+      if (shipped) usageError("-T and tool source files do not combine");
       if (tool.instrumentation.empty()) tool.instrumentation = a;
       else tool.analysis.push_back(a);
     }

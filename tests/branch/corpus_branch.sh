@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# corpus_branch.sh ATOMX [PROGRAM...]
+#
+# The branch tool against Valgrind's Bc (branch_vs_cachegrind.py) on the
+# gcc -O2 variant of every corpus program, with its workload, two at a time.
+# Needs the corpus (corpus/build.sh).  Per program:
+#   - single-threaded and deterministic: every procedure, exactly;
+#   - lua: --runs 3, and procedures whose counts differ between runs of the
+#     instrumented program are set aside (lua seeds its string hashes with
+#     the time and addresses);
+#   - sqlite3: the procedures named below are set aside because the program
+#     behaves differently under Valgrind, whose x87 long double has 64-bit
+#     precision: sqlite3 prints its REAL values differently in .dump
+#     (sqlite3_str_vappendf), and reads that dump back (sqlite3AtoF itself
+#     computes in long double);
+#   - xz -T2, pbzip2 -p2: the thread-safe tool (--tool modern), --runs 3, and
+#     the procedures named below, whose counts depend on thread scheduling
+#     in a way that is stable natively but different under Valgrind, which
+#     runs one thread at a time (xz's multi-threaded encoder hands out work
+#     in timed chunks: same output, a few more or fewer loop iterations;
+#     pbzip2's producer and terminate flag wait on queue state).
+# Exit status 0 when every program passes.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+atomx=${1:?usage: corpus_branch.sh ATOMX [PROGRAM...]}
+shift
+bin_dir=${ATOMX_CORPUS_DIR:-$HOME/.cache/atomx-corpus}/bin
+progs=("$@")
+((${#progs[@]})) || progs=(gzip bzip2 xz pbzip2 lua sqlite3 lzip muparser)
+
+options() {
+  case $1 in
+    lua) echo "--runs 3" ;;
+    sqlite3) echo "--runs 3 --allow-differ sqlite3AtoF --allow-differ sqlite3_str_vappendf" \
+                  "--allow-differ local_getline --allow-differ quickscan" \
+                  "--allow-differ sqlite3GetToken --allow-differ sqlite3_complete" \
+                  "--allow-differ appendAllPathElements" ;;
+    xz) echo "--tool modern --runs 3 --allow-differ block_encode --allow-differ lz_encode" \
+             "--allow-differ lzma2_encode --allow-differ lzma_lzma_encode --allow-differ rc_encode" ;;
+    pbzip2) echo "--tool modern --runs 3 --allow-differ _Z20syncSetTerminateFlagi" \
+                 "--allow-differ _Z8produceriiP5queue" ;;
+  esac
+}
+
+one() {
+  local p=$1 log
+  log=$(python3 "$here/branch_vs_cachegrind.py" --atomx "$atomx" $(options "$p") \
+          --workload "$root/corpus/workloads/$p.sh" "$bin_dir/$p-gcc-O2" 2>&1)
+  local rc=$?
+  printf '%s\n' "$log" | grep -v '^note:' | sed "s|$bin_dir/||"
+  return $rc
+}
+export -f one options
+export here root atomx bin_dir
+printf '%s\n' "${progs[@]}" | xargs -P 2 -I{} bash -c 'one {}'
