@@ -13,7 +13,7 @@
 #     precision: sqlite3 prints its REAL values differently in .dump
 #     (sqlite3_str_vappendf), and reads that dump back (sqlite3AtoF itself
 #     computes in long double);
-#   - xz -T2, pbzip2 -p2: the thread-safe tool (--tool modern), --runs 3, and
+#   - xz -T2, pbzip2 -p2: the thread-safe tool (--tool modern), --runs 5, and
 #     the procedures named below, whose counts depend on thread scheduling
 #     in a way that is stable natively but different under Valgrind, which
 #     runs one thread at a time (xz's multi-threaded encoder hands out work
@@ -36,9 +36,9 @@ options() {
                   "--allow-differ local_getline --allow-differ quickscan" \
                   "--allow-differ sqlite3GetToken --allow-differ sqlite3_complete" \
                   "--allow-differ appendAllPathElements" ;;
-    xz) echo "--tool modern --runs 3 --allow-differ block_encode --allow-differ lz_encode" \
+    xz) echo "--tool modern --runs 5 --allow-differ block_encode --allow-differ lz_encode" \
              "--allow-differ lzma2_encode --allow-differ lzma_lzma_encode --allow-differ rc_encode" ;;
-    pbzip2) echo "--tool modern --runs 3 --allow-differ _Z20syncSetTerminateFlagi" \
+    pbzip2) echo "--tool modern --runs 5 --allow-differ _Z20syncSetTerminateFlagi" \
                  "--allow-differ _Z8produceriiP5queue" ;;
   esac
 }
