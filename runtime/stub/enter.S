@@ -30,8 +30,9 @@ atomx_enter:
         /* struct AtomxFrame, from the top down: rflags, rax ... r15. */
         pushfq
         push    %rax
-        /* Before the runtime is ready (code ld.so runs before the entry
-         * point) there is nothing to call: return at once. */
+        /* Descriptor = blob + delta, both found rip-relative.  Before the
+         * runtime is ready (code ld.so runs before the entry point) there is
+         * nothing to call: return at once. */
         lea     atomx_blob_start(%rip), %rax
         add     atomx_blob_start + STUB_BLOB_DESCRIPTOR_DELTA(%rip), %rax
         cmpq    $0, STUB_DESC_READY(%rax)
@@ -51,12 +52,10 @@ atomx_enter:
         push    %r14
         push    %r15
         mov     %rsp, %rbx                      /* %rbx = frame (callee-saved: survives the body) */
+        mov     %rax, %r12                      /* %r12 = descriptor (callee-saved too) */
 
-        /* The XSAVE area: xsaveSize bytes below the frame, 64-byte aligned.
-         * Descriptor = blob + delta, both found rip-relative. */
-        lea     atomx_blob_start(%rip), %rax
-        add     atomx_blob_start + STUB_BLOB_DESCRIPTOR_DELTA(%rip), %rax
-        sub     STUB_DESC_XSAVE_SIZE(%rax), %rsp
+        /* The XSAVE area: xsaveSize bytes below the frame, 64-byte aligned. */
+        sub     STUB_DESC_XSAVE_SIZE(%r12), %rsp
         and     $-64, %rsp
 
         /* XSAVE writes XSTATE_BV only; XRSTOR faults unless the rest of the
@@ -76,15 +75,13 @@ atomx_enter:
 
         /* A thread's first call: set up the analysis libc's state for it
          * (abi.h, threadFlag). */
-        lea     atomx_blob_start(%rip), %rax
-        add     atomx_blob_start + STUB_BLOB_DESCRIPTOR_DELTA(%rip), %rax
-        mov     STUB_DESC_THREAD_FLAG(%rax), %rcx
+        mov     STUB_DESC_THREAD_FLAG(%r12), %rcx
         test    %rcx, %rcx
         jz      .Lthread_ready
         cmpb    $0, %fs:(%rcx)
         jne     .Lthread_ready
         cld
-        call    *STUB_DESC_THREAD_START(%rax)
+        call    *STUB_DESC_THREAD_START(%r12)
 .Lthread_ready:
 
         /* The body: the return address points at the nop; its disp32 is

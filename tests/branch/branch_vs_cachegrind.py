@@ -33,9 +33,10 @@ while to atomx (as to ATOM) these are no branches: the Bc at those addresses
 the procedures whose counts differ between those runs: their work depends on
 the time, on random numbers or addresses (lua seeds its string hashes with
 both) or on thread scheduling, so no second run, Valgrind's included, can
-match them exactly.  --allow-differ PROC leaves out a procedure whose behaviour depends on the
-file itself (cet's find_props walks the program headers, and the rewritten
-file has more).
+match them exactly.  --allow-differ PROC leaves out a procedure whose
+behaviour depends on the file itself (cet's find_props walks the program
+headers, and the rewritten file has more) or on the machine (see
+corpus_branch.sh).
 
 Exit status 0 when everything matches; 1 with the differing procedures listed.
 """
@@ -253,7 +254,7 @@ def main():
         if results["cachegrind"] != results["native"]:
             # Valgrind is not the CPU: x87 long double has 64-bit precision
             # under it, for one; procedures on such paths count differently.
-            print(f"note: the program behaves differently under Valgrind (its output differs)")
+            print("note: the program behaves differently under Valgrind (its output differs)")
         # The tool's counts per procedure, per run.
         syms = function_symbols(prog)
         canon = canonical_names(syms)
@@ -283,26 +284,23 @@ def main():
         varying = sorted({n for r in runs[1:] for n in set(r) | set(tool) if r[n] != tool[n]})
         # Valgrind's Bc per function of PROG, over every process, without the
         # branches only Valgrind sees (valgrind_only_branches).
-        rep = valgrind_only_branches(prog)
+        valgrind_only = valgrind_only_branches(prog)
         names = {canon[n] for _, _, n in syms if n not in unmoved}
         cg = collections.Counter()
-        rep_bc = collections.Counter()
+        valgrind_only_bc = collections.Counter()
         for fn in os.listdir(cgdir):
             for func, addr, bc in callgrind_bc(os.path.join(cgdir, fn), os.path.basename(prog)):
                 func = canon.get(func)
                 if func in names:
-                    (rep_bc if addr in rep else cg)[func] += bc
-        compared = 0
-        for name in sorted(names):
-            if name in o.allow_differ or name in varying:
-                continue
+                    (valgrind_only_bc if addr in valgrind_only else cg)[func] += bc
+        compared = sorted(names - set(o.allow_differ) - set(varying))
+        for name in compared:
             if tool[name] != cg[name]:
                 failures.append(f"{name}: tool {tool[name]}, Valgrind Bc {cg[name]}")
-            compared += 1
-        compared_branches = sum(tool[n] for n in names if n not in o.allow_differ and n not in varying)
+        compared_branches = sum(tool[n] for n in compared)
         total = sum(tool.values())
         if failures:
-            print(f"FAIL {o.prog}: {len(failures)} difference(s) over {compared} procedures")
+            print(f"FAIL {o.prog}: {len(failures)} difference(s) over {len(compared)} procedures")
             for f in failures[:40]:
                 print("   ", f)
             return 1
@@ -310,9 +308,9 @@ def main():
             print(f"note: not compared (left in place by atomx, not instrumented): {', '.join(sorted(unmoved))}")
         if varying:
             print(f"note: not compared (counts differ between the {o.runs} runs): {', '.join(varying)}")
-        print(f"PASS {o.prog}: {compared} procedures, {compared_branches} of {total} conditional branches executed"
+        print(f"PASS {o.prog}: {len(compared)} procedures, {compared_branches} of {total} conditional branches executed"
               " compared, all equal to Valgrind's Bc"
-              f" (set aside: {sum(rep_bc.values())} Bc of rep and atomic instructions"
+              f" (set aside: {sum(valgrind_only_bc.values())} Bc of rep and atomic instructions"
               + (f"; not compared: {', '.join(o.allow_differ)}" if o.allow_differ else "") + ")")
         return 0
     finally:
