@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake make g++ gcc clang            # build atomx; clang builds test variants
   libzydis-dev libzycore-dev          # x86 decoder/encoder (docs/DEPENDENCIES.md)
+  libdw-dev pkg-config                # DWARF line tables (Inst::sourceLine)
   libgtest-dev                        # unit tests
   valgrind                            # independent oracles in tests
   python3 file binutils               # test and corpus scripts

@@ -63,6 +63,13 @@ ptrdiff_t distance(const EdgeData* a, const EdgeData* b);
 // General registers, hardware numbering.
 enum class Reg : int { rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15 };
 
+// Register sets (Inst::regsRead/regsWritten): bit r for general register r
+// (any width: eax and al are rax), kFlagsBit for the status flags (CF, PF,
+// AF, ZF, SF, OF), bit 32 + n for vector register n (xmm/ymm/zmm n).
+constexpr uint64_t regBit(Reg r) { return uint64_t(1) << int(r); }
+inline constexpr uint64_t kFlagsBit = uint64_t(1) << 16;
+constexpr uint64_t vectorRegBit(unsigned n) { return uint64_t(1) << (32 + n); }
+
 class Proc;
 class Block;
 class Edge;
@@ -129,6 +136,28 @@ class Inst {
   unsigned accessSize(unsigned operand = 0) const;  // bytes
   bool hasTarget() const;  // a direct branch
   uint64_t target() const; // its original target address
+  // The procedure or imported function a direct call or jump (a tail call
+  // too) goes to: "main", "malloc" (for malloc@plt, without "@plt"), also
+  // through the GOT (`call *malloc@GOTPCREL(%rip)`, -fno-plt).  "" for
+  // other indirect transfers and for instructions that transfer nowhere.
+  std::string calleeName() const;
+  // Zydis' instruction category without its prefix: "BINARY", "LOGICAL",
+  // "DATAXFER", "COND_BR", "UNCOND_BR", "CALL", "RET", "PUSH", "POP",
+  // "CMOV", "SETCC", "SHIFT", "STRINGOP", "SSE", "AVX", "AVX512",
+  // "X87_ALU", "NOP", ...
+  std::string category() const;
+  // Registers read and written, as RegSet bits (regBit, kFlagsBit,
+  // vectorRegBit below): explicit and implicit operands, and for reads the
+  // base and index registers of memory operands.
+  uint64_t regsRead() const;
+  uint64_t regsWritten() const;
+  // The source line from DWARF .debug_line: the file as the line table
+  // names it; {"", 0} when the program has no line for this instruction.
+  struct SourceLine {
+    std::string file;
+    unsigned line = 0;
+  };
+  SourceLine sourceLine() const;
 
   Inst next() const;  // within the block; null after the last
   Inst prev() const;

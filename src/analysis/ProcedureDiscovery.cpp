@@ -104,6 +104,7 @@ void resolvePltNames(ir::Program& program, const x86::Decoder& decoder) {
   for (const elf::Relocation& r : image.dynamicRelocations())
     if ((r.type == R_X86_64_JUMP_SLOT || r.type == R_X86_64_GLOB_DAT) && !r.symName.empty())
       slotNames[r.place] = r.symName;
+  program.gotNames.insert(slotNames.begin(), slotNames.end());
 
   for (const elf::Section& s : image.sections()) {
     if (!s.isExec() || s.name.rfind(".plt", 0) != 0 || s.type != SHT_PROGBITS) continue;

@@ -136,6 +136,11 @@ uint32_t Engine::routineId(std::string_view name) const {
   throw Error("'" + std::string(name) + "' has no prototype: declare it with AddCallProto first");
 }
 
+const debuginfo::LineTable& Engine::lineTable() const {
+  if (!lineTable_) lineTable_ = std::make_unique<debuginfo::LineTable>(inputPath_);
+  return *lineTable_;
+}
+
 Engine::Decoded Engine::decode(const ir::Procedure& proc, uint32_t index) const {
   Decoded d;
   const x86::Insn& in = proc.insns[index];

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "debuginfo/LineTable.h"
 #include "instrument/Prototype.h"
 #include "ir/Program.h"
 #include "x86/Decoder.h"
@@ -101,6 +102,8 @@ class Engine {
   Decoded decode(const ir::Procedure& proc, uint32_t index) const;
   // Memory operands (indices into Decoded::operands) in Zydis' order.
   std::vector<int> memoryOperands(const Decoded& d) const;
+  // The input's DWARF line table, read on first use.
+  const debuginfo::LineTable& lineTable() const;
 
  private:
   void check(const Prototype& proto, Point point, const void* where, const std::vector<Arg>& args) const;
@@ -114,6 +117,7 @@ class Engine {
   std::vector<detail::EdgeData> edges_;
   std::vector<Prototype> routines_;
   std::vector<CallRequest> calls_;
+  mutable std::unique_ptr<debuginfo::LineTable> lineTable_;
 };
 
 }  // namespace atomx::instrument

@@ -97,6 +97,69 @@ unsigned Inst::accessSize(unsigned operand) const {
 
 bool Inst::hasTarget() const { requireHandle(d_, "hasTarget"); return insnOf(d_).isDirectBranch(); }
 uint64_t Inst::target() const { requireHandle(d_, "target"); return insnOf(d_).isDirectBranch() ? insnOf(d_).target : 0; }
+std::string Inst::calleeName() const {
+  requireHandle(d_, "calleeName");
+  const x86::Insn& in = insnOf(d_);
+  const ir::Program& program = Engine::current().program();
+  auto strip = [](const std::string& plt) { return plt.substr(0, plt.rfind("@plt")); };
+  if (in.flow == x86::Flow::Call || in.flow == x86::Flow::Jump) {
+    if (auto it = program.pltNames.find(in.target); it != program.pltNames.end()) return strip(it->second);
+    const ir::Procedure* p = program.procAt(in.target);
+    return p && p->start == in.target ? p->name : "";
+  }
+  if ((in.flow == x86::Flow::IndirectCall || in.flow == x86::Flow::IndirectJump) && in.isRipRelative())
+    if (auto it = program.gotNames.find(in.target); it != program.gotNames.end()) return it->second;
+  return "";
+}
+
+std::string Inst::category() const {
+  requireHandle(d_, "category");
+  const char* name = ZydisCategoryGetString(Engine::current().decode(procOf(d_), d_->index).insn.meta.category);
+  return name ? name : "";
+}
+
+namespace {
+// The RegSet bit of a Zydis register: general registers by their 64-bit
+// container, vector registers by number, 0 for anything else (rip, segment,
+// mask, x87 ...).
+uint64_t regSetBit(ZydisRegister r) {
+  const ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+  if (full >= ZYDIS_REGISTER_RAX && full <= ZYDIS_REGISTER_R15) return regBit(Reg(full - ZYDIS_REGISTER_RAX));
+  if (full >= ZYDIS_REGISTER_ZMM0 && full <= ZYDIS_REGISTER_ZMM31) return vectorRegBit(unsigned(full - ZYDIS_REGISTER_ZMM0));
+  return 0;
+}
+
+constexpr uint32_t kStatusFlags = ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_ZF |
+                                  ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF;
+
+uint64_t regSet(const detail::InstData* d, bool written) {
+  const Engine::Decoded dec = Engine::current().decode(procOf(d), d->index);
+  uint64_t set = 0;
+  for (unsigned i = 0; i < dec.insn.operand_count; ++i) {
+    const ZydisDecodedOperand& op = dec.operands[i];
+    if (op.type == ZYDIS_OPERAND_TYPE_REGISTER) {
+      if (op.actions & (written ? ZYDIS_OPERAND_ACTION_MASK_WRITE : ZYDIS_OPERAND_ACTION_MASK_READ)) set |= regSetBit(op.reg.value);
+    } else if (op.type == ZYDIS_OPERAND_TYPE_MEMORY && !written) {
+      set |= regSetBit(op.mem.base) | regSetBit(op.mem.index);
+    }
+  }
+  if (const ZydisAccessedFlags* f = dec.insn.cpu_flags) {
+    const uint32_t touched = written ? f->modified | f->set_0 | f->set_1 | f->undefined : f->tested;
+    if (touched & kStatusFlags) set |= kFlagsBit;
+  }
+  return set;
+}
+}  // namespace
+
+uint64_t Inst::regsRead() const { requireHandle(d_, "regsRead"); return regSet(d_, false); }
+uint64_t Inst::regsWritten() const { requireHandle(d_, "regsWritten"); return regSet(d_, true); }
+
+Inst::SourceLine Inst::sourceLine() const {
+  requireHandle(d_, "sourceLine");
+  const debuginfo::SourceLine l = Engine::current().lineTable().lookup(insnOf(d_).address);
+  return l.file ? SourceLine{*l.file, l.line} : SourceLine{};
+}
+
 Inst Inst::next() const { requireHandle(d_, "next"); return Inst(d_ + 1 == d_->block->endInst ? nullptr : d_ + 1); }
 Inst Inst::prev() const { requireHandle(d_, "prev"); return Inst(d_ == d_->block->firstInst ? nullptr : d_ - 1); }
 Block Inst::block() const { requireHandle(d_, "block"); return Block(d_->block); }

@@ -7,9 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -62,6 +62,26 @@ void run(const std::vector<std::string>& args, const std::string& what) {
 
 bool isSourceFile(const std::string& path) { return endsWith(path, ".c") || isCxx(path); }
 
+std::vector<ShippedTool> shippedTools() {
+  namespace fs = std::filesystem;
+  std::vector<ShippedTool> out;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(installRoot()) / "share" / "atomx" / "tools", ec)) {
+    if (!e.is_directory()) continue;
+    ShippedTool t{e.path().filename().string(), ""};
+    // README.md opens with "# NAME: what it measures".
+    std::ifstream readme(e.path() / "README.md");
+    std::string line;
+    if (std::getline(readme, line)) {
+      const std::string head = "# " + t.name + ":";
+      if (line.rfind(head, 0) == 0) t.summary = line.substr(line.find_first_not_of(' ', head.size()) == std::string::npos ? line.size() : line.find_first_not_of(' ', head.size()));
+    }
+    out.push_back(t);
+  }
+  std::sort(out.begin(), out.end(), [](const ShippedTool& a, const ShippedTool& b) { return a.name < b.name; });
+  return out;
+}
+
 ToolSources shippedTool(const std::string& name) {
   namespace fs = std::filesystem;
   const fs::path tools = fs::path(installRoot()) / "share" / "atomx" / "tools";
@@ -75,11 +95,8 @@ ToolSources shippedTool(const std::string& name) {
       else if (file.rfind(name + "_anal", 0) == 0) t.analysis.push_back(e.path().string());
     }
   if (t.instrumentation.empty() || t.analysis.empty()) {
-    std::set<std::string> names;
-    for (const fs::directory_entry& e : fs::directory_iterator(tools, ec))
-      if (e.is_directory()) names.insert(e.path().filename().string());
     std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    for (const ShippedTool& s : shippedTools()) list += (list.empty() ? "" : ", ") + s.name;
     throw Error("no tool named '" + name + "' (shipped tools: " + (list.empty() ? "none found in " + tools.string() : list) + ")");
   }
   std::sort(t.analysis.begin(), t.analysis.end());

@@ -26,6 +26,14 @@ bool isSourceFile(const std::string& path);
 // is an Error that lists the shipped tools.
 ToolSources shippedTool(const std::string& name);
 
+// The shipped tools, by name, each with the one-line summary its README.md
+// opens with ("# NAME: summary").
+struct ShippedTool {
+  std::string name;
+  std::string summary;
+};
+std::vector<ShippedTool> shippedTools();
+
 class ToolBuild {
  public:
   // Builds in a fresh temporary directory, removed by the destructor.

@@ -94,6 +94,7 @@ struct Program {
   const elf::ElfImage* image = nullptr;
   std::vector<Procedure> procs;             // sorted by start address
   std::map<uint64_t, std::string> pltNames; // PLT entry address -> "name@plt"
+  std::map<uint64_t, std::string> gotNames; // GOT slot address -> "name" (JUMP_SLOT, GLOB_DAT)
 
   Procedure* procAt(uint64_t addr);
   const Procedure* procAt(uint64_t addr) const;

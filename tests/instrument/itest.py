@@ -374,6 +374,59 @@ def t_error(work, kind):
         check(re.search(r"0x0*%x\b" % addr, err), f"message does not give the address {addr:#x}: {err}")
 
 
+GPR = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"] + [f"r{k}" for k in range(8, 16)]
+FLAGS_BIT = 1 << 16
+
+
+def t_queries(work, variant, noplt=False):
+    """Inst::calleeName, category, regsRead/Written and sourceLine against objdump and addr2line."""
+    prog = build("queries.c", variant, work, ["-fno-plt"] if noplt else [])
+    names = ["main", "local_sum", "tail_alloc"]
+    out = os.path.join(work, "queries.txt")
+    instrument(prog, "query_inst.cpp", "query_anal.c", work, [out] + names)
+    rows = {int(r[0], 16): r[1:] for r in (l.split("\t") for l in read_lines(out))}
+    # Alignment padding between blocks (nops after a ret) belongs to no block.
+    padding = re.compile(r"^(nop|xchg\s+%ax,%ax|cs nop|data16|int3)")
+    dis = [i for i in disassemble(prog) if i.func in names and (i.addr in rows or not padding.match(i.text))]
+    eq(sorted(rows), [i.addr for i in dis], "instructions reported for main, local_sum, tail_alloc")
+    lines = subprocess.run(["addr2line", "-e", prog] + [hex(i.addr) for i in dis], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    callees = set()
+    for i, where in zip(dis, lines):
+        callee, category, read, written, line = rows[i.addr]
+        read, written = int(read, 16), int(written, 16)
+        # Direct: "call 1030 <malloc@plt>"; -fno-plt: "call *0x2fe2(%rip)  # 3fd8 <malloc@GLIBC_2.2.5>".
+        m = re.search(r"#\s*[0-9a-f]+ <([^>@+]+)@[^>]*>", i.text) if "*" in i.text else None
+        expected = "-"
+        if i.text.startswith(("call", "jmp")) and i.targetsym and "+" not in i.targetsym:
+            expected = i.targetsym.split("@")[0]
+        elif i.text.startswith(("call", "jmp")) and m:
+            expected = m.group(1)
+        eq(callee, expected, f"calleeName at {i.addr:#x} ({i.text})")
+        if callee != "-":
+            callees.add(callee)
+        mnem = i.text.split()[0]
+        if mnem == "call":
+            eq(category, "CALL", f"category at {i.addr:#x}")
+        elif mnem == "ret":
+            eq(category, "RET", f"category at {i.addr:#x}")
+        elif re.match(r"j(?!mp)", mnem):
+            eq(category, "COND_BR", f"category at {i.addr:#x}")
+            check(read & FLAGS_BIT, f"{i.addr:#x} {i.text}: a conditional jump reads the flags")
+        mm = re.match(r"^mov\s+%(r\w+),%(r\w+)$", i.text)
+        if mm and mm.group(1) in GPR and mm.group(2) in GPR:
+            eq((read, written), (1 << GPR.index(mm.group(1)), 1 << GPR.index(mm.group(2))), f"regs of {i.text}")
+        if mnem in ("cmp", "test", "add", "sub"):
+            check(written & FLAGS_BIT, f"{i.addr:#x} {i.text}: writes the flags")
+        if mnem == "push":
+            check(read & (1 << 4) and written & (1 << 4), f"{i.addr:#x} {i.text}: push reads and writes rsp")
+        file, num = where.split(" (")[0].rsplit(":", 1)
+        want = f"{file}:{num}" if file != "??" else ":0"
+        eq(line.strip(), want if num != "?" else ":0", f"sourceLine at {i.addr:#x}")
+    for name in ("malloc", "free", "local_sum", "tail_alloc"):
+        check(name in callees, f"no call or jump found whose calleeName is {name}")
+
+
 def t_unknown_tool(work):
     """-T with a name atomx does not ship: one line naming the shipped tools."""
     prog = build("loops.c", "O2", work)
@@ -386,6 +439,9 @@ def t_unknown_tool(work):
 
 TESTS = {}
 TESTS["error.unknown_tool"] = t_unknown_tool
+for v in ("O2", "O0", "nopie"):
+    TESTS[f"queries.{v}"] = lambda w, v=v: t_queries(w, v)
+TESTS["queries.noplt"] = lambda w: t_queries(w, "O2", noplt=True)
 PITFALLS = ["avx", "cet", "cold_parts", "computed_goto", "exceptions", "fork_exec", "funcptrs", "init_fini",
             "rdynamic", "recursion_noreturn", "signals_setjmp", "switch_tables", "tailcalls", "tls_threads"]
 # Minutes per variant with the expensive clobbers on every call: O2 only,

@@ -1,10 +1,18 @@
 // atomx: the command-line front end.
 //
 //   atomx PROG [INST.c ANAL.c... | -T NAME] -o OUT [options] [-- TOOL ARGS]
+//   atomx run -T NAME [TOOL ARGS] -- PROG [ARGS]
 //   atomx dump PROG [--proc NAME]
 //
 // Every error is one line on stderr and a non-zero exit status.
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
 
 #include <cstdio>
 #include <cstring>
@@ -37,9 +45,18 @@ constexpr const char* kUsage = R"(usage:
       <atomx/atomx.hpp> (typed C++), both documented in their comments;
       docs/instrumenting.md teaches writing a tool.
   atomx PROG -T NAME -o OUT [options] [-- TOOL ARGS...]
-      The same with a tool shipped with atomx (share/atomx/tools/NAME):
-        branch   each conditional branch: taken and not taken (btaken.out);
-                 ATOM's Figures 2 and 3 in the typed API, thread-safe
+      The same with a tool shipped with atomx (share/atomx/tools/NAME/, its
+      README.md documents its options and output); shipped tools are listed
+      at the end.
+  atomx run -T NAME [TOOL ARGS...] -- PROG [ARGS...]
+  atomx run INST.c ANAL.c... [TOOL ARGS...] -- PROG [ARGS...]
+      Instrument PROG (found on PATH like a shell does) into a cache
+      ($XDG_CACHE_HOME/atomx/run, else ~/.cache/atomx/run; reused while PROG,
+      the tool and atomx are unchanged), run it with ARGS, then print the
+      summary each process of a shipped tool wrote (NAME.out, NAME.out.PID)
+      to stderr.  Exits with PROG's status (128+N if signal N killed it).
+      --cache-dir DIR    keep instrumented programs in DIR instead
+      -q                 print neither atomx's lines nor the summaries
   atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
       Rewrite PROG, moving every procedure atomx can prove safe into new code,
       and write the result to OUT.  PROG must be an x86-64 ELF executable
@@ -108,6 +125,47 @@ int runDump(int argc, char** argv) {
   return 0;
 }
 
+// Rewrites `prog` into `out`, with `tool` when it names one.
+void rewriteProgram(const std::string& prog, const std::string& out, const atomx::instrument::ToolSources& tool,
+                    const std::vector<std::string>& toolArgs, const atomx::rewrite::RewriteOptions& options,
+                    const std::string& reportPath, bool quiet) {
+  // The image and the rewriter live until the process exits: freeing a large
+  // program's IR one block at a time costs more than the rest of the
+  // rewrite's bookkeeping (compilers skip it for the same reason).
+  auto& image = *new atomx::elf::ElfImage(atomx::elf::ElfImage::load(prog));
+  auto& rewriter = *new atomx::rewrite::Rewriter(image, options);
+  const atomx::instrument::Engine* engine = nullptr;
+  atomx::instrument::Instrumenter* instrumenter = nullptr;
+  if (!tool.instrumentation.empty()) {
+    // Build the tool first: a compile error should not wait for the analysis.
+    atomx::instrument::ToolBuild build(tool);
+    rewriter.analyze();
+    auto* e = new atomx::instrument::Engine(rewriter.program(), rewriter.decoder(), prog);
+    atomx::instrument::Engine::setCurrent(e);
+    build.runInstrument(toolArgs);
+    atomx::instrument::Engine::setCurrent(nullptr);
+    const std::set<std::string> defined = build.analysisFunctions();
+    for (const atomx::instrument::Prototype& p : e->routines())
+      if (!defined.count(p.name))
+        throw atomx::Error(p.name + " is declared by " + tool.instrumentation + " but no analysis file defines it" +
+                           " (in C++, declare it extern \"C\")");
+    engine = e;
+    instrumenter = new atomx::instrument::Instrumenter(*e, build.analysisObject(), out);
+    rewriter.setInstrumenter(instrumenter);
+  }  // the temporary build directory goes here; the plugin stays loaded
+  std::vector<uint8_t> bytes = rewriter.rewrite();
+  writeFile(out, bytes, true);
+  if (!quiet && instrumenter)
+    std::fprintf(stderr, "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s)\n", out.c_str(),
+                 engine->routines().size(), engine->calls().size(), instrumenter->siteCount());
+  if (!reportPath.empty()) {
+    std::ofstream r(reportPath);
+    if (!r) throw atomx::Error(reportPath + ": cannot create report file");
+    atomx::rewrite::writeJsonReport(rewriter, prog, out, r);
+  }
+  if (!quiet) atomx::rewrite::printSummary(rewriter, prog, std::cerr);
+}
+
 int runRewrite(int argc, char** argv) {
   std::string prog, out, reportPath;
   atomx::instrument::ToolSources tool;
@@ -156,42 +214,154 @@ int runRewrite(int argc, char** argv) {
     usageError("--pad-instructions is a check mode of the plain rewrite; it does not combine with a tool");
   if (tool.instrumentation.empty() && !toolArgs.empty()) usageError("tool arguments given, but no tool");
 
-  // The image and the rewriter live until the process exits: freeing a large
-  // program's IR one block at a time costs more than the rest of the
-  // rewrite's bookkeeping (compilers skip it for the same reason).
-  auto& image = *new atomx::elf::ElfImage(atomx::elf::ElfImage::load(prog));
-  auto& rewriter = *new atomx::rewrite::Rewriter(image, options);
-  const atomx::instrument::Engine* engine = nullptr;
-  atomx::instrument::Instrumenter* instrumenter = nullptr;
-  if (!tool.instrumentation.empty()) {
-    // Build the tool first: a compile error should not wait for the analysis.
-    atomx::instrument::ToolBuild build(tool);
-    rewriter.analyze();
-    auto* e = new atomx::instrument::Engine(rewriter.program(), rewriter.decoder(), prog);
-    atomx::instrument::Engine::setCurrent(e);
-    build.runInstrument(toolArgs);
-    atomx::instrument::Engine::setCurrent(nullptr);
-    const std::set<std::string> defined = build.analysisFunctions();
-    for (const atomx::instrument::Prototype& p : e->routines())
-      if (!defined.count(p.name))
-        throw atomx::Error(p.name + " is declared by " + tool.instrumentation + " but no analysis file defines it" +
-                           " (in C++, declare it extern \"C\")");
-    engine = e;
-    instrumenter = new atomx::instrument::Instrumenter(*e, build.analysisObject(), out);
-    rewriter.setInstrumenter(instrumenter);
-  }  // the temporary build directory goes here; the plugin stays loaded
-  std::vector<uint8_t> bytes = rewriter.rewrite();
-  writeFile(out, bytes, true);
-  if (!quiet && instrumenter)
-    std::fprintf(stderr, "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s)\n", out.c_str(),
-                 engine->routines().size(), engine->calls().size(), instrumenter->siteCount());
-  if (!reportPath.empty()) {
-    std::ofstream r(reportPath);
-    if (!r) throw atomx::Error(reportPath + ": cannot create report file");
-    atomx::rewrite::writeJsonReport(rewriter, prog, out, r);
-  }
-  if (!quiet) atomx::rewrite::printSummary(rewriter, prog, std::cerr);
+  rewriteProgram(prog, out, tool, toolArgs, options, reportPath, quiet);
   return 0;
+}
+
+// --- atomx run ---------------------------------------------------------
+
+// FNV-1a, 64 bits: names a cached instrumented program after everything that
+// decides its bytes.  Not for security: the cache is the user's own.
+struct Fnv {
+  uint64_t h = 1469598103934665603ull;
+  void add(const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  }
+  void add(const std::string& s) { add(s.data(), s.size() + 1); }  // with the NUL: "a","b" != "ab"
+  void addFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw atomx::Error(path + ": cannot read");
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) add(buf, size_t(in.gcount()));
+  }
+};
+
+// PROG as execvp would find it.
+std::string findProgram(const std::string& prog) {
+  if (prog.find('/') != std::string::npos) {
+    if (access(prog.c_str(), X_OK) != 0) throw atomx::Error(prog + ": not an executable file");
+    return prog;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = end == start ? "." : dirs.substr(start, end - start);
+    const std::string candidate = dir + "/" + prog;
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  throw atomx::Error(prog + ": not found on PATH");
+}
+
+std::string defaultCacheDir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg) return std::string(xdg) + "/atomx/run";
+  const char* home = std::getenv("HOME");
+  if (!home || !*home) throw atomx::Error("no cache directory: set HOME, XDG_CACHE_HOME or --cache-dir");
+  return std::string(home) + "/.cache/atomx/run";
+}
+
+// The summaries a shipped tool's processes wrote in the working directory
+// during the run: NAME.out, NAME.out.PID.
+void printSummaries(const std::string& tool, time_t since) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
+    const std::string f = e.path().filename().string();
+    const std::string base = tool + ".out";
+    const bool ours = f == base || (f.rfind(base + ".", 0) == 0 && f.size() > base.size() + 1 &&
+                                    f.find_first_not_of("0123456789", base.size() + 1) == std::string::npos);
+    struct stat st;
+    if (ours && stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime >= since) files.push_back(f);
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    std::ifstream in(f);
+    std::fprintf(stderr, "==atomx== %s\n", f.c_str());
+    std::string line;
+    while (std::getline(in, line)) std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
+int runRun(int argc, char** argv) {
+  atomx::instrument::ToolSources tool;
+  std::string shippedName, cacheDir;
+  std::vector<std::string> toolArgs;
+  bool quiet = false;
+  int i = 2;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") break;
+    if (a == "-T" && i + 1 < argc) {
+      if (!tool.instrumentation.empty()) usageError("-T and tool source files do not combine");
+      shippedName = argv[++i];
+      tool = atomx::instrument::shippedTool(shippedName);
+    }
+    else if (a == "-T") usageError("-T needs a tool name");
+    else if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
+    else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
+    else if (a == "-q") quiet = true;
+    else if (atomx::instrument::isSourceFile(a) && toolArgs.empty() && shippedName.empty()) {
+      if (tool.instrumentation.empty()) tool.instrumentation = a;
+      else tool.analysis.push_back(a);
+    }
+    else if (tool.instrumentation.empty()) usageError("run needs a tool first (-T NAME, or INST.c ANAL.c) before " + a);
+    else toolArgs.push_back(a);
+  }
+  if (tool.instrumentation.empty()) usageError("run needs a tool: atomx run -T NAME -- PROG [ARGS]");
+  if (tool.analysis.empty()) usageError("an instrumentation file needs analysis files too: atomx run INST.c ANAL.c -- PROG");
+  if (i + 1 >= argc) usageError("run needs a program after --: atomx run -T NAME -- PROG [ARGS]");
+  const std::string progAsGiven = argv[i + 1];
+  const std::string prog = findProgram(progAsGiven);
+
+  Fnv key;
+  key.addFile(prog);
+  key.addFile("/proc/self/exe");  // atomx and its runtime
+  key.add(tool.instrumentation);
+  key.addFile(tool.instrumentation);
+  for (const std::string& f : tool.analysis) {
+    key.add(f);
+    key.addFile(f);
+  }
+  for (const std::string& a : toolArgs) key.add(a);
+  if (cacheDir.empty()) cacheDir = defaultCacheDir();
+  std::error_code ec;
+  std::filesystem::create_directories(cacheDir, ec);
+  if (ec) throw atomx::Error(cacheDir + ": cannot create the cache directory: " + ec.message());
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(key.h));
+  const std::string toolName = shippedName.empty() ? std::filesystem::path(tool.instrumentation).stem().string() : shippedName;
+  const std::string cached = cacheDir + "/" + std::filesystem::path(prog).filename().string() + "." + toolName + "." + hex;
+  if (access(cached.c_str(), X_OK) != 0) {
+    if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s with %s into %s\n", prog.c_str(), toolName.c_str(), cached.c_str());
+    rewriteProgram(prog, cached, tool, toolArgs, atomx::rewrite::RewriteOptions{}, "", true);
+  }
+
+  const time_t start = time(nullptr);
+  std::vector<char*> args(argv + i + 1, argv + argc);
+  args.push_back(nullptr);
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw atomx::Error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    execv(cached.c_str(), args.data());
+    std::fprintf(stderr, "atomx: cannot run %s: %s\n", cached.c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  // Like a shell: ^C and ^\ are for the program; atomx waits for it.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!quiet && !shippedName.empty()) printSummaries(shippedName, start);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
 }
 
 }  // namespace
@@ -204,6 +374,9 @@ int main(int argc, char** argv) {
   std::string first = argv[1];
   if (first == "--help" || first == "-h") {
     std::fputs(kUsage, stdout);
+    std::puts("\nshipped tools (atomx -T NAME; share/atomx/tools/NAME/README.md):");
+    for (const atomx::instrument::ShippedTool& t : atomx::instrument::shippedTools())
+      std::printf("  %-9s %s\n", t.name.c_str(), t.summary.c_str());
     return 0;
   }
   if (first == "--version") {
@@ -212,6 +385,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (first == "dump") return runDump(argc, argv);
+    if (first == "run") return runRun(argc, argv);
     return runRewrite(argc, argv);
   } catch (const atomx::InternalError& e) {
     std::fprintf(stderr, "atomx: internal error: %s\n", e.what());

@@ -1,0 +1,114 @@
+// atomx: writing a tool's results (analysis side, C++).
+//
+// Every shipped tool writes NAME.out, a summary a person reads on one screen,
+// and NAME.json, all of its data for programs.  This header holds what they
+// share: a small streaming JSON writer and the file naming (AtomxOutputPath:
+// NAME.out in the first process, NAME.out.PID in a forked child).  Header
+// only; it allocates nothing and never throws.
+//
+//     atomx::JsonWriter j(file);
+//     j.beginObject();
+//     j.key("tool").value("branch");
+//     j.key("sites").beginArray();
+//     for (...) { j.beginObject(); j.key("pc").hex(pc); j.key("taken").value(n); j.endObject(); }
+//     j.endArray();
+//     j.endObject();  // and a newline
+#pragma once
+
+#include <atomx/analysis.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+namespace atomx {
+
+// Opens AtomxOutputPath(name) for writing; null (and a line on stderr) if
+// that fails, so a tool can go on without that output.
+inline FILE* openToolOutput(const char* name) {
+  const char* path = AtomxOutputPath(name);
+  FILE* f = std::fopen(path, "w");
+  if (!f) std::fprintf(stderr, "atomx: cannot write %s\n", path);
+  return f;
+}
+
+// Writes one JSON value to a FILE*.  Commas and nesting are tracked here, so
+// the caller only says what comes next.  At most 32 levels of nesting.
+class JsonWriter {
+ public:
+  explicit JsonWriter(FILE* out) : out_(out) {}
+
+  JsonWriter& beginObject() { open('{'); return *this; }
+  JsonWriter& endObject() { close('}'); return *this; }
+  JsonWriter& beginArray() { open('['); return *this; }
+  JsonWriter& endArray() { close(']'); return *this; }
+  JsonWriter& key(const char* k) {
+    separate();
+    string(k);
+    std::fputc(':', out_);
+    afterKey_ = true;
+    return *this;
+  }
+  JsonWriter& value(const char* s) {
+    separate();
+    if (s) string(s);
+    else std::fputs("null", out_);
+    return *this;
+  }
+  JsonWriter& value(const std::string& s) { return value(s.c_str()); }
+  JsonWriter& value(bool b) { separate(); std::fputs(b ? "true" : "false", out_); return *this; }
+  JsonWriter& value(int v) { return value(static_cast<long long>(v)); }
+  JsonWriter& value(long v) { return value(static_cast<long long>(v)); }
+  JsonWriter& value(long long v) { separate(); std::fprintf(out_, "%lld", v); return *this; }
+  JsonWriter& value(unsigned v) { return value(static_cast<unsigned long long>(v)); }
+  JsonWriter& value(unsigned long v) { return value(static_cast<unsigned long long>(v)); }
+  JsonWriter& value(unsigned long long v) { separate(); std::fprintf(out_, "%llu", v); return *this; }
+  JsonWriter& value(double v) {
+    separate();
+    if (v != v || v - v != 0) std::fputs("null", out_);  // NaN and infinities are not JSON
+    else std::fprintf(out_, "%.6g", v);
+    return *this;
+  }
+  // An address as a string "0x401136": JSON numbers lose precision above 2^53.
+  JsonWriter& hex(uint64_t v) {
+    separate();
+    std::fprintf(out_, "\"0x%" PRIx64 "\"", v);
+    return *this;
+  }
+
+ private:
+  void separate() {
+    if (afterKey_) { afterKey_ = false; return; }
+    if (depth_ > 0 && !first_[depth_ - 1]) std::fputc(',', out_);
+    if (depth_ > 0) first_[depth_ - 1] = false;
+  }
+  void open(char c) {
+    separate();
+    std::fputc(c, out_);
+    if (depth_ < kMaxDepth) first_[depth_] = true;
+    ++depth_;
+  }
+  void close(char c) {
+    --depth_;
+    std::fputc(c, out_);
+    if (depth_ == 0) std::fputc('\n', out_);
+  }
+  void string(const char* s) {
+    std::fputc('"', out_);
+    for (; *s; ++s) {
+      const unsigned char ch = static_cast<unsigned char>(*s);
+      if (ch == '"' || ch == '\\') std::fprintf(out_, "\\%c", ch);
+      else if (ch < 0x20) std::fprintf(out_, "\\u%04x", ch);
+      else std::fputc(ch, out_);
+    }
+    std::fputc('"', out_);
+  }
+
+  static constexpr int kMaxDepth = 32;
+  FILE* out_;
+  int depth_ = 0;
+  bool first_[kMaxDepth] = {};
+  bool afterKey_ = false;
+};
+
+}  // namespace atomx
