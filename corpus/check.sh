@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Check a rewriter against the corpus.
 #
-#   corpus/check.sh [--only NAME] [--keep] -- REWRITE_CMD...
+#   corpus/check.sh [--only NAME] [--keep] [--ignore GLOB]... -- REWRITE_CMD...
 #
 # For every built variant B (see corpus/build.sh --list) it runs
 #   REWRITE_CMD... B -o OUT
@@ -11,6 +11,8 @@
 #
 #   --only NAME   only the variants of program NAME, or only variant NAME
 #   --keep        keep the work directory (printed at the end)
+#   --ignore GLOB files whose name matches GLOB are not compared (a tool's
+#                 own outputs, e.g. 'cache.out*'); repeatable
 #
 # Environment: ATOMX_CORPUS_DIR (default $HOME/.cache/atomx-corpus),
 #              ATOMX_CHECK_TIMEOUT seconds per workload run (default 60).
@@ -22,18 +24,20 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CORPUS_DIR=${ATOMX_CORPUS_DIR:-$HOME/.cache/atomx-corpus}
 TIMEOUT=${ATOMX_CHECK_TIMEOUT:-60}
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "check.sh: ERROR: $*" >&2; exit 2; }
 
 ONLY= KEEP=
+IGNORE=()
 while (($#)); do
   case $1 in
     --only) [[ $# -ge 2 ]] || die "--only needs a name"; ONLY=$2; shift 2 ;;
     --only=*) ONLY=${1#--only=}; shift ;;
     --keep) KEEP=1; shift ;;
+    --ignore) [[ $# -ge 2 ]] || die "--ignore needs a file name pattern"; IGNORE+=(-not -name "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     --) shift; break ;;
-    *) die "unknown argument '$1' (usage: check.sh [--only NAME] [--keep] -- REWRITE_CMD...)" ;;
+    *) die "unknown argument '$1' (usage: check.sh [--only NAME] [--keep] [--ignore GLOB]... -- REWRITE_CMD...)" ;;
   esac
 done
 (($# > 0)) || die "no rewrite command (usage: check.sh [--only NAME] [--keep] -- REWRITE_CMD...)"
@@ -71,7 +75,7 @@ run_workload() { # binary tag
       timeout -k 10 "$TIMEOUT" bash "$wl" "$d/bin/$prog" ) >"$d/$2.stdout" 2>"$d/$2.stderr" </dev/null || rc=$?
   echo "$rc" >"$d/$2.status"
   mv "$d/run" "$d/$2.files"
-  (cd "$d/$2.files" && find . -mindepth 1 -printf '%P %y\n' | LC_ALL=C sort) >"$d/$2.list"
+  (cd "$d/$2.files" && find . -mindepth 1 "${IGNORE[@]}" -printf '%P %y\n' | LC_ALL=C sort) >"$d/$2.list"
 }
 
 # Looks like text? (few non-printable bytes in the first 64 KiB)

@@ -41,6 +41,10 @@ enum {
   kAtomxBlobDescriptorDelta = 32,
   /* 8 bytes "ATOMXRT1". */
   kAtomxBlobMagic = 40,
+  /* enter without the XSAVE state: for sites whose analysis routines, and
+   * all code they reach, use general registers only (atomx decides:
+   * src/instrument/VectorStateUse).  Same frame, same body convention. */
+  kAtomxSlotEnterLight = 48,
 };
 
 /* Site code (inserted by atomx before/after an application instruction):

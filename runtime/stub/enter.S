@@ -54,6 +54,7 @@ atomx_enter:
         mov     %rsp, %rbx                      /* %rbx = frame (callee-saved: survives the body) */
         mov     %rax, %r12                      /* %r12 = descriptor (callee-saved too) */
 
+.Lsave_vector_state:
         /* The XSAVE area: xsaveSize bytes below the frame, 64-byte aligned. */
         sub     STUB_DESC_XSAVE_SIZE(%r12), %rsp
         and     $-64, %rsp
@@ -97,6 +98,7 @@ atomx_enter:
         mov     $-1, %edx
         xrstor64 (%rsp)
         mov     %rbx, %rsp
+.Lrestore_registers:
         pop     %r15
         pop     %r14
         pop     %r13
@@ -119,5 +121,52 @@ atomx_enter:
         popfq
         ret
         .size   atomx_enter, . - atomx_enter
+
+/* Slot 48: the same without XSAVE/XRSTOR, for sites whose analysis code
+ * uses general registers only (abi.h: kAtomxSlotEnterLight).  The frame
+ * and the body convention are enter's.  A thread's first call takes
+ * enter's full path: the analysis libc's thread set-up may use any
+ * register. */
+        .globl  atomx_enter_light
+        .hidden atomx_enter_light
+        .type   atomx_enter_light, @function
+atomx_enter_light:
+        pushfq
+        push    %rax
+        lea     atomx_blob_start(%rip), %rax
+        add     atomx_blob_start + STUB_BLOB_DESCRIPTOR_DELTA(%rip), %rax
+        cmpq    $0, STUB_DESC_READY(%rax)
+        je      .Lnot_ready
+        push    %rcx
+        push    %rdx
+        push    %rbx
+        push    %rbp
+        push    %rsi
+        push    %rdi
+        push    %r8
+        push    %r9
+        push    %r10
+        push    %r11
+        push    %r12
+        push    %r13
+        push    %r14
+        push    %r15
+        mov     %rsp, %rbx
+        mov     %rax, %r12
+        mov     STUB_DESC_THREAD_FLAG(%r12), %rcx
+        test    %rcx, %rcx
+        jz      1f
+        cmpb    $0, %fs:(%rcx)
+        je      .Lsave_vector_state
+1:      and     $-64, %rsp
+        mov     STUB_FRAME_RETURN_ADDRESS(%rbx), %rcx
+        movslq  3(%rcx), %rax
+        lea     7(%rcx,%rax), %rax
+        mov     %rbx, %rdi
+        cld
+        call    *%rax
+        mov     %rbx, %rsp
+        jmp     .Lrestore_registers
+        .size   atomx_enter_light, . - atomx_enter_light
 
         .section .note.GNU-stack, "", @progbits

@@ -1,5 +1,6 @@
-/* The first 48 bytes of the runtime blob (abi.h): four entry slots 8 bytes
- * apart, the descriptor delta that atomx patches, and the magic.  Then the
+/* The first 56 bytes of the runtime blob (abi.h): four entry slots 8 bytes
+ * apart, the descriptor delta that atomx patches, the magic, and a fifth
+ * slot.  Then the
  * process entry point (slot 0), whose C half is atomx_start in start.c.
  * The linker script (blob.ld) puts this section at offset 0. */
 #include "stub.h"
@@ -18,6 +19,8 @@ atomx_blob_start:
         .org    atomx_blob_start + STUB_BLOB_DESCRIPTOR_DELTA, 0xcc
         .quad   0                               /* 32: descriptor - blob, written by atomx */
         .ascii  "ATOMXRT1"                      /* 40: magic */
+        jmp     atomx_enter_light               /* 48: enter, no XSAVE (enter.S) */
+        .org    atomx_blob_start + 56, 0xcc
 
 /* Slot 0.  The kernel (static) or ld.so (dynamic) jumps here with %rsp at
  * argc and %rdx = the function the program must register with atexit

@@ -1,5 +1,7 @@
 #include "instrument/Instrumenter.h"
 
+#include "instrument/VectorStateUse.h"
+
 #include <runtime/RuntimeBlob.h>
 #include <runtime/abi.h>
 
@@ -27,18 +29,19 @@ template <class T> void put(std::vector<uint8_t>& out, uint64_t at, T value) {
 class InsertedCode : public layout::Insertions {
  public:
   InsertedCode(const Plan& plan) : plan_(plan) {}
-  void setAddresses(uint64_t enter, const std::vector<uint64_t>* bodies) {
-    enter_ = enter;
+  // Per site: the enter slot it calls and its body.
+  void setAddresses(const std::vector<uint64_t>* enters, const std::vector<uint64_t>* bodies) {
+    enters_ = enters;
     bodies_ = bodies;
   }
 
   uint32_t sizeBefore(const ir::Procedure& proc, size_t i) const override { return find(proc, &ProcSites::before, i) ? kSiteSize : 0; }
   uint32_t sizeAfter(const ir::Procedure& proc, size_t i) const override { return find(proc, &ProcSites::after, i) ? kSiteSize : 0; }
   void emitBefore(const ir::Procedure& proc, size_t i, uint64_t at, std::vector<uint8_t>& out) const override {
-    emitSite(at, enter_, (*bodies_)[*find(proc, &ProcSites::before, i)], out);
+    emitSite(at, *find(proc, &ProcSites::before, i), out);
   }
   void emitAfter(const ir::Procedure& proc, size_t i, uint64_t at, std::vector<uint8_t>& out) const override {
-    emitSite(at, enter_, (*bodies_)[*find(proc, &ProcSites::after, i)], out);
+    emitSite(at, *find(proc, &ProcSites::after, i), out);
   }
   uint32_t sizeTail(const ir::Procedure& proc) const override {
     const ProcSites* ps = plan_.procSites(proc.id);
@@ -52,7 +55,7 @@ class InsertedCode : public layout::Insertions {
     std::sort(stubs.begin(), stubs.end(), [](auto& a, auto& b) { return a.second < b.second; });
     for (auto [site, offset] : stubs) {
       const uint64_t here = at + offset;
-      emitSite(here, enter_, (*bodies_)[site], out);
+      emitSite(here, site, out);
       x86::Assembler a(out, here + kSiteSize);
       a.jmpRel32(layout.relocated(plan_.sites()[site].edgeTarget));
     }
@@ -81,8 +84,12 @@ class InsertedCode : public layout::Insertions {
     return it->second;
   }
 
+  void emitSite(uint64_t at, uint32_t site, std::vector<uint8_t>& out) const {
+    instrument::emitSite(at, (*enters_)[site], (*bodies_)[site], out);
+  }
+
   const Plan& plan_;
-  uint64_t enter_ = 0;
+  const std::vector<uint64_t>* enters_ = nullptr;
   const std::vector<uint64_t>* bodies_ = nullptr;
 };
 
@@ -113,9 +120,33 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
     at = alignUp(at + scratch.size(), 16);
   }
   codeEnd_ = at;
-  inserted_->setAddresses(addresses_.enter, &bodyAddress_);
+  chooseEnters();
+  inserted_->setAddresses(&siteEnter_, &bodyAddress_);
   layOutData();
   return codeEnd_;
+}
+
+// What is saved around each site: without the vector state when every
+// routine the site calls leaves it alone (VectorStateUse); an _exit hook
+// runs ProgramAfter, which may do anything.
+void Instrumenter::chooseEnters() {
+  const VectorStateUse vectorUse(analysisObject_, engine_.decoder());
+  std::vector<int8_t> heavy(engine_.routines().size(), -1);
+  siteEnter_.assign(plan_.sites().size(), addresses_.enter);
+  lightSites_ = 0;
+  for (size_t s = 0; s < plan_.sites().size(); ++s) {
+    const Site& site = plan_.sites()[s];
+    bool light = !site.exitHook;
+    for (const CallRequest* c : site.calls) {
+      int8_t& h = heavy[c->routine];
+      if (h < 0) h = vectorUse.mayTouch(engine_.routine(c->routine).name);
+      light = light && !h;
+    }
+    if (light) {
+      siteEnter_[s] = runtimeAddress_ + kAtomxSlotEnterLight;
+      ++lightSites_;
+    }
+  }
 }
 
 void Instrumenter::layOutData() {

@@ -32,6 +32,8 @@ class Instrumenter {
 
   const layout::Insertions& insertions() const;
   size_t siteCount() const { return plan_.sites().size(); }
+  // Sites that skip saving the vector state (known after placeCode()).
+  size_t lightSiteCount() const { return lightSites_; }
 
   // 1. After CodeLayout::run(): where the runtime and the bodies go, right
   //    after `codeEnd`; returns the end of the code.
@@ -50,6 +52,7 @@ class Instrumenter {
   // Offsets of everything in the two data areas (after placeCode(): the
   // strings and arrays are known then).
   void layOutData();
+  void chooseEnters();
   void addressMap(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const;
 
   const Engine& engine_;
@@ -60,6 +63,8 @@ class Instrumenter {
   std::unique_ptr<InsertedCode> inserted_;
   std::vector<uint64_t> bodyAddress_;  // per site
   std::vector<uint32_t> bodySize_;
+  std::vector<uint64_t> siteEnter_;    // per site: the enter slot it calls
+  size_t lightSites_ = 0;
   uint64_t runtimeAddress_ = 0, codeEnd_ = 0;
   CodeAddresses addresses_;
   // Read-only layout (offsets from roAddress_).

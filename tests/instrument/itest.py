@@ -437,11 +437,36 @@ def t_unknown_tool(work):
     check("no_such_tool" in r.stderr and "branch" in r.stderr, f"message does not name the tools: {r.stderr}")
 
 
+def t_light(work, variant):
+    """A site whose routine uses general registers only skips saving the vector state (and
+    the program, which computes in floating point and vectors around it, is unchanged);
+    one whose routine computes in double does not."""
+    prog = build("fenv.c", variant, work, ["-lm"])
+    names = [n for n in symbols(prog) if n in ("main", "work", "compute", "kernel")] or ["main"]
+    for anal, light in (("light_anal.c", True), ("heavy_anal.c", False)):
+        out = prog + ".atomx"
+        r = subprocess.run([A, prog, os.path.join(TOOLS, "light_inst.c"), os.path.join(TOOLS, anal), "-o", out,
+                            "--"] + names, capture_output=True, text=True)
+        check(r.returncode == 0, f"atomx failed: {r.stderr}")
+        m = re.search(r"(\d+) call\(s\) at (\d+) site\(s\), (\d+) without vector state", r.stderr)
+        check(m, f"no site summary in: {r.stderr}")
+        sites, light_sites = int(m.group(2)), int(m.group(3))
+        check(sites > 10, f"only {sites} sites")
+        # The ProgramAfter site is not an inserted call site of its own; all per-instruction sites count.
+        eq(light_sites > 0, light, f"{anal}: sites without vector state ({light_sites} of {sites})")
+        if light:
+            check(light_sites >= sites - 1, f"{anal}: {light_sites} of {sites} sites light")
+        n, i = run_both(prog, out, work)
+        check(int(read_lines(os.path.join(i[3], "light.out"))[0].split()[0]) > 0, "Touch never ran")
+
+
 TESTS = {}
 TESTS["error.unknown_tool"] = t_unknown_tool
 for v in ("O2", "O0", "nopie"):
     TESTS[f"queries.{v}"] = lambda w, v=v: t_queries(w, v)
 TESTS["queries.noplt"] = lambda w: t_queries(w, "O2", noplt=True)
+for v in ("O2", "O0"):
+    TESTS[f"light.{v}"] = lambda w, v=v: t_light(w, v)
 PITFALLS = ["avx", "cet", "cold_parts", "computed_goto", "exceptions", "fork_exec", "funcptrs", "init_fini",
             "rdynamic", "recursion_noreturn", "signals_setjmp", "switch_tables", "tailcalls", "tls_threads"]
 # Minutes per variant with the expensive clobbers on every call: O2 only,

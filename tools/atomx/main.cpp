@@ -156,8 +156,9 @@ void rewriteProgram(const std::string& prog, const std::string& out, const atomx
   std::vector<uint8_t> bytes = rewriter.rewrite();
   writeFile(out, bytes, true);
   if (!quiet && instrumenter)
-    std::fprintf(stderr, "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s)\n", out.c_str(),
-                 engine->routines().size(), engine->calls().size(), instrumenter->siteCount());
+    std::fprintf(stderr, "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s), %zu without vector state\n",
+                 out.c_str(), engine->routines().size(), engine->calls().size(), instrumenter->siteCount(),
+                 instrumenter->lightSiteCount());
   if (!reportPath.empty()) {
     std::ofstream r(reportPath);
     if (!r) throw atomx::Error(reportPath + ": cannot create report file");
