@@ -1,38 +1,142 @@
-// Analysis routines of the branch tool (branch_inst.cpp).  Every thread of
-// the program calls CondBranch, so the counters are atomic (relaxed: only
-// the totals matter, and they are read after the threads have finished).
-// Same output format as the paper's tool (tools/paper).
-#include <atomx/analysis.h>
+// Analysis routines of the branch tool (branch_inst.cpp).
+//
+// Every thread of the program calls CondBranch, so the counters are atomic
+// (relaxed: only the totals matter, and they are read at program end).  The
+// predictor of each branch is the classic 2-bit saturating counter (Smith
+// 1981): states 0..3, predict taken when the state is >= 2, count up when
+// the branch is taken and down when not, starting at 1 (weakly not taken).
+// Its state is loaded and stored with relaxed atomics, not updated with a
+// compare-and-swap: under threads the predictor sees the threads' outcomes
+// interleaved in whatever order they come (as one shared hardware predictor
+// would) and a concurrent update can be lost; the counts stay exact.
+#include <atomx/report.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace {
-struct BranchInfo {
-  std::atomic<long> taken{0}, notTaken{0};
+struct Site {
+  std::atomic<long> taken{0}, notTaken{0}, mispredicted{0};
+  std::atomic<uint8_t> state{1};  // weakly not taken
 };
-std::unique_ptr<BranchInfo[]> stats;
-FILE* out;
+std::unique_ptr<Site[]> sites;
+long nSites;
+const long* sitePc;
+const int* siteProc;
+const char* procNames;
+long topN;
+std::string programPath;
+
+const char* procOf(long k) { return procNames + siteProc[k]; }
+long executed(long k) { return sites[k].taken.load() + sites[k].notTaken.load(); }
+double percent(long a, long b) { return b ? 100.0 * double(a) / double(b) : 0.0; }
+
+void writeBtaken() {  // the paper's btaken.out, as before
+  FILE* out = std::fopen(AtomxOutputPath("btaken.out"), "w");
+  if (!out) return;
+  std::fprintf(out, "PC \t Taken \t Not Taken \n");
+  for (long k = 0; k < nSites; ++k)
+    std::fprintf(out, "0x%lx \t %ld \t %ld\n", sitePc[k], sites[k].taken.load(), sites[k].notTaken.load());
+  std::fclose(out);
+}
+
+void table(FILE* out, const char* title, const std::vector<long>& order) {
+  std::fprintf(out, "\n%s\n  %-18s %14s %7s %14s %7s  %s\n", title, "pc", "executed", "taken", "mispredicted",
+               "miss", "procedure");
+  for (long k : order) {
+    const long e = executed(k), m = sites[k].mispredicted.load();
+    std::fprintf(out, "  0x%-16lx %14ld %6.1f%% %14ld %6.1f%%  %s\n", sitePc[k], e, percent(sites[k].taken.load(), e), m,
+                 percent(m, e), procOf(k));
+  }
+}
+
+std::vector<long> topBy(long (*key)(long)) {
+  std::vector<long> order;
+  for (long k = 0; k < nSites; ++k)
+    if (key(k) > 0) order.push_back(k);
+  // Ties in address order, so the report does not depend on the sort.
+  std::stable_sort(order.begin(), order.end(), [&](long a, long b) { return key(a) > key(b); });
+  if (long(order.size()) > topN) order.resize(size_t(topN));
+  return order;
+}
+
+void writeSummary() {
+  FILE* out = atomx::openToolOutput("branch.out");
+  if (!out) return;
+  long taken = 0, notTaken = 0, miss = 0, live = 0;
+  for (long k = 0; k < nSites; ++k) {
+    taken += sites[k].taken.load(), notTaken += sites[k].notTaken.load(), miss += sites[k].mispredicted.load();
+    live += executed(k) > 0;
+  }
+  const long total = taken + notTaken;
+  std::fprintf(out, "branch: conditional branches of %s\n", programPath.c_str());
+  std::fprintf(out, "  executed      %16ld   at %ld of %ld branch sites\n", total, live, nSites);
+  std::fprintf(out, "  taken         %16ld   %5.1f%%\n", taken, percent(taken, total));
+  std::fprintf(out, "  not taken     %16ld   %5.1f%%\n", notTaken, percent(notTaken, total));
+  std::fprintf(out, "  mispredicted  %16ld   %5.1f%%  (2-bit saturating counter per branch)\n", miss, percent(miss, total));
+  std::fprintf(out, "  accuracy                         %5.1f%%\n", total ? 100.0 - percent(miss, total) : 0.0);
+  if (topN > 0) {
+    table(out, "Most executed branches:", topBy(executed));
+    table(out, "Most mispredicted branches:", topBy([](long k) { return sites[k].mispredicted.load(); }));
+  }
+  std::fclose(out);
+}
+
+void writeJson() {
+  FILE* out = atomx::openToolOutput("branch.json");
+  if (!out) return;
+  atomx::JsonWriter j(out);
+  j.beginObject();
+  j.key("tool").value("branch");
+  j.key("program").value(programPath);
+  j.key("predictor").value("2-bit saturating counter per branch, initial state 1 (weakly not taken)");
+  long taken = 0, notTaken = 0, miss = 0;
+  for (long k = 0; k < nSites; ++k)
+    taken += sites[k].taken.load(), notTaken += sites[k].notTaken.load(), miss += sites[k].mispredicted.load();
+  j.key("executed").value(taken + notTaken);
+  j.key("taken").value(taken);
+  j.key("not_taken").value(notTaken);
+  j.key("mispredicted").value(miss);
+  j.key("branches").beginArray();
+  for (long k = 0; k < nSites; ++k) {
+    j.beginObject();
+    j.key("pc").hex(uint64_t(sitePc[k]));
+    j.key("proc").value(procOf(k));
+    j.key("taken").value(sites[k].taken.load());
+    j.key("not_taken").value(sites[k].notTaken.load());
+    j.key("mispredicted").value(sites[k].mispredicted.load());
+    j.endObject();
+  }
+  j.endArray();
+  j.endObject();
+  std::fclose(out);
+}
 }  // namespace
 
 extern "C" {
-void OpenFile(long n) {
-  stats = std::make_unique<BranchInfo[]>(n);
-  out = std::fopen(AtomxOutputPath("btaken.out"), "w");
-  if (out) std::fprintf(out, "PC \t Taken \t Not Taken \n");
+// The arrays are atomx's copies in the program: they live as long as it.
+void BranchInit(long n, const long* pcs, const int* procOffsets, const char* names, long top, const char* path) {
+  sites = std::make_unique<Site[]>(size_t(n ? n : 1));
+  nSites = n, sitePc = pcs, siteProc = procOffsets, procNames = names, topN = top, programPath = path;
 }
 
 void CondBranch(long n, long taken) {
-  (taken ? stats[n].taken : stats[n].notTaken).fetch_add(1, std::memory_order_relaxed);
+  Site& s = sites[n];
+  (taken ? s.taken : s.notTaken).fetch_add(1, std::memory_order_relaxed);
+  const uint8_t state = s.state.load(std::memory_order_relaxed);
+  if ((state >= 2) != (taken != 0)) s.mispredicted.fetch_add(1, std::memory_order_relaxed);
+  const uint8_t next = taken ? (state < 3 ? state + 1 : 3) : (state > 0 ? state - 1 : 0);
+  if (next != state) s.state.store(next, std::memory_order_relaxed);
 }
 
-void PrintBranch(long n, long pc) {
-  if (out) std::fprintf(out, "0x%lx \t %ld \t %ld\n", pc, stats[n].taken.load(), stats[n].notTaken.load());
-}
-
-void CloseFile() {
-  if (out) std::fclose(out);
-  out = nullptr;
+void BranchFini() {
+  writeBtaken();
+  writeSummary();
+  writeJson();
 }
 }

@@ -1,24 +1,54 @@
 // The ATOM paper's branch-counting tool (its Figures 2 and 3) in atomx's
-// typed C++ API: for every conditional branch, how often it was taken and
-// not taken.  Thread-safe (see branch_anal.cpp); output in btaken.out.
+// typed C++ API, extended: for every conditional branch, how often it was
+// taken and not taken (btaken.out, the paper's format, unchanged), and how
+// often a 2-bit saturating-counter predictor mispredicted it (branch.out,
+// branch.json).  One call per executed conditional branch; everything
+// static (addresses, procedure names) goes to the analysis side once, as
+// constant arrays, at program start.  Options: --top N (rows of the tables
+// in branch.out, default 10).
 #include <atomx/atomx.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
 
 using namespace atomx;
 
-extern "C" void Instrument(int, char**) {
-  Routine open("OpenFile(long)");
+extern "C" void Instrument(int argc, char** argv) {
+  long top = 10;
+  for (int k = 1; k < argc; ++k) {
+    const std::string a = argv[k];
+    if (a == "--top" && k + 1 < argc) {
+      char* end = nullptr;
+      top = std::strtol(argv[++k], &end, 10);
+      if (!*argv[k] || *end || top < 0) throw Error("branch: --top needs a number >= 0, not '" + std::string(argv[k]) + "'");
+    } else {
+      throw Error("branch: unknown option '" + a + "' (options: --top N)");
+    }
+  }
+  Routine init("BranchInit(long, long[], int[], char[], long, const char*)");
   Routine condBranch("CondBranch(long, VALUE)");
-  Routine print("PrintBranch(long, long)");
-  Routine close("CloseFile()");
+  Routine fini("BranchFini()");
 
-  long n = 0;
-  for (Proc p : program().procs())
+  std::vector<long> pcs;
+  std::vector<int> procName;  // offset of the branch's procedure name in `names`
+  std::vector<char> names;    // NUL-terminated procedure names, one after the other
+  for (Proc p : program().procs()) {
+    const int offset = int(names.size());
+    names.insert(names.end(), p.name().begin(), p.name().end());
+    names.push_back('\0');
     for (Block b : p.blocks())
       if (Inst i = b.last(); i.isCondBranch()) {
-        condBranch.before(i, n, branchCondition());
-        print.atProgramEnd(n, i.pc());
-        ++n;
+        condBranch.before(i, long(pcs.size()), branchCondition());
+        pcs.push_back(long(i.pc()));
+        procName.push_back(offset);
       }
-  open.atProgramStart(n);
-  close.atProgramEnd();
+  }
+  const long n = long(pcs.size());
+  // Constant arrays are never empty (n says how many entries count).
+  if (pcs.empty()) pcs.push_back(0), procName.push_back(0);
+  if (names.empty()) names.push_back('\0');
+  init.atProgramStart(n, pcs, procName, names, top, std::string(program().path()));
+  fini.atProgramEnd();
 }

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""branch.json against Valgrind's Bc (conditional branches), per function.
+
+    branch_json_vs_callgrind.py --atomx ATOMX PROG [--workload SCRIPT] [--runs N]
+                                [--allow-differ PROC]... [-- ARGS...]
+
+The approach of tests/branch/branch_vs_cachegrind.py (which checks
+btaken.out), applied to the extended tool's branch.json: instruments PROG
+with `atomx -T branch`, runs it and the original under callgrind
+--branch-sim=yes with the same workload (tests/tools/dyninst/vgharness.py),
+and checks for every function atomx instruments that taken + not_taken summed
+over its branches in branch.json equals Valgrind's Bc exactly (without the
+Bc Valgrind counts at rep-prefixed and atomic instructions, which are no
+branches: see that script), that every branch has mispredicted <= taken +
+not_taken, and that the program's output is unchanged.  Prints the tool's
+predictor accuracy beside Valgrind's own branch simulator's, for reference
+only (different predictors: Valgrind's is a 16K-entry table of 2-bit
+counters indexed by address, shared by all branches).
+Exit status 0 when everything matches.
+"""
+import argparse
+import collections
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
+from vgharness import Run, Symbols, valgrind_only_branches  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("--workload")
+    ap.add_argument("--timeout", type=int, default=1800)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--allow-differ", action="append", default=[], metavar="PROC")
+    ap.add_argument("prog")
+    ap.add_argument("args", nargs="*")
+    o = ap.parse_args()
+    run = Run(o.atomx, o.prog, "branch", workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
+              callgrind_opts=["--branch-sim=yes"], keep=o.keep)
+    try:
+        try:
+            run.run()
+        except RuntimeError as e:
+            print(f"FAIL {o.prog}: {e}")
+            return 1
+        failures = []
+        if (msg := run.output_changed()):
+            failures.append(msg)
+        sym = Symbols(run.prog)
+        per_run = []
+        executed = miss = 0
+        for r in range(o.runs):
+            tool = collections.Counter()
+            jsons = list(run.json_outputs(r))
+            if not jsons:
+                failures.append("the tool wrote no branch.json")
+            for j in jsons:
+                for b in j["branches"]:
+                    n = b["taken"] + b["not_taken"]
+                    if b["mispredicted"] > n:
+                        failures.append(f"branch {b['pc']}: {b['mispredicted']} mispredictions of {n}")
+                    if r == 0:
+                        executed += n
+                        miss += b["mispredicted"]
+                    if (name := sym(int(b["pc"], 16))):
+                        tool[name] += n
+            per_run.append(tool)
+        tool = per_run[0]
+        varying = sorted({n for t in per_run[1:] for n in set(t) | set(tool) if t[n] != tool[n]})
+        valgrind_only = valgrind_only_branches(run.prog)
+        names = {sym.canon[n] for _, _, n in sym.syms if n not in run.unmoved}
+        cg, cg_set_aside = collections.Counter(), 0
+        bcm = 0
+        for fn, addr, bc in run.callgrind("Bc"):
+            fn = sym.canon.get(fn)
+            if fn in names:
+                if addr in valgrind_only:
+                    cg_set_aside += bc
+                else:
+                    cg[fn] += bc
+        for fn, addr, m in run.callgrind("Bcm"):
+            if sym.canon.get(fn) in names and addr not in valgrind_only:
+                bcm += m
+        compared = sorted(names - set(o.allow_differ) - set(varying))
+        for n in compared:
+            if tool[n] != cg[n]:
+                failures.append(f"{n}: branch.json {tool[n]}, Valgrind Bc {cg[n]}")
+        if failures:
+            print(f"FAIL {o.prog}: {len(failures)} difference(s) over {len(compared)} functions")
+            for f in failures[:40]:
+                print("   ", f)
+            return 1
+        if varying:
+            print(f"note: not compared (counts differ between the {o.runs} runs): {', '.join(varying)}")
+        acc = 100.0 * (1 - miss / executed) if executed else 0.0
+        vacc = 100.0 * (1 - bcm / sum(cg.values())) if sum(cg.values()) else 0.0
+        print(f"PASS {o.prog}: {len(compared)} functions, {sum(tool[n] for n in compared)} conditional branches"
+              f" equal to Valgrind's Bc (set aside: {cg_set_aside} Bc of rep and atomic instructions);"
+              f" 2-bit predictor accuracy {acc:.2f}% (Valgrind's simulator: {vacc:.2f}%)"
+              + (f"; not compared: {', '.join(o.allow_differ)}" if o.allow_differ else ""))
+        return 0
+    finally:
+        run.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
