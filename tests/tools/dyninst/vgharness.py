@@ -1,0 +1,199 @@
+"""Shared by the Valgrind-oracle tests of the shipped tools (tool.dyninst.*,
+tool.branch.*): run a program three ways with the same workload (native,
+instrumented with `atomx -T TOOL`, under callgrind), collect the tool's JSON
+output of every process and callgrind's per-instruction costs, and map
+addresses to the function symbols Valgrind names.
+
+The symbol helpers (function_symbols, canonical_names, valgrind_only_branches)
+come from tests/branch/branch_vs_cachegrind.py, whose docstring explains the
+approach (equal-length paths, argv[0] kept, one callgrind file per process).
+"""
+import bisect
+import collections
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "branch"))
+from branch_vs_cachegrind import function_symbols, canonical_names, valgrind_only_branches  # noqa: E402,F401
+
+
+def rep_addresses(prog):
+    """Addresses of rep/repz/repnz-prefixed instructions (objdump)."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", prog], capture_output=True, text=True,
+                         check=True).stdout
+    addrs = set()
+    for line in out.splitlines():
+        f = line.split("\t")
+        if len(f) >= 2 and f[1].split() and f[1].split()[0] in ("rep", "repz", "repnz", "repe", "repne"):
+            addrs.add(int(f[0].strip().rstrip(":"), 16))
+    return addrs
+
+
+class Symbols:
+    """pc -> canonical function name (None outside sized function symbols)."""
+
+    def __init__(self, prog):
+        self.syms = function_symbols(prog)
+        self.canon = canonical_names(self.syms)
+        self.starts = [s for s, _, _ in self.syms]
+
+    def __call__(self, pc):
+        i = bisect.bisect_right(self.starts, pc) - 1
+        if i >= 0 and self.syms[i][0] <= pc < self.syms[i][1]:
+            return self.canon[self.syms[i][2]]
+        return None
+
+    def names(self):
+        return {self.canon[n] for _, _, n in self.syms}
+
+
+def callgrind_costs(path, object_name, event):
+    """(function, instruction address, cost of `event`) of every cost line of
+    object_name in a callgrind file written with --dump-instr=yes (inclusive
+    costs of calls are skipped)."""
+    names = {}
+    ob = fn = None
+    last = [0, 0]
+    col = None
+    skip_next = False
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("events:"):
+                col = line.split()[1:].index(event)
+                continue
+            if line.startswith("calls="):
+                skip_next = True
+                continue
+            head, _, rest = line.partition("=")
+            if head in ("ob", "fn", "cob", "cfn", "fl", "fi", "fe", "cfi", "cfl") and rest.startswith("("):
+                ident, _, name = rest.partition(")")
+                key = (head.lstrip("c") if head in ("cob", "cfn") else head, ident)
+                if name.strip():
+                    names[key] = name.strip()
+                if head == "ob":
+                    ob = names.get(key)
+                elif head == "fn":
+                    fn = names.get(key)
+                    if fn and "'" in fn and fn.rsplit("'", 1)[1].isdigit():
+                        fn = fn.rsplit("'", 1)[0]
+                continue
+            if not line or not (line[0].isdigit() or line[0] in "+-*"):
+                continue
+            parts = line.split()
+            for i in range(2):
+                p = parts[i]
+                if p == "*":
+                    continue
+                if p[0] in "+-":
+                    last[i] += int(p)
+                else:
+                    last[i] = int(p, 0)
+            if skip_next:
+                skip_next = False
+                continue
+            if ob and os.path.basename(ob) == object_name and col is not None:
+                yield fn, last[0], int(parts[2 + col]) if len(parts) > 2 + col else 0
+
+
+def _wrapper(path, body):
+    with open(path, "w") as f:
+        f.write("#!/bin/bash\n" + body)
+    os.chmod(path, 0o755)
+
+
+class Run:
+    """One comparison: PROG with a workload (a corpus script run in an empty
+    directory with the binary's path) or ARGS.  After run(): .results
+    (native, atom, callgrind: (status, stdout, stderr)), .outputs[r] (the
+    tool's JSON files of every process of instrumented run r), .cgfiles,
+    .unmoved (procedures atomx left in place)."""
+
+    def __init__(self, atomx, prog, tool, tool_args=(), workload=None, args=(), runs=1, timeout=1800,
+                 callgrind_opts=(), keep=False):
+        self.atomx, self.prog, self.tool = atomx, os.path.abspath(prog), tool
+        self.tool_args, self.workload, self.args = list(tool_args), workload, list(args)
+        self.runs, self.timeout, self.cg_opts, self.keep = runs, timeout, list(callgrind_opts), keep
+        self.work = tempfile.mkdtemp(prefix=f"atomx-{tool}.")
+
+    def close(self):
+        if self.keep:
+            print("kept", self.work)
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    def instrument(self):
+        w = self.work
+        self.atom = os.path.join(w, os.path.basename(self.prog) + ".atom")
+        report = os.path.join(w, "report.json")
+        cmd = [self.atomx, self.prog, "-T", self.tool, "-o", self.atom, "-q", "--report", report]
+        if self.tool_args:
+            cmd += ["--"] + self.tool_args
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"atomx failed:\n{r.stderr}")
+        with open(report) as f:
+            self.unmoved = {p["name"] for p in json.load(f).get("unmoved", [])}
+
+    def run(self, with_callgrind=True):
+        self.instrument()
+        w, base = self.work, os.path.basename(self.prog)
+        bindir = os.path.join(w, "bin")
+        os.mkdir(bindir)
+        binary = os.path.join(bindir, base)
+        os.mkdir(os.path.join(w, "cgb"))
+        cg_binary = os.path.join(w, "cgb", base)
+        shutil.copy(self.prog, cg_binary)
+        self.cgdir = os.path.join(w, "cg")
+        os.mkdir(self.cgdir)
+        out = f"{self.tool}.json"
+        wrappers = [
+            ("native", f'exec -a "$0" "{self.prog}" "$@"\n'),
+            # NAME.json.PID: written by a forked child (AtomxOutputPath).
+            ("atom", f'(exec -a "$0" "{self.atom}" "$@"); rc=$?\n'
+                     f'for f in {out} {out}.*; do [ -f "$f" ] && mv "$f" "$ATOMX_TOOL_OUT/$f.$$.$(date +%s%N)"; done\n'
+                     'exit $rc\n'),
+        ]
+        if with_callgrind:
+            wrappers.append(("callgrind", "exec valgrind -q --tool=callgrind --dump-instr=yes --demangle=no "
+                             + " ".join(self.cg_opts)
+                             + f' --callgrind-out-file="{self.cgdir}/cg.%p" "{cg_binary}" "$@"\n'))
+        self.results, self.outputs = {}, []
+        for k, (name, body) in enumerate(wrappers):
+            _wrapper(binary, body)
+            for r in range(self.runs if name == "atom" else 1):
+                d = os.path.join(w, f"run{k}.{r}.d")  # equal-length paths
+                os.mkdir(d)
+                env = dict(os.environ)
+                if name == "atom":
+                    env["ATOMX_TOOL_OUT"] = os.path.join(w, f"out.{r}")
+                    os.mkdir(env["ATOMX_TOOL_OUT"])
+                cmd = ["bash", os.path.abspath(self.workload), binary] if self.workload else [binary] + self.args
+                p = subprocess.run(cmd, cwd=d, capture_output=True, timeout=self.timeout, env=env)
+                self.results.setdefault(name, (p.returncode, p.stdout, p.stderr))
+                if name == "atom":
+                    self.outputs.append(sorted(glob.glob(os.path.join(env["ATOMX_TOOL_OUT"], "*"))))
+        return self
+
+    def output_changed(self):
+        n, a = self.results["native"], self.results["atom"]
+        if n == a:
+            return None
+        return f"program output changed (status {n[0]} -> {a[0]}, stdout same: {n[1] == a[1]}, stderr same: {n[2] == a[2]})"
+
+    def callgrind(self, event):
+        """(function, address, cost) over every process callgrind saw."""
+        for fn in sorted(os.listdir(self.cgdir)):
+            yield from callgrind_costs(os.path.join(self.cgdir, fn), os.path.basename(self.prog), event)
+
+    def json_outputs(self, run=0):
+        for path in self.outputs[run]:
+            with open(path) as f:
+                yield json.load(f)
