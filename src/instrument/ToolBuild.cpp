@@ -72,9 +72,10 @@ std::vector<ShippedTool> shippedTools() {
     // README.md opens with "# NAME: what it measures".
     std::ifstream readme(e.path() / "README.md");
     std::string line;
-    if (std::getline(readme, line)) {
-      const std::string head = "# " + t.name + ":";
-      if (line.rfind(head, 0) == 0) t.summary = line.substr(line.find_first_not_of(' ', head.size()) == std::string::npos ? line.size() : line.find_first_not_of(' ', head.size()));
+    const std::string head = "# " + t.name + ":";
+    if (std::getline(readme, line) && line.rfind(head, 0) == 0) {
+      const size_t text = line.find_first_not_of(' ', head.size());
+      if (text != std::string::npos) t.summary = line.substr(text);
     }
     out.push_back(t);
   }

@@ -111,19 +111,20 @@ def valgrind_only_branches(prog):
     return addrs
 
 
-def callgrind_bc(path, object_name):
-    """(function, instruction address, Bc) of every cost line of object_name
-    in a callgrind file written with --dump-instr=yes --branch-sim=yes."""
+def callgrind_costs(path, object_name, event):
+    """(function, instruction address, cost of `event`) of every cost line of
+    object_name in a callgrind file written with --dump-instr=yes (inclusive
+    costs of calls are skipped; a cost left off the end of a line is 0)."""
     names = {}
     ob = fn = None
     last = [0, 0]
-    bc_col = None
+    col = None
     skip_next = False
     with open(path) as f:
         for line in f:
             line = line.rstrip("\n")
             if line.startswith("events:"):
-                bc_col = line.split()[1:].index("Bc")
+                col = line.split()[1:].index(event)
                 continue
             if line.startswith("calls="):
                 skip_next = True  # the next line is the call's inclusive cost
@@ -156,8 +157,8 @@ def callgrind_bc(path, object_name):
             if skip_next:
                 skip_next = False
                 continue
-            if ob and os.path.basename(ob) == object_name and bc_col is not None and len(parts) > 2 + bc_col:
-                yield fn, last[0], int(parts[2 + bc_col])
+            if ob and os.path.basename(ob) == object_name and col is not None:
+                yield fn, last[0], int(parts[2 + col]) if len(parts) > 2 + col else 0
 
 
 def write_wrapper(path, body):
@@ -289,7 +290,7 @@ def main():
         cg = collections.Counter()
         valgrind_only_bc = collections.Counter()
         for fn in os.listdir(cgdir):
-            for func, addr, bc in callgrind_bc(os.path.join(cgdir, fn), os.path.basename(prog)):
+            for func, addr, bc in callgrind_costs(os.path.join(cgdir, fn), os.path.basename(prog), "Bc"):
                 func = canon.get(func)
                 if func in names:
                     (valgrind_only_bc if addr in valgrind_only else cg)[func] += bc
