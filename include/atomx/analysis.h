@@ -19,7 +19,8 @@ extern "C" {
 
 /* A file name for the analysis output `name`: `name` itself in the process
  * that started the program, `name.PID` in a process forked from it (PID of
- * the caller), so outputs of forked processes never overwrite each other.
+ * the caller) and in a process whose parent runs the same instrumented file
+ * (it exec'd the program again), so outputs never overwrite each other.
  * The string belongs to the library; it stays valid for the whole run. */
 const char *AtomxOutputPath(const char *name);
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/single_threaded.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomx/analysis.h"
@@ -37,6 +38,10 @@ static size_t handlerCount, handlerCapacity = sizeof initialHandlers / sizeof in
 /* Function-local statics of C++ code register on first use, in any thread. */
 static pthread_mutex_t handlersLock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t initialPid;
+/* Nonzero when the parent process runs the same file: a fork of the
+ * instrumented program exec'd it again (fork+exec, posix_spawn, system()
+ * through a shell that execs). */
+static int startedBySelf;
 
 /* Hidden: only code linked into the analysis object binds to it -- its C++
  * static destructors (g++ emits __cxa_atexit(dtor, obj, &__dso_handle)) and
@@ -89,6 +94,11 @@ void atomx_analysis_finish(void) {
 __attribute__((constructor)) static void start_process(void) {
   initialPid = getpid();
   __libc_single_threaded = 0;
+  char parentExe[32];
+  snprintf(parentExe, sizeof parentExe, "/proc/%ld/exe", (long)getppid());
+  struct stat self, parent;
+  startedBySelf = stat("/proc/self/exe", &self) == 0 && stat(parentExe, &parent) == 0 &&
+                  self.st_dev == parent.st_dev && self.st_ino == parent.st_ino;
 }
 
 /* Threads.  The program's libc initialises, in each new thread, its own
@@ -123,7 +133,7 @@ void atomx_analysis_thread_start(void) {
 
 const char *AtomxOutputPath(const char *name) {
   pid_t pid = getpid();
-  if (pid == initialPid) return name;
+  if (pid == initialPid && !startedBySelf) return name;
   size_t n = strlen(name) + 24;
   char *path = malloc(n);
   if (!path) return name;

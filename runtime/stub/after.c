@@ -57,6 +57,16 @@ static int shares_parent_memory(void) { return sys_kcmp_vm(sys_getpid(), sys_get
  * analysis object's finish routine (its exit handlers and stdio flush).  A
  * forked child inherits the flag as it is at fork time; a vfork child does
  * nothing. */
+/* The ProgramAfter bodies use the analysis libc, which must have been set
+ * up in this thread: the thread that ends the process may never have made
+ * an inserted call (a worker calling exit). */
+static void start_analysis_thread(const AtomxDescriptor *d) {
+  if (!d->threadStart) return;
+  char ready;
+  __asm__ volatile("movb %%fs:(%1), %0" : "=r"(ready) : "r"(d->threadFlag) : "memory");
+  if (!ready) ((AtomxBody)d->threadStart)();
+}
+
 void atomx_program_after(void) {
   AtomxDescriptor *d = stub_descriptor();
   if (shares_parent_memory()) return;
@@ -67,6 +77,7 @@ void atomx_program_after(void) {
     wait_for_program_after(&d->programAfterDone);
     return;
   }
+  start_analysis_thread(d);
   const uint64_t *after = (const uint64_t *)(d->afterBodies + d->bias);
   for (uint64_t i = 0; i < d->afterCount; i++) ((AtomxBody)(after[i] + d->bias))();
   if (d->finish) ((AtomxBody)d->finish)();
