@@ -8,7 +8,7 @@ packages=(
   libzydis-dev libzycore-dev          # x86 decoder/encoder (docs/DEPENDENCIES.md)
   libdw-dev pkg-config                # DWARF line tables (Inst::sourceLine)
   libgtest-dev                        # unit tests
-  valgrind                            # independent oracles in tests
+  valgrind strace                     # independent oracles in tests
   python3 file binutils               # test and corpus scripts
 )
 
