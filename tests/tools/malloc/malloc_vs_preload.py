@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""The malloc tool against an LD_PRELOAD oracle, per function, size and site.
+
+    malloc_vs_preload.py --atomx ATOMX PROG [--workload SCRIPT] [--tool-args "..."] [-- ARGS...]
+
+Instruments PROG with `atomx -T malloc`, runs it, and runs the ORIGINAL
+PROG with preload_shim.c (built here with cc) in LD_PRELOAD, which counts
+the allocator calls whose return address lies in PROG's own code.  Checks:
+  1. the program's output (stdout, stderr, exit status) is unchanged;
+  2. calls per function name are equal;
+  3. the size histogram is equal: allocations per (function, exact size),
+     and so per power-of-two class;
+  4. per call site: the shim's return address is the address after the
+     call instruction, so each non-tail site's count must be equal; calls
+     through tail-call sites (`jmp malloc@plt`) return into the tail
+     caller's caller, so they are compared per function only.
+Return addresses after a call of another library function are set aside:
+that function tail-called the allocator (libstdc++'s basic_string::_M_create
+jumps to operator new, __cxa_end_catch to free), a library's call.  A
+tail-call site of the program called from a library (a deleting destructor
+that libstdc++ calls jumps to operator delete) returns into the library:
+the shim cannot count it, so the tool may count more calls through
+tail-call sites than the oracle; they are listed, and the sizes must
+account for them exactly.  --exact allows no such difference.
+Call sites inside procedures atomx leaves in place (--report "unmoved") are
+not instrumented and are left out of both sides.
+
+The workload is ARGS (one run) or a corpus workload script (run with the
+program's path in an empty directory); every process is counted: the tool's
+malloc.json(.PID) is collected after each run, the shim writes one file
+per process.  Exit status 0 when everything matches.
+"""
+import argparse
+import bisect
+import collections
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def sh(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+
+def function_symbols(prog):
+    syms = []
+    for line in sh(["readelf", "-W", "-s", prog]).splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0) > 0:
+            syms.append((int(f[1], 16), int(f[1], 16) + int(f[2], 0), f[7].split("@")[0]))
+    return sorted(set(syms))
+
+
+def instructions(prog):
+    """address -> instruction text (objdump), to find the call before a return address."""
+    insts = {}
+    for line in sh(["objdump", "-d", "--no-show-raw-insn", prog]).splitlines():
+        head, _, text = line.partition(":")
+        head = head.strip()
+        if line.startswith(" ") and head and all(c in "0123456789abcdef" for c in head):
+            insts[int(head, 16)] = text.strip()
+    return insts
+
+
+def calls_library(text):
+    """A call into a shared library: through the PLT or the GOT (-fno-plt)."""
+    return text.startswith("call") and ("@plt>" in text or ("*" in text and "(%rip)" in text and "@" in text))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("--workload")
+    ap.add_argument("--tool-args", default="")
+    ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--expect-function", action="append", default=[], metavar="NAME",
+                    help="fail unless the tool saw calls of NAME (so the test covers it)")
+    ap.add_argument("--expect-tail", action="store_true", help="fail unless some tail-call site was counted")
+    ap.add_argument("--exact", action="store_true",
+                    help="no allowance for calls through tail-call sites whose caller is a library")
+    ap.add_argument("prog")
+    ap.add_argument("args", nargs="*")
+    o = ap.parse_args()
+    prog = os.path.abspath(o.prog)
+    name = os.path.basename(prog)
+    work = tempfile.mkdtemp(prefix="atomx-malloc.")
+    shim = os.path.join(work, "shim.so")
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", os.path.join(HERE, "preload_shim.c"), "-o", shim, "-ldl"], check=True)
+    atom = os.path.join(work, name + ".atom")
+    report = os.path.join(work, "report.json")
+    r = subprocess.run([o.atomx, prog, "-T", "malloc", "-o", atom, "-q", "--report", report, "--"]
+                       + shlex.split(o.tool_args), capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"FAIL {o.prog}: atomx failed:\n{r.stderr}")
+        return 1
+    with open(report) as f:
+        unmoved = {p["name"] for p in json.load(f).get("unmoved", [])}
+    # Same program path in every run (programs print argv[0]).
+    bindir = os.path.join(work, "bin")
+    os.mkdir(bindir)
+    binary = os.path.join(bindir, name)
+    toolout, shimout = os.path.join(work, "tool"), os.path.join(work, "shim")
+    os.mkdir(toolout), os.mkdir(shimout)
+    wrappers = {
+        "native": f'exec -a "$0" "{prog}" "$@"\n',
+        "atom": f'(exec -a "$0" "{atom}" "$@"); rc=$?\n'
+                f'for f in malloc.json malloc.json.*; do [ -f "$f" ] && mv "$f" "{toolout}/$f.$$.$(date +%s%N)"; done\n'
+                'rm -f malloc.out malloc.out.*; exit $rc\n',
+        "shim": f'MALLOC_SHIM_DIR="{shimout}" LD_PRELOAD="{shim}" exec -a "$0" "{prog}" "$@"\n',
+    }
+    results = {}
+    for k, (kind, body) in enumerate(wrappers.items()):
+        with open(binary, "w") as f:
+            f.write("#!/bin/bash\n" + body)
+        os.chmod(binary, 0o755)
+        d = os.path.join(work, f"run{k}")
+        os.mkdir(d)
+        cmd = ["bash", os.path.abspath(o.workload), binary] if o.workload else [binary] + o.args
+        p = subprocess.run(cmd, cwd=d, capture_output=True, timeout=o.timeout)
+        results[kind] = (p.returncode, p.stdout, p.stderr)
+    failures = []
+    for kind in ("atom", "shim"):
+        if results[kind] != results["native"]:
+            failures.append(f"program output changed under {kind} (status {results['native'][0]} -> {results[kind][0]})")
+
+    syms = function_symbols(prog)
+    starts_sym = [s for s, _, _ in syms]
+
+    def proc_of(pc):
+        i = bisect.bisect_right(starts_sym, pc) - 1
+        return syms[i][2] if i >= 0 and syms[i][0] <= pc < syms[i][1] else None
+
+    # The tool: per function, per (function, size), per non-tail site; tail calls per function.
+    t_fn, t_size, t_site, t_tail = (collections.Counter() for _ in range(4))
+    tail_sites = set()
+    files = os.listdir(toolout)
+    if not files:
+        failures.append("the tool wrote no malloc.json")
+    for fn in files:
+        with open(os.path.join(toolout, fn)) as f:
+            j = json.load(f)
+        for fr in j["functions"]:
+            t_fn[fr["name"]] += fr["calls"]
+        for s in j["sites"]:
+            if s["tail_call"]:
+                t_tail[s["function"]] += s["calls"]
+                tail_sites.add(int(s["pc"], 16))
+            else:
+                t_site[(s["function"], int(s["pc"], 16))] += s["calls"]
+        # sizes are over all allocating functions; split them with the shim's function list below
+        for s in j["sizes"]:
+            t_size[s["size"]] += s["allocations"]
+    # The shim: return address -> the call instruction before it.  A call of
+    # a library function (not an allocator) means that function tail-called
+    # the allocator (libstdc++'s basic_string::_M_create jumps to operator
+    # new, __cxa_end_catch to free ...): the library's call, not counted.
+    # Conversely, a tail-call site of the program reached from a library
+    # (a deleting destructor called by libstdc++) returns into the library:
+    # the shim cannot see it (see --exact).
+    # A call of a program function that does not jump to the allocator
+    # itself: it tail-called a library function that did (nested() ending
+    # in `jmp __cxa_end_catch`, which ends in `jmp free`).
+    code = instructions(prog)
+    insts = sorted(code)
+    tail_jumps = collections.defaultdict(set)  # procedure -> allocator functions it jumps to
+    for a, text in code.items():
+        if text.startswith("jmp") and "<" in text and "@" in text:
+            tail_jumps[proc_of(a)].add(text.split("<", 1)[1].split("@", 1)[0])
+    library_tail_calls = collections.Counter()
+    s_fn, s_size, s_site, s_tail = (collections.Counter() for _ in range(4))
+    for fn in os.listdir(shimout):
+        with open(os.path.join(shimout, fn)) as f:
+            for line in f:
+                func, size, ret, count = line.split()
+                ret, size, count = int(ret, 16), int(size), int(count)
+                i = bisect.bisect_left(insts, ret) - 1
+                call = insts[i] if i >= 0 else None
+                if proc_of(call) in unmoved:
+                    continue
+                text = code.get(call, "")
+                callee = int(text.split()[1], 16) if text.startswith("call") and "<" in text and "*" not in text else None
+                if (calls_library(text) and f"<{func}@" not in text) or \
+                        (callee is not None and not calls_library(text) and func not in tail_jumps[proc_of(callee)]):
+                    library_tail_calls[func] += count
+                    continue
+                s_fn[func] += count
+                if func != "free" and not func.startswith("_Zd"):
+                    s_size[size] += count
+                if (func, call) in t_site:
+                    s_site[(func, call)] += count
+                else:  # the return address of a tail call's caller
+                    s_tail[func] += count
+    # Calls through tail-call sites the shim could not see (their caller is
+    # a library): the tool's excess, per function, and in sizes.  Zero with
+    # --exact; otherwise never negative, and listed.
+    excess = collections.Counter({f: t_tail[f] - s_tail[f] for f in t_tail if t_tail[f] != s_tail[f]})
+    excess_sizes = collections.Counter({k: t_size[k] - s_size[k] for k in set(t_size) | set(s_size) if t_size[k] != s_size[k]})
+    unseen_ok = not o.exact and all(v > 0 for v in excess.values()) and all(v > 0 for v in excess_sizes.values()) and \
+        sum(excess_sizes.values()) == sum(v for f, v in excess.items() if f != "free" and not f.startswith("_Zd"))
+    if not unseen_ok:
+        for what, a, b in (("calls of", t_fn, s_fn), ("allocations of size", t_size, s_size),
+                           ("calls through tail-call sites of", t_tail, s_tail)):
+            for key in sorted(set(a) | set(b), key=str):
+                if a[key] != b[key]:
+                    failures.append(f"{what} {key}: tool {a[key]}, oracle {b[key]}")
+    else:
+        for f in set(t_fn) | set(s_fn):
+            if t_fn[f] != s_fn[f] + excess[f]:
+                failures.append(f"calls of {f}: tool {t_fn[f]}, oracle {s_fn[f]}")
+    for key in sorted(set(t_site) | set(s_site)):
+        if t_site[key] != s_site[key]:
+            failures.append(f"site {key[0]} at {key[1]:#x} ({proc_of(key[1])}): tool {t_site[key]}, oracle {s_site[key]}")
+    for fn in o.expect_function:
+        if not t_fn[fn]:
+            failures.append(f"no calls of {fn} seen (the test should cover it)")
+    if o.expect_tail and not sum(t_tail.values()):
+        failures.append("no tail-call site counted")
+    if failures:
+        print(f"FAIL {o.prog}: {len(failures)} difference(s); kept {work}")
+        for f in failures[:40]:
+            print("   ", f)
+        return 1
+    subprocess.run(["rm", "-rf", work])
+    total = sum(t_fn.values())
+    print(f"PASS {o.prog}: {total} allocator calls in {len(t_fn)} functions, {sum(t_size.values())} allocations "
+          f"of {len(t_size)} distinct sizes, {len(t_site)} sites (+{sum(t_tail.values())} calls through "
+          f"{len(tail_sites)} tail-call sites) equal to the LD_PRELOAD oracle"
+          + (f"; not compared (left in place by atomx): {', '.join(sorted(unmoved))}" if unmoved else ""))
+    if excess:
+        print("note: calls through tail-call sites the oracle cannot see (called from a library): "
+              + ", ".join(f"{f} {n}" for f, n in sorted(excess.items())))
+    if library_tail_calls:
+        print("note: oracle calls set aside, made by library functions' tail calls: "
+              + ", ".join(f"{f} {n}" for f, n in sorted(library_tail_calls.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
