@@ -1,0 +1,127 @@
+// pipe tool, analysis side: one counter per basic block (atomic: threads
+// run blocks concurrently); at the end, the static per-block costs that
+// pipe_inst.cpp computed are weighted by the counts.
+#include <atomx/report.hpp>
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+struct BlockInfo {
+  uint64_t pc, end, worstPc;
+  int insts, stalls, proc, worstStall;
+  std::string worstText;
+};
+struct ProcTotal {
+  std::string name;
+  uint64_t pc;
+  unsigned long insts = 0, stalls = 0;
+};
+std::vector<BlockInfo> blocks;
+std::unique_ptr<std::atomic<unsigned long>[]> counts;
+std::vector<ProcTotal> procs;
+long topN = 10, params[5];
+
+std::vector<std::string> lines(const char* s) {
+  std::vector<std::string> v;
+  for (const char* e; (e = std::strchr(s, '\n')); s = e + 1) v.emplace_back(s, e);
+  return v;
+}
+// A procedure name for people: demangled (pipe.json keeps the symbol), at
+// most `width` characters.
+std::string readable(const std::string& name, size_t width) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  std::string r = status == 0 && d ? d : name;
+  std::free(d);
+  return r.size() > width ? r.substr(0, width - 3) + "..." : r;
+}
+}  // namespace
+
+extern "C" {
+void PipeInit(long n, long top, long* pcs, long* ends, int* insts, int* stalls, int* procOf, long* worstPc,
+              int* worstStall, const char* worstText, long* procPcs, const char* procNames, long* model) {
+  const std::vector<std::string> texts = lines(worstText), names = lines(procNames);
+  blocks.resize(n);
+  for (long k = 0; k < n; ++k)
+    blocks[k] = {uint64_t(pcs[k]), uint64_t(ends[k]), uint64_t(worstPc[k]), insts[k], stalls[k], procOf[k],
+                 worstStall[k], texts[k]};
+  counts = std::make_unique<std::atomic<unsigned long>[]>(n);
+  for (size_t k = 0; k < names.size(); ++k) procs.push_back({names[k], uint64_t(procPcs[k])});
+  topN = top;
+  std::memcpy(params, model, sizeof params);
+}
+
+void PipeBlock(long k) { counts[k].fetch_add(1, std::memory_order_relaxed); }
+
+void PipeReport() {
+  unsigned long insts = 0, stalls = 0;
+  std::vector<size_t> hot;  // executed blocks with stalls
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    const unsigned long c = counts[k].load();
+    insts += c * blocks[k].insts, stalls += c * blocks[k].stalls;
+    procs[blocks[k].proc].insts += c * blocks[k].insts, procs[blocks[k].proc].stalls += c * blocks[k].stalls;
+    if (c && blocks[k].stalls) hot.push_back(k);
+  }
+  auto blockStalls = [](size_t k) { return counts[k].load() * blocks[k].stalls; };
+  std::stable_sort(hot.begin(), hot.end(), [&](size_t a, size_t b) { return blockStalls(a) > blockStalls(b); });
+  std::vector<const ProcTotal*> byStall;
+  for (const ProcTotal& p : procs) if (p.stalls) byStall.push_back(&p);
+  std::stable_sort(byStall.begin(), byStall.end(), [](auto* a, auto* b) { return a->stalls > b->stalls; });
+  const unsigned long cycles = insts + stalls;
+  auto pct = [](unsigned long a, unsigned long b) { return b ? 100.0 * double(a) / double(b) : 0.0; };
+
+  if (FILE* o = atomx::openToolOutput("pipe.out")) {
+    std::fprintf(o, "pipe: in-order single-issue pipeline model (latencies: load %ld, mul %ld, div %ld, fp %ld, fp div %ld)\n",
+                 params[0], params[1], params[2], params[3], params[4]);
+    std::fprintf(o, "instructions %lu  cycles %lu  stall cycles %lu (%.1f%%)  CPI %.3f\n", insts, cycles, stalls,
+                 pct(stalls, cycles), insts ? double(cycles) / double(insts) : 0.0);
+    std::fprintf(o, "top procedures by stall cycles    instructions          stalls    CPI\n");
+    for (size_t k = 0; k < byStall.size() && long(k) < topN; ++k) {
+      const ProcTotal& p = *byStall[k];
+      std::fprintf(o, "  %-28s %14lu %15lu  %5.2f\n", readable(p.name, 28).c_str(), p.insts, p.stalls,
+                   double(p.insts + p.stalls) / double(p.insts));
+    }
+    std::fprintf(o, "top blocks by stall cycles (per execution: stalls/instructions; the longest stall)\n"
+                    "  block      procedure       executions  stall/inst     stalls  longest\n");
+    for (size_t k = 0; k < hot.size() && long(k) < topN; ++k) {
+      const BlockInfo& b = blocks[hot[k]];
+      std::fprintf(o, "  %#-10lx %-14.14s %11lu %5d/%-5d %10lu  %d at %#lx %s\n", (unsigned long)b.pc,
+                   readable(procs[b.proc].name, 14).c_str(), counts[hot[k]].load(), b.stalls, b.insts, blockStalls(hot[k]),
+                   b.worstStall, (unsigned long)b.worstPc, b.worstText.c_str());
+    }
+    std::fclose(o);
+  }
+  FILE* o = atomx::openToolOutput("pipe.json");
+  if (!o) return;
+  atomx::JsonWriter j(o);
+  j.beginObject().key("tool").value("pipe").key("model").beginObject();
+  const char* names[] = {"load", "mul", "div", "fp", "fpdiv"};
+  for (int k = 0; k < 5; ++k) j.key(names[k]).value(params[k]);
+  j.endObject().key("instructions").value(insts).key("cycles").value(cycles).key("stalls").value(stalls);
+  j.key("cpi").value(insts ? double(cycles) / double(insts) : 0.0);
+  j.key("procedures").beginArray();
+  for (const ProcTotal& p : procs)
+    if (p.insts)
+      j.beginObject().key("name").value(p.name).key("pc").hex(p.pc).key("instructions").value(p.insts)
+          .key("stalls").value(p.stalls).endObject();
+  j.endArray().key("blocks").beginArray();  // executed blocks; stalls and instructions per execution
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    const BlockInfo& b = blocks[k];
+    if (!counts[k].load()) continue;
+    j.beginObject().key("pc").hex(b.pc).key("end").hex(b.end).key("procedure").value(procs[b.proc].name)
+        .key("count").value(counts[k].load()).key("instructions").value(b.insts).key("stalls").value(b.stalls);
+    if (b.worstStall) j.key("worst_pc").hex(b.worstPc).key("worst_stall").value(b.worstStall);
+    j.endObject();
+  }
+  j.endArray().endObject();
+  std::fclose(o);
+}
+}
