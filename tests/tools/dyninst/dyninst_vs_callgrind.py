@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The dyninst tool against Valgrind's Ir (instructions executed), per function.
+
+    dyninst_vs_callgrind.py --atomx ATOMX PROG [--workload SCRIPT] [--runs N]
+                            [--allow-differ PROC]... [-- ARGS...]
+
+Instruments PROG with `atomx -T dyninst`, runs it and the original under
+callgrind (--dump-instr=yes) with the same workload (vgharness.py), and
+checks for every function of PROG that atomx instruments that the tool's
+instruction count (the sum over its blocks of executions x instructions, from
+dyninst.json) equals callgrind's Ir exactly, and that the program's output is
+unchanged.
+
+rep-prefixed string instructions are compared apart: Valgrind counts one Ir
+per iteration (one for %rcx = 0), dyninst one per execution (as the CPU's
+instructions-retired counter does).  Both sides leave them out of the
+per-function comparison; the tool's executions of them are counted from the
+blocks that hold them (objdump finds them), and the two rep totals are printed.
+
+--runs N / --allow-differ PROC: as in tests/branch/branch_vs_cachegrind.py
+(procedures whose counts vary between runs, or that behave differently in
+the rewritten file or under Valgrind, are listed and not compared).
+Exit status 0 when everything matches; 1 with the differing functions listed.
+"""
+import argparse
+import collections
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vgharness import Run, Symbols, rep_addresses  # noqa: E402
+
+
+def tool_counts(jsons, sym, reps):
+    """function -> instructions without rep ones, function -> rep executions."""
+    total, rep = collections.Counter(), collections.Counter()
+    for j in jsons:
+        for b in j["blocks"]:
+            if not b["count"]:
+                continue
+            pc, end = int(b["pc"], 16), int(b["end"], 16)
+            name = sym(pc)
+            if name is None:
+                continue
+            r = sum(1 for a in range(pc, end) if a in reps)
+            total[name] += b["count"] * (b["insts"] - r)
+            rep[name] += b["count"] * r
+    return total, rep
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("--workload")
+    ap.add_argument("--timeout", type=int, default=1800)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--allow-differ", action="append", default=[], metavar="PROC")
+    ap.add_argument("prog")
+    ap.add_argument("args", nargs="*")
+    o = ap.parse_args()
+    # --skip-plt=no: by default callgrind charges the PLT stub's instructions
+    # to the call instruction that went through it.
+    run = Run(o.atomx, o.prog, "dyninst", workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
+              callgrind_opts=["--skip-plt=no"], keep=o.keep)
+    try:
+        try:
+            run.run()
+        except RuntimeError as e:
+            print(f"FAIL {o.prog}: {e}")
+            return 1
+        failures = []
+        if (msg := run.output_changed()):
+            failures.append(msg)
+        if run.results["callgrind"] != run.results["native"]:
+            print("note: the program behaves differently under Valgrind (its output differs)")
+        sym = Symbols(run.prog)
+        reps = rep_addresses(run.prog)
+        per_run = []
+        for r in range(o.runs):
+            jsons = list(run.json_outputs(r))
+            if not jsons:
+                failures.append("the tool wrote no dyninst.json")
+            per_run.append(tool_counts(jsons, sym, reps))
+        tool, tool_rep = per_run[0]
+        varying = sorted({n for t, _ in per_run[1:] for n in set(t) | set(tool) if t[n] != tool[n]})
+        names = {sym.canon[n] for _, _, n in sym.syms if n not in run.unmoved}
+        cg, cg_rep = collections.Counter(), collections.Counter()
+        # By address: callgrind names some functions its own way ("(below main)").
+        for _, addr, ir in run.callgrind("Ir"):
+            fn = sym(addr)
+            if fn in names:
+                (cg_rep if addr in reps else cg)[fn] += ir
+        compared = sorted(names - set(o.allow_differ) - set(varying))
+        for n in compared:
+            if tool[n] != cg[n]:
+                failures.append(f"{n}: dyninst {tool[n]}, Valgrind Ir {cg[n]} ({tool[n] - cg[n]:+d})")
+        if failures:
+            print(f"FAIL {o.prog}: {len(failures)} difference(s) over {len(compared)} functions")
+            for f in failures[:40]:
+                print("   ", f)
+            return 1
+        if run.unmoved:
+            print(f"note: not compared (left in place by atomx, not instrumented): {', '.join(sorted(run.unmoved))}")
+        if varying:
+            print(f"note: not compared (counts differ between the {o.runs} runs): {', '.join(varying)}")
+        print(f"PASS {o.prog}: {len(compared)} functions, {sum(tool[n] for n in compared)} instructions"
+              f" (of {sum(tool.values())} counted) equal to Valgrind's Ir"
+              f"; rep instructions apart: {sum(tool_rep[n] for n in compared)} executions,"
+              f" {sum(cg_rep[n] for n in compared)} Valgrind Ir"
+              + (f"; not compared: {', '.join(o.allow_differ)}" if o.allow_differ else ""))
+        return 0
+    finally:
+        run.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
