@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""unalign's access counts against Valgrind's instruction counts, per instruction.
+
+    unalign_vs_callgrind.py --atomx ATOMX PROG [--workload SCRIPT] [--runs N]
+                            [--allow-differ PROC]... [-- ARGS...]
+
+For a corpus program there is no hand-computed layout, so this checks what
+an independent count can check: instruments PROG with `atomx -T unalign`,
+runs it and the original under callgrind (--dump-instr=yes --skip-plt=no)
+with the same workload (tests/tools/dyninst/vgharness.py), and requires for
+every instruction in unalign.json that is not rep-prefixed: accesses =
+Valgrind's Ir at that address (its executions) x the number of operands the
+tool counts there (1, or 2 with size2), i.e. no access missed or counted
+twice; and that the program's output is unchanged.  The unaligned and split
+totals are printed, with the instructions responsible (at most 10).
+Instructions of procedures whose counts vary between --runs N runs, or named
+with --allow-differ, are not compared.
+Exit status 0 when everything matches.
+"""
+import argparse
+import collections
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
+from vgharness import Run, Symbols, rep_addresses  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("--workload")
+    ap.add_argument("--timeout", type=int, default=1800)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--allow-differ", action="append", default=[], metavar="PROC")
+    ap.add_argument("prog")
+    ap.add_argument("args", nargs="*")
+    o = ap.parse_args()
+    run = Run(o.atomx, o.prog, "unalign", workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
+              callgrind_opts=["--skip-plt=no"], keep=o.keep)
+    try:
+        try:
+            run.run()
+        except RuntimeError as e:
+            print(f"FAIL {o.prog}: {e}")
+            return 1
+        failures = []
+        if (msg := run.output_changed()):
+            failures.append(msg)
+        sym = Symbols(run.prog)
+        reps = rep_addresses(run.prog)
+        per_run = []
+        for r in range(o.runs):
+            insts = {}
+            jsons = list(run.json_outputs(r))
+            if not jsons:
+                failures.append("the tool wrote no unalign.json")
+            for j in jsons:
+                for i in j["instructions"]:
+                    pc = int(i["pc"], 16)
+                    a = insts.setdefault(pc, dict(i, accesses=0, unaligned=0, split=0))
+                    for k in ("accesses", "unaligned", "split"):
+                        a[k] += i[k]
+            per_run.append(insts)
+        insts = per_run[0]
+        varying = {i["proc"] for other in per_run[1:] for pc, i in insts.items()
+                   if other.get(pc, {}).get("accesses") != i["accesses"]}
+        ir = collections.Counter()
+        for _, addr, n in run.callgrind("Ir"):
+            ir[addr] += n
+        compared = 0
+        for pc, i in sorted(insts.items()):
+            if pc in reps or i["proc"] in varying or i["proc"] in o.allow_differ or sym(pc) in o.allow_differ:
+                continue
+            ops = 2 if i.get("size2") else 1
+            compared += 1
+            if i["accesses"] != ir[pc] * ops:
+                failures.append(f"{i['pc']} in {i['proc']} ({i['inst']}): {i['accesses']} accesses,"
+                                f" Valgrind executed it {ir[pc]} times x {ops} operand(s)")
+        if failures:
+            print(f"FAIL {o.prog}: {len(failures)} difference(s) over {compared} instructions")
+            for f in failures[:40]:
+                print("   ", f)
+            return 1
+        if varying:
+            print(f"note: not compared (counts differ between the {o.runs} runs): {', '.join(sorted(varying))}")
+        total = sum(i["accesses"] for i in insts.values())
+        un = sum(i["unaligned"] for i in insts.values())
+        sp = sum(i["split"] for i in insts.values())
+        print(f"PASS {o.prog}: {compared} instructions, accesses = Valgrind's executions x operands;"
+              f" {total} accesses, {un} unaligned, {sp} split")
+        worst = sorted((i for i in insts.values() if i["unaligned"] or i["split"]),
+                       key=lambda i: -(i["unaligned"] + i["split"]))
+        for i in worst[:10]:
+            print(f"    {i['pc']} {i['proc']}: {i['inst']}: {i['unaligned']} unaligned, {i['split']} split"
+                  f" of {i['accesses']}")
+        return 0
+    finally:
+        run.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

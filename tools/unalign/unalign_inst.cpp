@@ -1,0 +1,104 @@
+// unalign: unaligned memory accesses, per instruction (ATOM's "unalign").
+// Every instruction that accesses memory gets one call before it with the
+// effective address of each access; its access sizes are static and go to
+// the analysis side once, in a table, at program start.  What counts as an
+// access and as unaligned is defined in README.md; in short: an access of
+// S bytes is unaligned when its address is not a multiple of the largest
+// power of two <= S; implicit stack slots of push/pop/call/ret/leave/enter
+// are left out unless --stack; gathers/scatters and accesses over 64 bytes
+// (fxsave, xsave ...) are left out; a string instruction is one access per
+// operand per execution (a rep-prefixed one: none when %rcx is 0).
+// Options: --stack, --top N (rows in unalign.out, default 15).
+#include <atomx/atomx.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace atomx;
+
+namespace {
+bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+// Instructions whose last memory operand is the implicit stack slot.
+bool touchesStack(Inst i) {
+  const std::string m = i.mnemonic();
+  return i.isCall() || i.isReturn() || startsWith(m, "push") || startsWith(m, "pop") || m == "leave" || m == "enter";
+}
+
+bool isString(const std::string& m) {
+  for (const char* p : {"movs", "stos", "lods", "cmps", "scas", "ins", "outs"})
+    if (startsWith(m, p) && m.size() == std::string(p).size() + 1) return true;  // movsb ... movsq
+  return false;
+}
+}  // namespace
+
+extern "C" void Instrument(int argc, char** argv) {
+  long top = 15;
+  bool stack = false;
+  for (int k = 1; k < argc; ++k) {
+    const std::string a = argv[k];
+    if (a == "--stack") {
+      stack = true;
+    } else if (a == "--top" && k + 1 < argc) {
+      char* end = nullptr;
+      top = std::strtol(argv[++k], &end, 10);
+      if (!*argv[k] || *end || top < 0) throw Error("unalign: --top needs a number >= 0, not '" + std::string(argv[k]) + "'");
+    } else {
+      throw Error("unalign: unknown option '" + a + "' (options: --stack, --top N)");
+    }
+  }
+  Routine init("UnalignInit(long, long[], int[], int[], char[], long, const char*)");
+  Routine one("Access1(long, VALUE)");
+  Routine two("Access2(long, VALUE, VALUE)");
+  Routine oneRep("AccessRep1(long, REGV, VALUE)");
+  Routine twoRep("AccessRep2(long, REGV, VALUE, VALUE)");
+  Routine fini("UnalignFini()");
+
+  std::vector<long> pcs;
+  std::vector<int> sizes;    // two per site: operand sizes, 0 when absent
+  std::vector<int> strings;  // per site: procedure name, then instruction text, offsets in `blob`
+  std::vector<char> blob;
+  auto add = [&](const std::string& s) {
+    const int at = int(blob.size());
+    blob.insert(blob.end(), s.begin(), s.end());
+    blob.push_back('\0');
+    return at;
+  };
+  for (Proc p : program().procs()) {
+    const int procName = add(std::string(p.name()));
+    for (Block b : p.blocks())
+      for (Inst i : b.insts()) {
+        unsigned n = i.memOperandCount();
+        if (n && !stack && touchesStack(i)) --n;  // the implicit stack slot is the last one
+        const std::string m = i.mnemonic(), text = i.text();
+        if (!n || m.find("gather") != std::string::npos || m.find("scatter") != std::string::npos ||
+            text.find("%gs:") != std::string::npos)
+          continue;
+        std::vector<unsigned> ops;
+        for (unsigned k = 0; k < n; ++k)
+          if (unsigned s = i.accessSize(k); s > 0 && s <= 64) ops.push_back(k);
+        if (ops.empty()) continue;
+        if (ops.size() > 2) ops.resize(2);  // no x86 instruction has three data memory operands
+        const long site = long(pcs.size());
+        const bool rep = isString(m) && startsWith(text, "rep");
+        if (ops.size() == 1) {
+          if (rep) oneRep.before(i, site, reg(Reg::rcx), effectiveAddress(ops[0]));
+          else one.before(i, site, effectiveAddress(ops[0]));
+        } else {
+          if (rep) twoRep.before(i, site, reg(Reg::rcx), effectiveAddress(ops[0]), effectiveAddress(ops[1]));
+          else two.before(i, site, effectiveAddress(ops[0]), effectiveAddress(ops[1]));
+        }
+        pcs.push_back(long(i.pc()));
+        sizes.push_back(int(i.accessSize(ops[0])));
+        sizes.push_back(ops.size() > 1 ? int(i.accessSize(ops[1])) : 0);
+        strings.push_back(procName);
+        strings.push_back(add(text));
+      }
+  }
+  const long n = long(pcs.size());
+  if (pcs.empty()) pcs.push_back(0), sizes = {0, 0}, strings = {0, 0};  // arrays are never empty
+  if (blob.empty()) blob.push_back('\0');
+  init.atProgramStart(n, pcs, sizes, strings, blob, top, std::string(program().path()));
+  fini.atProgramEnd();
+}
