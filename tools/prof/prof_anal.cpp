@@ -1,0 +1,210 @@
+// Analysis routines of the prof tool (prof_inst.cpp).  ProfBlock runs once
+// per executed basic block, in every thread: one relaxed atomic add.  At the
+// end, block counts times the static tallies give the instructions executed
+// per procedure and per source line: prof.out, prof.json and a callgrind
+// file (events: Ir) for callgrind_annotate and KCachegrind.
+#include <atomx/report.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+struct Line { int proc, file, line; };
+struct Entry { int block, line, insts; };
+
+std::unique_ptr<std::atomic<uint64_t>[]> counts;
+long nproc, nblock, nline, nentry, top;
+std::vector<std::string> procNames, fileNames;
+const long* procPc;
+const int* blocks;  // pairs: procedure, instructions
+const long* blockPc;  // pairs: start, end
+const Line* lines;
+const Entry* entries;
+std::string callgrindPath, programPath;
+
+std::vector<std::string> split(const char* blob, size_t n) {
+  std::vector<std::string> v;
+  for (size_t i = 0; i < n; ++i) v.emplace_back(blob), blob += v.back().size() + 1;
+  return v;
+}
+
+// 1234567 -> "1,234,567": counts are read by people first.
+std::string grouped(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
+  return s;
+}
+
+double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
+
+// Which file a procedure's callgrind cost lines start from (fl=): the one
+// most of its executed instructions come from (inlined code aside).
+std::vector<int> mainFiles(const std::vector<uint64_t>& lineCount) {
+  std::vector<int> best(size_t(nproc), -1);
+  std::vector<uint64_t> bestCount(size_t(nproc), 0);
+  for (long l = 0; l < nline; ++l) {
+    const Line& L = lines[l];
+    if (best[size_t(L.proc)] < 0) best[size_t(L.proc)] = L.file;
+  }
+  // Sum per (procedure, file) over the lines, which are grouped by procedure.
+  for (long l = 0; l < nline;) {
+    const int p = lines[l].proc;
+    std::vector<std::pair<int, uint64_t>> byFile;
+    for (; l < nline && lines[l].proc == p; ++l) {
+      auto it = std::find_if(byFile.begin(), byFile.end(), [&](auto& e) { return e.first == lines[l].file; });
+      if (it == byFile.end()) byFile.emplace_back(lines[l].file, lineCount[size_t(l)]);
+      else it->second += lineCount[size_t(l)];
+    }
+    for (auto& [f, c] : byFile)
+      if (c > bestCount[size_t(p)]) bestCount[size_t(p)] = c, best[size_t(p)] = f;
+  }
+  return best;
+}
+
+void writeCallgrind(const std::vector<uint64_t>& procCount, const std::vector<uint64_t>& lineCount, uint64_t total) {
+  FILE* f = atomx::openToolOutput(callgrindPath.c_str());
+  if (!f) return;
+  std::fprintf(f, "# callgrind format\nversion: 1\ncreator: atomx prof\npid: %d\ncmd: %s\npositions: line\nevents: Ir\n"
+                  "summary: %llu\n\nob=(1) %s\n",
+               int(getpid()), programPath.c_str(), (unsigned long long)total, programPath.c_str());
+  std::vector<int> main = mainFiles(lineCount);
+  std::vector<bool> fileNamed(fileNames.size());
+  auto file = [&](const char* key, int id) {
+    std::fprintf(f, "%s=(%d)", key, id + 1);
+    if (!fileNamed[size_t(id)]) std::fprintf(f, " %s", fileNames[size_t(id)].c_str()), fileNamed[size_t(id)] = true;
+    std::fputc('\n', f);
+  };
+  for (long l = 0; l < nline;) {
+    const int p = lines[l].proc;
+    long end = l;
+    while (end < nline && lines[end].proc == p) ++end;
+    if (procCount[size_t(p)]) {
+      std::vector<long> order;
+      for (long k = l; k < end; ++k)
+        if (lineCount[size_t(k)]) order.push_back(k);
+      std::sort(order.begin(), order.end(), [&](long a, long b) {
+        auto key = [&](long k) { return std::make_tuple(lines[k].file != main[size_t(p)], lines[k].file, lines[k].line); };
+        return key(a) < key(b);
+      });
+      file("fl", main[size_t(p)]);
+      std::fprintf(f, "fn=(%d) %s\n", p + 1, procNames[size_t(p)].c_str());
+      int current = main[size_t(p)];
+      for (long k : order) {
+        if (lines[k].file != current) file(lines[k].file == main[size_t(p)] ? "fe" : "fi", current = lines[k].file);
+        std::fprintf(f, "%d %llu\n", lines[k].line, (unsigned long long)lineCount[size_t(k)]);
+      }
+      std::fputc('\n', f);
+    }
+    l = end;
+  }
+  std::fprintf(f, "totals: %llu\n", (unsigned long long)total);
+  std::fclose(f);
+}
+}  // namespace
+
+extern "C" {
+void ProfInit(long np, const char* names, const long* ppc, const int* blk, const long* bpc, long nb, const int* ln,
+              long nl, const int* ent, long ne, const char* files, const char* callgrind, long topN, const char* prog) {
+  nproc = np, nblock = nb, nline = nl, nentry = ne, top = topN;
+  procNames = split(names, size_t(np));
+  procPc = ppc, blocks = blk, blockPc = bpc;
+  lines = reinterpret_cast<const Line*>(ln);
+  entries = reinterpret_cast<const Entry*>(ent);
+  size_t nfile = 0;
+  for (const Line* l = lines; l < lines + nl; ++l) nfile = std::max(nfile, size_t(l->file) + 1);
+  fileNames = split(files, nfile);
+  callgrindPath = callgrind, programPath = prog;
+  counts = std::make_unique<std::atomic<uint64_t>[]>(size_t(nb));
+}
+
+void ProfBlock(long b) {
+  if (counts) counts[b].fetch_add(1, std::memory_order_relaxed);
+}
+
+void ProfFinish() {
+  if (!counts) return;
+  std::vector<uint64_t> procCount(static_cast<size_t>(nproc)), lineCount(static_cast<size_t>(nline));
+  uint64_t total = 0;
+  for (long b = 0; b < nblock; ++b) {
+    const uint64_t n = counts[b].load(std::memory_order_relaxed) * uint64_t(blocks[2 * b + 1]);
+    procCount[size_t(blocks[2 * b])] += n;
+    total += n;
+  }
+  for (const Entry* e = entries; e < entries + nentry; ++e)
+    lineCount[size_t(e->line)] += counts[e->block].load(std::memory_order_relaxed) * uint64_t(e->insts);
+
+  std::vector<long> procOrder, lineOrder;
+  for (long p = 0; p < nproc; ++p)
+    if (procCount[size_t(p)]) procOrder.push_back(p);
+  for (long l = 0; l < nline; ++l)
+    if (lineCount[size_t(l)]) lineOrder.push_back(l);
+  std::stable_sort(procOrder.begin(), procOrder.end(), [&](long a, long b) { return procCount[size_t(a)] > procCount[size_t(b)]; });
+  std::stable_sort(lineOrder.begin(), lineOrder.end(), [&](long a, long b) { return lineCount[size_t(a)] > lineCount[size_t(b)]; });
+  auto where = [&](long l) {
+    const Line& L = lines[l];
+    std::string f = fileNames[size_t(L.file)];
+    if (size_t s = f.rfind('/'); s != std::string::npos) f = f.substr(s + 1);
+    return f + ":" + std::to_string(L.line);
+  };
+
+  if (FILE* out = atomx::openToolOutput("prof.out")) {
+    std::fprintf(out, "prof: %s instructions executed in %zu procedures (of %ld), %zu source lines\n",
+                 grouped(total).c_str(), procOrder.size(), nproc, lineOrder.size());
+    std::fprintf(out, "\n%16s %6s %6s  %s\n", "instructions", "%", "cum%", "procedure");
+    uint64_t cum = 0;
+    for (size_t k = 0; k < procOrder.size() && long(k) < top; ++k) {
+      const uint64_t c = procCount[size_t(procOrder[k])];
+      cum += c;
+      std::fprintf(out, "%16s %5.1f%% %5.1f%%  %s\n", grouped(c).c_str(), pct(c, total), pct(cum, total),
+                   procNames[size_t(procOrder[k])].c_str());
+    }
+    const bool noLines = fileNames.size() == 1 && fileNames[0] == "???";
+    if (noLines) std::fprintf(out, "\nno source lines: the program has no DWARF line table (build it with -g)\n");
+    else std::fprintf(out, "\n%16s %6s  %-28s %s\n", "instructions", "%", "line", "procedure");
+    for (size_t k = 0; !noLines && k < lineOrder.size() && long(k) < top / 2 + 5; ++k) {
+      const long l = lineOrder[k];
+      std::fprintf(out, "%16s %5.1f%%  %-28s %s\n", grouped(lineCount[size_t(l)]).c_str(), pct(lineCount[size_t(l)], total),
+                   where(l).c_str(), procNames[size_t(lines[l].proc)].c_str());
+    }
+    if (!callgrindPath.empty())
+      std::fprintf(out, "\nall of it: prof.json; by line: callgrind_annotate %s\n", AtomxOutputPath(callgrindPath.c_str()));
+    std::fclose(out);
+  }
+
+  if (FILE* js = atomx::openToolOutput("prof.json")) {
+    atomx::JsonWriter j(js);
+    j.beginObject();
+    j.key("tool").value("prof");
+    j.key("program").value(programPath);
+    j.key("instructions").value((unsigned long long)total);
+    j.key("procedures").beginArray();
+    for (long p : procOrder)
+      j.beginObject().key("name").value(procNames[size_t(p)]).key("pc").hex(uint64_t(procPc[p]))
+          .key("instructions").value((unsigned long long)procCount[size_t(p)]).endObject();
+    j.endArray();
+    j.key("lines").beginArray();
+    for (long l : lineOrder)
+      j.beginObject().key("file").value(fileNames[size_t(lines[l].file)]).key("line").value(lines[l].line)
+          .key("procedure").value(procNames[size_t(lines[l].proc)]).key("procedure_pc").hex(uint64_t(procPc[lines[l].proc]))
+          .key("instructions").value((unsigned long long)lineCount[size_t(l)]).endObject();
+    j.endArray();
+    // Executed blocks: enough to recompute everything above per instruction.
+    j.key("blocks").beginArray();
+    for (long b = 0; b < nblock; ++b)
+      if (uint64_t c = counts[b].load(std::memory_order_relaxed))
+        j.beginObject().key("pc").hex(uint64_t(blockPc[2 * b])).key("end").hex(uint64_t(blockPc[2 * b + 1]))
+            .key("count").value((unsigned long long)c)
+            .key("instructions").value(blocks[2 * b + 1]).endObject();
+    j.endArray();
+    j.endObject();
+    std::fclose(js);
+  }
+  if (!callgrindPath.empty()) writeCallgrind(procCount, lineCount, total);
+}
+}
