@@ -1,0 +1,298 @@
+// Analysis routines of the gprof tool (gprof_inst.cpp).  Block counters and
+// taken counters are relaxed atomics; an indirect site keeps its first four
+// targets in lock-free slots, further ones in a map under a mutex.  At the
+// end: arcs, per-procedure instructions, and an estimate of inclusive cost
+// as gprof makes it (a callee's inclusive cost shared among its callers by
+// call counts; arcs that close a cycle carry none), for gprof.out,
+// gprof.json and a callgrind file (events: Ir; calls= lines).
+#include <atomx/report.hpp>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+constexpr long kRuntime = -(1L << 40);
+struct Site { long tail, block, caller, callee, line; };  // tail: 0 call, 1 jump, 2 conditional jump
+struct Slot { std::atomic<uint64_t> target{0}, count{0}; };
+struct Targets { Slot slot[4]; };
+
+long nproc, nblock, nsite, top;
+std::vector<std::string> procNames, procFiles, externals;
+const long* procInfo;  // triples: start, end, line of the entry (address order)
+const int* blocks;     // pairs: procedure, instructions
+const long* blockPc;   // pairs: start, end
+const Site* sites;
+std::map<uint64_t, long> imported;  // PLT stub / GOT call target -> external name index
+std::string callgrindPath, programPath;
+std::unique_ptr<std::atomic<uint64_t>[]> counts, taken;
+std::unique_ptr<Targets[]> targets;
+std::mutex overflowLock;
+std::map<std::pair<long, uint64_t>, uint64_t> overflow;
+
+std::vector<std::string> split(const char* blob, size_t n) {
+  std::vector<std::string> v;
+  for (size_t i = 0; i < n; ++i) v.emplace_back(blob), blob += v.back().size() + 1;
+  return v;
+}
+
+std::string grouped(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
+  return s;
+}
+
+double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
+
+// The callee of a run-time target: a procedure index, or -1 - external name
+// index; `caller` itself for a jump inside the caller (computed goto).
+long calleeOf(uint64_t target) {
+  long lo = 0, hi = nproc;  // first procedure starting after target
+  while (lo < hi) {
+    long mid = (lo + hi) / 2;
+    if (uint64_t(procInfo[3 * mid]) <= target) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0 && target < uint64_t(procInfo[3 * (lo - 1) + 1])) return lo - 1;
+  if (auto it = imported.find(target); it != imported.end()) return -1 - it->second;
+  // Outside the program: a shared library's function, by its symbol.
+  Dl_info info;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)target);
+  std::string name = dladdr(reinterpret_cast<void*>(target), &info) && info.dli_sname ? info.dli_sname : hex;
+  auto it = std::find(externals.begin(), externals.end(), name);
+  if (it == externals.end()) it = externals.insert(it, name);
+  return -1 - long(it - externals.begin());
+}
+
+std::string nameOf(long callee) { return callee >= 0 ? procNames[size_t(callee)] : externals[size_t(-1 - callee)]; }
+
+struct Arc { long caller, callee, tail; uint64_t calls; long line; };  // line: of one of its call sites
+
+// gprof's estimate of inclusive cost: self plus, for each arc out, the
+// callee's inclusive cost times this arc's share of the callee's calls.
+struct Inclusive {
+  const std::vector<Arc>& arcs;
+  const std::vector<uint64_t>& self;
+  std::vector<std::vector<size_t>> out;
+  std::vector<uint64_t> calledTimes;
+  std::vector<double> value;
+  std::vector<int> state;  // 0 new, 1 on the stack, 2 done
+  std::vector<double> arcShare;  // each arc's part of its caller's inclusive cost
+  double of(long p) {
+    if (state[size_t(p)] == 2) return value[size_t(p)];
+    if (state[size_t(p)] == 1) return 0;  // a cycle: not counted twice
+    state[size_t(p)] = 1;
+    double v = double(self[size_t(p)]);
+    for (size_t a : out[size_t(p)]) v += arcShare[a] = share(arcs[a]);
+    state[size_t(p)] = 2;
+    return value[size_t(p)] = v;
+  }
+  double share(const Arc& a) {
+    if (a.callee < 0 || a.callee == a.caller || state[size_t(a.callee)] == 1) return 0;
+    return of(a.callee) * double(a.calls) / double(calledTimes[size_t(a.callee)]);
+  }
+};
+}  // namespace
+
+extern "C" {
+void GprofInit(long np, const char* names, const long* pinfo, long nb, const int* blk, const long* bpc, long ns,
+               const long* st, long next, const char* extNames, long nimp, const long* imp, const char* callgrind,
+               long topN, const char* prog) {
+  nproc = np, nblock = nb, nsite = ns, top = topN;
+  std::vector<std::string> both = split(names, size_t(2 * np));
+  for (long p = 0; p < np; ++p) procNames.push_back(both[size_t(2 * p)]), procFiles.push_back(both[size_t(2 * p + 1)]);
+  procInfo = pinfo, blocks = blk, blockPc = bpc;
+  sites = reinterpret_cast<const Site*>(st);
+  externals = split(extNames, size_t(next));
+  for (long k = 0; k < nimp; ++k) imported.emplace(uint64_t(imp[2 * k]), imp[2 * k + 1]);
+  callgrindPath = callgrind, programPath = prog;
+  counts = std::make_unique<std::atomic<uint64_t>[]>(size_t(nb));
+  taken = std::make_unique<std::atomic<uint64_t>[]>(size_t(ns));
+  targets = std::make_unique<Targets[]>(size_t(ns));
+}
+
+void GprofBlock(long b) {
+  if (counts) counts[b].fetch_add(1, std::memory_order_relaxed);
+}
+
+void GprofCondTail(long site, long isTaken) {
+  if (taken && isTaken) taken[site].fetch_add(1, std::memory_order_relaxed);
+}
+
+void GprofIndirect(long site, long target) {
+  if (!targets) return;
+  for (Slot& s : targets[site].slot) {
+    uint64_t t = s.target.load(std::memory_order_relaxed);
+    if (t == 0) {
+      uint64_t expected = 0;  // claim the free slot, unless another thread just did
+      if (s.target.compare_exchange_strong(expected, uint64_t(target))) t = uint64_t(target);
+      else t = expected;
+    }
+    if (t == uint64_t(target)) {
+      s.count.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  std::lock_guard<std::mutex> lock(overflowLock);
+  ++overflow[{site, uint64_t(target)}];
+}
+
+void GprofFinish() {
+  if (!counts) return;
+  std::vector<uint64_t> self(static_cast<size_t>(nproc));
+  uint64_t total = 0;
+  for (long b = 0; b < nblock; ++b) {
+    const uint64_t n = counts[b].load(std::memory_order_relaxed) * uint64_t(blocks[2 * b + 1]);
+    self[size_t(blocks[2 * b])] += n, total += n;
+  }
+  // Arcs, merged over sites: (caller, callee, tail) -> calls.
+  std::map<std::tuple<long, long, long>, std::pair<uint64_t, long>> merged;  // -> calls, line
+  auto add = [&](const Site& s, long callee, uint64_t n) {
+    if (n && !(s.tail && callee == s.caller)) {
+      auto& m = merged[{s.caller, callee, s.tail != 0}];
+      m.first += n, m.second = s.line;
+    }
+  };
+  {
+    std::lock_guard<std::mutex> lock(overflowLock);
+    for (long k = 0; k < nsite; ++k) {
+      const Site& s = sites[k];
+      if (s.callee != kRuntime) {
+        add(s, s.callee, s.tail == 2 ? taken[k].load() : counts[s.block].load());
+      } else {
+        for (Slot& slot : targets[k].slot)
+          if (uint64_t t = slot.target.load()) add(s, calleeOf(t), slot.count.load());
+      }
+    }
+    for (auto& [key, n] : overflow) add(sites[key.first], calleeOf(key.second), n);
+  }
+  std::vector<Arc> arcs;
+  std::vector<uint64_t> calledTimes(static_cast<size_t>(nproc));
+  uint64_t allCalls = 0;
+  for (auto& [k, v] : merged) {
+    const uint64_t n = v.first;
+    arcs.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n, v.second});
+    if (std::get<1>(k) >= 0) calledTimes[size_t(std::get<1>(k))] += n;
+    allCalls += n;
+  }
+  Inclusive inc{arcs, self, std::vector<std::vector<size_t>>(size_t(nproc)), calledTimes,
+                std::vector<double>(size_t(nproc)), std::vector<int>(size_t(nproc)),
+                std::vector<double>(arcs.size())};
+  for (size_t a = 0; a < arcs.size(); ++a) inc.out[size_t(arcs[a].caller)].push_back(a);
+  for (long p = 0; p < nproc; ++p) inc.of(p);
+
+  std::vector<long> order;
+  for (long p = 0; p < nproc; ++p)
+    if (self[size_t(p)] || calledTimes[size_t(p)]) order.push_back(p);
+  std::stable_sort(order.begin(), order.end(), [&](long a, long b) { return self[size_t(a)] > self[size_t(b)]; });
+  std::vector<size_t> arcOrder(arcs.size());
+  for (size_t a = 0; a < arcs.size(); ++a) arcOrder[a] = a;
+  std::stable_sort(arcOrder.begin(), arcOrder.end(), [&](size_t a, size_t b) { return arcs[a].calls > arcs[b].calls; });
+
+  if (FILE* out = atomx::openToolOutput("gprof.out")) {
+    std::fprintf(out, "gprof: %s instructions in %zu procedures; %s calls over %zu caller->callee arcs\n",
+                 grouped(total).c_str(), order.size(), grouped(allCalls).c_str(), arcs.size());
+    std::fprintf(out, "\nflat profile (self: instructions executed in the procedure; incl.: gprof's estimate)\n");
+    std::fprintf(out, "%15s %6s %6s %6s %13s  %s\n", "self", "%", "cum%", "incl%", "called", "procedure");
+    uint64_t cum = 0;
+    for (size_t k = 0; k < order.size() && long(k) < top; ++k) {
+      const long p = order[k];
+      cum += self[size_t(p)];
+      std::fprintf(out, "%15s %5.1f%% %5.1f%% %5.1f%% %13s  %s\n", grouped(self[size_t(p)]).c_str(),
+                   pct(self[size_t(p)], total), pct(cum, total), total ? 100.0 * inc.value[size_t(p)] / double(total) : 0,
+                   grouped(calledTimes[size_t(p)]).c_str(), procNames[size_t(p)].c_str());
+    }
+    std::fprintf(out, "\ntop arcs\n%15s  %s\n", "calls", "caller -> callee");
+    for (size_t k = 0; k < arcOrder.size() && long(k) < top / 2 + 5; ++k) {
+      const Arc& a = arcs[arcOrder[k]];
+      std::fprintf(out, "%15s  %s -> %s%s\n", grouped(a.calls).c_str(), procNames[size_t(a.caller)].c_str(),
+                   nameOf(a.callee).c_str(), a.tail ? "  (tail call)" : "");
+    }
+    if (!callgrindPath.empty())
+      std::fprintf(out, "\nall of it: gprof.json; call graph: kcachegrind %s\n", AtomxOutputPath(callgrindPath.c_str()));
+    std::fclose(out);
+  }
+
+  if (FILE* js = atomx::openToolOutput("gprof.json")) {
+    atomx::JsonWriter j(js);
+    j.beginObject().key("tool").value("gprof").key("program").value(programPath);
+    j.key("instructions").value((unsigned long long)total).key("calls").value((unsigned long long)allCalls);
+    j.key("procedures").beginArray();
+    for (long p : order)
+      j.beginObject().key("name").value(procNames[size_t(p)]).key("pc").hex(uint64_t(procInfo[3 * p]))
+          .key("instructions").value((unsigned long long)self[size_t(p)])
+          .key("called").value((unsigned long long)calledTimes[size_t(p)])
+          .key("inclusive").value((unsigned long long)(inc.value[size_t(p)] + 0.5)).endObject();
+    j.endArray();
+    j.key("arcs").beginArray();
+    for (size_t a : arcOrder) {
+      const Arc& r = arcs[a];
+      j.beginObject().key("caller").value(procNames[size_t(r.caller)]).key("caller_pc").hex(uint64_t(procInfo[3 * r.caller]));
+      j.key("callee").value(nameOf(r.callee));
+      if (r.callee >= 0) j.key("callee_pc").hex(uint64_t(procInfo[3 * r.callee]));
+      j.key("calls").value((unsigned long long)r.calls).key("kind").value(r.tail ? "tail" : "call").endObject();
+    }
+    j.endArray();
+    j.key("blocks").beginArray();
+    for (long b = 0; b < nblock; ++b)
+      if (uint64_t c = counts[b].load(std::memory_order_relaxed))
+        j.beginObject().key("pc").hex(uint64_t(blockPc[2 * b])).key("end").hex(uint64_t(blockPc[2 * b + 1]))
+            .key("count").value((unsigned long long)c).key("instructions").value(blocks[2 * b + 1]).endObject();
+    j.endArray();
+    j.endObject();
+    std::fclose(js);
+  }
+
+  if (callgrindPath.empty()) return;
+  FILE* f = atomx::openToolOutput(callgrindPath.c_str());
+  if (!f) return;
+  // Positions are source lines: a procedure's cost at its entry's line, a
+  // call at its site's (0 without -g; per line costs: the prof tool).  Functions and files
+  // are named once, then referred to by number (the format's compression).
+  std::fprintf(f, "# callgrind format\nversion: 1\ncreator: atomx gprof\npid: %d\ncmd: %s\npositions: line\n"
+                  "events: Ir\nsummary: %llu\n\nob=(1) %s\n",
+               int(getpid()), programPath.c_str(), (unsigned long long)total, programPath.c_str());
+  std::map<std::string, int> fileIds;
+  std::vector<bool> fnNamed(size_t(nproc) + externals.size());
+  auto file = [&](const char* key, const std::string& name) {
+    auto [it, added] = fileIds.try_emplace(name.empty() ? "???" : name, int(fileIds.size()) + 1);
+    std::fprintf(f, "%s=(%d)%s%s\n", key, it->second, added ? " " : "", added ? it->first.c_str() : "");
+  };
+  auto fn = [&](const char* key, long callee) {
+    const size_t id = callee >= 0 ? size_t(callee) : size_t(nproc) + size_t(-1 - callee);
+    std::fprintf(f, "%s=(%zu)", key, id + 1);
+    if (!fnNamed[id]) std::fprintf(f, " %s", nameOf(callee).c_str()), fnNamed[id] = true;
+    std::fputc('\n', f);
+  };
+  bool importedNamed = false;
+  for (long p = 0; p < nproc; ++p) {
+    if (!self[size_t(p)] && inc.out[size_t(p)].empty()) continue;
+    file("fl", procFiles[size_t(p)]);
+    fn("fn", p);
+    std::fprintf(f, "%ld %llu\n", procInfo[3 * p + 2], (unsigned long long)self[size_t(p)]);
+    for (size_t a : inc.out[size_t(p)]) {
+      const Arc& r = arcs[a];
+      if (r.callee < 0) std::fprintf(f, "cob=(2)%s\n", importedNamed ? "" : " (imported)"), importedNamed = true;
+      file("cfl", r.callee >= 0 ? procFiles[size_t(r.callee)] : "");
+      fn("cfn", r.callee);
+      // The call's inclusive cost: gprof's estimate, recomputed as above.
+      std::fprintf(f, "calls=%llu %ld\n%ld %llu\n", (unsigned long long)r.calls, r.callee >= 0 ? procInfo[3 * r.callee + 2] : 0L,
+                   r.line, (unsigned long long)(inc.arcShare[a] + 0.5));
+    }
+    std::fputc('\n', f);
+  }
+  std::fprintf(f, "totals: %llu\n", (unsigned long long)total);
+  std::fclose(f);
+}
+}

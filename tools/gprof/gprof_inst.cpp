@@ -1,0 +1,145 @@
+// gprof: a call-graph profile: calls per caller -> callee arc, and
+// instructions per procedure.
+//
+// One call per basic block (its index) counts blocks.  A block ends at every
+// call, so a direct call runs exactly as often as its block: its arc needs no
+// call of its own, only a static record (block, caller, callee).  Indirect
+// calls, and indirect jumps that are no jump tables (tail calls through a
+// pointer), pass their run-time target (GprofIndirect); a conditional jump to
+// another procedure passes whether it is taken (GprofCondTail).
+#include <atomx/atomx.hpp>
+
+#include <cxxabi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace atomx;
+
+namespace {
+std::string demangle(std::string_view sym) {
+  std::string s(sym);
+  int status = 0;
+  char* d = abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || !d) return s;
+  std::string r(d);
+  std::free(d);
+  return r;
+}
+
+void addString(std::vector<char>& blob, const std::string& s) {
+  blob.insert(blob.end(), s.begin(), s.end());
+  blob.push_back('\0');
+}
+
+long number(const std::string& opt, const char* text) {
+  char* end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (!*text || *end || v <= 0) throw Error("gprof: " + opt + " needs a positive number, not '" + text + "'");
+  return v;
+}
+
+constexpr long kRuntime = -(1L << 40);  // the callee is known at run time only
+
+bool isJumpTable(Block b) {
+  for (Edge e : b.succs())
+    if (e.kind() == EdgeKind::JumpTable) return true;
+  return false;
+}
+}  // namespace
+
+extern "C" void Instrument(int argc, char** argv) {
+  std::string callgrind = "callgrind.out.atomx-gprof";
+  long top = 20;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if ((a == "--callgrind" || a == "--top") && i + 1 >= argc) throw Error("gprof: " + a + " needs a value");
+    if (a == "--callgrind") callgrind = argv[++i];
+    else if (a == "--no-callgrind") callgrind.clear();
+    else if (a == "--top") top = number(a, argv[++i]);
+    else throw Error("gprof: unknown option '" + a + "' (options: --top N, --callgrind FILE, --no-callgrind)");
+  }
+
+  Routine count("GprofBlock(long)");
+  Routine indirect("GprofIndirect(long, VALUE)");
+  Routine condTail("GprofCondTail(long, VALUE)");
+  Routine init(
+      "GprofInit(long, char[], long[], long, int[], long[], long, long[], long, char[], long, long[], char*, long, char*)");
+  Routine finish("GprofFinish()");
+
+  // Names of imported functions (PLT stubs, GOT slots), by the address a
+  // direct call goes to: they name indirect targets too.
+  std::map<uint64_t, std::string> imported;
+  std::vector<std::string> externals;  // callee names that are no procedure
+  auto externalId = [&](const std::string& n) {
+    for (size_t k = 0; k < externals.size(); ++k)
+      if (externals[k] == n) return long(k);
+    externals.push_back(n);
+    return long(externals.size() - 1);
+  };
+
+  std::map<const void*, int> procIndex;
+  for (Proc p : program().procs()) procIndex.emplace(p.handle(), int(procIndex.size()));
+
+  std::vector<char> names, externalNames;
+  std::vector<long> procInfo, blockPc, sites, importedTable;  // procInfo: pc, end, line; blockPc: start, end
+  std::vector<int> blocks;  // per block: procedure, instructions
+  int nproc = 0;
+  long nblock = 0;
+  for (Proc p : program().procs()) {
+    // Name and source file (for the callgrind file's fl=), one blob entry each.
+    addString(names, demangle(p.name()));
+    const Inst::SourceLine entry = p.entry() ? p.entry().first().sourceLine() : Inst::SourceLine{};
+    addString(names, entry.file);
+    procInfo.insert(procInfo.end(), {long(p.pc()), long(p.endPc()), long(entry.line)});
+    for (Block b : p.blocks()) {
+      const long id = nblock++;
+      blocks.insert(blocks.end(), {nproc, int(b.insts().size())});
+      blockPc.insert(blockPc.end(), {long(b.pc()), long(b.endPc())});
+      count.before(b, id);
+      // A site: kind (0 call, 1 tail call, 2 conditional tail call), block, caller, callee: procedure
+      // index, or -1 - external name index, or kRuntime (indirect); source line.
+      const Inst i = b.last();
+      const long siteId = long(sites.size() / 5), line = long(i.sourceLine().line);
+      const bool call = i.kind() == InstClass::Call;
+      // Through the GOT (-fno-plt, __libc_start_main): an import, as through the PLT.
+      const bool viaGot = !i.hasTarget() && !i.calleeName().empty();
+      if ((call || i.kind() == InstClass::Jump || i.isCondBranch() || viaGot) && (i.hasTarget() || viaGot)) {
+        const Proc q = viaGot ? Proc() : program().procAt(i.target());
+        const std::string name = i.calleeName();
+        long callee;
+        if (q) {
+          // A jump is a tail call when it goes to another procedure's entry,
+          // not to a cold part (f.cold) split off its caller.
+          const bool cold = q.name().find(".cold") != std::string_view::npos;
+          if (!call && (q == p || q.pc() != i.target() || cold)) continue;
+          callee = procIndex.at(q.handle());
+        } else {
+          if (!call && name.empty()) continue;
+          char hex[32];
+          std::snprintf(hex, sizeof hex, "0x%lx", viaGot ? 0UL : (unsigned long)i.target());
+          if (!viaGot) imported.emplace(i.target(), name.empty() ? hex : name);
+          callee = -1 - externalId(name.empty() ? hex : name);
+        }
+        const bool isCall = call || i.kind() == InstClass::IndirectCall;
+        sites.insert(sites.end(), {isCall ? 0L : i.isCondBranch() ? 2L : 1L, id, nproc, callee, line});
+        if (i.isCondBranch()) condTail.before(i, siteId, branchCondition());
+      } else if (i.kind() == InstClass::IndirectCall || (i.kind() == InstClass::IndirectJump && !isJumpTable(b))) {
+        sites.insert(sites.end(), {long(i.kind() != InstClass::IndirectCall), id, nproc, kRuntime, line});
+        indirect.before(i, siteId, branchTarget());
+      }
+    }
+    ++nproc;
+  }
+  for (auto& n : externals) addString(externalNames, n);
+  for (auto& [addr, n] : imported) importedTable.insert(importedTable.end(), {long(addr), externalId(n)});
+  const long nsite = long(sites.size() / 5), nimported = long(importedTable.size() / 2);
+  // Arrays are never empty (a program with no call at all).
+  sites.push_back(0), importedTable.push_back(0), externalNames.push_back('\0');
+  init.atProgramStart(long(nproc), names, procInfo, nblock, blocks, blockPc, nsite, sites, long(externals.size()),
+                      externalNames, nimported, importedTable, callgrind, top, std::string(program().path()));
+  finish.atProgramEnd();
+}
