@@ -1,0 +1,170 @@
+// Analysis routines of the inline tool (inline_inst.cpp).  A direct call
+// site has one relaxed atomic counter; an indirect one keeps its first four
+// targets in lock-free slots, further ones in a map under a mutex.  At the
+// end: inline.out (the most frequent call sites) and inline.json (all
+// executed sites).
+#include <atomx/report.hpp>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+constexpr long kRuntime = -(1L << 40);
+struct Site { long pc, caller, callee; };
+struct Slot { std::atomic<uint64_t> target{0}, count{0}; };
+struct Row { long site, callee; uint64_t count; };
+
+long nproc, nsite, top;
+std::vector<std::string> procNames, where, externals;
+const long* procInfo;  // triples: start, end, instructions (address order)
+const Site* sites;
+std::unique_ptr<std::atomic<uint64_t>[]> counts;
+std::unique_ptr<Slot[]> slots;  // four per site
+std::mutex overflowLock;
+std::map<std::pair<long, uint64_t>, uint64_t> overflow;
+
+std::vector<std::string> split(const char* blob, size_t n) {
+  std::vector<std::string> v;
+  for (size_t i = 0; i < n; ++i) v.emplace_back(blob), blob += v.back().size() + 1;
+  return v;
+}
+
+std::string grouped(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
+  return s;
+}
+
+// A run-time target: the procedure containing it, else a shared library's
+// function (dladdr), else the address.
+long calleeOf(uint64_t target) {
+  long lo = 0, hi = nproc;
+  while (lo < hi) {
+    long mid = (lo + hi) / 2;
+    if (uint64_t(procInfo[3 * mid]) <= target) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0 && target < uint64_t(procInfo[3 * (lo - 1) + 1])) return lo - 1;
+  Dl_info info;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)target);
+  std::string name = dladdr(reinterpret_cast<void*>(target), &info) && info.dli_sname ? info.dli_sname : hex;
+  auto it = std::find(externals.begin(), externals.end(), name);
+  if (it == externals.end()) it = externals.insert(it, name);
+  return -1 - long(it - externals.begin());
+}
+
+std::string nameOf(long callee) { return callee >= 0 ? procNames[size_t(callee)] : externals[size_t(-1 - callee)]; }
+}  // namespace
+
+extern "C" {
+void InlineInit(long np, const char* names, const long* pinfo, long ns, const long* st, const char* wh, long next,
+                const char* extNames, long topN) {
+  nproc = np, nsite = ns, top = topN;
+  procNames = split(names, size_t(np));
+  procInfo = pinfo;
+  sites = reinterpret_cast<const Site*>(st);
+  where = split(wh, size_t(ns));
+  externals = split(extNames, size_t(next));
+  counts = std::make_unique<std::atomic<uint64_t>[]>(size_t(ns));
+  slots = std::make_unique<Slot[]>(4 * size_t(ns));
+}
+
+void InlineSite(long site) {
+  if (counts) counts[site].fetch_add(1, std::memory_order_relaxed);
+}
+
+void InlineIndirect(long site, long target) {
+  if (!slots) return;
+  for (Slot* s = &slots[4 * size_t(site)]; s < &slots[4 * size_t(site) + 4]; ++s) {
+    uint64_t t = s->target.load(std::memory_order_relaxed);
+    if (t == 0) {
+      uint64_t expected = 0;  // claim the free slot, unless another thread just did
+      t = s->target.compare_exchange_strong(expected, uint64_t(target)) ? uint64_t(target) : expected;
+    }
+    if (t == uint64_t(target)) {
+      s->count.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  std::lock_guard<std::mutex> lock(overflowLock);
+  ++overflow[{site, uint64_t(target)}];
+}
+
+void InlineFinish() {
+  if (!counts) return;
+  std::vector<Row> rows;
+  uint64_t calls = 0;
+  {
+    std::lock_guard<std::mutex> lock(overflowLock);
+    std::map<std::pair<long, long>, uint64_t> indirect;  // (site, callee) -> calls
+    for (long k = 0; k < nsite; ++k) {
+      if (sites[k].callee != kRuntime) {
+        if (uint64_t n = counts[k].load()) rows.push_back({k, sites[k].callee, n});
+      } else {
+        for (Slot* s = &slots[4 * size_t(k)]; s < &slots[4 * size_t(k) + 4]; ++s)
+          if (uint64_t t = s->target.load()) indirect[{k, calleeOf(t)}] += s->count.load();
+      }
+    }
+    for (auto& [key, n] : overflow) indirect[{key.first, calleeOf(key.second)}] += n;
+    for (auto& [key, n] : indirect) rows.push_back({key.first, key.second, n});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.count > b.count; });
+  std::vector<bool> seen(static_cast<size_t>(nsite));
+  size_t executedSites = 0;
+  for (const Row& r : rows) {
+    calls += r.count;
+    if (!seen[size_t(r.site)]) seen[size_t(r.site)] = true, ++executedSites;
+  }
+  auto bytes = [](long c) { return c >= 0 ? procInfo[3 * c + 1] - procInfo[3 * c] : 0L; };
+  auto insts = [](long c) { return c >= 0 ? procInfo[3 * c + 2] : 0L; };
+
+  if (FILE* out = atomx::openToolOutput("inline.out")) {
+    std::fprintf(out, "inline: %s calls from %zu call sites executed (of %ld); by calls, with the callee's size\n\n",
+                 grouped(calls).c_str(), executedSites, nsite);
+    std::fprintf(out, "%15s %6s  %-10s %-22s %-24s %7s %6s  %s\n", "calls", "%", "site", "caller", "callee", "bytes",
+                 "insts", "line");
+    for (size_t k = 0; k < rows.size() && long(k) < top; ++k) {
+      const Row& r = rows[k];
+      const Site& s = sites[r.site];
+      std::string caller = procNames[size_t(s.caller)].substr(0, 22), callee = nameOf(r.callee).substr(0, 24);
+      if (s.callee == kRuntime) callee = "*" + callee.substr(0, 23);
+      std::string size = r.callee >= 0 ? std::to_string(bytes(r.callee)) : "-";
+      std::string n = r.callee >= 0 ? std::to_string(insts(r.callee)) : "-";
+      std::fprintf(out, "%15s %5.1f%%  0x%-8lx %-22s %-24s %7s %6s  %s\n", grouped(r.count).c_str(),
+                   calls ? 100.0 * double(r.count) / double(calls) : 0.0, s.pc, caller.c_str(), callee.c_str(),
+                   size.c_str(), n.c_str(), where[size_t(r.site)].c_str());
+    }
+    std::fprintf(out, "\n(*: an indirect call, this target; -: not in the program)  all sites: inline.json\n");
+    std::fclose(out);
+  }
+
+  if (FILE* js = atomx::openToolOutput("inline.json")) {
+    atomx::JsonWriter j(js);
+    j.beginObject().key("tool").value("inline").key("calls").value((unsigned long long)calls);
+    j.key("sites").beginArray();
+    for (const Row& r : rows) {
+      const Site& s = sites[r.site];
+      j.beginObject().key("pc").hex(uint64_t(s.pc)).key("line").value(where[size_t(r.site)]);
+      j.key("caller").value(procNames[size_t(s.caller)]).key("caller_pc").hex(uint64_t(procInfo[3 * s.caller]));
+      j.key("callee").value(nameOf(r.callee));
+      if (r.callee >= 0)
+        j.key("callee_pc").hex(uint64_t(procInfo[3 * r.callee])).key("callee_bytes").value(bytes(r.callee))
+            .key("callee_instructions").value(insts(r.callee));
+      j.key("kind").value(s.callee == kRuntime ? "indirect" : "direct");
+      j.key("count").value((unsigned long long)r.count).endObject();
+    }
+    j.endArray().endObject();
+    std::fclose(js);
+  }
+}
+}

@@ -1,0 +1,108 @@
+// inline: call sites ranked by how often they run, with the size of what
+// they call: the candidates for inlining (and, for indirect calls, for
+// devirtualisation first).
+//
+// A block ends at every call, so a direct call runs as often as its block:
+// one counter call per block that ends in a direct call, nothing else.  An
+// indirect call passes its run-time target (InlineIndirect).
+#include <atomx/atomx.hpp>
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace atomx;
+
+namespace {
+constexpr long kRuntime = -(1L << 40);  // the callee is known at run time only
+
+std::string demangle(std::string_view sym) {
+  std::string s(sym);
+  int status = 0;
+  char* d = abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || !d) return s;
+  std::string r(d);
+  std::free(d);
+  return r;
+}
+
+void addString(std::vector<char>& blob, const std::string& s) {
+  blob.insert(blob.end(), s.begin(), s.end());
+  blob.push_back('\0');
+}
+
+long number(const std::string& opt, const char* text) {
+  char* end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (!*text || *end || v <= 0) throw Error("inline: " + opt + " needs a positive number, not '" + text + "'");
+  return v;
+}
+}  // namespace
+
+extern "C" void Instrument(int argc, char** argv) {
+  long top = 30;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--top" && i + 1 >= argc) throw Error("inline: --top needs a value");
+    if (a == "--top") top = number(a, argv[++i]);
+    else throw Error("inline: unknown option '" + a + "' (options: --top N)");
+  }
+  Routine count("InlineSite(long)");
+  Routine indirect("InlineIndirect(long, VALUE)");
+  Routine init("InlineInit(long, char[], long[], long, long[], char[], long, char[], long)");
+  Routine finish("InlineFinish()");
+
+  std::map<const void*, long> procIndex;
+  std::vector<char> names, externalNames, where;
+  std::vector<long> procInfo;  // per procedure: pc, end, instructions
+  for (Proc p : program().procs()) {
+    procIndex.emplace(p.handle(), long(procIndex.size()));
+    addString(names, demangle(p.name()));
+    long n = 0;
+    for (Block b : p.blocks()) n += long(b.insts().size());
+    procInfo.insert(procInfo.end(), {long(p.pc()), long(p.endPc()), n});
+  }
+  std::vector<std::string> externals;  // callees that are no procedure (malloc@plt)
+  std::vector<long> sites;             // per site: pc, caller, callee (index, -1 - external, kRuntime)
+  for (Proc p : program().procs())
+    for (Block b : p.blocks()) {
+      const Inst i = b.last();
+      if (!i.isCall()) continue;
+      const long site = long(sites.size() / 3);
+      long callee = kRuntime;
+      // A call through the GOT (-fno-plt) has its callee's name: as direct.
+      if (i.kind() == InstClass::Call || !i.calleeName().empty()) {
+        if (Proc q = i.hasTarget() ? program().procAt(i.target()) : Proc()) {
+          callee = procIndex.at(q.handle());
+        } else {
+          std::string n = i.calleeName();
+          if (n.empty()) {
+            char hex[32];
+            std::snprintf(hex, sizeof hex, "0x%lx", (unsigned long)(i.hasTarget() ? i.target() : 0));
+            n = hex;
+          }
+          auto it = std::find(externals.begin(), externals.end(), n);
+          if (it == externals.end()) it = externals.insert(it, n);
+          callee = -1 - long(it - externals.begin());
+        }
+        count.before(b, site);
+      } else {
+        indirect.before(i, site, branchTarget());
+      }
+      sites.insert(sites.end(), {long(i.pc()), procIndex.at(p.handle()), callee});
+      Inst::SourceLine sl = i.sourceLine();
+      std::string file = sl.file.substr(sl.file.rfind('/') + 1);  // npos + 1 == 0: the whole name
+      addString(where, sl.line ? file + ":" + std::to_string(sl.line) : "");
+    }
+  for (auto& n : externals) addString(externalNames, n);
+  const long nsite = long(sites.size() / 3);
+  sites.push_back(0), where.push_back('\0'), externalNames.push_back('\0');  // never empty arrays
+  init.atProgramStart(long(procIndex.size()), names, procInfo, nsite, sites, where, long(externals.size()),
+                      externalNames, top);
+  finish.atProgramEnd();
+}
