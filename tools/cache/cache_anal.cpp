@@ -13,15 +13,15 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <mutex>
+#include <utility>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <string>
 #include <vector>
 
 namespace {
 enum Kind { kRead = 0, kWrite = 1, kModify = 2, kLockedModify = 3 };
 enum Policy { kLru = 0, kFifo = 1, kRandom = 2 };
-constexpr uint64_t kInvalid = ~uint64_t(0);
 
 struct Site {
   uint64_t pc;
@@ -45,34 +45,42 @@ uint64_t setMask;
 std::vector<Site> sites;
 std::vector<std::string> procNames;
 
+// The per-access routines call no library function (no malloc, memmove or
+// __tls_get_addr), so atomx calls them without saving the vector registers:
+// a thread's state is one block mapped by a raw mmap system call at its first
+// access, zeroed by the kernel, and linked into a lock-free list.
 struct Thread {
-  std::vector<uint64_t> tags;  // per set, assoc line numbers, MRU (or newest) first
-  std::unique_ptr<Counts[]> counts;
-  uint64_t rng = 0x9e3779b97f4a7c15ull;
-  uint64_t repA = 0, repB = 0, repRcx = 0;  // CacheRepBefore -> CacheRepAfter
-  std::vector<uint64_t> computed;  // --verify-merge: the address each member was given
-  Thread() : tags(size_t(setMask + 1) * assoc, kInvalid), counts(std::make_unique<Counts[]>(nsites)) {
-    if (verify) computed.resize(nsites);
-  }
+  Thread* next;
+  uint64_t* tags;  // per set, assoc ways of line number + 1 (0: invalid), MRU (or newest) first
+  Counts* counts;
+  uint64_t* computed;  // --verify-merge: the address each member was given
+  uint64_t rng;
+  uint64_t repA, repB, repRcx;  // CacheRepBefore -> CacheRepAfter
 
   // One line: true on a miss.  write && !writeAllocate: a miss installs nothing.
   bool line(uint64_t block, bool fill) {
+    const uint64_t tag = block + 1;
     uint64_t* set = &tags[(block & setMask) * assoc];
-    if (set[0] == block) return false;
+    if (set[0] == tag) return false;
     for (long i = 1; i < assoc; ++i)
-      if (set[i] == block) {
-        if (policy == kLru) std::memmove(set + 1, set, i * sizeof *set), set[0] = block;
+      if (set[i] == tag) {
+        if (policy == kLru) moveToFront(set, i, tag);
         return false;
       }
     if (!fill) return true;
     long victim = assoc - 1;  // LRU: the least recent; FIFO: the oldest; invalid ways go first
-    if (policy == kRandom && set[victim] != kInvalid) {
+    if (policy == kRandom && set[victim] != 0) {
       rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
       victim = long(rng % uint64_t(assoc));
     }
-    std::memmove(set + 1, set, victim * sizeof *set);
-    set[0] = block;
+    moveToFront(set, victim, tag);
     return true;
+  }
+  // set[0..i-1] move up one way, `tag` goes first.  (Not a memmove: the
+  // compiler would call libc's, which uses vector registers.)
+  static void moveToFront(uint64_t* set, long i, uint64_t tag) {
+    uint64_t carry = tag;
+    for (long k = 0; k <= i; ++k) std::swap(carry, set[k]);
   }
   bool access(uint64_t addr, unsigned size, bool write) {
     if (size > unsigned(lineSize)) size = unsigned(lineSize);  // as cachegrind clamps xsave & co.
@@ -99,16 +107,40 @@ struct Thread {
   }
 };
 
-std::mutex threadsMutex;
-std::vector<Thread*> threads;  // every thread's, never freed: the report reads them
-thread_local Thread* self;
+std::atomic<Thread*> threads{nullptr};  // every thread's, never freed: the report reads them
+__attribute__((tls_model("initial-exec"))) thread_local Thread* self;
+
+void* mapZeroed(size_t bytes) {
+  register long flags asm("r10") = MAP_PRIVATE | MAP_ANONYMOUS;
+  register long fd asm("r8") = -1;
+  register long offset asm("r9") = 0;
+  long r;
+  asm volatile("syscall"
+               : "=a"(r)
+               : "0"(long(SYS_mmap)), "D"(0L), "S"(bytes), "d"(long(PROT_READ | PROT_WRITE)), "r"(flags), "r"(fd),
+                 "r"(offset)
+               : "rcx", "r11", "memory");
+  if (r < 0 && r > -4096) __builtin_trap();  // out of memory: nothing sensible to count with
+  return reinterpret_cast<void*>(r);
+}
+
+__attribute__((noinline)) Thread* newThread() {
+  const size_t ways = size_t(setMask + 1) * size_t(assoc);
+  const size_t bytes = sizeof(Thread) + ways * 8 + size_t(nsites) * sizeof(Counts) + (verify ? size_t(nsites) * 8 : 0);
+  char* m = static_cast<char*>(mapZeroed(bytes));
+  Thread* t = reinterpret_cast<Thread*>(m);
+  t->tags = reinterpret_cast<uint64_t*>(m + sizeof(Thread));
+  t->counts = reinterpret_cast<Counts*>(t->tags + ways);
+  t->computed = verify ? reinterpret_cast<uint64_t*>(t->counts + nsites) : nullptr;
+  t->rng = 0x9e3779b97f4a7c15ull;
+  t->next = threads.load(std::memory_order_relaxed);
+  while (!threads.compare_exchange_weak(t->next, t, std::memory_order_release, std::memory_order_relaxed)) {
+  }
+  return t;
+}
 
 Thread& me() {
-  if (__builtin_expect(self == nullptr, 0)) {
-    self = new Thread;
-    std::lock_guard<std::mutex> g(threadsMutex);
-    threads.push_back(self);
-  }
+  if (__builtin_expect(self == nullptr, 0)) self = newThread();
   return *self;
 }
 
@@ -150,13 +182,17 @@ void CacheRef2(long s, long ea0, long ea1) { both(me(), s, ea0, ea1, 1); }
 void CacheGroup(long first, long count, long ea0, long ea1, long r0, long r1, long r2, long r3, long r4, long r5,
                 long r6, long r7, long r8, long r9) {
   Thread& t = me();
-  const uint64_t r[16] = {uint64_t(r0), uint64_t(r1), uint64_t(r2), uint64_t(r3), uint64_t(r4),
+  // Exactly ten, each stored on its own: no zero-filled tail, which the
+  // compiler writes with vector stores (nor a switch: a jump table is an
+  // indirect jump, which atomx cannot see through).
+  const uint64_t r[10] = {uint64_t(r0), uint64_t(r1), uint64_t(r2), uint64_t(r3), uint64_t(r4),
                           uint64_t(r5), uint64_t(r6), uint64_t(r7), uint64_t(r8), uint64_t(r9)};
+  auto reg = [&](unsigned k) { return k < 10 ? r[k] : 0; };  // 0xff: no register
   both(t, first, ea0, ea1, 1);
   for (long s = first + 1; s < first + count; ++s) {
     const Site& site = sites[s];
     const unsigned b = site.formula & 0xff, x = (site.formula >> 8) & 0xff;
-    const uint64_t addr = uint64_t(site.disp) + (b < 16 ? r[b] : 0) + (x < 16 ? r[x] * uint64_t(site.formula >> 16) : 0);
+    const uint64_t addr = uint64_t(site.disp) + reg(b) + reg(x) * uint64_t(site.formula >> 16);
     if (verify) t.computed[s] = addr;
     t.op(s, site.op[0], addr);
   }
@@ -190,9 +226,8 @@ void CacheReport() {
   struct Total { uint64_t r = 0, w = 0, rm = 0, wm = 0; uint64_t all() const { return r + w; } uint64_t miss() const { return rm + wm; } };
   std::vector<Total> site(nsites), proc(procNames.size());
   Total total;
-  {
-    std::lock_guard<std::mutex> g(threadsMutex);
-    for (Thread* t : threads)
+  long nthreads = 0;
+  for (Thread* t = threads.load(std::memory_order_acquire); t; t = t->next, ++nthreads)
       for (long s = 0; s < nsites; ++s) {
         const Counts& c = t->counts[s];
         site[s].r += c.reads.load(std::memory_order_relaxed);
@@ -200,7 +235,6 @@ void CacheReport() {
         site[s].rm += c.readMisses.load(std::memory_order_relaxed);
         site[s].wm += c.writeMisses.load(std::memory_order_relaxed);
       }
-  }
   for (long s = 0; s < nsites; ++s) {
     Total& p = proc[sites[s].proc];
     p.r += site[s].r, p.w += site[s].w, p.rm += site[s].rm, p.wm += site[s].wm;
@@ -214,7 +248,7 @@ void CacheReport() {
                 policies[policy], writeAllocate ? "write-allocate" : "no-write-allocate");
 
   if (FILE* out = atomx::openToolOutput("cache.out")) {
-    std::fprintf(out, "cache: %s (%zu thread%s, one private cache each)\n", geometry, threads.size(), threads.size() == 1 ? "" : "s");
+    std::fprintf(out, "cache: %s (%zu thread%s, one private cache each)\n", geometry, nthreads, nthreads == 1 ? "" : "s");
     std::fprintf(out, "accesses %16llu   misses %14llu   miss rate %6.2f%%\n", (unsigned long long)total.all(),
                  (unsigned long long)total.miss(), rate(total.miss(), total.all()));
     std::fprintf(out, "reads    %16llu   misses %14llu   miss rate %6.2f%%\n", (unsigned long long)total.r,
@@ -248,7 +282,7 @@ void CacheReport() {
     j.key("cache").beginObject();
     j.key("size").value(cacheSize).key("line").value(lineSize).key("assoc").value(assoc);
     j.key("sets").value(long(setMask + 1)).key("policy").value(policies[policy]);
-    j.key("write_allocate").value(bool(writeAllocate)).key("threads").value(long(threads.size()));
+    j.key("write_allocate").value(bool(writeAllocate)).key("threads").value(nthreads);
     j.endObject();
     auto counts = [&](const Total& t) {
       j.key("accesses").value(t.all()).key("misses").value(t.miss());
