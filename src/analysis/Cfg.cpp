@@ -93,7 +93,14 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
           addEdge(last.target, ir::EdgeKind::Taken);
           break;
         case x86::Flow::IndirectJump:
-          for (uint64_t t : tableTargets) addEdge(t, ir::EdgeKind::JumpTable);
+          // A table whose dispatch jumps are known serves those only; an
+          // indirect jump no table claims is a tail call through a pointer.
+          for (const ir::JumpTable& t : proc.jumpTables) {
+            const auto& jumps = t.dispatchJumps;
+            if (!jumps.empty() && !std::binary_search(jumps.begin(), jumps.end(), last.address)) continue;
+            for (uint64_t target : t.entryTargets)
+              if (proc.contains(target)) addEdge(target, ir::EdgeKind::JumpTable);
+          }
           break;
         case x86::Flow::Call:
           if (!noReturn(last)) addEdge(last.end(), ir::EdgeKind::FallThrough);

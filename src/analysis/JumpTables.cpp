@@ -1,6 +1,7 @@
 #include "analysis/JumpTables.h"
 
 #include <cstring>
+#include <map>
 #include <set>
 #include <algorithm>
 
@@ -14,6 +15,7 @@ struct Candidate {
   uint64_t base;
   uint32_t proc;
   bool relative;
+  uint64_t referencedAt;  // the instruction that holds the base
 };
 
 bool sameFamily(const ir::Program& program, const ir::Procedure& a, const ir::Procedure& b) {
@@ -35,6 +37,20 @@ bool firstEntryIsCode(const elf::ElfImage& image, uint64_t base) {
   return isCodeAddress(image, base + int64_t(v));
 }
 
+// The indirect jump reached from the instruction at `from` without passing
+// any other control transfer (`lea table; movslq; add; jmp *` or
+// `jmp *table(,%r,8)`), or 0.  A base loaded once before a loop and used by
+// a dispatch elsewhere gives 0.
+uint64_t straightLineJump(const ir::Procedure& proc, uint64_t from) {
+  auto it = std::lower_bound(proc.insns.begin(), proc.insns.end(), from,
+                             [](const x86::Insn& i, uint64_t a) { return i.end() <= a; });
+  for (int steps = 0; it != proc.insns.end() && steps < 16; ++it, ++steps) {
+    if (it->flow == x86::Flow::IndirectJump) return it->address;
+    if (it->flow != x86::Flow::Sequential) return 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void findJumpTables(ir::Program& program, const RelocIndex& relocs) {
@@ -45,7 +61,7 @@ void findJumpTables(ir::Program& program, const RelocIndex& relocs) {
       if (insn.isRipRelative() && insn.flow == x86::Flow::Sequential) {
         const elf::Relocation* r = relocs.at(insn.target);
         if (r && r->type == R_X86_64_PC32 && !isCodeAddress(image, insn.target) && image.sectionAt(insn.target))
-          candidates.push_back({insn.target, proc.id, true});
+          candidates.push_back({insn.target, proc.id, true, insn.address});
       }
     }
     // Absolute tables: a 32-bit absolute displacement that points at an
@@ -57,11 +73,16 @@ void findJumpTables(ir::Program& program, const RelocIndex& relocs) {
       const uint64_t base = r.symValue + r.addend;
       const elf::Relocation* entry = relocs.at(base);
       if (entry && entry->type == R_X86_64_64 && !isCodeAddress(image, base))
-        candidates.push_back({base, proc.id, false});
+        candidates.push_back({base, proc.id, false, r.place});
     }
   }
   std::set<uint64_t> bases;
   for (auto& c : candidates) bases.insert(c.base);
+
+  // Per table and procedure, the jumps its references lead to (0: unknown).
+  std::map<std::pair<uint64_t, uint32_t>, std::vector<uint64_t>> dispatches;
+  for (const Candidate& c : candidates)
+    dispatches[{c.base, c.proc}].push_back(straightLineJump(program.procs[c.proc], c.referencedAt));
 
   std::set<std::pair<uint64_t, uint32_t>> done;
   for (const Candidate& c : candidates) {
@@ -98,6 +119,12 @@ void findJumpTables(ir::Program& program, const RelocIndex& relocs) {
       table.entryTargets.push_back(target);
     }
     if (!table.entryTargets.empty()) {
+      std::vector<uint64_t>& jumps = dispatches[{c.base, c.proc}];
+      if (std::find(jumps.begin(), jumps.end(), 0) == jumps.end()) {
+        std::sort(jumps.begin(), jumps.end());
+        jumps.erase(std::unique(jumps.begin(), jumps.end()), jumps.end());
+        table.dispatchJumps = jumps;
+      }
       proc.jumpTables.push_back(std::move(table));
     } else if (c.relative && firstEntryIsCode(image, c.base) &&
                std::any_of(proc.insns.begin(), proc.insns.end(),

@@ -48,6 +48,10 @@ struct JumpTable {
   uint8_t entrySize = 0;  // 4 (relative) or 8 (absolute)
   bool relative = false;
   std::vector<uint64_t> entryTargets;  // one per entry, original addresses
+  // The indirect jumps that dispatch through the table, when every place
+  // that loads its base leads straight to one; otherwise empty, and any
+  // indirect jump of the procedure may use it.
+  std::vector<uint64_t> dispatchJumps;
 };
 
 enum class ProcState : uint8_t {

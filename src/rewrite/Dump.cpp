@@ -49,6 +49,9 @@ void dumpProgram(const Rewriter& rewriter, std::ostream& out, const std::string&
       out << "  jump-table " << hex(t.address) << (t.relative ? " relative" : " absolute") << " entries "
           << t.entryTargets.size() << ":";
       for (uint64_t target : t.entryTargets) out << " " << hex(target);
+      out << "\n    dispatched by";
+      if (t.dispatchJumps.empty()) out << " any indirect jump of the procedure";
+      for (uint64_t jump : t.dispatchJumps) out << " " << hex(jump);
       out << "\n";
     }
   }
