@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds atomx and runs every test:
-# unit tests, the pitfall programs and the instrumentation tests (ctest),
-# then the real-program corpus: rewritten with the null tool in check mode
-# (--poison-original), instrumented with the paper's branch tool (against
-# Valgrind) and with the state-clobbering tool.
+# unit tests, the pitfall programs, the instrumentation tests and the shipped
+# tools against their oracles (ctest), then the real-program corpus:
+# rewritten with the null tool in check mode (--poison-original),
+# instrumented with the paper's branch tool (against Valgrind), with the
+# state-clobbering tool, and with every shipped tool (each against its
+# oracle; all of them with the programs' output unchanged).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -28,6 +30,18 @@ tests/branch/corpus_branch.sh build/bin/atomx
 # gzip (the others take 10 minutes and more that way; run corpus_clobber.sh
 # with their names) ...
 tests/instrument/corpus_clobber.sh build/bin/atomx gzip
+# ... each shipped tool agrees with its oracle (Valgrind, strace, an
+# LD_PRELOAD shim) on one corpus program that exercises it (more with
+# `corpus_oracle.sh TOOL ATOMX --all`; CI's 90 minutes allow one each) ...
+failed=()
+for tp in syscall:gzip io:bzip2 malloc:muparser branch:lzip dyninst:lzip unalign:lzip pipe:muparser \
+          prof:bzip2 gprof:muparser inline:lzip cache:gzip; do
+  tests/tools/corpus_oracle.sh "${tp%%:*}" build/bin/atomx "${tp#*:}" || failed+=("$tp")
+done
+((${#failed[@]} == 0)) || { echo "corpus oracle failed for: ${failed[*]}" >&2; exit 1; }
+# ... every shipped tool leaves the output of gzip, lzip and muparser (C++)
+# unchanged (corpus_all.sh with no program list: all eight, ~40 minutes) ...
+tests/tools/corpus_all.sh build/bin/atomx gzip lzip muparser
 # ... and each one rewritten with the null tool in check mode behaves
 # exactly as before (this prints the closing "N passed, N failed" line).
 corpus/check.sh -- "$PWD/build/bin/atomx" --poison-original
