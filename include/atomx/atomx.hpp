@@ -28,8 +28,12 @@
 // sees at run time.
 #pragma once
 
+#include <cxxabi.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <climits>
+#include <cstdlib>
 #include <initializer_list>
 #include <atomx/error.hpp>
 #include <string>
@@ -303,5 +307,39 @@ class Routine {
   Routine() = default;
   uint32_t id_ = 0;
 };
+
+// Helpers for tools.
+//
+// `symbol` demangled ("mu::ParserBase::Eval() const"), or itself when it is
+// no C++ name.
+inline std::string demangle(std::string_view symbol) {
+  std::string s(symbol);
+  int status = 0;
+  char* d = abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || !d) return s;
+  std::string r(d);
+  std::free(d);
+  return r;
+}
+
+// Appends `s` and a NUL to `table`: many strings in one `char[]` argument,
+// which the analysis side splits again (atomx::splitStrings, report.hpp).
+inline void appendString(std::vector<char>& table, std::string_view s) {
+  table.insert(table.end(), s.begin(), s.end());
+  table.push_back('\0');
+}
+
+// The number `text` given to a tool's `option`, from lo to hi; otherwise an
+// Error naming the tool ("cache: --top needs a number >= 0, not 'many'").
+// `text` null: the value is missing.
+inline long optionNumber(std::string_view tool, std::string_view option, const char* text, long lo = 0,
+                         long hi = LONG_MAX) {
+  char* end = nullptr;
+  const long v = text ? std::strtol(text, &end, 10) : 0;
+  if (text && *text && !*end && v >= lo && v <= hi) return v;
+  std::string range = hi == LONG_MAX ? ">= " + std::to_string(lo) : "from " + std::to_string(lo) + " to " + std::to_string(hi);
+  throw Error(std::string(tool) + ": " + std::string(option) + " needs a number " + range +
+              (text ? ", not '" + std::string(text) + "'" : ""));
+}
 
 }  // namespace atomx

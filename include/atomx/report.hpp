@@ -4,7 +4,7 @@
 // and NAME.json, all of its data for programs.  This header holds what they
 // share: a small streaming JSON writer and the file naming (AtomxOutputPath:
 // NAME.out in the first process, NAME.out.PID in a forked child).  Header
-// only; it allocates nothing and never throws.
+// only; the JSON writer allocates nothing and never throws.
 //
 //     atomx::JsonWriter j(file);
 //     j.beginObject();
@@ -20,6 +20,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace atomx {
 
@@ -110,5 +111,19 @@ class JsonWriter {
   bool first_[kMaxDepth] = {};
   bool afterKey_ = false;
 };
+
+// The `n` NUL-terminated strings of a table built with atomx::appendString.
+inline std::vector<std::string> splitStrings(const char* table, size_t n) {
+  std::vector<std::string> v;
+  for (size_t i = 0; i < n; ++i) v.emplace_back(table), table += v.back().size() + 1;
+  return v;
+}
+
+// 1234567 -> "1,234,567", for summaries.
+inline std::string groupDigits(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
+  return s;
+}
 
 }  // namespace atomx

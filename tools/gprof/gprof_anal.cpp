@@ -1,11 +1,13 @@
 // Analysis routines of the gprof tool (gprof_inst.cpp).  Block counters and
 // taken counters are relaxed atomics; an indirect site keeps its first four
-// targets in lock-free slots, further ones in a map under a mutex.  At the
+// targets in lock-free slots, further ones in a map under a mutex
+// (<atomx/targets.hpp>).  At the
 // end: arcs, per-procedure instructions, and an estimate of inclusive cost
 // as gprof makes it (a callee's inclusive cost shared among its callers by
 // call counts; arcs that close a cycle carry none), for gprof.out,
 // gprof.json and a callgrind file (events: Ir; calls= lines).
 #include <atomx/report.hpp>
+#include <atomx/targets.hpp>
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -24,8 +26,6 @@
 namespace {
 constexpr long kRuntime = -(1L << 40);
 struct Site { long tail, block, caller, callee, line; };  // tail: 0 call, 1 jump, 2 conditional jump
-struct Slot { std::atomic<uint64_t> target{0}, count{0}; };
-struct Targets { Slot slot[4]; };
 
 long nproc, nblock, nsite, top;
 std::vector<std::string> procNames, procFiles, externals;
@@ -36,21 +36,7 @@ const Site* sites;
 std::map<uint64_t, long> imported;  // PLT stub / GOT call target -> external name index
 std::string callgrindPath, programPath;
 std::unique_ptr<std::atomic<uint64_t>[]> counts, taken;
-std::unique_ptr<Targets[]> targets;
-std::mutex overflowLock;
-std::map<std::pair<long, uint64_t>, uint64_t> overflow;
-
-std::vector<std::string> split(const char* blob, size_t n) {
-  std::vector<std::string> v;
-  for (size_t i = 0; i < n; ++i) v.emplace_back(blob), blob += v.back().size() + 1;
-  return v;
-}
-
-std::string grouped(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
-  return s;
-}
+std::unique_ptr<atomx::TargetCounts> targets;
 
 double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
 
@@ -110,16 +96,16 @@ void GprofInit(long np, const char* names, const long* pinfo, long nb, const int
                const long* st, long next, const char* extNames, long nimp, const long* imp, const char* callgrind,
                long topN, const char* prog) {
   nproc = np, nblock = nb, nsite = ns, top = topN;
-  std::vector<std::string> both = split(names, size_t(2 * np));
+  std::vector<std::string> both = atomx::splitStrings(names, size_t(2 * np));
   for (long p = 0; p < np; ++p) procNames.push_back(both[size_t(2 * p)]), procFiles.push_back(both[size_t(2 * p + 1)]);
   procInfo = pinfo, blocks = blk, blockPc = bpc;
   sites = reinterpret_cast<const Site*>(st);
-  externals = split(extNames, size_t(next));
+  externals = atomx::splitStrings(extNames, size_t(next));
   for (long k = 0; k < nimp; ++k) imported.emplace(uint64_t(imp[2 * k]), imp[2 * k + 1]);
   callgrindPath = callgrind, programPath = prog;
   counts = std::make_unique<std::atomic<uint64_t>[]>(size_t(nb));
   taken = std::make_unique<std::atomic<uint64_t>[]>(size_t(ns));
-  targets = std::make_unique<Targets[]>(size_t(ns));
+  targets = std::make_unique<atomx::TargetCounts>(ns);
 }
 
 void GprofBlock(long b) {
@@ -131,21 +117,7 @@ void GprofCondTail(long site, long isTaken) {
 }
 
 void GprofIndirect(long site, long target) {
-  if (!targets) return;
-  for (Slot& s : targets[site].slot) {
-    uint64_t t = s.target.load(std::memory_order_relaxed);
-    if (t == 0) {
-      uint64_t expected = 0;  // claim the free slot, unless another thread just did
-      if (s.target.compare_exchange_strong(expected, uint64_t(target))) t = uint64_t(target);
-      else t = expected;
-    }
-    if (t == uint64_t(target)) {
-      s.count.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-  }
-  std::lock_guard<std::mutex> lock(overflowLock);
-  ++overflow[{site, uint64_t(target)}];
+  if (targets) targets->count(site, uint64_t(target));
 }
 
 void GprofFinish() {
@@ -164,19 +136,10 @@ void GprofFinish() {
       m.first += n, m.second = s.line;
     }
   };
-  {
-    std::lock_guard<std::mutex> lock(overflowLock);
-    for (long k = 0; k < nsite; ++k) {
-      const Site& s = sites[k];
-      if (s.callee != kRuntime) {
-        add(s, s.callee, s.tail == 2 ? taken[k].load() : counts[s.block].load());
-      } else {
-        for (Slot& slot : targets[k].slot)
-          if (uint64_t t = slot.target.load()) add(s, calleeOf(t), slot.count.load());
-      }
-    }
-    for (auto& [key, n] : overflow) add(sites[key.first], calleeOf(key.second), n);
-  }
+  for (long k = 0; k < nsite; ++k)
+    if (sites[k].callee != kRuntime)
+      add(sites[k], sites[k].callee, sites[k].tail == 2 ? taken[k].load() : counts[sites[k].block].load());
+  targets->forEach(nsite, [&](long k, uint64_t target, uint64_t n) { add(sites[k], calleeOf(target), n); });
   std::vector<Arc> arcs;
   std::vector<uint64_t> calledTimes(static_cast<size_t>(nproc));
   uint64_t allCalls = 0;
@@ -202,21 +165,21 @@ void GprofFinish() {
 
   if (FILE* out = atomx::openToolOutput("gprof.out")) {
     std::fprintf(out, "gprof: %s instructions in %zu procedures; %s calls over %zu caller->callee arcs\n",
-                 grouped(total).c_str(), order.size(), grouped(allCalls).c_str(), arcs.size());
+                 atomx::groupDigits(total).c_str(), order.size(), atomx::groupDigits(allCalls).c_str(), arcs.size());
     std::fprintf(out, "\nflat profile (self: instructions executed in the procedure; incl.: gprof's estimate)\n");
     std::fprintf(out, "%15s %6s %6s %6s %13s  %s\n", "self", "%", "cum%", "incl%", "called", "procedure");
     uint64_t cum = 0;
     for (size_t k = 0; k < order.size() && long(k) < top; ++k) {
       const long p = order[k];
       cum += self[size_t(p)];
-      std::fprintf(out, "%15s %5.1f%% %5.1f%% %5.1f%% %13s  %s\n", grouped(self[size_t(p)]).c_str(),
+      std::fprintf(out, "%15s %5.1f%% %5.1f%% %5.1f%% %13s  %s\n", atomx::groupDigits(self[size_t(p)]).c_str(),
                    pct(self[size_t(p)], total), pct(cum, total), total ? 100.0 * inc.value[size_t(p)] / double(total) : 0,
-                   grouped(calledTimes[size_t(p)]).c_str(), procNames[size_t(p)].c_str());
+                   atomx::groupDigits(calledTimes[size_t(p)]).c_str(), procNames[size_t(p)].c_str());
     }
     std::fprintf(out, "\ntop arcs\n%15s  %s\n", "calls", "caller -> callee");
     for (size_t k = 0; k < arcOrder.size() && long(k) < top / 2 + 5; ++k) {
       const Arc& a = arcs[arcOrder[k]];
-      std::fprintf(out, "%15s  %s -> %s%s\n", grouped(a.calls).c_str(), procNames[size_t(a.caller)].c_str(),
+      std::fprintf(out, "%15s  %s -> %s%s\n", atomx::groupDigits(a.calls).c_str(), procNames[size_t(a.caller)].c_str(),
                    nameOf(a.callee).c_str(), a.tail ? "  (tail call)" : "");
     }
     if (!callgrindPath.empty())

@@ -9,8 +9,6 @@
 // another procedure passes whether it is taken (GprofCondTail).
 #include <atomx/atomx.hpp>
 
-#include <cxxabi.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -20,27 +18,6 @@
 using namespace atomx;
 
 namespace {
-std::string demangle(std::string_view sym) {
-  std::string s(sym);
-  int status = 0;
-  char* d = abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !d) return s;
-  std::string r(d);
-  std::free(d);
-  return r;
-}
-
-void addString(std::vector<char>& blob, const std::string& s) {
-  blob.insert(blob.end(), s.begin(), s.end());
-  blob.push_back('\0');
-}
-
-long number(const std::string& opt, const char* text) {
-  char* end = nullptr;
-  long v = std::strtol(text, &end, 10);
-  if (!*text || *end || v <= 0) throw Error("gprof: " + opt + " needs a positive number, not '" + text + "'");
-  return v;
-}
 
 constexpr long kRuntime = -(1L << 40);  // the callee is known at run time only
 
@@ -59,7 +36,7 @@ extern "C" void Instrument(int argc, char** argv) {
     if ((a == "--callgrind" || a == "--top") && i + 1 >= argc) throw Error("gprof: " + a + " needs a value");
     if (a == "--callgrind") callgrind = argv[++i];
     else if (a == "--no-callgrind") callgrind.clear();
-    else if (a == "--top") top = number(a, argv[++i]);
+    else if (a == "--top") top = optionNumber("gprof", a, argv[++i], 1);
     else throw Error("gprof: unknown option '" + a + "' (options: --top N, --callgrind FILE, --no-callgrind)");
   }
 
@@ -91,9 +68,9 @@ extern "C" void Instrument(int argc, char** argv) {
   long nblock = 0;
   for (Proc p : program().procs()) {
     // Name and source file (for the callgrind file's fl=), one blob entry each.
-    addString(names, demangle(p.name()));
+    appendString(names, demangle(p.name()));
     const Inst::SourceLine entry = p.entry() ? p.entry().first().sourceLine() : Inst::SourceLine{};
-    addString(names, entry.file);
+    appendString(names, entry.file);
     procInfo.insert(procInfo.end(), {long(p.pc()), long(p.endPc()), long(entry.line)});
     for (Block b : p.blocks()) {
       const long id = nblock++;
@@ -134,7 +111,7 @@ extern "C" void Instrument(int argc, char** argv) {
     }
     ++nproc;
   }
-  for (auto& n : externals) addString(externalNames, n);
+  for (auto& n : externals) appendString(externalNames, n);
   for (auto& [addr, n] : imported) importedTable.insert(importedTable.end(), {long(addr), externalId(n)});
   const long nsite = long(sites.size() / 5), nimported = long(importedTable.size() / 2);
   // Arrays are never empty (a program with no call at all).

@@ -1,9 +1,11 @@
 // Analysis routines of the inline tool (inline_inst.cpp).  A direct call
 // site has one relaxed atomic counter; an indirect one keeps its first four
-// targets in lock-free slots, further ones in a map under a mutex.  At the
+// targets in lock-free slots, further ones in a map under a mutex
+// (<atomx/targets.hpp>).  At the
 // end: inline.out (the most frequent call sites) and inline.json (all
 // executed sites).
 #include <atomx/report.hpp>
+#include <atomx/targets.hpp>
 
 #include <dlfcn.h>
 
@@ -20,7 +22,6 @@
 namespace {
 constexpr long kRuntime = -(1L << 40);
 struct Site { long pc, caller, callee; };
-struct Slot { std::atomic<uint64_t> target{0}, count{0}; };
 struct Row { long site, callee; uint64_t count; };
 
 long nproc, nsite, top;
@@ -28,21 +29,7 @@ std::vector<std::string> procNames, where, externals;
 const long* procInfo;  // triples: start, end, instructions (address order)
 const Site* sites;
 std::unique_ptr<std::atomic<uint64_t>[]> counts;
-std::unique_ptr<Slot[]> slots;  // four per site
-std::mutex overflowLock;
-std::map<std::pair<long, uint64_t>, uint64_t> overflow;
-
-std::vector<std::string> split(const char* blob, size_t n) {
-  std::vector<std::string> v;
-  for (size_t i = 0; i < n; ++i) v.emplace_back(blob), blob += v.back().size() + 1;
-  return v;
-}
-
-std::string grouped(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
-  return s;
-}
+std::unique_ptr<atomx::TargetCounts> targets;
 
 // A run-time target: the procedure containing it, else a shared library's
 // function (dladdr), else the address.
@@ -70,13 +57,13 @@ extern "C" {
 void InlineInit(long np, const char* names, const long* pinfo, long ns, const long* st, const char* wh, long next,
                 const char* extNames, long topN) {
   nproc = np, nsite = ns, top = topN;
-  procNames = split(names, size_t(np));
+  procNames = atomx::splitStrings(names, size_t(np));
   procInfo = pinfo;
   sites = reinterpret_cast<const Site*>(st);
-  where = split(wh, size_t(ns));
-  externals = split(extNames, size_t(next));
+  where = atomx::splitStrings(wh, size_t(ns));
+  externals = atomx::splitStrings(extNames, size_t(next));
   counts = std::make_unique<std::atomic<uint64_t>[]>(size_t(ns));
-  slots = std::make_unique<Slot[]>(4 * size_t(ns));
+  targets = std::make_unique<atomx::TargetCounts>(ns);
 }
 
 void InlineSite(long site) {
@@ -84,40 +71,19 @@ void InlineSite(long site) {
 }
 
 void InlineIndirect(long site, long target) {
-  if (!slots) return;
-  for (Slot* s = &slots[4 * size_t(site)]; s < &slots[4 * size_t(site) + 4]; ++s) {
-    uint64_t t = s->target.load(std::memory_order_relaxed);
-    if (t == 0) {
-      uint64_t expected = 0;  // claim the free slot, unless another thread just did
-      t = s->target.compare_exchange_strong(expected, uint64_t(target)) ? uint64_t(target) : expected;
-    }
-    if (t == uint64_t(target)) {
-      s->count.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-  }
-  std::lock_guard<std::mutex> lock(overflowLock);
-  ++overflow[{site, uint64_t(target)}];
+  if (targets) targets->count(site, uint64_t(target));
 }
 
 void InlineFinish() {
   if (!counts) return;
   std::vector<Row> rows;
   uint64_t calls = 0;
-  {
-    std::lock_guard<std::mutex> lock(overflowLock);
-    std::map<std::pair<long, long>, uint64_t> indirect;  // (site, callee) -> calls
-    for (long k = 0; k < nsite; ++k) {
-      if (sites[k].callee != kRuntime) {
-        if (uint64_t n = counts[k].load()) rows.push_back({k, sites[k].callee, n});
-      } else {
-        for (Slot* s = &slots[4 * size_t(k)]; s < &slots[4 * size_t(k) + 4]; ++s)
-          if (uint64_t t = s->target.load()) indirect[{k, calleeOf(t)}] += s->count.load();
-      }
-    }
-    for (auto& [key, n] : overflow) indirect[{key.first, calleeOf(key.second)}] += n;
-    for (auto& [key, n] : indirect) rows.push_back({key.first, key.second, n});
-  }
+  for (long k = 0; k < nsite; ++k)
+    if (sites[k].callee != kRuntime)
+      if (uint64_t n = counts[k].load()) rows.push_back({k, sites[k].callee, n});
+  std::map<std::pair<long, long>, uint64_t> indirect;  // (site, callee) -> calls
+  targets->forEach(nsite, [&](long k, uint64_t target, uint64_t n) { indirect[{k, calleeOf(target)}] += n; });
+  for (auto& [key, n] : indirect) rows.push_back({key.first, key.second, n});
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.count > b.count; });
   std::vector<bool> seen(static_cast<size_t>(nsite));
   size_t executedSites = 0;
@@ -130,7 +96,7 @@ void InlineFinish() {
 
   if (FILE* out = atomx::openToolOutput("inline.out")) {
     std::fprintf(out, "inline: %s calls from %zu call sites executed (of %ld); by calls, with the callee's size\n\n",
-                 grouped(calls).c_str(), executedSites, nsite);
+                 atomx::groupDigits(calls).c_str(), executedSites, nsite);
     std::fprintf(out, "%15s %6s  %-10s %-22s %-24s %7s %6s  %s\n", "calls", "%", "site", "caller", "callee", "bytes",
                  "insts", "line");
     for (size_t k = 0; k < rows.size() && long(k) < top; ++k) {
@@ -140,7 +106,7 @@ void InlineFinish() {
       if (s.callee == kRuntime) callee = "*" + callee.substr(0, 23);
       std::string size = r.callee >= 0 ? std::to_string(bytes(r.callee)) : "-";
       std::string n = r.callee >= 0 ? std::to_string(insts(r.callee)) : "-";
-      std::fprintf(out, "%15s %5.1f%%  0x%-8lx %-22s %-24s %7s %6s  %s\n", grouped(r.count).c_str(),
+      std::fprintf(out, "%15s %5.1f%%  0x%-8lx %-22s %-24s %7s %6s  %s\n", atomx::groupDigits(r.count).c_str(),
                    calls ? 100.0 * double(r.count) / double(calls) : 0.0, s.pc, caller.c_str(), callee.c_str(),
                    size.c_str(), n.c_str(), where[size_t(r.site)].c_str());
     }

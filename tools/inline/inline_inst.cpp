@@ -7,8 +7,6 @@
 // indirect call passes its run-time target (InlineIndirect).
 #include <atomx/atomx.hpp>
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -21,27 +19,6 @@ using namespace atomx;
 namespace {
 constexpr long kRuntime = -(1L << 40);  // the callee is known at run time only
 
-std::string demangle(std::string_view sym) {
-  std::string s(sym);
-  int status = 0;
-  char* d = abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !d) return s;
-  std::string r(d);
-  std::free(d);
-  return r;
-}
-
-void addString(std::vector<char>& blob, const std::string& s) {
-  blob.insert(blob.end(), s.begin(), s.end());
-  blob.push_back('\0');
-}
-
-long number(const std::string& opt, const char* text) {
-  char* end = nullptr;
-  long v = std::strtol(text, &end, 10);
-  if (!*text || *end || v <= 0) throw Error("inline: " + opt + " needs a positive number, not '" + text + "'");
-  return v;
-}
 }  // namespace
 
 extern "C" void Instrument(int argc, char** argv) {
@@ -49,7 +26,7 @@ extern "C" void Instrument(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--top" && i + 1 >= argc) throw Error("inline: --top needs a value");
-    if (a == "--top") top = number(a, argv[++i]);
+    if (a == "--top") top = optionNumber("inline", a, argv[++i], 1);
     else throw Error("inline: unknown option '" + a + "' (options: --top N)");
   }
   Routine count("InlineSite(long)");
@@ -62,7 +39,7 @@ extern "C" void Instrument(int argc, char** argv) {
   std::vector<long> procInfo;  // per procedure: pc, end, instructions
   for (Proc p : program().procs()) {
     procIndex.emplace(p.handle(), long(procIndex.size()));
-    addString(names, demangle(p.name()));
+    appendString(names, demangle(p.name()));
     long n = 0;
     for (Block b : p.blocks()) n += long(b.insts().size());
     procInfo.insert(procInfo.end(), {long(p.pc()), long(p.endPc()), n});
@@ -97,9 +74,9 @@ extern "C" void Instrument(int argc, char** argv) {
       sites.insert(sites.end(), {long(i.pc()), procIndex.at(p.handle()), callee});
       Inst::SourceLine sl = i.sourceLine();
       std::string file = sl.file.substr(sl.file.rfind('/') + 1);  // npos + 1 == 0: the whole name
-      addString(where, sl.line ? file + ":" + std::to_string(sl.line) : "");
+      appendString(where, sl.line ? file + ":" + std::to_string(sl.line) : "");
     }
-  for (auto& n : externals) addString(externalNames, n);
+  for (auto& n : externals) appendString(externalNames, n);
   const long nsite = long(sites.size() / 3);
   sites.push_back(0), where.push_back('\0'), externalNames.push_back('\0');  // never empty arrays
   init.atProgramStart(long(procIndex.size()), names, procInfo, nsite, sites, where, long(externals.size()),

@@ -34,20 +34,13 @@ const Fn kFns[] = {
     {"_ZdlPvRKSt9nothrow_t", kFree}, {"_ZdaPvRKSt9nothrow_t", kFree},
     {"_ZdlPvSt11align_val_tRKSt9nothrow_t", kFree}, {"_ZdaPvSt11align_val_tRKSt9nothrow_t", kFree},
 };
-
-long number(const char* opt, const char* s) {
-  char* end;
-  long v = s ? std::strtol(s, &end, 10) : -1;
-  if (!s || *end || v < 1 || v > 1000) throw Error(std::string("malloc: ") + opt + " needs a number from 1 to 1000");
-  return v;
-}
 }  // namespace
 
 extern "C" void Instrument(int argc, char** argv) {
   long top = 10, live = 1;
   for (int k = 1; k < argc; ++k) {
     std::string a = argv[k];
-    if (a == "--top") top = number("--top", k + 1 < argc ? argv[++k] : nullptr);
+    if (a == "--top") top = optionNumber("malloc", "--top", k + 1 < argc ? argv[++k] : nullptr, 1, 1000);
     else if (a == "--no-live") live = 0;
     else throw Error("malloc: unknown option '" + a + "' (options: --top N, --no-live)");
   }

@@ -77,14 +77,6 @@ Cost schedule(Block b, bool explain) {
   }
   return c;
 }
-
-long number(const std::string& opt, const char* s, long lo, long hi) {
-  char* end;
-  long v = s ? std::strtol(s, &end, 10) : lo - 1;
-  if (!s || *end || v < lo || v > hi)
-    throw Error("pipe: " + opt + " needs a number from " + std::to_string(lo) + " to " + std::to_string(hi));
-  return v;
-}
 }  // namespace
 
 extern "C" void Instrument(int argc, char** argv) {
@@ -95,8 +87,8 @@ extern "C" void Instrument(int argc, char** argv) {
     const char* v = k + 1 < argc ? argv[k + 1] : nullptr;
     long* lat = a == "--load" ? &model.load : a == "--mul" ? &model.mul : a == "--div" ? &model.div
               : a == "--fp" ? &model.fp : a == "--fpdiv" ? &model.fpdiv : nullptr;
-    if (lat) *lat = number(a, v, 1, 1000), ++k;
-    else if (a == "--top") top = number(a, v, 1, 1000), ++k;
+    if (lat) *lat = optionNumber("pipe", a, v, 1, 1000), ++k;
+    else if (a == "--top") top = optionNumber("pipe", a, v, 1, 1000), ++k;
     else if (a == "--explain" && v) explain.push_back(v), ++k;
     else
       throw Error("pipe: unknown option or missing value '" + a +

@@ -28,19 +28,7 @@ const Line* lines;
 const Entry* entries;
 std::string callgrindPath, programPath;
 
-std::vector<std::string> split(const char* blob, size_t n) {
-  std::vector<std::string> v;
-  for (size_t i = 0; i < n; ++i) v.emplace_back(blob), blob += v.back().size() + 1;
-  return v;
-}
-
 // 1234567 -> "1,234,567": counts are read by people first.
-std::string grouped(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
-  return s;
-}
-
 double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
 
 // Which file a procedure's callgrind cost lines start from (fl=): the one
@@ -112,13 +100,13 @@ extern "C" {
 void ProfInit(long np, const char* names, const long* ppc, const int* blk, const long* bpc, long nb, const int* ln,
               long nl, const int* ent, long ne, const char* files, const char* callgrind, long topN, const char* prog) {
   nproc = np, nblock = nb, nline = nl, nentry = ne, top = topN;
-  procNames = split(names, size_t(np));
+  procNames = atomx::splitStrings(names, size_t(np));
   procPc = ppc, blocks = blk, blockPc = bpc;
   lines = reinterpret_cast<const Line*>(ln);
   entries = reinterpret_cast<const Entry*>(ent);
   size_t nfile = 0;
   for (const Line* l = lines; l < lines + nl; ++l) nfile = std::max(nfile, size_t(l->file) + 1);
-  fileNames = split(files, nfile);
+  fileNames = atomx::splitStrings(files, nfile);
   callgrindPath = callgrind, programPath = prog;
   counts = std::make_unique<std::atomic<uint64_t>[]>(size_t(nb));
 }
@@ -155,13 +143,13 @@ void ProfFinish() {
 
   if (FILE* out = atomx::openToolOutput("prof.out")) {
     std::fprintf(out, "prof: %s instructions executed in %zu procedures (of %ld), %zu source lines\n",
-                 grouped(total).c_str(), procOrder.size(), nproc, lineOrder.size());
+                 atomx::groupDigits(total).c_str(), procOrder.size(), nproc, lineOrder.size());
     std::fprintf(out, "\n%16s %6s %6s  %s\n", "instructions", "%", "cum%", "procedure");
     uint64_t cum = 0;
     for (size_t k = 0; k < procOrder.size() && long(k) < top; ++k) {
       const uint64_t c = procCount[size_t(procOrder[k])];
       cum += c;
-      std::fprintf(out, "%16s %5.1f%% %5.1f%%  %s\n", grouped(c).c_str(), pct(c, total), pct(cum, total),
+      std::fprintf(out, "%16s %5.1f%% %5.1f%%  %s\n", atomx::groupDigits(c).c_str(), pct(c, total), pct(cum, total),
                    procNames[size_t(procOrder[k])].c_str());
     }
     const bool noLines = fileNames.size() == 1 && fileNames[0] == "???";
@@ -169,7 +157,7 @@ void ProfFinish() {
     else std::fprintf(out, "\n%16s %6s  %-28s %s\n", "instructions", "%", "line", "procedure");
     for (size_t k = 0; !noLines && k < lineOrder.size() && long(k) < top / 2 + 5; ++k) {
       const long l = lineOrder[k];
-      std::fprintf(out, "%16s %5.1f%%  %-28s %s\n", grouped(lineCount[size_t(l)]).c_str(), pct(lineCount[size_t(l)], total),
+      std::fprintf(out, "%16s %5.1f%%  %-28s %s\n", atomx::groupDigits(lineCount[size_t(l)]).c_str(), pct(lineCount[size_t(l)], total),
                    where(l).c_str(), procNames[size_t(lines[l].proc)].c_str());
     }
     if (!callgrindPath.empty())

@@ -6,8 +6,6 @@
 // multiplies block counts by these tallies at program end (prof_anal.cpp).
 #include <atomx/atomx.hpp>
 
-#include <cxxabi.h>
-
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -15,30 +13,6 @@
 #include <vector>
 
 using namespace atomx;
-
-namespace {
-std::string demangle(std::string_view sym) {
-  std::string s(sym);
-  int status = 0;
-  char* d = abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !d) return s;
-  std::string r(d);
-  std::free(d);
-  return r;
-}
-
-void addString(std::vector<char>& blob, const std::string& s) {
-  blob.insert(blob.end(), s.begin(), s.end());
-  blob.push_back('\0');
-}
-
-long number(const std::string& opt, const char* text) {
-  char* end = nullptr;
-  long v = std::strtol(text, &end, 10);
-  if (!*text || *end || v <= 0) throw Error("prof: " + opt + " needs a positive number, not '" + text + "'");
-  return v;
-}
-}  // namespace
 
 extern "C" void Instrument(int argc, char** argv) {
   std::string callgrind = "callgrind.out.atomx-prof";
@@ -48,7 +22,7 @@ extern "C" void Instrument(int argc, char** argv) {
     if ((a == "--callgrind" || a == "--top") && i + 1 >= argc) throw Error("prof: " + a + " needs a value");
     if (a == "--callgrind") callgrind = argv[++i];
     else if (a == "--no-callgrind") callgrind.clear();
-    else if (a == "--top") top = number(a, argv[++i]);
+    else if (a == "--top") top = optionNumber("prof", a, argv[++i], 1);
     else throw Error("prof: unknown option '" + a + "' (options: --top N, --callgrind FILE, --no-callgrind)");
   }
 
@@ -66,14 +40,14 @@ extern "C" void Instrument(int argc, char** argv) {
   std::map<std::tuple<int, int, unsigned>, int> lineIds;
   auto fileId = [&](const std::string& f) {
     auto [it, added] = fileIds.try_emplace(f, int(fileIds.size()));
-    if (added) addString(files, f.empty() ? "???" : f);
+    if (added) appendString(files, f.empty() ? "???" : f);
     return it->second;
   };
 
   int nproc = 0;
   long nblock = 0;
   for (Proc p : program().procs()) {
-    addString(names, demangle(p.name()));
+    appendString(names, demangle(p.name()));
     procPc.push_back(long(p.pc()));
     for (Block b : p.blocks()) {
       std::map<int, int> perLine;  // line index -> instructions in this block

@@ -15,10 +15,8 @@ extern "C" void Instrument(int argc, char** argv) {
   long top = 25;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
-    if (a == "--top" && k + 1 < argc) {
-      char* end = nullptr;
-      top = std::strtol(argv[++k], &end, 10);
-      if (!*argv[k] || *end || top < 0) throw Error("syscall: --top needs a number >= 0, not '" + std::string(argv[k]) + "'");
+    if (a == "--top") {
+      top = optionNumber("syscall", a, k + 1 < argc ? argv[++k] : nullptr);
     } else {
       throw Error("syscall: unknown option '" + a + "' (options: --top N)");
     }

@@ -40,10 +40,8 @@ extern "C" void Instrument(int argc, char** argv) {
     const std::string a = argv[k];
     if (a == "--stack") {
       stack = true;
-    } else if (a == "--top" && k + 1 < argc) {
-      char* end = nullptr;
-      top = std::strtol(argv[++k], &end, 10);
-      if (!*argv[k] || *end || top < 0) throw Error("unalign: --top needs a number >= 0, not '" + std::string(argv[k]) + "'");
+    } else if (a == "--top") {
+      top = optionNumber("unalign", a, k + 1 < argc ? argv[++k] : nullptr);
     } else {
       throw Error("unalign: unknown option '" + a + "' (options: --stack, --top N)");
     }

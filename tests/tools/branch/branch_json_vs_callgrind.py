@@ -18,27 +18,17 @@ only (different predictors: Valgrind's is a 16K-entry table of 2-bit
 counters indexed by address, shared by all branches).
 Exit status 0 when everything matches.
 """
-import argparse
 import collections
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
-from vgharness import Run, Symbols, valgrind_only_branches  # noqa: E402
+from vgharness import Run, Symbols, valgrind_only_branches, harness_args  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--atomx", required=True)
-    ap.add_argument("--workload")
-    ap.add_argument("--timeout", type=int, default=1800)
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--allow-differ", action="append", default=[], metavar="PROC")
-    ap.add_argument("prog")
-    ap.add_argument("args", nargs="*")
-    o = ap.parse_args()
+    o = harness_args(__doc__.split("\n\n")[0]).parse_args()
     run = Run(o.atomx, o.prog, "branch", workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
               callgrind_opts=["--branch-sim=yes"], keep=o.keep)
     try:

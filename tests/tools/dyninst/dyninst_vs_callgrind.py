@@ -22,13 +22,12 @@ blocks that hold them (objdump finds them), and the two rep totals are printed.
 the rewritten file or under Valgrind, are listed and not compared).
 Exit status 0 when everything matches; 1 with the differing functions listed.
 """
-import argparse
 import collections
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vgharness import Run, Symbols, rep_addresses  # noqa: E402
+from vgharness import Run, Symbols, rep_addresses, harness_args  # noqa: E402
 
 
 def tool_counts(jsons, sym, reps):
@@ -49,16 +48,7 @@ def tool_counts(jsons, sym, reps):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--atomx", required=True)
-    ap.add_argument("--workload")
-    ap.add_argument("--timeout", type=int, default=1800)
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--allow-differ", action="append", default=[], metavar="PROC")
-    ap.add_argument("prog")
-    ap.add_argument("args", nargs="*")
-    o = ap.parse_args()
+    o = harness_args(__doc__.split("\n\n")[0]).parse_args()
     # --skip-plt=no: by default callgrind charges the PLT stub's instructions
     # to the call instruction that went through it.
     run = Run(o.atomx, o.prog, "dyninst", workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,

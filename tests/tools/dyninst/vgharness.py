@@ -8,6 +8,7 @@ The symbol helpers (function_symbols, canonical_names, valgrind_only_branches)
 come from tests/branch/branch_vs_cachegrind.py, whose docstring explains the
 approach (equal-length paths, argv[0] kept, one callgrind file per process).
 """
+import argparse
 import bisect
 import collections
 import glob
@@ -23,6 +24,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "branch"))
 from branch_vs_cachegrind import (callgrind_costs, function_symbols, canonical_names,  # noqa: E402,F401
                                    valgrind_only_branches)
+
+
+def harness_args(description):
+    """The options every Run-based checker takes; add your own, then parse_args()."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("--workload", help="corpus/workloads/NAME.sh: run it instead of PROG ARGS")
+    ap.add_argument("--timeout", type=int, default=1800)
+    ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    ap.add_argument("--runs", type=int, default=1, help="runs of each; functions whose counts vary are set aside")
+    ap.add_argument("--allow-differ", action="append", default=[], metavar="PROC")
+    ap.add_argument("prog")
+    ap.add_argument("args", nargs="*")
+    return ap
 
 
 def rep_addresses(prog):

@@ -17,27 +17,17 @@ Instructions of procedures whose counts vary between --runs N runs, or named
 with --allow-differ, are not compared.
 Exit status 0 when everything matches.
 """
-import argparse
 import collections
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
-from vgharness import Run, Symbols, rep_addresses  # noqa: E402
+from vgharness import Run, Symbols, rep_addresses, harness_args  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--atomx", required=True)
-    ap.add_argument("--workload")
-    ap.add_argument("--timeout", type=int, default=1800)
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--allow-differ", action="append", default=[], metavar="PROC")
-    ap.add_argument("prog")
-    ap.add_argument("args", nargs="*")
-    o = ap.parse_args()
+    o = harness_args(__doc__.split("\n\n")[0]).parse_args()
     run = Run(o.atomx, o.prog, "unalign", workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
               callgrind_opts=["--skip-plt=no"], keep=o.keep)
     try:
