@@ -33,15 +33,22 @@ tests/instrument/corpus_clobber.sh build/bin/atomx gzip
 # ... each shipped tool agrees with its oracle (Valgrind, strace, an
 # LD_PRELOAD shim) on one corpus program that exercises it (more with
 # `corpus_oracle.sh TOOL ATOMX --all`; CI's 90 minutes allow one each) ...
+# CI has 90 minutes for all of this script: if the steps above took more
+# than 70, say so and leave the tools' corpus checks (about 20 minutes) out
+# rather than lose the whole run.
+if [[ ${CI:-} == true ]] && ((SECONDS > 70 * 60)); then
+  echo "test.sh: $((SECONDS / 60)) minutes gone: the tools' corpus checks are SKIPPED (CI time budget)" >&2
+  tool_corpus_checks=no
+fi
 failed=()
-for tp in syscall:gzip io:bzip2 malloc:muparser branch:lzip dyninst:lzip unalign:lzip pipe:muparser \
+[[ ${tool_corpus_checks:-yes} == yes ]] && for tp in syscall:gzip io:bzip2 malloc:muparser branch:lzip dyninst:lzip unalign:lzip pipe:muparser \
           prof:bzip2 gprof:muparser inline:lzip cache:gzip; do
   tests/tools/corpus_oracle.sh "${tp%%:*}" build/bin/atomx "${tp#*:}" || failed+=("$tp")
 done
 ((${#failed[@]} == 0)) || { echo "corpus oracle failed for: ${failed[*]}" >&2; exit 1; }
 # ... every shipped tool leaves the output of gzip, lzip and muparser (C++)
 # unchanged (corpus_all.sh with no program list: all eight, ~40 minutes) ...
-tests/tools/corpus_all.sh build/bin/atomx gzip lzip muparser
+[[ ${tool_corpus_checks:-yes} == yes ]] && tests/tools/corpus_all.sh build/bin/atomx gzip lzip muparser
 # ... and each one rewritten with the null tool in check mode behaves
 # exactly as before (this prints the closing "N passed, N failed" line).
 corpus/check.sh -- "$PWD/build/bin/atomx" --poison-original
