@@ -30,7 +30,7 @@ from vgharness import Run, Symbols, valgrind_only_branches, harness_args  # noqa
 def main():
     o = harness_args(__doc__.split("\n\n")[0]).parse_args()
     run = Run(o.atomx, o.prog, "branch", workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
-              callgrind_opts=["--branch-sim=yes"], keep=o.keep)
+              valgrind_opts=["--branch-sim=yes"], keep=o.keep)
     try:
         try:
             run.run()

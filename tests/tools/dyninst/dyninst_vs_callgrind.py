@@ -52,7 +52,7 @@ def main():
     # --skip-plt=no: by default callgrind charges the PLT stub's instructions
     # to the call instruction that went through it.
     run = Run(o.atomx, o.prog, "dyninst", workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
-              callgrind_opts=["--skip-plt=no"], keep=o.keep)
+              valgrind_opts=["--skip-plt=no"], keep=o.keep)
     try:
         try:
             run.run()

@@ -1,8 +1,9 @@
 """Shared by the Valgrind-oracle tests of the shipped tools (tool.dyninst.*,
-tool.branch.*): run a program three ways with the same workload (native,
-instrumented with `atomx -T TOOL`, under callgrind), collect the tool's JSON
-output of every process and callgrind's per-instruction costs, and map
-addresses to the function symbols Valgrind names.
+tool.branch.*, tool.unalign.*, tool.pipe.ir.*, tool.cache.*, tool.prof.*,
+tool.gprof.*, tool.inline.*): run a program three ways with the same
+workload (native, instrumented with `atomx -T TOOL`, under callgrind or
+cachegrind), collect the tool's JSON output of every process and Valgrind's
+costs, and map addresses to the function symbols Valgrind names.
 
 The symbol helpers (function_symbols, canonical_names, valgrind_only_branches)
 come from tests/branch/branch_vs_cachegrind.py, whose docstring explains the
@@ -79,15 +80,25 @@ def _wrapper(path, body):
 class Run:
     """One comparison: PROG with a workload (a corpus script run in an empty
     directory with the binary's path) or ARGS.  After run(): .results
-    (native, atom, callgrind: (status, stdout, stderr)), .outputs[r] (the
-    tool's JSON files of every process of instrumented run r), .cgfiles,
-    .unmoved (procedures atomx left in place)."""
+    (native, atom, and callgrind or cachegrind: (status, stdout, stderr)),
+    .outputs[r] (the tool's JSON files of every process of instrumented run
+    r; the files named in collect lie beside the JSON file of their
+    process), .cgdir (Valgrind's files, one per process), .unmoved
+    (procedures atomx left in place).
+
+    valgrind: "callgrind" (run with --dump-instr=yes) or "cachegrind";
+    valgrind_opts: more of its options.  collect: names of other files the
+    tool writes (NAME, or NAME.PID from a forked child) to keep; discard:
+    names of files it writes that nobody reads, removed after each process
+    so that the workload's directory holds what the program wrote."""
 
     def __init__(self, atomx, prog, tool, tool_args=(), workload=None, args=(), runs=1, timeout=1800,
-                 callgrind_opts=(), keep=False):
+                 valgrind="callgrind", valgrind_opts=(), collect=(), discard=(), keep=False):
         self.atomx, self.prog, self.tool = atomx, os.path.abspath(prog), tool
         self.tool_args, self.workload, self.args = list(tool_args), workload, list(args)
-        self.runs, self.timeout, self.cg_opts, self.keep = runs, timeout, list(callgrind_opts), keep
+        self.runs, self.timeout, self.keep = runs, timeout, keep
+        self.valgrind, self.vg_opts = valgrind, list(valgrind_opts)
+        self.collect, self.discard = list(collect), list(discard)
         self.work = tempfile.mkdtemp(prefix=f"atomx-{tool}.")
 
     def close(self):
@@ -109,7 +120,7 @@ class Run:
         with open(report) as f:
             self.unmoved = {p["name"] for p in json.load(f).get("unmoved", [])}
 
-    def run(self, with_callgrind=True):
+    def run(self, with_valgrind=True):
         self.instrument()
         w, base = self.work, os.path.basename(self.prog)
         bindir = os.path.join(w, "bin")
@@ -120,18 +131,22 @@ class Run:
         shutil.copy(self.prog, cg_binary)
         self.cgdir = os.path.join(w, "cg")
         os.mkdir(self.cgdir)
-        out = f"{self.tool}.json"
+        kept = " ".join(f"{n} {n}.*" for n in [f"{self.tool}.json"] + self.collect)
         wrappers = [
             ("native", f'exec -a "$0" "{self.prog}" "$@"\n'),
-            # NAME.json.PID: written by a forked child (AtomxOutputPath).
+            # One directory per process, so that the files it wrote stay
+            # together; NAME.PID: written by a forked child (AtomxOutputPath).
             ("atom", f'(exec -a "$0" "{self.atom}" "$@"); rc=$?\n'
-                     f'for f in {out} {out}.*; do [ -f "$f" ] && mv "$f" "$ATOMX_TOOL_OUT/$f.$$.$(date +%s%N)"; done\n'
-                     'exit $rc\n'),
+                     'd="$ATOMX_TOOL_OUT/$$.$(date +%s%N)"\n'
+                     f'for f in {kept}; do [ -f "$f" ] && mkdir -p "$d" && mv "$f" "$d/"; done\n'
+                     + "".join(f'rm -f {n} {n}.*\n' for n in self.discard)
+                     + 'exit $rc\n'),
         ]
-        if with_callgrind:
-            wrappers.append(("callgrind", "exec valgrind -q --tool=callgrind --dump-instr=yes --demangle=no "
-                             + " ".join(self.cg_opts)
-                             + f' --callgrind-out-file="{self.cgdir}/cg.%p" "{cg_binary}" "$@"\n'))
+        if with_valgrind:
+            vg = self.valgrind
+            opts = (["--dump-instr=yes"] if vg == "callgrind" else []) + ["--demangle=no"] + self.vg_opts
+            wrappers.append((vg, f"exec valgrind -q --tool={vg} {' '.join(opts)}"
+                             f' --{vg}-out-file="{self.cgdir}/cg.%p" "{cg_binary}" "$@"\n'))
         self.results, self.outputs = {}, []
         for k, (name, body) in enumerate(wrappers):
             _wrapper(binary, body)
@@ -146,7 +161,8 @@ class Run:
                 p = subprocess.run(cmd, cwd=d, capture_output=True, timeout=self.timeout, env=env)
                 self.results.setdefault(name, (p.returncode, p.stdout, p.stderr))
                 if name == "atom":
-                    self.outputs.append(sorted(glob.glob(os.path.join(env["ATOMX_TOOL_OUT"], "*"))))
+                    jsons = os.path.join(env["ATOMX_TOOL_OUT"], "*", f"{self.tool}.json*")
+                    self.outputs.append(sorted(glob.glob(jsons)))
         return self
 
     def output_changed(self):
@@ -155,10 +171,14 @@ class Run:
             return None
         return f"program output changed (status {n[0]} -> {a[0]}, stdout same: {n[1] == a[1]}, stderr same: {n[2] == a[2]})"
 
+    def valgrind_files(self):
+        """Valgrind's output files, one per process."""
+        return [os.path.join(self.cgdir, fn) for fn in sorted(os.listdir(self.cgdir))]
+
     def callgrind(self, event):
         """(function, address, cost) over every process callgrind saw."""
-        for fn in sorted(os.listdir(self.cgdir)):
-            yield from callgrind_costs(os.path.join(self.cgdir, fn), os.path.basename(self.prog), event)
+        for path in self.valgrind_files():
+            yield from callgrind_costs(path, os.path.basename(self.prog), event)
 
     def json_outputs(self, run=0):
         for path in self.outputs[run]:

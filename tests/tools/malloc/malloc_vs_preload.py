@@ -41,19 +41,12 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
+from vgharness import function_symbols  # noqa: E402
 
 
 def sh(cmd):
     return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-
-
-def function_symbols(prog):
-    syms = []
-    for line in sh(["readelf", "-W", "-s", prog]).splitlines():
-        f = line.split()
-        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0) > 0:
-            syms.append((int(f[1], 16), int(f[1], 16) + int(f[2], 0), f[7].split("@")[0]))
-    return sorted(set(syms))
 
 
 def instructions(prog):

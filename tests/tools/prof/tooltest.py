@@ -33,6 +33,7 @@ in place excluded):
 Valgrind runs with --skip-plt=no, so that a PLT stub's instruction is not
 counted in the calling function, and its functions are found by address,
 not by name (it names _start's code differently, recursion levels f'2).
+The three runs are tests/tools/dyninst/vgharness.py's.
 
 --runs N runs the instrumented workload N times; procedures (and arcs and
 sites) whose counts differ between runs are set aside (time, randomness,
@@ -40,62 +41,25 @@ thread scheduling).  --allow-differ PROC sets aside a procedure that behaves
 differently by design (reads the file's own headers, or x87 precision under
 Valgrind).  Exit status 0 when everything compared is equal.
 """
-import argparse
 import bisect
 import collections
-import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
+import vgharness  # noqa: E402
 
 
-def function_symbols(prog):
-    """(start, end, name) of every sized function symbol, from readelf."""
-    out = subprocess.run(["readelf", "-W", "-s", prog], capture_output=True, text=True, check=True).stdout
-    syms = set()
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND":
-            start, size = int(f[1], 16), int(f[2], 16) if f[2].startswith("0x") else int(f[2])
-            if size > 0:
-                syms.add((start, start + size, f[7].split("@")[0]))
-    return sorted(syms)
-
-
-class Symbols:
-    """Maps addresses and Valgrind's names to one canonical name per function:
-    aliases (symbols at one address) become the first in sorted order, and
-    `f.cold` joins `f` (Valgrind counts a cold part under its parent)."""
+class Symbols(vgharness.Symbols):
+    """vgharness.Symbols (address -> canonical name), and the starts of
+    cold parts: callgrind takes a jump from f to f.cold for a call."""
 
     def __init__(self, prog):
-        self.syms = function_symbols(prog)
-        self.starts = [s for s, _, _ in self.syms]
-        by_start = collections.defaultdict(list)
-        for start, _, name in self.syms:
-            by_start[start].append(name)
-        # Starts of cold parts: callgrind takes a jump from f to f.cold for a call.
+        super().__init__(prog)
         self.cold_starts = {s for s, _, n in self.syms if n.endswith(".cold") or ".cold." in n}
-        self.canon = {}
-        for names in by_start.values():
-            for n in names:
-                self.canon[n] = sorted(names)[0]
-        for n in list(self.canon):
-            if n.endswith(".cold") and n[:-5] in self.canon:
-                self.canon[n] = self.canon[n[:-5]]
-
-    def at(self, pc):
-        i = bisect.bisect_right(self.starts, pc) - 1
-        if i >= 0 and self.syms[i][0] <= pc < self.syms[i][1]:
-            return self.canon[self.syms[i][2]]
-        return None
-
-    def named(self, valgrind_name):
-        if valgrind_name and "'" in valgrind_name and valgrind_name.rsplit("'", 1)[1].isdigit():
-            valgrind_name = valgrind_name.rsplit("'", 1)[0]  # recursion level f'2 (--separate-recs)
-        return self.canon.get(valgrind_name)
 
 
 def special_addresses(prog):
@@ -159,25 +123,13 @@ def parse_callgrind(path):
                            int(parts[1], 0) if npos > 1 else None)
 
 
-def write_wrapper(path, body):
-    with open(path, "w") as f:
-        f.write("#!/bin/bash\n" + body)
-    os.chmod(path, 0o755)
-
-
-def run_workload(cmd0, args, workload, cwd, timeout, env=None):
-    cmd = ["bash", workload, cmd0] if workload else [cmd0] + args
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout, env=dict(os.environ, **(env or {})))
-    return p.returncode, p.stdout, p.stderr
-
-
 def tool_counts(tool, data, syms, rep):
     """From one TOOL.json: Counter of comparable keys -> counts.
     keys: ("ir", proc), ("arc", caller, callee), ("site", pc, callee)."""
     c = collections.Counter()
     if tool in ("prof", "gprof"):
         for p in data["procedures"]:
-            name = syms.at(int(p["pc"], 16))
+            name = syms(int(p["pc"], 16))
             if name:
                 c[("ir", name)] += p["instructions"]
         # rep-prefixed instructions count one per execution of their block
@@ -185,116 +137,71 @@ def tool_counts(tool, data, syms, rep):
         for b in data["blocks"]:
             pc, end = int(b["pc"], 16), int(b["end"], 16)
             n = bisect.bisect_left(rep, end) - bisect.bisect_left(rep, pc)
-            if n and syms.at(pc):
-                c[("ir", syms.at(pc))] -= b["count"] * n
+            if n and syms(pc):
+                c[("ir", syms(pc))] -= b["count"] * n
     if tool == "prof":
         # Per source line, for lines the line table names (a -g build).
         for ln in data["lines"]:
-            name = syms.at(int(ln["procedure_pc"], 16))
+            name = syms(int(ln["procedure_pc"], 16))
             if name and ln["file"] != "???" and ln["line"]:
                 c[("line", name, os.path.basename(ln["file"]), ln["line"])] += ln["instructions"]
     if tool == "gprof":
         for a in data["arcs"]:
-            caller = syms.at(int(a["caller_pc"], 16))
-            callee = syms.at(int(a["callee_pc"], 16)) if a.get("callee_pc") else None
+            caller = syms(int(a["caller_pc"], 16))
+            callee = syms(int(a["callee_pc"], 16)) if a.get("callee_pc") else None
             if caller and callee:  # tail calls too: callgrind counts a jump to a function's entry as a call
                 c[("arc", caller, callee)] += a["calls"]
     if tool == "inline":
         for s in data["sites"]:
-            callee = syms.at(int(s["callee_pc"], 16)) if s.get("callee_pc") else None
+            callee = syms(int(s["callee_pc"], 16)) if s.get("callee_pc") else None
             if callee:
                 c[("site", int(s["pc"], 16), callee)] += s["count"]
     return c
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--atomx", required=True)
+    ap = vgharness.harness_args(__doc__.split("\n\n")[0])
     ap.add_argument("--tool", required=True, choices=["prof", "gprof", "inline"])
-    ap.add_argument("--workload")
-    ap.add_argument("--timeout", type=int, default=1800)
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--allow-differ", action="append", default=[], metavar="PROC")
-    ap.add_argument("--runs", type=int, default=1, metavar="N")
-    ap.add_argument("prog")
-    ap.add_argument("args", nargs="*")
     o = ap.parse_args()
-    prog = os.path.abspath(o.prog)
-    work = tempfile.mkdtemp(prefix=f"atomx-{o.tool}.")
+    # --skip-plt=no: a PLT stub's instructions are its own, not the
+    # caller's.  The tool's callgrind file lies beside its JSON file.
+    run = vgharness.Run(o.atomx, o.prog, o.tool, workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
+                        valgrind_opts=["--compress-strings=no", "--compress-pos=no", "--skip-plt=no"],
+                        collect=[f"callgrind.out.atomx-{o.tool}"], keep=o.keep)
     try:
-        return compare(o, prog, work)
+        try:
+            run.run()
+        except RuntimeError as e:
+            print(f"FAIL {o.prog}: {e}")
+            return 1
+        return compare(o, run)
     finally:
-        if o.keep:
-            print("kept", work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        run.close()
 
 
-def compare(o, prog, work):
-    atom = os.path.join(work, os.path.basename(prog) + ".atom")
-    report = os.path.join(work, "report.json")
-    r = subprocess.run([o.atomx, prog, "-T", o.tool, "-o", atom, "-q", "--report", report], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"FAIL {o.prog}: atomx failed:\n{r.stderr}")
-        return 1
-    with open(report) as f:
-        unmoved = {p["name"] for p in json.load(f).get("unmoved", [])}
-    outs = os.path.join(work, "outs")
-    cgdir = os.path.join(work, "cg")
-    os.mkdir(cgdir)
-    # Every run sees the same program path (argv[0] matters to some
-    # programs): bin/NAME is, in turn, a wrapper for each of the three.
-    bindir = os.path.join(work, "bin")
-    os.mkdir(bindir)
-    binary = os.path.join(bindir, os.path.basename(prog))
-    os.mkdir(os.path.join(work, "cgb"))
-    cg_binary = os.path.join(work, "cgb", os.path.basename(prog))
-    shutil.copy(prog, cg_binary)
-    wrappers = {
-        "native": f'exec -a "$0" "{prog}" "$@"\n',
-        # The tool's files of each process go to $OUTS/<unique>/.
-        "atom": f'(exec -a "$0" "{atom}" "$@"); rc=$?\n'
-                'd="$OUTS/$$.$(date +%s%N)"; mkdir -p "$d"\n'
-                f'for f in {o.tool}.json {o.tool}.json.* callgrind.out.atomx-{o.tool} callgrind.out.atomx-{o.tool}.*; do\n'
-                '  [ -f "$f" ] && mv "$f" "$d/"; done\n'
-                'exit $rc\n',
-        # --skip-plt=no: a PLT stub's instructions are its own, not the caller's.
-        "callgrind": 'exec valgrind -q --tool=callgrind --dump-instr=yes --compress-strings=no --compress-pos=no --skip-plt=no '
-                     f'--demangle=no --callgrind-out-file="{cgdir}/cg.%p" "{cg_binary}" "$@"\n',
-    }
-    wl = os.path.abspath(o.workload) if o.workload else None
-    results = {}
-    for k, (name, body) in enumerate(wrappers.items()):
-        write_wrapper(binary, body)
-        for run in range(o.runs if name == "atom" else 1):
-            d = os.path.join(work, f"run{k}.{run}.d")  # equal-length paths (programs print them)
-            os.mkdir(d)
-            env = {"OUTS": f"{outs}.{run}"} if name == "atom" else {}
-            results.setdefault(name, run_workload(binary, o.args, wl, d, o.timeout, env))
+def compare(o, run):
     failures = []
-    if results["atom"] != results["native"]:
-        rc_n, out_n, err_n = results["native"]
-        rc_a, out_a, err_a = results["atom"]
-        failures.append(f"program output changed (status {rc_n} -> {rc_a}, stdout same: {out_n == out_a}, "
-                        f"stderr same: {err_n == err_a})")
-    if results["callgrind"] != results["native"]:
+    if (msg := run.output_changed()):
+        failures.append(msg)
+    if run.results["callgrind"] != run.results["native"]:
         print("note: the program behaves differently under Valgrind (its output differs)")
 
+    prog, unmoved = run.prog, run.unmoved
     syms = Symbols(prog)
     rep_set, call_addrs = special_addresses(prog)
     rep = sorted(rep_set)
     runs = []
     annotate_checked = 0
-    for run in range(o.runs):
+    for r in range(o.runs):
         total = collections.Counter()
-        jsons = sorted(glob.glob(f"{outs}.{run}/*/{o.tool}.json*"))
+        jsons = run.outputs[r]
         if not jsons:
             failures.append(f"the tool wrote no {o.tool}.json")
         for path in jsons:
             with open(path) as f:
                 data = json.load(f)
             total.update(tool_counts(o.tool, data, syms, rep))
-            if run == 0 and o.tool in ("prof", "gprof"):
+            if r == 0 and o.tool in ("prof", "gprof"):
                 cgfile = os.path.join(os.path.dirname(path), f"callgrind.out.atomx-{o.tool}" + path[len(path.rstrip("0123456789")):]
                                       if path[-1].isdigit() else f"callgrind.out.atomx-{o.tool}")
                 failures += check_annotate(cgfile, data, o.tool)
@@ -308,7 +215,7 @@ def compare(o, prog, work):
     vg = collections.Counter()
     rep_ir = 0
     rep_lines = set()  # lines holding a rep instruction: not compared
-    for path in glob.glob(os.path.join(cgdir, "cg.*")):
+    for path in run.valgrind_files():
         for ev in parse_callgrind(path):
             if not ev[1] or os.path.basename(ev[1]) != obj:
                 continue
@@ -317,7 +224,7 @@ def compare(o, prog, work):
             # are f'2, code with no symbol is 0x....
             if ev[0] == "cost":
                 _, _, _, addr, ir, file, line = ev
-                fn = syms.at(addr)
+                fn = syms(addr)
                 if fn and o.tool != "inline":
                     line_key = ("line", fn, os.path.basename(file), line) if file and file != "???" and line else None
                     if addr in rep_set:
@@ -330,8 +237,8 @@ def compare(o, prog, work):
                             vg[line_key] += ir
             else:
                 _, _, _, site, cob, target, count = ev
-                fn = syms.at(site)
-                callee = syms.at(target) if cob and os.path.basename(cob) == obj else None
+                fn = syms(site)
+                callee = syms(target) if cob and os.path.basename(cob) == obj else None
                 if not (fn and callee) or target in syms.cold_starts:
                     continue
                 if o.tool == "gprof":
@@ -342,14 +249,14 @@ def compare(o, prog, work):
     names = {syms.canon[n] for _, _, n in syms.syms if n not in unmoved} - set(o.allow_differ)
     varying_names = set()
     for k in varying:
-        varying_names.add(str(k[1]) if k[0] != "site" else str(syms.at(k[1])))
+        varying_names.add(str(k[1]) if k[0] != "site" else str(syms(k[1])))
     keys = set(tool) | set(vg)
 
     def comparable(k):
         if k in varying or k in rep_lines:
             return False
         if k[0] == "site":  # call instructions (callgrind lists tail jumps as calls too)
-            return k[1] in call_addrs and syms.at(k[1]) in names and k[2] in names
+            return k[1] in call_addrs and syms(k[1]) in names and k[2] in names
         if k[0] == "arc":
             return k[1] in names and k[2] in names
         return k[1] in names  # ir, line: the procedure

@@ -29,7 +29,7 @@ from vgharness import Run, Symbols, rep_addresses, harness_args  # noqa: E402
 def main():
     o = harness_args(__doc__.split("\n\n")[0]).parse_args()
     run = Run(o.atomx, o.prog, "unalign", workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
-              callgrind_opts=["--skip-plt=no"], keep=o.keep)
+              valgrind_opts=["--skip-plt=no"], keep=o.keep)
     try:
         try:
             run.run()
