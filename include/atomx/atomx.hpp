@@ -249,7 +249,7 @@ class Arg {
   // Which value; public so the C API can build arguments too.
   enum class Kind : uint8_t {
     Constant, String, Array, PC, BranchCondition, BranchTarget, EffectiveAddress, AccessSize,
-    Register, ProcArg, ReturnValue, ThreadId,
+    Register, ProcArg, ReturnValue, ThreadId, Counters,
   };
   Arg(Kind kind, int64_t value = 0) : kind_(kind), value_(value) {}
   Arg(const void* data, size_t elementSize, size_t count);  // an array of constants, copied
@@ -278,6 +278,40 @@ inline Arg threadId() { return Arg(Arg::Kind::ThreadId); }               // the 
 // Where a call goes.  Before/After of an instruction, block or procedure;
 // on an edge; once at program start or end.
 enum class Point { InstBefore, InstAfter, BlockBefore, BlockAfter, ProcBefore, ProcAfter, Edge, ProgramBefore, ProgramAfter };
+
+// Counters: an array of 64-bit counters in the instrumented program's own
+// memory, zero at start, that inline code increments where the tool says.
+// No call, no saved state: a few bytes of code per place (the flags are
+// kept only where the program still needs them), so counting every block
+// costs a fraction of what a call per block does.  Pass the array to an
+// analysis routine as a `long*` (or `unsigned long*`) parameter, typically
+// at program end:
+//
+//     Counters blocks;
+//     blocks.increment(b, k);                      // at the start of block b: ++blocks[k]
+//     report.atProgramEnd(blocks, blocks.size());  // "Report(long*, long)"
+//
+// Counts are exact.  In a program that may run threads (it imports
+// pthread_create or another way to start one, docs/instrumenting.md) the
+// increments are atomic (`lock inc`); otherwise plain, which is faster;
+// `atomx --atomic-counters` forces atomic ones.  Several increments at one
+// place run before the calls there, in the order they were added.
+class Counters {
+ public:
+  // At least `count` counters; the array grows to hold every counter an
+  // increment names.
+  explicit Counters(size_t count = 0);
+  size_t size() const;
+  void increment(Inst i, size_t k) const { add(Point::InstBefore, i.handle(), k); }   // before instruction i
+  void increment(Block b, size_t k) const { add(Point::BlockBefore, b.handle(), k); } // when block b starts
+  void increment(Edge e, size_t k) const { add(Point::Edge, e.handle(), k); }         // when control takes edge e
+  operator Arg() const { return Arg(Arg::Kind::Counters, int64_t(id_)); }             // the array, as a long*
+
+  void add(Point point, const void* where, size_t k) const;
+
+ private:
+  uint32_t id_ = 0;
+};
 
 // An analysis routine with its prototype, C syntax:
 //   "CondBranch(int, VALUE)", "Access(void*, unsigned long)", "Report(const char*, long[])".

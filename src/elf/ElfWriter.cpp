@@ -77,7 +77,8 @@ std::vector<uint8_t> ElfWriter::write(const ElfImage& image, std::vector<uint8_t
         load.p_flags = seg.flags;
         load.p_offset = segmentOffsets[s];
         load.p_vaddr = load.p_paddr = seg.vaddr;
-        load.p_filesz = load.p_memsz = seg.bytes.size();
+        load.p_filesz = seg.bytes.size();
+        load.p_memsz = seg.bytes.size() + seg.zeroFill;
         load.p_align = kPageSize;
         phdrs.push_back(load);
       }

@@ -27,6 +27,7 @@ struct NewSegment {
   uint32_t flags = PF_R;  // PF_R | PF_X ...
   uint64_t vaddr = 0;     // page aligned
   std::vector<uint8_t> bytes;
+  uint64_t zeroFill = 0;  // zero bytes after `bytes`, in memory only (like .bss)
   std::vector<NewSection> sections;
 };
 

@@ -165,6 +165,7 @@ class Body {
         return a_.movLoad(dst, mem(kFrame, kAtomxFrameAppStack + 8 + 8 * (arg.value() - 6)));
       }
       case Arg::Kind::ReturnValue: return a_.movLoad(dst, mem(kFrame, frameOffset(0)));
+      case Arg::Kind::Counters: return a_.lea(dst, x86::ripAbsolute(addr_.counters.at(size_t(arg.value()))));
     }
   }
 
@@ -265,9 +266,32 @@ uint64_t DataPool::add(const std::string& bytes) {
   return it->second;
 }
 
-void emitSite(uint64_t at, uint64_t enter, uint64_t body, std::vector<uint8_t>& out) {
-  const size_t start = out.size();
-  Assembler a(out, at);
+namespace {
+
+// Increments, and around them what keeps the live status flags: nothing
+// when none is live (the usual case at a block's start), otherwise %rax
+// saved below the red zone and the flags kept in it (Assembler::lahf).
+void emitIncrements(const Site& site, bool atomic, const CodeAddresses& addresses, Assembler& a) {
+  if (site.increments.empty()) return;
+  const uint8_t keep = site.liveFlags & ~1;  // inc leaves CF alone
+  const bool arith = keep & 0x1f, overflow = keep & 0x20;
+  if (keep) {
+    a.raw({0x48, 0x8d, 0x64, 0x24, 0x80});  // lea -0x80(%rsp),%rsp
+    a.push(ZYDIS_REGISTER_RAX);
+    if (arith) a.lahf();
+    if (overflow) a.setoAl();
+  }
+  for (const IncrementRequest* inc : site.increments)
+    a.incMem(x86::ripAbsolute(addresses.counters.at(inc->counters) + 8 * inc->index), atomic);
+  if (keep) {
+    if (overflow) a.restoreOfFromAl();
+    if (arith) a.sahf();
+    a.pop(ZYDIS_REGISTER_RAX);
+    a.raw({0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00});  // lea 0x80(%rsp),%rsp
+  }
+}
+
+void emitCallPart(uint64_t enter, uint64_t body, Assembler& a) {
   a.raw({0x48, 0x8d, 0x64, 0x24, 0x80});  // lea -0x80(%rsp),%rsp: step over the red zone
   a.callRel32(enter);
   const int64_t rel = int64_t(body) - int64_t(a.here() + 7);
@@ -275,7 +299,28 @@ void emitSite(uint64_t at, uint64_t enter, uint64_t body, std::vector<uint8_t>& 
   const uint32_t r = uint32_t(int32_t(rel));
   a.raw({0x0f, 0x1f, 0x80, uint8_t(r), uint8_t(r >> 8), uint8_t(r >> 16), uint8_t(r >> 24)});  // nopl body(%rax)
   a.raw({0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00});  // lea 0x80(%rsp),%rsp
-  if (out.size() - start != kSiteSize) throw InternalError("site code has the wrong size");
+}
+
+}  // namespace
+
+uint32_t incrementCodeSize(const Site& site, bool atomic) {
+  // Sized by emitting: the forms have fixed sizes (rip-relative disp32).
+  std::vector<uint8_t> scratch;
+  Assembler a(scratch, 0);
+  CodeAddresses none;
+  for (const IncrementRequest* inc : site.increments)
+    if (none.counters.size() <= inc->counters) none.counters.resize(inc->counters + 1, 0);
+  emitIncrements(site, atomic, none, a);
+  return uint32_t(scratch.size());
+}
+
+void emitSite(const Site& site, bool atomic, uint64_t at, uint64_t enter, uint64_t body,
+              const CodeAddresses& addresses, std::vector<uint8_t>& out) {
+  const size_t start = out.size();
+  Assembler a(out, at);
+  emitIncrements(site, atomic, addresses, a);
+  if (site.needsCall()) emitCallPart(enter, body, a);
+  if (out.size() - start != site.codeSize) throw InternalError("site code has the wrong size");
 }
 
 void BodyWriter::emit(const Site& site, uint64_t at, const CodeAddresses& addresses, std::vector<uint8_t>& out) const {

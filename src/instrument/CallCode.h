@@ -18,8 +18,8 @@
 
 namespace atomx::instrument {
 
-inline constexpr uint32_t kSiteSize = 25;
-inline constexpr uint32_t kEdgeStubSize = kSiteSize + 5;  // site + jmp rel32
+inline constexpr uint32_t kSiteSize = 25;     // the call part of a site
+inline constexpr uint32_t kStubJumpSize = 5;  // an edge stub ends with jmp rel32
 
 // Addresses (link-time, output file) the generated code refers to.
 struct CodeAddresses {
@@ -28,6 +28,7 @@ struct CodeAddresses {
   uint64_t programAfter = 0;     // runtime slot: program_after()
   uint64_t routineTable = 0;     // uint64_t per routine
   uint64_t dataPool = 0;         // strings and arrays
+  std::vector<uint64_t> counters;  // the first counter of each array (atomx::Counters)
 };
 
 // Strings and arrays passed to analysis routines, stored once each.
@@ -41,7 +42,11 @@ class DataPool {
   std::map<std::string, uint64_t> offsets_;
 };
 
-void emitSite(uint64_t at, uint64_t enter, uint64_t body, std::vector<uint8_t>& out);
+// A site's code in the application: its counter increments inline, then,
+// if it has calls, the call part.  `enter` and `body` matter only then.
+uint32_t incrementCodeSize(const Site& site, bool atomic);
+void emitSite(const Site& site, bool atomic, uint64_t at, uint64_t enter, uint64_t body,
+              const CodeAddresses& addresses, std::vector<uint8_t>& out);
 
 class BodyWriter {
  public:

@@ -40,6 +40,7 @@ const char* argName(Arg::Kind k) {
     case Arg::Kind::ProcArg: return "a procedure argument";
     case Arg::Kind::ReturnValue: return "the return value";
     case Arg::Kind::ThreadId: return "the thread id";
+    case Arg::Kind::Counters: return "a counter array";
   }
   return "?";
 }
@@ -53,7 +54,7 @@ bool blockAfterGoesBefore(const x86::Insn& last) {
 namespace {
 
 bool isDynamic(Arg::Kind k) {
-  return k != Arg::Kind::Constant && k != Arg::Kind::String && k != Arg::Kind::Array;
+  return k != Arg::Kind::Constant && k != Arg::Kind::String && k != Arg::Kind::Array && k != Arg::Kind::Counters;
 }
 
 }  // namespace
@@ -211,7 +212,7 @@ void Engine::check(const Prototype& proto, Point point, const void* where, const
     switch (p.kind) {
       case Param::Kind::Integer:
       case Param::Kind::Value:
-        if (a.kind() == Arg::Kind::String || a.kind() == Arg::Kind::Array)
+        if (a.kind() == Arg::Kind::String || a.kind() == Arg::Kind::Array || a.kind() == Arg::Kind::Counters)
           throw Error(what + ", which needs a pointer or array parameter");
         break;
       case Param::Kind::RegV:
@@ -222,10 +223,15 @@ void Engine::check(const Prototype& proto, Point point, const void* where, const
           throw Error(what + ": a pointer of the instrumentation process means nothing at run time; pass a string, "
                              "an array, or a run-time value");
         if (a.kind() == Arg::Kind::String && !p.isString) throw Error(what + ", which needs a char* parameter");
+        if (a.kind() == Arg::Kind::Counters && p.isString) throw Error(what + ", which needs a long* parameter");
+        if (a.kind() == Arg::Kind::Counters && (a.value() < 0 || size_t(a.value()) >= counterArrays_.size()))
+          throw Error(what + " that this tool never made");
         break;
       case Param::Kind::Array:
         if (a.kind() == Arg::Kind::String) {
           if (p.size != 1) throw Error(what + ", which needs a char[] parameter");
+        } else if (a.kind() == Arg::Kind::Counters) {
+          if (p.size != 8) throw Error(what + ", which needs a long[] parameter");
         } else if (a.kind() != Arg::Kind::Array) {
           throw Error(what + ", but the parameter is an array");
         } else if (a.elementSize() != p.size) {
@@ -269,6 +275,7 @@ void Engine::check(const Prototype& proto, Point point, const void* where, const
         if (point != Point::ProcAfter) throw Error(what + ", which is only available at ProcAfter");
         break;
       case Arg::Kind::PC:
+      case Arg::Kind::Counters:
       case Arg::Kind::ThreadId:
       case Arg::Kind::Constant:
       case Arg::Kind::String:
@@ -283,6 +290,22 @@ void Engine::add(uint32_t routine, Point point, const void* where, std::vector<A
   if (!programPoint && !where) throw Error(proto.name + ": a call at " + pointName(point) + " needs a place (got null)");
   check(proto, point, where, args);
   calls_.push_back({routine, point, where, std::move(args), uint32_t(calls_.size())});
+}
+
+uint32_t Engine::addCounters(uint64_t count) {
+  if (count > kMaxCounters) throw Error("Counters: " + std::to_string(count) + " counters are more than atomx places (2^28)");
+  counterArrays_.push_back(count);
+  return uint32_t(counterArrays_.size() - 1);
+}
+
+void Engine::addIncrement(uint32_t counters, uint64_t index, Point point, const void* where) {
+  if (counters >= counterArrays_.size()) throw Error("Counters::increment on an array this tool never made");
+  if (!where) throw Error("Counters::increment at a null place");
+  if (index >= kMaxCounters)
+    throw Error("Counters::increment at " + describe(point, where) + ": counter " + std::to_string(index) +
+                " is past the 2^28 atomx places");
+  counterArrays_[counters] = std::max(counterArrays_[counters], index + 1);
+  increments_.push_back({counters, index, point, where});
 }
 
 }  // namespace atomx::instrument

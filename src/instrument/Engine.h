@@ -60,6 +60,14 @@ struct CallRequest {
   uint32_t order = 0;  // position among all calls added
 };
 
+// One counter increment a tool added (atomx::Counters::increment).
+struct IncrementRequest {
+  uint32_t counters = 0;  // the array
+  uint64_t index = 0;     // the counter in it
+  Point point = Point::InstBefore;  // InstBefore, BlockBefore or Edge
+  const void* where = nullptr;
+};
+
 // BlockAfter runs after the block's last instruction when that instruction
 // falls through or is a call (on return); before it when it is any other
 // control transfer (a branch, a jump, a return), where "after" has no single
@@ -89,6 +97,14 @@ class Engine {
   void add(uint32_t routine, Point point, const void* where, std::vector<Arg> args);
   const std::vector<CallRequest>& calls() const { return calls_; }
 
+  // Counter arrays (their sizes, by id) and the increments added to them;
+  // an array grows to hold the largest counter an increment names.
+  static constexpr uint64_t kMaxCounters = uint64_t(1) << 28;
+  uint32_t addCounters(uint64_t count);
+  void addIncrement(uint32_t counters, uint64_t index, Point point, const void* where);
+  const std::vector<uint64_t>& counterArrays() const { return counterArrays_; }
+  const std::vector<IncrementRequest>& increments() const { return increments_; }
+
   // The instruction an argument is computed at, for a call at (point, where):
   // null for program points and edges.  Also used to name a call site.
   const detail::InstData* contextInst(Point point, const void* where) const;
@@ -117,6 +133,8 @@ class Engine {
   std::vector<detail::EdgeData> edges_;
   std::vector<Prototype> routines_;
   std::vector<CallRequest> calls_;
+  std::vector<uint64_t> counterArrays_;
+  std::vector<IncrementRequest> increments_;
   mutable std::unique_ptr<debuginfo::LineTable> lineTable_;
 };
 

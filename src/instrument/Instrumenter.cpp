@@ -29,14 +29,16 @@ template <class T> void put(std::vector<uint8_t>& out, uint64_t at, T value) {
 class InsertedCode : public layout::Insertions {
  public:
   InsertedCode(const Plan& plan) : plan_(plan) {}
-  // Per site: the enter slot it calls and its body.
-  void setAddresses(const std::vector<uint64_t>* enters, const std::vector<uint64_t>* bodies) {
+  // Per site: the enter slot it calls and its body; the counters.
+  void setAddresses(const std::vector<uint64_t>* enters, const std::vector<uint64_t>* bodies,
+                    const CodeAddresses* addresses) {
     enters_ = enters;
     bodies_ = bodies;
+    addresses_ = addresses;
   }
 
-  uint32_t sizeBefore(const ir::Procedure& proc, size_t i) const override { return find(proc, &ProcSites::before, i) ? kSiteSize : 0; }
-  uint32_t sizeAfter(const ir::Procedure& proc, size_t i) const override { return find(proc, &ProcSites::after, i) ? kSiteSize : 0; }
+  uint32_t sizeBefore(const ir::Procedure& proc, size_t i) const override { return size(find(proc, &ProcSites::before, i)); }
+  uint32_t sizeAfter(const ir::Procedure& proc, size_t i) const override { return size(find(proc, &ProcSites::after, i)); }
   void emitBefore(const ir::Procedure& proc, size_t i, uint64_t at, std::vector<uint8_t>& out) const override {
     emitSite(at, *find(proc, &ProcSites::before, i), out);
   }
@@ -56,7 +58,7 @@ class InsertedCode : public layout::Insertions {
     for (auto [site, offset] : stubs) {
       const uint64_t here = at + offset;
       emitSite(here, site, out);
-      x86::Assembler a(out, here + kSiteSize);
+      x86::Assembler a(out, here + plan_.sites()[site].codeSize);
       a.jmpRel32(layout.relocated(plan_.sites()[site].edgeTarget));
     }
   }
@@ -84,17 +86,23 @@ class InsertedCode : public layout::Insertions {
     return it->second;
   }
 
+  uint32_t size(std::optional<uint32_t> site) const { return site ? plan_.sites()[*site].codeSize : 0; }
+
   void emitSite(uint64_t at, uint32_t site, std::vector<uint8_t>& out) const {
-    instrument::emitSite(at, (*enters_)[site], (*bodies_)[site], out);
+    instrument::emitSite(plan_.sites()[site], plan_.atomicCounters(), at, (*enters_)[site], (*bodies_)[site],
+                         *addresses_, out);
   }
 
   const Plan& plan_;
   const std::vector<uint64_t>* enters_ = nullptr;
   const std::vector<uint64_t>* bodies_ = nullptr;
+  const CodeAddresses* addresses_ = nullptr;
 };
 
-Instrumenter::Instrumenter(const Engine& engine, std::vector<uint8_t> analysisObject, std::string programName)
-    : engine_(engine), analysisObject_(std::move(analysisObject)), programName_(std::move(programName)), plan_(engine),
+Instrumenter::Instrumenter(const Engine& engine, std::vector<uint8_t> analysisObject, std::string programName,
+                           bool atomicCounters)
+    : engine_(engine), analysisObject_(std::move(analysisObject)), programName_(std::move(programName)),
+      plan_(engine, atomicCounters),
       inserted_(std::make_unique<InsertedCode>(plan_)) {}
 
 Instrumenter::~Instrumenter() = default;
@@ -108,11 +116,15 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
   addresses_.programAfter = runtimeAddress_ + kAtomxSlotProgramAfter;
   // Bodies: sized with placeholder addresses (their sizes do not depend on
   // addresses); this also fills the data pool.
+  addresses_.counters.assign(engine_.counterArrays().size(), 0);
   BodyWriter writer(engine_, pool_);
   uint64_t at = alignUp(runtimeAddress_ + runtime::kBlobSize, 16);
   bodyAddress_.resize(plan_.sites().size());
   bodySize_.resize(plan_.sites().size());
   for (size_t s = 0; s < plan_.sites().size(); ++s) {
+    bodyAddress_[s] = 0;
+    bodySize_[s] = 0;
+    if (!plan_.sites()[s].needsCall()) continue;  // inline increments only
     std::vector<uint8_t> scratch;
     writer.emit(plan_.sites()[s], at, addresses_, scratch);
     bodyAddress_[s] = at;
@@ -121,7 +133,7 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
   }
   codeEnd_ = at;
   chooseEnters();
-  inserted_->setAddresses(&siteEnter_, &bodyAddress_);
+  inserted_->setAddresses(&siteEnter_, &bodyAddress_, &addresses_);
   layOutData();
   return codeEnd_;
 }
@@ -136,6 +148,7 @@ void Instrumenter::chooseEnters() {
   lightSites_ = 0;
   for (size_t s = 0; s < plan_.sites().size(); ++s) {
     const Site& site = plan_.sites()[s];
+    if (!site.needsCall()) continue;
     bool light = !site.exitHook;
     for (const CallRequest* c : site.calls) {
       int8_t& h = heavy[c->routine];
@@ -169,7 +182,14 @@ void Instrumenter::layOutData() {
   reserve(offTable_, 8 * engine_.routines().size(), 8);
   reserve(offBefore_, 8 * plan_.programBefore().size(), 8);
   reserve(offAfter_, 8 * plan_.programAfter().size(), 8);
-  rwSize_ = off;
+  rwSize_ = off = alignUp(off, 64);
+  // Counters, zero-filled in memory only; each array starts on a cache line.
+  offCounters_.clear();
+  for (uint64_t n : engine_.counterArrays()) {
+    offCounters_.push_back(off - rwSize_);
+    off = alignUp(off + 8 * n, 64);
+  }
+  countersSize_ = off - rwSize_;
 }
 
 void Instrumenter::placeData(uint64_t readOnlyAddress, uint64_t writableAddress) {
@@ -177,6 +197,8 @@ void Instrumenter::placeData(uint64_t readOnlyAddress, uint64_t writableAddress)
   rwAddress_ = writableAddress;
   addresses_.routineTable = rwAddress_ + offTable_;
   addresses_.dataPool = roAddress_ + offPool_;
+  addresses_.counters.clear();
+  for (uint64_t off : offCounters_) addresses_.counters.push_back(rwAddress_ + rwSize_ + off);
 }
 
 void Instrumenter::appendCode(std::vector<uint8_t>& text, uint64_t textAddress) const {
@@ -186,6 +208,7 @@ void Instrumenter::appendCode(std::vector<uint8_t>& text, uint64_t textAddress) 
   put<int64_t>(text, runtimeAddress_ - textAddress + kAtomxBlobDescriptorDelta, int64_t(rwAddress_ - runtimeAddress_));
   BodyWriter writer(engine_, pool_);
   for (size_t s = 0; s < plan_.sites().size(); ++s) {
+    if (!plan_.sites()[s].needsCall()) continue;
     text.resize(bodyAddress_[s] - textAddress, 0xcc);
     writer.emit(plan_.sites()[s], bodyAddress_[s], addresses_, text);
     if (text.size() != bodyAddress_[s] - textAddress + bodySize_[s])

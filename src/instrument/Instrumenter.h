@@ -27,13 +27,24 @@ class InsertedCode;
 
 class Instrumenter {
  public:
-  Instrumenter(const Engine& engine, std::vector<uint8_t> analysisObject, std::string programName);
+  // `atomicCounters`: counter increments use `lock inc` (the program may
+  // run threads, see analysis::mayStartThreads).
+  Instrumenter(const Engine& engine, std::vector<uint8_t> analysisObject, std::string programName,
+               bool atomicCounters);
   ~Instrumenter();
 
   const layout::Insertions& insertions() const;
-  size_t siteCount() const { return plan_.sites().size(); }
+  // Places that call analysis routines (each saves the state once).
+  size_t siteCount() const {
+    size_t n = 0;
+    for (const Site& s : plan_.sites()) n += s.needsCall();
+    return n;
+  }
   // Sites that skip saving the vector state (known after placeCode()).
   size_t lightSiteCount() const { return lightSites_; }
+  // Inline counter increments, and whether they are atomic.
+  size_t incrementCount() const { return engine_.increments().size(); }
+  bool atomicCounters() const { return plan_.atomicCounters(); }
 
   // 1. After CodeLayout::run(): where the runtime and the bodies go, right
   //    after `codeEnd`; returns the end of the code.
@@ -46,6 +57,8 @@ class Instrumenter {
   std::vector<uint8_t> readOnlyBytes(const layout::CodeLayout& layout, uint64_t mapBase) const;
   std::vector<uint8_t> writableBytes(uint64_t originalEntry, uint64_t mapBase, uint64_t newCodeStart,
                                      uint64_t newCodeEnd) const;
+  // Zero bytes that follow the writable data in memory: the counters.
+  uint64_t writableZeroBytes() const { return countersSize_; }
   uint64_t entryPoint() const { return runtimeAddress_; }
 
  private:
@@ -73,6 +86,9 @@ class Instrumenter {
   mutable uint64_t mapCount_ = 0;
   // Writable layout.
   uint64_t offTable_ = 0, offBefore_ = 0, offAfter_ = 0, rwSize_ = 0;
+  // The counters, after the writable data (offsets from its end).
+  std::vector<uint64_t> offCounters_;
+  uint64_t countersSize_ = 0;
 };
 
 }  // namespace atomx::instrument

@@ -238,4 +238,11 @@ void Routine::add(Point point, const void* where, std::vector<Arg> args) const {
   Engine::current().add(id_, point, where, std::move(args));
 }
 
+Counters::Counters(size_t count) : id_(Engine::current().addCounters(count)) {}
+size_t Counters::size() const { return size_t(Engine::current().counterArrays().at(id_)); }
+
+void Counters::add(Point point, const void* where, size_t k) const {
+  Engine::current().addIncrement(id_, k, point, where);
+}
+
 }  // namespace atomx

@@ -1,7 +1,9 @@
 #include "instrument/Plan.h"
 
 #include <algorithm>
+#include <memory>
 
+#include "analysis/FlagsLiveness.h"
 #include "instrument/CallCode.h"
 #include "support/Error.h"
 #include "support/Hex.h"
@@ -34,11 +36,14 @@ uint32_t skipEndbr(const ir::Procedure& proc, uint32_t i) {
 
 }  // namespace
 
-Plan::Plan(const Engine& engine) : engine_(engine) {
+Plan::Plan(const Engine& engine, bool atomicCounters) : engine_(engine), atomicCounters_(atomicCounters) {
   for (const CallRequest& c : engine.calls()) place(c);
+  for (const IncrementRequest& i : engine.increments()) place(i);
   if (!programAfter_.empty()) addExitHooks();
+  findLiveFlags();
   sortAndLayTails();
 }
+
 
 const ProcSites* Plan::procSites(uint32_t procId) const {
   auto it = procs_.find(procId);
@@ -59,20 +64,44 @@ uint32_t Plan::siteAt(std::map<uint32_t, uint32_t>& slot, uint32_t key, const ir
   return it->second;
 }
 
+uint32_t Plan::beforeSite(const ir::Procedure& p, uint32_t i) {
+  const uint32_t at = skipEndbr(p, i);
+  return siteAt(procs_[p.id].before, at, p, at, false);
+}
+
+uint32_t Plan::afterSite(const ir::Procedure& p, uint32_t i) { return siteAt(procs_[p.id].after, i, p, i, true); }
+
+uint32_t Plan::takenSite(const ir::Procedure& p, uint32_t i) {
+  const uint32_t s = siteAt(procs_[p.id].takenStub, i, p, i, true);
+  sites_[s].edgeTarget = p.insns[i].target;
+  return s;
+}
+
+uint32_t Plan::edgeSite(const detail::EdgeData& e) {
+  const ir::Procedure& p = *e.from->proc->proc;
+  const uint32_t last = (e.from->endInst - 1)->index;
+  switch (e.kind) {
+    case ir::EdgeKind::FallThrough: return afterSite(p, last);
+    case ir::EdgeKind::Taken: return takenSite(p, last);
+    case ir::EdgeKind::JumpTable: break;
+  }
+  const uint64_t target = p.blocks[e.to->block].start;
+  auto [it, fresh] = procs_[p.id].tableStub.emplace(target, uint32_t(sites_.size()));
+  if (fresh) {
+    Site st;
+    st.proc = &p;
+    st.insn = uint32_t(p.insnIndexAt(target));
+    st.afterInsn = false;
+    st.pc = target;
+    st.edgeTarget = target;
+    sites_.push_back(std::move(st));
+  }
+  return it->second;
+}
+
 void Plan::place(const CallRequest& c) {
   auto instOf = [](const void* w) { return static_cast<const detail::InstData*>(w); };
-  auto before = [&](const ir::Procedure& p, uint32_t i) {
-    const uint32_t at = skipEndbr(p, i);
-    sites_[siteAt(procs_[p.id].before, at, p, at, false)].calls.push_back(&c);
-  };
-  auto after = [&](const ir::Procedure& p, uint32_t i) {
-    sites_[siteAt(procs_[p.id].after, i, p, i, true)].calls.push_back(&c);
-  };
-  auto taken = [&](const ir::Procedure& p, uint32_t i) {
-    const uint32_t s = siteAt(procs_[p.id].takenStub, i, p, i, true);
-    sites_[s].edgeTarget = p.insns[i].target;
-    sites_[s].calls.push_back(&c);
-  };
+  auto add = [&](uint32_t site) { sites_[site].calls.push_back(&c); };
   switch (c.point) {
     case Point::ProgramBefore:
     case Point::ProgramAfter: {
@@ -84,39 +113,31 @@ void Plan::place(const CallRequest& c) {
     }
     case Point::InstBefore: {
       const detail::InstData* d = instOf(c.where);
-      before(*d->block->proc->proc, d->index);
-      return;
+      return add(beforeSite(*d->block->proc->proc, d->index));
     }
     case Point::InstAfter: {
       const detail::InstData* d = instOf(c.where);
       const ir::Procedure& p = *d->block->proc->proc;
       const x86::Insn& in = p.insns[d->index];
-      if (in.flow == x86::Flow::Jump) return taken(p, d->index);
-      after(p, d->index);
-      if (in.flow == x86::Flow::CondBranch) taken(p, d->index);
+      if (in.flow == x86::Flow::Jump) return add(takenSite(p, d->index));
+      add(afterSite(p, d->index));
+      if (in.flow == x86::Flow::CondBranch) add(takenSite(p, d->index));
       return;
     }
     case Point::BlockBefore: {
       auto* b = static_cast<const detail::BlockData*>(c.where);
-      before(*b->proc->proc, b->firstInst->index);
-      return;
+      return add(beforeSite(*b->proc->proc, b->firstInst->index));
     }
     case Point::BlockAfter: {
       auto* b = static_cast<const detail::BlockData*>(c.where);
       const ir::Procedure& p = *b->proc->proc;
       const uint32_t last = (b->endInst - 1)->index;
-      if (blockAfterGoesBefore(p.insns[last])) {
-        const uint32_t s = siteAt(procs_[p.id].before, last, p, last, false);
-        sites_[s].calls.push_back(&c);
-      } else {
-        after(p, last);
-      }
-      return;
+      if (blockAfterGoesBefore(p.insns[last])) return add(siteAt(procs_[p.id].before, last, p, last, false));
+      return add(afterSite(p, last));
     }
     case Point::ProcBefore: {
       auto* pd = static_cast<const detail::ProcData*>(c.where);
-      before(*pd->proc, pd->firstBlock->firstInst->index);
-      return;
+      return add(beforeSite(*pd->proc, pd->firstBlock->firstInst->index));
     }
     case Point::ProcAfter: {
       // Every way out: returns, jumps to other procedures (tail calls), and
@@ -129,37 +150,43 @@ void Plan::place(const CallRequest& c) {
         bool exits = in.flow == x86::Flow::Return || (in.flow == x86::Flow::Jump && !p.contains(in.target));
         if (in.flow == x86::Flow::IndirectJump)
           exits = std::none_of(b->firstEdge, b->endEdge, [](const detail::EdgeData& e) { return e.kind == ir::EdgeKind::JumpTable; });
-        if (!exits) continue;
-        const uint32_t s = siteAt(procs_[p.id].before, last, p, last, false);
-        sites_[s].calls.push_back(&c);
+        if (exits) add(siteAt(procs_[p.id].before, last, p, last, false));
       }
       return;
     }
-    case Point::Edge: {
-      auto* e = static_cast<const detail::EdgeData*>(c.where);
-      const ir::Procedure& p = *e->from->proc->proc;
-      const uint32_t last = (e->from->endInst - 1)->index;
-      switch (e->kind) {
-        case ir::EdgeKind::FallThrough: return after(p, last);
-        case ir::EdgeKind::Taken: return taken(p, last);
-        case ir::EdgeKind::JumpTable: {
-          const uint64_t target = p.blocks[e->to->block].start;
-          auto [it, fresh] = procs_[p.id].tableStub.emplace(target, uint32_t(sites_.size()));
-          if (fresh) {
-            Site st;
-            st.proc = &p;
-            st.insn = uint32_t(p.insnIndexAt(target));
-            st.afterInsn = false;
-            st.pc = target;
-            st.edgeTarget = target;
-            sites_.push_back(std::move(st));
-          }
-          sites_[it->second].calls.push_back(&c);
-          return;
-        }
-      }
-      return;
+    case Point::Edge: return add(edgeSite(*static_cast<const detail::EdgeData*>(c.where)));
+  }
+}
+
+void Plan::place(const IncrementRequest& inc) {
+  uint32_t site = 0;
+  switch (inc.point) {
+    case Point::InstBefore: {
+      auto* d = static_cast<const detail::InstData*>(inc.where);
+      site = beforeSite(*d->block->proc->proc, d->index);
+      break;
     }
+    case Point::BlockBefore: {
+      auto* b = static_cast<const detail::BlockData*>(inc.where);
+      site = beforeSite(*b->proc->proc, b->firstInst->index);
+      break;
+    }
+    case Point::Edge: site = edgeSite(*static_cast<const detail::EdgeData*>(inc.where)); break;
+    default: throw InternalError("a counter increment at an unsupported point");
+  }
+  sites_[site].increments.push_back(&inc);
+}
+
+// The flags each site with increments must keep: what is live where it runs.
+void Plan::findLiveFlags() {
+  std::unordered_map<uint32_t, std::unique_ptr<analysis::FlagsLiveness>> liveness;
+  for (Site& s : sites_) {
+    if (s.increments.empty()) continue;
+    auto& live = liveness[s.proc->id];
+    if (!live) live = std::make_unique<analysis::FlagsLiveness>(engine_.program(), *s.proc, engine_.decoder());
+    if (s.edgeTarget) s.liveFlags = live->at(s.edgeTarget);
+    else if (s.afterInsn) s.liveFlags = live->after(s.insn);
+    else s.liveFlags = live->before(s.insn);
   }
 }
 
@@ -174,20 +201,20 @@ void Plan::addExitHooks() {
       auto name = engine_.program().pltNames.find(in.target);
       if (name == engine_.program().pltNames.end()) continue;
       if (name->second != "_exit@plt" && name->second != "_Exit@plt") continue;
-      const uint32_t s = siteAt(procs_[p.id].before, i, p, i, false);
-      sites_[s].exitHook = true;
+      sites_[siteAt(procs_[p.id].before, i, p, i, false)].exitHook = true;
     }
   }
 }
 
 void Plan::sortAndLayTails() {
+  for (Site& s : sites_) s.codeSize = incrementCodeSize(s, atomicCounters_) + (s.needsCall() ? kSiteSize : 0);
   for (Site& s : sites_)
     std::stable_sort(s.calls.begin(), s.calls.end(),
                      [](const CallRequest* a, const CallRequest* b) { return rank(a->point) < rank(b->point); });
   for (auto& [id, ps] : procs_) {
     uint32_t off = 0;
-    for (auto& [insn, site] : ps.takenStub) ps.stubOffset[site] = off, off += kEdgeStubSize;
-    for (auto& [target, site] : ps.tableStub) ps.stubOffset[site] = off, off += kEdgeStubSize;
+    for (auto& [insn, site] : ps.takenStub) ps.stubOffset[site] = off, off += sites_[site].codeSize + kStubJumpSize;
+    for (auto& [target, site] : ps.tableStub) ps.stubOffset[site] = off, off += sites_[site].codeSize + kStubJumpSize;
     ps.tailSize = off;
   }
 }

@@ -19,6 +19,7 @@
 namespace atomx::instrument {
 
 struct Site {
+  std::vector<const IncrementRequest*> increments;  // inline, before the calls, in the order added
   std::vector<const CallRequest*> calls;  // in the order they run
   const ir::Procedure* proc = nullptr;    // null for program sites
   uint32_t insn = 0;        // the instruction the arguments are computed at
@@ -26,6 +27,12 @@ struct Site {
   uint64_t pc = 0;          // what a PC argument gives
   bool exitHook = false;    // before a call to _exit: run ProgramAfter first
   uint64_t edgeTarget = 0;  // edge stubs: original address the stub jumps on to
+  uint8_t liveFlags = 0x3f; // status flags live where the site runs (analysis::FlagsLiveness)
+  uint32_t codeSize = 0;    // bytes in the application's code (a stub's jump not included)
+
+  // The site saves the state and calls the runtime's enter (otherwise it
+  // is inline increments only).
+  bool needsCall() const { return !calls.empty() || exitHook; }
 };
 
 struct ProcSites {
@@ -34,27 +41,36 @@ struct ProcSites {
   std::map<uint32_t, uint32_t> takenStub;  // direct branch -> site of its taken edge
   std::map<uint64_t, uint32_t> tableStub;  // jump-table target (original address) -> site
   // Tail layout: each stub's offset in the tail, and the tail's size.
-  std::map<uint32_t, uint32_t> stubOffset; // site -> offset
+  std::map<uint32_t, uint32_t> stubOffset; // site -> offset (each stub: site code, then jmp rel32)
   uint32_t tailSize = 0;
 };
 
 class Plan {
  public:
-  explicit Plan(const Engine& engine);
+  // `atomicCounters`: increments use `lock inc` (the program may run threads).
+  Plan(const Engine& engine, bool atomicCounters);
 
   const std::vector<Site>& sites() const { return sites_; }
   const ProcSites* procSites(uint32_t procId) const;
   const std::vector<uint32_t>& programBefore() const { return programBefore_; }
   const std::vector<uint32_t>& programAfter() const { return programAfter_; }
   bool empty() const { return sites_.empty(); }
+  bool atomicCounters() const { return atomicCounters_; }
 
  private:
   uint32_t siteAt(std::map<uint32_t, uint32_t>& slot, uint32_t key, const ir::Procedure& proc, uint32_t insn, bool after);
+  uint32_t beforeSite(const ir::Procedure& proc, uint32_t insn);
+  uint32_t afterSite(const ir::Procedure& proc, uint32_t insn);
+  uint32_t takenSite(const ir::Procedure& proc, uint32_t insn);
+  uint32_t edgeSite(const detail::EdgeData& edge);
   void place(const CallRequest& call);
+  void place(const IncrementRequest& increment);
+  void findLiveFlags();
   void addExitHooks();
   void sortAndLayTails();
 
   const Engine& engine_;
+  bool atomicCounters_;
   std::vector<Site> sites_;
   std::unordered_map<uint32_t, ProcSites> procs_;
   std::vector<uint32_t> programBefore_, programAfter_;

@@ -191,6 +191,9 @@ std::vector<uint8_t> Rewriter::rewrite() {
     rwSeg.bytes = instrumenter_->writableBytes(layout_->relocated(image_.entry()), imageStart, textAddr,
                                                textAddr + layout_->size());
     rwSeg.sections.push_back({".atomx.data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, 0, rwSeg.bytes.size(), 16});
+    rwSeg.zeroFill = instrumenter_->writableZeroBytes();
+    if (rwSeg.zeroFill)
+      rwSeg.sections.push_back({".atomx.counters", SHT_NOBITS, SHF_ALLOC | SHF_WRITE, rwSeg.bytes.size(), rwSeg.zeroFill, 64});
     plan.segments.push_back(std::move(rwSeg));
   }
 

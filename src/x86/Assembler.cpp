@@ -175,4 +175,12 @@ void Assembler::loadFsSelf(ZydisRegister dst) {
   encode(r);
 }
 
+void Assembler::incMem(const Mem& m, bool lock) {
+  auto r = request(ZYDIS_MNEMONIC_INC);
+  if (lock) r.prefixes = ZYDIS_ATTRIB_HAS_LOCK;
+  r.operand_count = 1;
+  setMem(r.operands[0], m);
+  encode(r);
+}
+
 }  // namespace atomx::x86

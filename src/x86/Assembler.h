@@ -45,6 +45,16 @@ class Assembler {
   void pushMem(const Mem& src);
   void pop(ZydisRegister reg);
   void popfq();
+  // `[lock] incq m`: a 64-bit counter, atomically with `lock`.
+  void incMem(const Mem& m, bool lock);
+  // The status flags without pushf/popf (which is slow): lahf/sahf move
+  // SF ZF AF PF CF through %ah, `seto %al` keeps OF and `add $0x7f,%al`
+  // puts it back (it overflows exactly when %al is 1; sahf then restores
+  // the rest).
+  void lahf() { raw({0x9f}); }
+  void sahf() { raw({0x9e}); }
+  void setoAl() { raw({0x0f, 0x90, 0xc0}); }
+  void restoreOfFromAl() { raw({0x04, 0x7f}); }
   void setcc(uint8_t conditionCode, ZydisRegister dst8);
   void callRel32(uint64_t target);
   void callMem(const Mem& target);

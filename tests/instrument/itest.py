@@ -154,6 +154,34 @@ def t_clobber(work, name, variant, period="1"):
     eq(i[0] + b"[exit status %d]\n" % i[2], expected, "output vs expected/%s.out" % name)
 
 
+def t_counters(work, name, variant):
+    """Inline counters before every instruction and on every edge of a tests/programs binary, beside
+    a call per block: the output is as expected/NAME.out, every block's inline count equals the call
+    path's, and instructions and out-edges agree with their blocks (except where a program leaves a
+    block in the middle: signals_setjmp's siglongjmp out of a fault handler)."""
+    prog = os.path.join(ARGS.programs, variant, name)
+    local = os.path.join(work, name)
+    shutil.copy2(prog, local)
+    exe = instrument(local, "counters_inst.cpp", "counters_anal.c", work)
+    n, i = run_both(local, exe, work)
+    expected = open(os.path.join(HERE, "..", "programs", "expected", name + ".out"), "rb").read()
+    eq(i[0] + b"[exit status %d]\n" % i[2], expected, "output vs expected/%s.out" % name)
+    outs = [f for f in os.listdir(i[3]) if f.startswith("counters.out")]
+    check(outs, "no counters.out")
+    for f in outs:
+        lines = read_lines(os.path.join(i[3], f))
+        m = re.match(r"differences: blocks (\d+) instructions (\d+) edges (\d+)$", lines[-1])
+        check(m, f"{f}: no summary line: {lines[-3:]}")
+        check(int(re.match(r"blocks \d+ executed (\d+)", lines[-3]).group(1)) > 0, f"{f}: no block counted")
+        eq(int(m.group(1)), 0, f"{f}: blocks whose inline count differs from the call's ({lines[:3]})")
+        # Blocks that only the inline counters see: code ld.so runs before the entry point, where
+        # calls are skipped (avx's IFUNC resolver, init_fini's .preinit_array).
+        early = int(re.match(r"blocks counted before start (\d+)$", lines[-2]).group(1))
+        eq(early > 0, name in ("avx", "init_fini"), f"{f}: blocks counted before ProgramBefore ({early})")
+        if name != "signals_setjmp":
+            eq((int(m.group(2)), int(m.group(3))), (0, 0), f"{f}: instruction and edge differences ({lines[:3]})")
+
+
 def t_clobber_fenv(work, variant):
     prog = build("fenv.c", variant, work, ["-lm"])
     exe = instrument(prog, "clobber_inst.cpp", "clobber_anal.c", work)
@@ -477,6 +505,9 @@ for p in PITFALLS:
     # tests/programs builds tailcalls without -O0 (no tail calls there).
     for v in ("O2",) if p in SLOW else ("O2", "O0", "nopie"):
         TESTS[f"clobber.{p}.{v}"] = (lambda w, p=p, v=v: t_clobber(w, p, v, "16" if p in SLOW else "1"))
+for p in PITFALLS:
+    for v in ("O2",) if p == "tailcalls" else ("O2", "O0", "nopie"):
+        TESTS[f"counters.{p}.{v}"] = (lambda w, p=p, v=v: t_counters(w, p, v))
 for v in ("O2", "O0", "nopie"):
     TESTS[f"clobber.fenv.{v}"] = lambda w, v=v: t_clobber_fenv(w, v)
     TESTS[f"order.{v}"] = lambda w, v=v: t_order(w, v)

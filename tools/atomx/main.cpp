@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/Threads.h"
 #include "elf/ElfImage.h"
 #include "instrument/Engine.h"
 #include "instrument/Instrumenter.h"
@@ -70,6 +71,8 @@ constexpr const char* kUsage = R"(usage:
       --report FILE      write a JSON report: counts, timings, and every
                          procedure left in place with the reason
       -q                 print nothing on success
+      --atomic-counters  (with a tool) make inline counter increments atomic
+                         even where atomx sees no way for PROG to start threads
   atomx dump PROG [--proc NAME]
       Print procedures, basic blocks, instructions (original addresses), CFG
       edges, jump tables, and what could not be analysed.
@@ -136,6 +139,7 @@ void rewriteProgram(const std::string& prog, const std::string& out, const atomx
   auto& rewriter = *new atomx::rewrite::Rewriter(image, options);
   const atomx::instrument::Engine* engine = nullptr;
   atomx::instrument::Instrumenter* instrumenter = nullptr;
+  std::string atomicWhy;  // why counters are atomic ("" = plain)
   if (!tool.instrumentation.empty()) {
     // Build the tool first: a compile error should not wait for the analysis.
     atomx::instrument::ToolBuild build(tool);
@@ -150,15 +154,23 @@ void rewriteProgram(const std::string& prog, const std::string& out, const atomx
         throw atomx::Error(p.name + " is declared by " + tool.instrumentation + " but no analysis file defines it" +
                            " (in C++, declare it extern \"C\")");
     engine = e;
-    instrumenter = new atomx::instrument::Instrumenter(*e, build.analysisObject(), out);
+    const std::string threads = atomx::analysis::threadEvidence(image);
+    atomicWhy = options.atomicCounters ? "--atomic-counters" : threads;
+    instrumenter = new atomx::instrument::Instrumenter(*e, build.analysisObject(), out, !atomicWhy.empty());
     rewriter.setInstrumenter(instrumenter);
   }  // the temporary build directory goes here; the plugin stays loaded
   std::vector<uint8_t> bytes = rewriter.rewrite();
   writeFile(out, bytes, true);
-  if (!quiet && instrumenter)
+  if (!quiet && instrumenter) {
     std::fprintf(stderr, "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s), %zu without vector state\n",
                  out.c_str(), engine->routines().size(), engine->calls().size(), instrumenter->siteCount(),
                  instrumenter->lightSiteCount());
+    if (instrumenter->incrementCount())
+      std::fprintf(stderr, "atomx: %s: %zu inline counter increment(s), %s\n", out.c_str(),
+                   instrumenter->incrementCount(),
+                   atomicWhy.empty() ? "plain (the program starts no threads)"
+                                     : ("atomic (" + atomicWhy + ")").c_str());
+  }
   if (!reportPath.empty()) {
     std::ofstream r(reportPath);
     if (!r) throw atomx::Error(reportPath + ": cannot create report file");
@@ -177,6 +189,7 @@ int runRewrite(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "-o" && i + 1 < argc) out = argv[++i];
     else if (a == "--poison-original") options.poisonOriginal = true;
+    else if (a == "--atomic-counters") options.atomicCounters = true;
     else if (a == "--report" && i + 1 < argc) reportPath = argv[++i];
     else if (a == "--pad-instructions" && i + 1 < argc) {
       const std::string n = argv[++i];

@@ -1,0 +1,19 @@
+// Whether a program may run its code in more than one thread: inline
+// counters (atomx::Counters) are plain `inc` when it cannot, which is
+// several times cheaper than `lock inc`, and still exact.
+#pragma once
+
+#include <string>
+
+#include "elf/ElfImage.h"
+
+namespace atomx::analysis {
+
+// The program may start threads that run its code when it imports a way to
+// start one (pthread_create, thrd_create, std::thread, clone, OpenMP, a
+// SIGEV_THREAD timer or notification, POSIX AIO ...) or needs a library
+// outside a short list known to start none that calls back into it.  The
+// answer says why, for `atomx`'s report: "" when it cannot.
+std::string threadEvidence(const elf::ElfImage& image);
+
+}  // namespace atomx::analysis
