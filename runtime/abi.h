@@ -45,6 +45,11 @@ enum {
    * all code they reach, use general registers only (atomx decides:
    * src/instrument/VectorStateUse).  Same frame, same body convention. */
   kAtomxSlotEnterLight = 48,
+  /* enter and enter-light without saving RFLAGS: for sites where no status
+   * flag is live and whose procedure never sets DF (atomx decides:
+   * analysis/FlagsLiveness).  The frame's rflags slot holds garbage. */
+  kAtomxSlotEnterNoFlags = 56,
+  kAtomxSlotEnterLightNoFlags = 64,
 };
 
 /* Site code (inserted by atomx before/after an application instruction):

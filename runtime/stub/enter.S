@@ -1,34 +1,46 @@
-/* Slot 24: the dispatcher every inserted call goes through.  This is the one
- * place that decides what is saved around an analysis call; see abi.h.
- *
- * Site code:
+/* Slots 24, 48, 56, 64: the dispatchers every inserted call goes through.
+ * This is the one place that decides what is saved around an analysis
+ * call; see abi.h.  Site code:
  *     lea  -128(%rsp), %rsp          # step over the red zone
- *     call blob+24                   # -> here
+ *     call blob+SLOT                 # -> here
  *     nopl disp32(%rax)              # 0f 1f 80 <disp32>: body = end of nop + disp32
  *     lea  128(%rsp), %rsp
  *
  * Everything the application can observe is restored on return:
- *   - RFLAGS and the 15 general registers, pushed here as struct AtomxFrame
- *     (r15 at the lowest address), popped at the end;
+ *   - the 15 general registers, pushed here as struct AtomxFrame (r15 at the
+ *     lowest address), popped at the end;
+ *   - RFLAGS (pushfq/popfq), except in the "noflags" dispatchers, which
+ *     atomx calls only where no status flag is live and the procedure
+ *     never sets DF (analysis/FlagsLiveness): popfq is the slowest
+ *     instruction here.  The frame keeps its rflags slot either way;
  *   - x87, MXCSR, SSE, AVX, AVX-512, PKRU ...: every component enabled in
  *     XCR0, with XSAVE/XRSTOR (mask EDX:EAX = all ones) into an area of
- *     descriptor->xsaveSize bytes below the frame.  The 64-bit forms keep the
- *     x87 instruction and data pointers whole.
+ *     descriptor->xsaveSize bytes below the frame; the "light" dispatchers
+ *     skip it, for sites whose analysis code uses general registers only
+ *     (src/instrument/VectorStateUse).  The 64-bit forms keep the x87
+ *     instruction and data pointers whole.
  * Memory below the application's red zone is free for us: the site code
  * stepped over the red zone before the call.
  *
  * The body is a SysV function taking the frame (%rdi); it may clobber
- * anything.  It runs with DF clear (the saved RFLAGS put the application's
- * DF back) and %rsp 64-byte aligned at the call. */
+ * anything.  It runs with DF clear and %rsp 64-byte aligned at the call. */
 #include "stub.h"
 
-        .text
-        .globl  atomx_enter
-        .hidden atomx_enter
-        .type   atomx_enter, @function
-atomx_enter:
+/* One dispatcher: NAME, whether it saves the vector state (VECTOR) and
+ * RFLAGS (FLAGS).  A light dispatcher sends a thread's first call to the
+ * full one of the same FLAGS kind (FULL): the analysis libc's thread
+ * set-up may use any register. */
+.macro DISPATCHER name, vector, flags, full
+        .globl  \name
+        .hidden \name
+        .type   \name, @function
+\name:
         /* struct AtomxFrame, from the top down: rflags, rax ... r15. */
+        .if \flags
         pushfq
+        .else
+        lea     -8(%rsp), %rsp                  /* the rflags slot, unused */
+        .endif
         push    %rax
         /* Descriptor = blob + delta, both found rip-relative.  Before the
          * runtime is ready (code ld.so runs before the entry point) there is
@@ -36,7 +48,7 @@ atomx_enter:
         lea     atomx_blob_start(%rip), %rax
         add     atomx_blob_start + STUB_BLOB_DESCRIPTOR_DELTA(%rip), %rax
         cmpq    $0, STUB_DESC_READY(%rax)
-        je      .Lnot_ready
+        je      \name\()_not_ready
         push    %rcx
         push    %rdx
         push    %rbx
@@ -53,12 +65,11 @@ atomx_enter:
         push    %r15
         mov     %rsp, %rbx                      /* %rbx = frame (callee-saved: survives the body) */
         mov     %rax, %r12                      /* %r12 = descriptor (callee-saved too) */
-
-.Lsave_vector_state:
+        .if \vector
+\name\()_save_vector_state:
         /* The XSAVE area: xsaveSize bytes below the frame, 64-byte aligned. */
         sub     STUB_DESC_XSAVE_SIZE(%r12), %rsp
         and     $-64, %rsp
-
         /* XSAVE writes XSTATE_BV only; XRSTOR faults unless the rest of the
          * header (XCOMP_BV, reserved bytes) is zero, so clear all 64 bytes. */
         xor     %eax, %eax
@@ -73,18 +84,24 @@ atomx_enter:
         mov     $-1, %eax
         mov     $-1, %edx
         xsave64 (%rsp)
-
         /* A thread's first call: set up the analysis libc's state for it
          * (abi.h, threadFlag). */
         mov     STUB_DESC_THREAD_FLAG(%r12), %rcx
         test    %rcx, %rcx
-        jz      .Lthread_ready
+        jz      1f
         cmpb    $0, %fs:(%rcx)
-        jne     .Lthread_ready
+        jne     1f
         cld
         call    *STUB_DESC_THREAD_START(%r12)
-.Lthread_ready:
-
+1:
+        .else
+        mov     STUB_DESC_THREAD_FLAG(%r12), %rcx
+        test    %rcx, %rcx
+        jz      1f
+        cmpb    $0, %fs:(%rcx)
+        je      \full\()_save_vector_state
+1:      and     $-64, %rsp
+        .endif
         /* The body: the return address points at the nop; its disp32 is
          * relative to the end of the 7-byte nop. */
         mov     STUB_FRAME_RETURN_ADDRESS(%rbx), %rcx
@@ -93,12 +110,17 @@ atomx_enter:
         mov     %rbx, %rdi                      /* body(frame) */
         cld                                     /* the SysV ABI wants DF clear */
         call    *%rax
-
+        .if \vector
         mov     $-1, %eax
         mov     $-1, %edx
         xrstor64 (%rsp)
         mov     %rbx, %rsp
-.Lrestore_registers:
+        .else
+        mov     %rbx, %rsp
+        jmp     \full\()_restore_registers
+        .endif
+        .if \vector
+\name\()_restore_registers:
         pop     %r15
         pop     %r14
         pop     %r13
@@ -113,60 +135,22 @@ atomx_enter:
         pop     %rbx
         pop     %rdx
         pop     %rcx
+        .endif
+\name\()_not_ready:
         pop     %rax
+        .if \flags
         popfq
+        .else
+        lea     8(%rsp), %rsp
+        .endif
         ret
-.Lnot_ready:
-        pop     %rax
-        popfq
-        ret
-        .size   atomx_enter, . - atomx_enter
+        .size   \name, . - \name
+.endm
 
-/* Slot 48: the same without XSAVE/XRSTOR, for sites whose analysis code
- * uses general registers only (abi.h: kAtomxSlotEnterLight).  The frame
- * and the body convention are enter's.  A thread's first call takes
- * enter's full path: the analysis libc's thread set-up may use any
- * register. */
-        .globl  atomx_enter_light
-        .hidden atomx_enter_light
-        .type   atomx_enter_light, @function
-atomx_enter_light:
-        pushfq
-        push    %rax
-        lea     atomx_blob_start(%rip), %rax
-        add     atomx_blob_start + STUB_BLOB_DESCRIPTOR_DELTA(%rip), %rax
-        cmpq    $0, STUB_DESC_READY(%rax)
-        je      .Lnot_ready
-        push    %rcx
-        push    %rdx
-        push    %rbx
-        push    %rbp
-        push    %rsi
-        push    %rdi
-        push    %r8
-        push    %r9
-        push    %r10
-        push    %r11
-        push    %r12
-        push    %r13
-        push    %r14
-        push    %r15
-        mov     %rsp, %rbx
-        mov     %rax, %r12
-        mov     STUB_DESC_THREAD_FLAG(%r12), %rcx
-        test    %rcx, %rcx
-        jz      1f
-        cmpb    $0, %fs:(%rcx)
-        je      .Lsave_vector_state
-1:      and     $-64, %rsp
-        mov     STUB_FRAME_RETURN_ADDRESS(%rbx), %rcx
-        movslq  3(%rcx), %rax
-        lea     7(%rcx,%rax), %rax
-        mov     %rbx, %rdi
-        cld
-        call    *%rax
-        mov     %rbx, %rsp
-        jmp     .Lrestore_registers
-        .size   atomx_enter_light, . - atomx_enter_light
+        .text
+        DISPATCHER atomx_enter, 1, 1, atomx_enter
+        DISPATCHER atomx_enter_light, 0, 1, atomx_enter
+        DISPATCHER atomx_enter_noflags, 1, 0, atomx_enter_noflags
+        DISPATCHER atomx_enter_light_noflags, 0, 0, atomx_enter_noflags
 
         .section .note.GNU-stack, "", @progbits

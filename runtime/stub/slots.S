@@ -1,6 +1,6 @@
-/* The first 56 bytes of the runtime blob (abi.h): four entry slots 8 bytes
- * apart, the descriptor delta that atomx patches, the magic, and a fifth
- * slot.  Then the
+/* The first 72 bytes of the runtime blob (abi.h): four entry slots 8 bytes
+ * apart, the descriptor delta that atomx patches, the magic, and three more
+ * slots.  Then the
  * process entry point (slot 0), whose C half is atomx_start in start.c.
  * The linker script (blob.ld) puts this section at offset 0. */
 #include "stub.h"
@@ -21,6 +21,10 @@ atomx_blob_start:
         .ascii  "ATOMXRT1"                      /* 40: magic */
         jmp     atomx_enter_light               /* 48: enter, no XSAVE (enter.S) */
         .org    atomx_blob_start + 56, 0xcc
+        jmp     atomx_enter_noflags             /* 56: enter, no RFLAGS */
+        .org    atomx_blob_start + 64, 0xcc
+        jmp     atomx_enter_light_noflags       /* 64: enter, neither */
+        .org    atomx_blob_start + 72, 0xcc
 
 /* Slot 0.  The kernel (static) or ld.so (dynamic) jumps here with %rsp at
  * argc and %rdx = the function the program must register with atexit

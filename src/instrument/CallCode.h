@@ -1,6 +1,7 @@
 // CallCode: the machine code of inserted calls.
 //
-// Site code is what goes into the application's code (runtime/abi.h):
+// Site code is what goes into the application's code: inline counter
+// increments, then the call part (runtime/abi.h):
 //   lea -128(%rsp),%rsp; call enter; nopl body(%rax); lea 128(%rsp),%rsp
 // The runtime's enter saves the complete state (runtime/stub/enter.S is the
 // one place that decides what is saved) and calls the body, which atomx

@@ -139,13 +139,14 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
 }
 
 // What is saved around each site: without the vector state when every
-// routine the site calls leaves it alone (VectorStateUse); an _exit hook
-// runs ProgramAfter, which may do anything.
+// routine the site calls leaves it alone (VectorStateUse), without RFLAGS
+// where no status flag is live and DF is known clear; an _exit hook runs
+// ProgramAfter, which may do anything.
 void Instrumenter::chooseEnters() {
   const VectorStateUse vectorUse(analysisObject_, engine_.decoder());
   std::vector<int8_t> heavy(engine_.routines().size(), -1);
   siteEnter_.assign(plan_.sites().size(), addresses_.enter);
-  lightSites_ = 0;
+  lightSites_ = noFlagsSites_ = 0;
   for (size_t s = 0; s < plan_.sites().size(); ++s) {
     const Site& site = plan_.sites()[s];
     if (!site.needsCall()) continue;
@@ -155,10 +156,12 @@ void Instrumenter::chooseEnters() {
       if (h < 0) h = vectorUse.mayTouch(engine_.routine(c->routine).name);
       light = light && !h;
     }
-    if (light) {
-      siteEnter_[s] = runtimeAddress_ + kAtomxSlotEnterLight;
-      ++lightSites_;
-    }
+    const bool noFlags = !site.exitHook && site.proc && site.liveFlags == 0 && site.directionClear;
+    static constexpr uint32_t kSlot[2][2] = {{kAtomxSlotEnter, kAtomxSlotEnterNoFlags},
+                                             {kAtomxSlotEnterLight, kAtomxSlotEnterLightNoFlags}};
+    siteEnter_[s] = runtimeAddress_ + kSlot[light][noFlags];
+    lightSites_ += light;
+    noFlagsSites_ += noFlags;
   }
 }
 

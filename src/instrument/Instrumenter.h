@@ -42,6 +42,8 @@ class Instrumenter {
   }
   // Sites that skip saving the vector state (known after placeCode()).
   size_t lightSiteCount() const { return lightSites_; }
+  // Sites that skip saving RFLAGS (known after placeCode()).
+  size_t noFlagsSiteCount() const { return noFlagsSites_; }
   // Inline counter increments, and whether they are atomic.
   size_t incrementCount() const { return engine_.increments().size(); }
   bool atomicCounters() const { return plan_.atomicCounters(); }
@@ -77,7 +79,7 @@ class Instrumenter {
   std::vector<uint64_t> bodyAddress_;  // per site
   std::vector<uint32_t> bodySize_;
   std::vector<uint64_t> siteEnter_;    // per site: the enter slot it calls
-  size_t lightSites_ = 0;
+  size_t lightSites_ = 0, noFlagsSites_ = 0;
   uint64_t runtimeAddress_ = 0, codeEnd_ = 0;
   CodeAddresses addresses_;
   // Read-only layout (offsets from roAddress_).

@@ -1,8 +1,9 @@
 // Plan: where each call a tool added runs, as insertion sites.
 //
-// A site is one place in the new code that saves the application's state
-// once, runs every call for that place in order, and restores the state
-// (one `enter` of the runtime, one generated body).  Sites sit before an
+// A site is one place in the new code: first its inline counter increments
+// (atomx::Counters), then, if it has calls, one `enter` of the runtime that
+// saves the application's state once, runs every call for that place in
+// order through one generated body, and restores the state.  Sites sit before an
 // instruction, after it, or in a procedure's tail as an edge stub (a taken
 // edge or a jump-table edge is redirected through the stub, which then jumps
 // on to the original target).  Plan::place() says what runs where.
@@ -28,6 +29,7 @@ struct Site {
   bool exitHook = false;    // before a call to _exit: run ProgramAfter first
   uint64_t edgeTarget = 0;  // edge stubs: original address the stub jumps on to
   uint8_t liveFlags = 0x3f; // status flags live where the site runs (analysis::FlagsLiveness)
+  bool directionClear = false;  // DF is clear here: the procedure has no `std`
   uint32_t codeSize = 0;    // bytes in the application's code (a stub's jump not included)
 
   // The site saves the state and calls the runtime's enter (otherwise it

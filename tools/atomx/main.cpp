@@ -162,9 +162,11 @@ void rewriteProgram(const std::string& prog, const std::string& out, const atomx
   std::vector<uint8_t> bytes = rewriter.rewrite();
   writeFile(out, bytes, true);
   if (!quiet && instrumenter) {
-    std::fprintf(stderr, "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s), %zu without vector state\n",
+    std::fprintf(stderr,
+                 "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s), %zu without vector state, "
+                 "%zu without flags\n",
                  out.c_str(), engine->routines().size(), engine->calls().size(), instrumenter->siteCount(),
-                 instrumenter->lightSiteCount());
+                 instrumenter->lightSiteCount(), instrumenter->noFlagsSiteCount());
     if (instrumenter->incrementCount())
       std::fprintf(stderr, "atomx: %s: %zu inline counter increment(s), %s\n", out.c_str(),
                    instrumenter->incrementCount(),
