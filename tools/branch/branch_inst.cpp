@@ -2,9 +2,12 @@
 // typed C++ API, extended: for every conditional branch, how often it was
 // taken and not taken (btaken.out, the paper's format, unchanged), and how
 // often a 2-bit saturating-counter predictor mispredicted it (branch.out,
-// branch.json).  One call per executed conditional branch; everything
-// static (addresses, procedure names) goes to the analysis side once, as
-// constant arrays, at program start.  Options: --top N (rows of the tables
+// branch.json).  One call per executed conditional branch, on the edge
+// control takes, with the outcome as a constant: there the flags are
+// usually dead, so the call need not save them (a branch that leaves its
+// procedure, to a `.cold` part say, passes branchCondition() from before the
+// branch instead).  Everything static (addresses, procedure names) goes to
+// the analysis side once, as constant arrays, at program start.  Options: --top N (rows of the tables
 // in branch.out, default 10).
 #include <atomx/atomx.hpp>
 
@@ -38,7 +41,15 @@ extern "C" void Instrument(int argc, char** argv) {
     names.push_back('\0');
     for (Block b : p.blocks())
       if (Inst i = b.last(); i.isCondBranch()) {
-        condBranch.before(i, long(pcs.size()), branchCondition());
+        const long id = long(pcs.size());
+        Edge taken, fallThrough;
+        for (Edge e : b.succs()) (e.kind() == EdgeKind::Taken ? taken : fallThrough) = e;
+        if (taken.handle() && fallThrough.handle()) {
+          condBranch.on(taken, id, 1);
+          condBranch.on(fallThrough, id, 0);
+        } else {
+          condBranch.before(i, id, branchCondition());
+        }
         pcs.push_back(long(i.pc()));
         procName.push_back(offset);
       }

@@ -1,19 +1,17 @@
-// Analysis routines of the dyninst tool (dyninst_inst.cpp): one atomic
-// counter per basic block (relaxed: every thread of the program counts,
-// and the totals are read at program end); everything else is computed at
-// the end from the static per-block tallies.
+// Analysis routines of the dyninst tool (dyninst_inst.cpp): the program
+// counts each basic block inline (atomx::Counters) and nothing runs here
+// until the end, when every figure is computed from those counts and the
+// static per-block tallies.
 #include <atomx/report.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
 namespace {
-std::unique_ptr<std::atomic<long>[]> counts;
+const long* counts;  // per block: atomx's inline counters
 long nBlocks, nProcs, nClasses, nMnemonics, topN;
 const long* blockPc;  // start, end of each block
 const int *blockProc, *blockInsts, *procName, *tallyStart, *tallyKey, *tallyCount, *keyName;
@@ -30,7 +28,7 @@ Totals total() {
   t.proc.assign(size_t(nProcs), 0), t.procBlocks.assign(size_t(nProcs), 0);
   t.cls.assign(size_t(nClasses), 0), t.mnem.assign(size_t(nMnemonics), 0);
   for (long b = 0; b < nBlocks; ++b) {
-    const long n = counts[b].load();
+    const long n = counts[b];
     if (!n) continue;
     t.blocks += n, ++t.liveBlocks, t.insts += n * blockInsts[b];
     t.proc[size_t(blockProc[b])] += n * blockInsts[b], t.procBlocks[size_t(blockProc[b])] += n;
@@ -105,7 +103,7 @@ void writeJson(const Totals& t) {
   j.key("blocks").beginArray();
   for (long b = 0; b < nBlocks; ++b) {
     j.beginObject().key("pc").hex(uint64_t(blockPc[2 * b])).key("end").hex(uint64_t(blockPc[2 * b + 1])).key("proc").value(names + procName[blockProc[b]]);
-    j.key("insts").value(blockInsts[b]).key("count").value(counts[b].load()).endObject();
+    j.key("insts").value(blockInsts[b]).key("count").value(counts[b]).endObject();
   }
   j.endArray();
   j.endObject();
@@ -118,15 +116,13 @@ extern "C" {
 void DynInit(long nb, const long* pcs, const int* procs, const int* insts, long np, const int* pnames, const char* blob,
              const int* tstart, const int* tkey, const int* tcount, long nc, long nm, const int* knames, long topRows,
              const char* path) {
-  counts = std::make_unique<std::atomic<long>[]>(size_t(nb ? nb : 1));
   nBlocks = nb, blockPc = pcs, blockProc = procs, blockInsts = insts, nProcs = np, procName = pnames, names = blob;
   tallyStart = tstart, tallyKey = tkey, tallyCount = tcount, nClasses = nc, nMnemonics = nm, keyName = knames;
   topN = topRows, programPath = path;
 }
 
-void DynBlock(long b) { counts[b].fetch_add(1, std::memory_order_relaxed); }
-
-void DynFini() {
+void DynFini(const long* blockCounts) {
+  counts = blockCounts;
   const Totals t = total();
   writeSummary(t);
   writeJson(t);

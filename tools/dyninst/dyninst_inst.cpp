@@ -1,6 +1,6 @@
 // dyninst: dynamic instruction counts per procedure, basic block and
-// instruction class (ATOM's "dyninst" tool).  Cheap by design: one call per
-// executed basic block, with the block's index; what a block holds (its
+// instruction class (ATOM's "dyninst" tool).  Cheap by design: an inline
+// counter per basic block (atomx::Counters, no call); what a block holds (its
 // instruction count, its classes and mnemonics) is tallied here, once, and
 // handed to the analysis side as constant arrays at program start.  The
 // counts are exact because atomx ends a block at every control transfer,
@@ -52,8 +52,8 @@ extern "C" void Instrument(int argc, char** argv) {
     }
   }
   Routine init("DynInit(long, long[], int[], int[], long, int[], char[], int[], int[], int[], long, long, int[], long, const char*)");
-  Routine block("DynBlock(long)");
-  Routine fini("DynFini()");
+  Counters blockCount;
+  Routine fini("DynFini(long*)");
 
   Keys classes, mnemonics;
   std::vector<long> blockPc;  // start and end of each block
@@ -67,7 +67,7 @@ extern "C" void Instrument(int argc, char** argv) {
       std::map<int, int> c, m;
       int n = 0;
       for (Inst i : b.insts()) ++n, ++c[classes.id(i.category())], ++m[mnemonics.id(i.mnemonic())];
-      block.before(b, long(blockInsts.size()));
+      blockCount.increment(b, blockInsts.size());
       blockPc.push_back(long(b.pc())), blockPc.push_back(long(b.endPc()));
       blockProc.push_back(proc);
       blockInsts.push_back(n);
@@ -89,5 +89,5 @@ extern "C" void Instrument(int argc, char** argv) {
   init.atProgramStart(nBlocks, blockPc, blockProc, blockInsts, long(procName.size()), procName, names.blob,
                       tallyStart, tallyKey, tallyCount, long(classes.order.size()), long(mnemonics.order.size()),
                       keyName, top, std::string(program().path()));
-  fini.atProgramEnd();
+  fini.atProgramEnd(blockCount);
 }

@@ -1,5 +1,6 @@
-// Analysis routines of the gprof tool (gprof_inst.cpp).  Block counters and
-// taken counters are relaxed atomics; an indirect site keeps its first four
+// Analysis routines of the gprof tool (gprof_inst.cpp).  The program counts
+// its blocks inline (atomx::Counters); conditional tail calls taken are
+// relaxed atomics; an indirect site keeps its first four
 // targets in lock-free slots, further ones in a map under a mutex
 // (<atomx/targets.hpp>).  At the
 // end: arcs, per-procedure instructions, and an estimate of inclusive cost
@@ -35,7 +36,8 @@ const long* blockPc;   // pairs: start, end
 const Site* sites;
 std::map<uint64_t, long> imported;  // PLT stub / GOT call target -> external name index
 std::string callgrindPath, programPath;
-std::unique_ptr<std::atomic<uint64_t>[]> counts, taken;
+const uint64_t* counts;  // per block, atomx's inline counters
+std::unique_ptr<std::atomic<uint64_t>[]> taken;
 std::unique_ptr<atomx::TargetCounts> targets;
 
 double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
@@ -103,13 +105,8 @@ void GprofInit(long np, const char* names, const long* pinfo, long nb, const int
   externals = atomx::splitStrings(extNames, size_t(next));
   for (long k = 0; k < nimp; ++k) imported.emplace(uint64_t(imp[2 * k]), imp[2 * k + 1]);
   callgrindPath = callgrind, programPath = prog;
-  counts = std::make_unique<std::atomic<uint64_t>[]>(size_t(nb));
   taken = std::make_unique<std::atomic<uint64_t>[]>(size_t(ns));
   targets = std::make_unique<atomx::TargetCounts>(ns);
-}
-
-void GprofBlock(long b) {
-  if (counts) counts[b].fetch_add(1, std::memory_order_relaxed);
 }
 
 void GprofCondTail(long site, long isTaken) {
@@ -120,12 +117,12 @@ void GprofIndirect(long site, long target) {
   if (targets) targets->count(site, uint64_t(target));
 }
 
-void GprofFinish() {
-  if (!counts) return;
+void GprofFinish(const uint64_t* blockCounts) {
+  counts = blockCounts;
   std::vector<uint64_t> self(static_cast<size_t>(nproc));
   uint64_t total = 0;
   for (long b = 0; b < nblock; ++b) {
-    const uint64_t n = counts[b].load(std::memory_order_relaxed) * uint64_t(blocks[2 * b + 1]);
+    const uint64_t n = counts[b] * uint64_t(blocks[2 * b + 1]);
     self[size_t(blocks[2 * b])] += n, total += n;
   }
   // Arcs, merged over sites: (caller, callee, tail) -> calls.
@@ -138,7 +135,7 @@ void GprofFinish() {
   };
   for (long k = 0; k < nsite; ++k)
     if (sites[k].callee != kRuntime)
-      add(sites[k], sites[k].callee, sites[k].tail == 2 ? taken[k].load() : counts[sites[k].block].load());
+      add(sites[k], sites[k].callee, sites[k].tail == 2 ? taken[k].load() : counts[sites[k].block]);
   targets->forEach(nsite, [&](long k, uint64_t target, uint64_t n) { add(sites[k], calleeOf(target), n); });
   std::vector<Arc> arcs;
   std::vector<uint64_t> calledTimes(static_cast<size_t>(nproc));
@@ -209,7 +206,7 @@ void GprofFinish() {
     j.endArray();
     j.key("blocks").beginArray();
     for (long b = 0; b < nblock; ++b)
-      if (uint64_t c = counts[b].load(std::memory_order_relaxed))
+      if (uint64_t c = counts[b])
         j.beginObject().key("pc").hex(uint64_t(blockPc[2 * b])).key("end").hex(uint64_t(blockPc[2 * b + 1]))
             .key("count").value((unsigned long long)c).key("instructions").value(blocks[2 * b + 1]).endObject();
     j.endArray();

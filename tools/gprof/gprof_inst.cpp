@@ -40,12 +40,12 @@ extern "C" void Instrument(int argc, char** argv) {
     else throw Error("gprof: unknown option '" + a + "' (options: --top N, --callgrind FILE, --no-callgrind)");
   }
 
-  Routine count("GprofBlock(long)");
+  Counters blockCount;  // inline, per block
   Routine indirect("GprofIndirect(long, VALUE)");
   Routine condTail("GprofCondTail(long, VALUE)");
   Routine init(
       "GprofInit(long, char[], long[], long, int[], long[], long, long[], long, char[], long, long[], char*, long, char*)");
-  Routine finish("GprofFinish()");
+  Routine finish("GprofFinish(long*)");
 
   // Names of imported functions (PLT stubs, GOT slots), by the address a
   // direct call goes to: they name indirect targets too.
@@ -76,7 +76,7 @@ extern "C" void Instrument(int argc, char** argv) {
       const long id = nblock++;
       blocks.insert(blocks.end(), {nproc, int(b.insts().size())});
       blockPc.insert(blockPc.end(), {long(b.pc()), long(b.endPc())});
-      count.before(b, id);
+      blockCount.increment(b, size_t(id));
       // A site: kind (0 call, 1 tail call, 2 conditional tail call), block, caller, callee: procedure
       // index, or -1 - external name index, or kRuntime (indirect); source line.
       const Inst i = b.last();
@@ -118,5 +118,5 @@ extern "C" void Instrument(int argc, char** argv) {
   sites.push_back(0), importedTable.push_back(0), externalNames.push_back('\0');
   init.atProgramStart(long(nproc), names, procInfo, nblock, blocks, blockPc, nsite, sites, long(externals.size()),
                       externalNames, nimported, importedTable, callgrind, top, std::string(program().path()));
-  finish.atProgramEnd();
+  finish.atProgramEnd(blockCount);
 }

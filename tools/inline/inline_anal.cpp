@@ -1,5 +1,6 @@
 // Analysis routines of the inline tool (inline_inst.cpp).  A direct call
-// site has one relaxed atomic counter; an indirect one keeps its first four
+// site is counted inline by the program (atomx::Counters); an indirect one
+// calls InlineIndirect, which keeps its first four
 // targets in lock-free slots, further ones in a map under a mutex
 // (<atomx/targets.hpp>).  At the
 // end: inline.out (the most frequent call sites) and inline.json (all
@@ -10,7 +11,6 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -28,7 +28,7 @@ long nproc, nsite, top;
 std::vector<std::string> procNames, where, externals;
 const long* procInfo;  // triples: start, end, instructions (address order)
 const Site* sites;
-std::unique_ptr<std::atomic<uint64_t>[]> counts;
+const uint64_t* counts;  // per direct site, atomx's inline counters
 std::unique_ptr<atomx::TargetCounts> targets;
 
 // A run-time target: the procedure containing it, else a shared library's
@@ -62,25 +62,20 @@ void InlineInit(long np, const char* names, const long* pinfo, long ns, const lo
   sites = reinterpret_cast<const Site*>(st);
   where = atomx::splitStrings(wh, size_t(ns));
   externals = atomx::splitStrings(extNames, size_t(next));
-  counts = std::make_unique<std::atomic<uint64_t>[]>(size_t(ns));
   targets = std::make_unique<atomx::TargetCounts>(ns);
-}
-
-void InlineSite(long site) {
-  if (counts) counts[site].fetch_add(1, std::memory_order_relaxed);
 }
 
 void InlineIndirect(long site, long target) {
   if (targets) targets->count(site, uint64_t(target));
 }
 
-void InlineFinish() {
-  if (!counts) return;
+void InlineFinish(const uint64_t* siteCounts) {
+  counts = siteCounts;
   std::vector<Row> rows;
   uint64_t calls = 0;
   for (long k = 0; k < nsite; ++k)
     if (sites[k].callee != kRuntime)
-      if (uint64_t n = counts[k].load()) rows.push_back({k, sites[k].callee, n});
+      if (uint64_t n = counts[k]) rows.push_back({k, sites[k].callee, n});
   std::map<std::pair<long, long>, uint64_t> indirect;  // (site, callee) -> calls
   targets->forEach(nsite, [&](long k, uint64_t target, uint64_t n) { indirect[{k, calleeOf(target)}] += n; });
   for (auto& [key, n] : indirect) rows.push_back({key.first, key.second, n});

@@ -29,10 +29,10 @@ extern "C" void Instrument(int argc, char** argv) {
     if (a == "--top") top = optionNumber("inline", a, argv[++i], 1);
     else throw Error("inline: unknown option '" + a + "' (options: --top N)");
   }
-  Routine count("InlineSite(long)");
+  Counters siteCount;  // direct call sites, inline
   Routine indirect("InlineIndirect(long, VALUE)");
   Routine init("InlineInit(long, char[], long[], long, long[], char[], long, char[], long)");
-  Routine finish("InlineFinish()");
+  Routine finish("InlineFinish(long*)");
 
   std::map<const void*, long> procIndex;
   std::vector<char> names, externalNames, where;
@@ -67,7 +67,7 @@ extern "C" void Instrument(int argc, char** argv) {
           if (it == externals.end()) it = externals.insert(it, n);
           callee = -1 - long(it - externals.begin());
         }
-        count.before(b, site);
+        siteCount.increment(b, size_t(site));
       } else {
         indirect.before(i, site, branchTarget());
       }
@@ -81,5 +81,5 @@ extern "C" void Instrument(int argc, char** argv) {
   sites.push_back(0), where.push_back('\0'), externalNames.push_back('\0');  // never empty arrays
   init.atProgramStart(long(procIndex.size()), names, procInfo, nsite, sites, where, long(externals.size()),
                       externalNames, top);
-  finish.atProgramEnd();
+  finish.atProgramEnd(siteCount);
 }

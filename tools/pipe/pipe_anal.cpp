@@ -1,5 +1,5 @@
-// pipe tool, analysis side: one counter per basic block (atomic: threads
-// run blocks concurrently); at the end, the static per-block costs that
+// pipe tool, analysis side: the program counts its basic blocks inline
+// (atomx::Counters); at the end, the static per-block costs that
 // pipe_inst.cpp computed are weighted by the counts.
 #include <atomx/report.hpp>
 
@@ -7,9 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <atomic>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,7 +23,7 @@ struct ProcTotal {
   unsigned long insts = 0, stalls = 0;
 };
 std::vector<BlockInfo> blocks;
-std::unique_ptr<std::atomic<unsigned long>[]> counts;
+const unsigned long* counts;  // per block, atomx's inline counters
 std::vector<ProcTotal> procs;
 long topN = 10, params[5];
 
@@ -53,24 +51,22 @@ void PipeInit(long n, long top, long* pcs, long* ends, int* insts, int* stalls, 
   for (long k = 0; k < n; ++k)
     blocks[k] = {uint64_t(pcs[k]), uint64_t(ends[k]), uint64_t(worstPc[k]), insts[k], stalls[k], procOf[k],
                  worstStall[k], texts[k]};
-  counts = std::make_unique<std::atomic<unsigned long>[]>(n);
   for (size_t k = 0; k < names.size(); ++k) procs.push_back({names[k], uint64_t(procPcs[k])});
   topN = top;
   std::memcpy(params, model, sizeof params);
 }
 
-void PipeBlock(long k) { counts[k].fetch_add(1, std::memory_order_relaxed); }
-
-void PipeReport() {
+void PipeReport(const unsigned long* blockCounts) {
+  counts = blockCounts;
   unsigned long insts = 0, stalls = 0;
   std::vector<size_t> hot;  // executed blocks with stalls
   for (size_t k = 0; k < blocks.size(); ++k) {
-    const unsigned long c = counts[k].load();
+    const unsigned long c = counts[k];
     insts += c * blocks[k].insts, stalls += c * blocks[k].stalls;
     procs[blocks[k].proc].insts += c * blocks[k].insts, procs[blocks[k].proc].stalls += c * blocks[k].stalls;
     if (c && blocks[k].stalls) hot.push_back(k);
   }
-  auto blockStalls = [](size_t k) { return counts[k].load() * blocks[k].stalls; };
+  auto blockStalls = [](size_t k) { return counts[k] * blocks[k].stalls; };
   std::stable_sort(hot.begin(), hot.end(), [&](size_t a, size_t b) { return blockStalls(a) > blockStalls(b); });
   std::vector<const ProcTotal*> byStall;
   for (const ProcTotal& p : procs) if (p.stalls) byStall.push_back(&p);
@@ -94,7 +90,7 @@ void PipeReport() {
     for (size_t k = 0; k < hot.size() && long(k) < topN; ++k) {
       const BlockInfo& b = blocks[hot[k]];
       std::fprintf(o, "  %#-10lx %-14.14s %11lu %5d/%-5d %10lu  %d at %#lx %s\n", (unsigned long)b.pc,
-                   readable(procs[b.proc].name, 14).c_str(), counts[hot[k]].load(), b.stalls, b.insts, blockStalls(hot[k]),
+                   readable(procs[b.proc].name, 14).c_str(), counts[hot[k]], b.stalls, b.insts, blockStalls(hot[k]),
                    b.worstStall, (unsigned long)b.worstPc, b.worstText.c_str());
     }
     std::fclose(o);
@@ -115,9 +111,9 @@ void PipeReport() {
   j.endArray().key("blocks").beginArray();  // executed blocks; stalls and instructions per execution
   for (size_t k = 0; k < blocks.size(); ++k) {
     const BlockInfo& b = blocks[k];
-    if (!counts[k].load()) continue;
+    if (!counts[k]) continue;
     j.beginObject().key("pc").hex(b.pc).key("end").hex(b.end).key("procedure").value(procs[b.proc].name)
-        .key("count").value(counts[k].load()).key("instructions").value(b.insts).key("stalls").value(b.stalls);
+        .key("count").value(counts[k]).key("instructions").value(b.insts).key("stalls").value(b.stalls);
     if (b.worstStall) j.key("worst_pc").hex(b.worstPc).key("worst_stall").value(b.worstStall);
     j.endObject();
   }

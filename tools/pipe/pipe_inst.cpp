@@ -95,8 +95,8 @@ extern "C" void Instrument(int argc, char** argv) {
                   "' (options: --top N, --load N, --mul N, --div N, --fp N, --fpdiv N, --explain PROC)");
   }
   Routine init("PipeInit(long, long, long[], long[], int[], int[], int[], long[], int[], char*, long[], char*, long[])");
-  Routine count("PipeBlock(long)");
-  Routine report("PipeReport()");
+  Counters blockCount;  // inline, per block
+  Routine report("PipeReport(long*)");
 
   std::vector<long> pcs, ends, worstPc, procPcs;
   std::vector<int> insts, stalls, procOf, worstStall;
@@ -106,7 +106,7 @@ extern "C" void Instrument(int argc, char** argv) {
     for (Block b : p.blocks()) {
       if (ex) std::fprintf(stderr, "pipe: %s block %#lx\n", std::string(p.name()).c_str(), (unsigned long)b.pc());
       const Cost c = schedule(b, ex);
-      count.before(b, long(pcs.size()));
+      blockCount.increment(b, pcs.size());
       pcs.push_back(long(b.pc())), ends.push_back(long(b.endPc()));
       insts.push_back(int(c.insts)), stalls.push_back(int(c.stalls));
       procOf.push_back(int(procPcs.size()));
@@ -124,5 +124,5 @@ extern "C" void Instrument(int argc, char** argv) {
   const std::vector<long> params = {model.load, model.mul, model.div, model.fp, model.fpdiv};
   init.atProgramStart(n, top, pcs, ends, insts, stalls, procOf, worstPc, worstStall, worstText, procPcs, procNames,
                       params);
-  report.atProgramEnd();
+  report.atProgramEnd(blockCount);
 }

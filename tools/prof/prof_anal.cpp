@@ -1,16 +1,15 @@
-// Analysis routines of the prof tool (prof_inst.cpp).  ProfBlock runs once
-// per executed basic block, in every thread: one relaxed atomic add.  At the
+// Analysis routines of the prof tool (prof_inst.cpp).  The program counts
+// its basic blocks inline (atomx::Counters, exact in every thread).  At the
 // end, block counts times the static tallies give the instructions executed
 // per procedure and per source line: prof.out, prof.json and a callgrind
 // file (events: Ir) for callgrind_annotate and KCachegrind.
 #include <atomx/report.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <string>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -18,7 +17,7 @@ namespace {
 struct Line { int proc, file, line; };
 struct Entry { int block, line, insts; };
 
-std::unique_ptr<std::atomic<uint64_t>[]> counts;
+const uint64_t* counts;  // per block, atomx's inline counters
 long nproc, nblock, nline, nentry, top;
 std::vector<std::string> procNames, fileNames;
 const long* procPc;
@@ -108,24 +107,19 @@ void ProfInit(long np, const char* names, const long* ppc, const int* blk, const
   for (const Line* l = lines; l < lines + nl; ++l) nfile = std::max(nfile, size_t(l->file) + 1);
   fileNames = atomx::splitStrings(files, nfile);
   callgrindPath = callgrind, programPath = prog;
-  counts = std::make_unique<std::atomic<uint64_t>[]>(size_t(nb));
 }
 
-void ProfBlock(long b) {
-  if (counts) counts[b].fetch_add(1, std::memory_order_relaxed);
-}
-
-void ProfFinish() {
-  if (!counts) return;
+void ProfFinish(const uint64_t* blockCounts) {
+  counts = blockCounts;
   std::vector<uint64_t> procCount(static_cast<size_t>(nproc)), lineCount(static_cast<size_t>(nline));
   uint64_t total = 0;
   for (long b = 0; b < nblock; ++b) {
-    const uint64_t n = counts[b].load(std::memory_order_relaxed) * uint64_t(blocks[2 * b + 1]);
+    const uint64_t n = counts[b] * uint64_t(blocks[2 * b + 1]);
     procCount[size_t(blocks[2 * b])] += n;
     total += n;
   }
   for (const Entry* e = entries; e < entries + nentry; ++e)
-    lineCount[size_t(e->line)] += counts[e->block].load(std::memory_order_relaxed) * uint64_t(e->insts);
+    lineCount[size_t(e->line)] += counts[e->block] * uint64_t(e->insts);
 
   std::vector<long> procOrder, lineOrder;
   for (long p = 0; p < nproc; ++p)
@@ -185,7 +179,7 @@ void ProfFinish() {
     // Executed blocks: enough to recompute everything above per instruction.
     j.key("blocks").beginArray();
     for (long b = 0; b < nblock; ++b)
-      if (uint64_t c = counts[b].load(std::memory_order_relaxed))
+      if (uint64_t c = counts[b])
         j.beginObject().key("pc").hex(uint64_t(blockPc[2 * b])).key("end").hex(uint64_t(blockPc[2 * b + 1]))
             .key("count").value((unsigned long long)c)
             .key("instructions").value(blocks[2 * b + 1]).endObject();

@@ -26,10 +26,10 @@ extern "C" void Instrument(int argc, char** argv) {
     else throw Error("prof: unknown option '" + a + "' (options: --top N, --callgrind FILE, --no-callgrind)");
   }
 
-  Routine count("ProfBlock(long)");
+  Counters blockCount;  // inline, per block
   Routine init(
       "ProfInit(long, char[], long[], int[], long[], long, int[], long, int[], long, char[], char*, long, char*)");
-  Routine finish("ProfFinish()");
+  Routine finish("ProfFinish(long*)");
 
   std::vector<char> names, files;
   std::vector<long> procPc, blockPc;  // blockPc: pairs: start, end
@@ -63,11 +63,11 @@ extern "C" void Instrument(int argc, char** argv) {
       for (auto [line, k] : perLine) entries.insert(entries.end(), {int(nblock), line, k});
       blocks.insert(blocks.end(), {nproc, n});
       blockPc.insert(blockPc.end(), {long(b.pc()), long(b.endPc())});
-      count.before(b, nblock++);
+      blockCount.increment(b, size_t(nblock++));
     }
     ++nproc;
   }
   init.atProgramStart(long(nproc), names, procPc, blocks, blockPc, nblock, lines, long(lines.size() / 3), entries,
                       long(entries.size() / 3), files, callgrind, top, std::string(program().path()));
-  finish.atProgramEnd();
+  finish.atProgramEnd(blockCount);
 }
