@@ -243,7 +243,7 @@ def prepare_bolt(pr, args, variants):
     c = Config("peer:bolt", "peer", "bolt", timeout_factor=PEER_BY_NAME["bolt"].timeout_factor)
     bolt = bolt_binary()
     if not bolt:
-        c.error = "llvm-bolt not installed (apt-get install bolt-16)"
+        c.error = "llvm-bolt not installed (bench/setup.sh installs the peers)"
         return c
     src = pr.binary
     if is_pie(src):
@@ -290,13 +290,13 @@ def prepare_peer(pr, peer, args, variants):
     if peer.name == "qemu-bb":
         c = Config("peer:qemu-bb", "peer", "qemu-bb", timeout_factor=peer.timeout_factor, binary=pr.binary)
         if not shutil.which("qemu-x86_64"):
-            c.error = "qemu-x86_64 not installed (apt-get install qemu-user)"
+            c.error = "qemu-x86_64 not installed (bench/setup.sh installs the peers)"
         else:
             c.prefix = ["qemu-x86_64", "-plugin", f"{qemu_plugin(pr.work.parent)},out={{OUT}}/qemu-bb.txt"]
         return c
     c = Config(f"peer:{peer.name}", "peer", peer.name, prefix=list(peer.prefix), timeout_factor=peer.timeout_factor)
     if peer.need and not shutil.which(peer.need):
-        c.error = f"{peer.need} not installed"
+        c.error = f"{peer.need} not installed (bench/setup.sh installs the peers)"
         return c
     c.binary = strip_debug(pr) if peer.valgrind else pr.binary
     return c
@@ -663,7 +663,7 @@ def main():
     for p in peers:
         if p == "bolt":
             b = bolt_binary()
-            v = [l.strip() for l in (nr.sh([b, "--version"]) or "").splitlines() if "version" in l.lower()]
+            v = [l.strip() for l in (nr.sh([b, "--version"]) or "").splitlines() if "version" in l.lower()] if b else []
             info["bolt"] = f"{b}: {v[0]}" if b and v else b
         elif PEER_BY_NAME[p].need and shutil.which(PEER_BY_NAME[p].need):
             v = nr.sh([PEER_BY_NAME[p].need, "--version"]) or ""
