@@ -4,7 +4,8 @@
 # tools against their oracles (ctest), then the real-program corpus:
 # rewritten with the null tool in check mode (--poison-original),
 # instrumented with the paper's branch tool (against Valgrind), with the
-# state-clobbering tool, and with every shipped tool (each against its
+# state-clobbering tool, with inline counters everywhere, and with every
+# shipped tool (each against its
 # oracle; all of them with the programs' output unchanged).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,9 @@ tests/branch/corpus_branch.sh build/bin/atomx
 # gzip (the others take 10 minutes and more that way; run corpus_clobber.sh
 # with their names) ...
 tests/instrument/corpus_clobber.sh build/bin/atomx gzip
+# ... inline counters before every instruction and on every edge of gzip and
+# muparser change no output and agree with a call per block ...
+tests/instrument/corpus_counters.sh build/bin/atomx gzip muparser
 # ... each shipped tool agrees with its oracle (Valgrind, strace, an
 # LD_PRELOAD shim) on one corpus program that exercises it (more with
 # `corpus_oracle.sh TOOL ATOMX --all`; CI's 90 minutes allow one each) ...

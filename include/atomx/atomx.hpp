@@ -296,15 +296,32 @@ enum class Point { InstBefore, InstAfter, BlockBefore, BlockAfter, ProcBefore, P
 // increments are atomic (`lock inc`); otherwise plain, which is faster;
 // `atomx --atomic-counters` forces atomic ones.  Several increments at one
 // place run before the calls there, in the order they were added.
+// A test of a memory operand's effective address, for Counters::incrementIf:
+// true when (address mod modulus) > above, modulus a power of two up to 4096.
+struct AddressTest {
+  unsigned operand = 0;  // memory operand, as effectiveAddress(k) counts them
+  uint32_t modulus = 1;
+  uint32_t above = 0;
+};
+// Not a multiple of `alignment`.
+inline AddressTest misaligned(unsigned operand, uint32_t alignment) { return {operand, alignment, 0}; }
+// An access of `size` bytes that spans two `line`-byte lines (size <= line).
+inline AddressTest crossesLine(unsigned operand, uint32_t size, uint32_t line) { return {operand, line, line - size}; }
+
 class Counters {
  public:
   // At least `count` counters; the array grows to hold every counter an
   // increment names.
   explicit Counters(size_t count = 0);
   size_t size() const;
+  void reserve(size_t count) const;  // at least `count` counters from now on
   void increment(Inst i, size_t k) const { add(Point::InstBefore, i.handle(), k); }   // before instruction i
   void increment(Block b, size_t k) const { add(Point::BlockBefore, b.handle(), k); } // when block b starts
   void increment(Edge e, size_t k) const { add(Point::Edge, e.handle(), k); }         // when control takes edge e
+  // Before instruction i, when its effective address passes the test (the
+  // address as the instruction computes it, as effectiveAddress() gives it;
+  // not for rep-prefixed string instructions, which may access nothing).
+  void incrementIf(Inst i, AddressTest test, size_t k) const;
   operator Arg() const { return Arg(Arg::Kind::Counters, int64_t(id_)); }             // the array, as a long*
 
   void add(Point point, const void* where, size_t k) const;

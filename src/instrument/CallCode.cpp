@@ -1,5 +1,7 @@
 #include "instrument/CallCode.h"
 
+#include <algorithm>
+
 #include <runtime/abi.h>
 
 #include "support/Error.h"
@@ -268,27 +270,108 @@ uint64_t DataPool::add(const std::string& bytes) {
 
 namespace {
 
+// One conditional increment's address computation (Counters::incrementIf).
+struct AddressCheck {
+  const IncrementRequest* inc;
+  ZydisDecodedOperand op;  // the memory operand
+  uint64_t staticAddress;  // RIP-relative: the address, known now (data does not move)
+  bool isStatic;
+  ZydisRegister scratch = ZYDIS_REGISTER_NONE;
+};
+
+ZydisRegister full64(ZydisRegister r) {
+  return r == ZYDIS_REGISTER_NONE ? r : ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+}
+
+// Whether (address mod modulus) > above for an address known now.  The load
+// bias of a PIE is page aligned, and a modulus is at most a page.
+bool staticTest(const AddressTest& t, uint64_t address) { return (address & (t.modulus - 1)) > t.above; }
+
 // Increments, and around them what keeps the live status flags: nothing
 // when none is live (the usual case at a block's start), otherwise %rax
 // saved below the red zone and the flags kept in it (Assembler::lahf).
-void emitIncrements(const Site& site, bool atomic, const CodeAddresses& addresses, Assembler& a) {
+// A conditional increment computes its address into a scratch register
+// (one the address does not use) before the flags are saved, while every
+// register still holds the program's value, then tests it.
+void emitIncrements(const Engine& engine, const Site& site, bool atomic, const CodeAddresses& addresses,
+                    Assembler& a) {
   if (site.increments.empty()) return;
-  const uint8_t keep = site.liveFlags & ~1;  // inc leaves CF alone
+  std::vector<AddressCheck> checks;
+  uint32_t used = 0;  // registers the dynamic addresses read, by hardware number
+  for (const IncrementRequest* inc : site.increments) {
+    if (!inc->conditional) continue;
+    auto* d = static_cast<const detail::InstData*>(inc->where);
+    const ir::Procedure& proc = *d->block->proc->proc;
+    const Engine::Decoded dec = engine.decode(proc, d->index);
+    AddressCheck c{inc, dec.operands[engine.memoryOperands(dec).at(inc->test.operand)], 0, false};
+    const x86::Insn& in = proc.insns[d->index];
+    c.isStatic = c.op.mem.base == ZYDIS_REGISTER_RIP || c.op.mem.base == ZYDIS_REGISTER_EIP;
+    if (c.isStatic) c.staticAddress = in.address + in.length + uint64_t(c.op.mem.disp.value);
+    for (ZydisRegister r : {full64(c.op.mem.base), full64(c.op.mem.index)})
+      if (r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15 && !c.isStatic) used |= 1u << (r - ZYDIS_REGISTER_RAX);
+    checks.push_back(c);
+  }
+  std::vector<ZydisRegister> scratch;
+  for (AddressCheck& c : checks) {
+    if (c.isStatic) continue;
+    for (int hw = 1; hw < 16 && c.scratch == ZYDIS_REGISTER_NONE; ++hw)  // never rax (lahf) or rsp
+      if (hw != 4 && !(used & (1u << hw))) {
+        used |= 1u << hw;
+        c.scratch = ZydisRegister(ZYDIS_REGISTER_RAX + hw);
+        scratch.push_back(c.scratch);
+      }
+    if (c.scratch == ZYDIS_REGISTER_NONE) throw InternalError("no scratch register for a counter's address");
+  }
+  // A test writes CF too; a bare inc leaves it alone.
+  const uint8_t keep = scratch.empty() ? site.liveFlags & ~1 : site.liveFlags;
   const bool arith = keep & 0x1f, overflow = keep & 0x20;
-  if (keep) {
-    a.raw({0x48, 0x8d, 0x64, 0x24, 0x80});  // lea -0x80(%rsp),%rsp
-    a.push(ZYDIS_REGISTER_RAX);
-    if (arith) a.lahf();
-    if (overflow) a.setoAl();
+  const bool frame = keep || !scratch.empty();
+  if (frame) a.raw({0x48, 0x8d, 0x64, 0x24, 0x80});  // lea -0x80(%rsp),%rsp
+  for (ZydisRegister r : scratch) a.push(r);
+  if (keep) a.push(ZYDIS_REGISTER_RAX);
+  const int32_t below = (frame ? 128 : 0) + 8 * int32_t(scratch.size() + (keep ? 1 : 0));  // to the program's %rsp
+  for (const AddressCheck& c : checks) {
+    if (c.isStatic) continue;
+    x86::Mem m;
+    m.base = full64(c.op.mem.base);
+    m.index = full64(c.op.mem.index);
+    m.scale = m.index == ZYDIS_REGISTER_NONE ? 0 : c.op.mem.scale;
+    m.disp = c.op.mem.disp.value;
+    if (m.base == ZYDIS_REGISTER_RSP) m.disp += below;
+    // The hidden stack slot that push and call write: below %rsp.
+    if (c.op.visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && m.base == ZYDIS_REGISTER_RSP &&
+        (c.op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+      m.disp -= c.op.size / 8;
+    if (m.base == ZYDIS_REGISTER_NONE && m.index == ZYDIS_REGISTER_NONE) a.movImm(c.scratch, uint64_t(m.disp));
+    else a.lea(c.scratch, m);
   }
-  for (const IncrementRequest* inc : site.increments)
-    a.incMem(x86::ripAbsolute(addresses.counters.at(inc->counters) + 8 * inc->index), atomic);
-  if (keep) {
-    if (overflow) a.restoreOfFromAl();
-    if (arith) a.sahf();
-    a.pop(ZYDIS_REGISTER_RAX);
-    a.raw({0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00});  // lea 0x80(%rsp),%rsp
+  if (arith) a.lahf();
+  if (overflow) a.setoAl();
+  for (const IncrementRequest* inc : site.increments) {
+    const x86::Mem counter = x86::ripAbsolute(addresses.counters.at(inc->counters) + 8 * inc->index);
+    if (!inc->conditional) {
+      a.incMem(counter, atomic);
+      continue;
+    }
+    const AddressCheck& c = *std::find_if(checks.begin(), checks.end(), [&](const AddressCheck& k) { return k.inc == inc; });
+    if (c.isStatic) {
+      if (staticTest(inc->test, c.staticAddress)) a.incMem(counter, atomic);
+      continue;
+    }
+    if (c.op.mem.segment == ZYDIS_REGISTER_FS) a.addFsSelf(c.scratch);
+    const ZydisRegister r32 = ZydisRegister(ZYDIS_REGISTER_EAX + (c.scratch - ZYDIS_REGISTER_RAX));
+    a.andImm(r32, int32_t(inc->test.modulus - 1));
+    a.cmpImm(r32, int32_t(inc->test.above));
+    std::vector<uint8_t> incBytes;
+    x86::Assembler(incBytes, 0).incMem(x86::ripAbsolute(0), atomic);  // its size: fixed (rip-relative disp32)
+    a.jccShort(6, uint8_t(incBytes.size()));  // jbe: not above, skip the increment
+    a.incMem(counter, atomic);
   }
+  if (overflow) a.restoreOfFromAl();
+  if (arith) a.sahf();
+  if (keep) a.pop(ZYDIS_REGISTER_RAX);
+  for (size_t k = scratch.size(); k-- > 0;) a.pop(scratch[k]);
+  if (frame) a.raw({0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00});  // lea 0x80(%rsp),%rsp
 }
 
 void emitCallPart(uint64_t enter, uint64_t body, Assembler& a) {
@@ -303,22 +386,22 @@ void emitCallPart(uint64_t enter, uint64_t body, Assembler& a) {
 
 }  // namespace
 
-uint32_t incrementCodeSize(const Site& site, bool atomic) {
+uint32_t incrementCodeSize(const Engine& engine, const Site& site, bool atomic) {
   // Sized by emitting: the forms have fixed sizes (rip-relative disp32).
   std::vector<uint8_t> scratch;
   Assembler a(scratch, 0);
   CodeAddresses none;
   for (const IncrementRequest* inc : site.increments)
     if (none.counters.size() <= inc->counters) none.counters.resize(inc->counters + 1, 0);
-  emitIncrements(site, atomic, none, a);
+  emitIncrements(engine, site, atomic, none, a);
   return uint32_t(scratch.size());
 }
 
-void emitSite(const Site& site, bool atomic, uint64_t at, uint64_t enter, uint64_t body,
+void emitSite(const Engine& engine, const Site& site, bool atomic, uint64_t at, uint64_t enter, uint64_t body,
               const CodeAddresses& addresses, std::vector<uint8_t>& out) {
   const size_t start = out.size();
   Assembler a(out, at);
-  emitIncrements(site, atomic, addresses, a);
+  emitIncrements(engine, site, atomic, addresses, a);
   if (site.needsCall()) emitCallPart(enter, body, a);
   if (out.size() - start != site.codeSize) throw InternalError("site code has the wrong size");
 }

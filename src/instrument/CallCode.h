@@ -45,8 +45,8 @@ class DataPool {
 
 // A site's code in the application: its counter increments inline, then,
 // if it has calls, the call part.  `enter` and `body` matter only then.
-uint32_t incrementCodeSize(const Site& site, bool atomic);
-void emitSite(const Site& site, bool atomic, uint64_t at, uint64_t enter, uint64_t body,
+uint32_t incrementCodeSize(const Engine& engine, const Site& site, bool atomic);
+void emitSite(const Engine& engine, const Site& site, bool atomic, uint64_t at, uint64_t enter, uint64_t body,
               const CodeAddresses& addresses, std::vector<uint8_t>& out);
 
 class BodyWriter {

@@ -298,14 +298,39 @@ uint32_t Engine::addCounters(uint64_t count) {
   return uint32_t(counterArrays_.size() - 1);
 }
 
-void Engine::addIncrement(uint32_t counters, uint64_t index, Point point, const void* where) {
+void Engine::reserveCounters(uint32_t counters, uint64_t count) {
+  if (counters >= counterArrays_.size()) throw Error("Counters::reserve on an array this tool never made");
+  if (count > kMaxCounters) throw Error("Counters: " + std::to_string(count) + " counters are more than atomx places (2^28)");
+  counterArrays_[counters] = std::max(counterArrays_[counters], count);
+}
+
+void Engine::addIncrement(uint32_t counters, uint64_t index, Point point, const void* where, const AddressTest* test) {
   if (counters >= counterArrays_.size()) throw Error("Counters::increment on an array this tool never made");
   if (!where) throw Error("Counters::increment at a null place");
   if (index >= kMaxCounters)
     throw Error("Counters::increment at " + describe(point, where) + ": counter " + std::to_string(index) +
                 " is past the 2^28 atomx places");
+  if (test) checkAddressTest(*test, static_cast<const detail::InstData*>(where));
   counterArrays_[counters] = std::max(counterArrays_[counters], index + 1);
-  increments_.push_back({counters, index, point, where});
+  increments_.push_back({counters, index, point, where, test != nullptr, test ? *test : AddressTest{}});
+}
+
+void Engine::checkAddressTest(const AddressTest& t, const detail::InstData* inst) const {
+  const std::string site = "Counters::incrementIf at " + describe(Point::InstBefore, inst);
+  if (t.modulus < 2 || t.modulus > 4096 || (t.modulus & (t.modulus - 1)))
+    throw Error(site + ": the modulus " + std::to_string(t.modulus) + " is not a power of two from 2 to 4096");
+  if (t.above >= t.modulus)
+    throw Error(site + ": " + std::to_string(t.above) + " is not below the modulus " + std::to_string(t.modulus));
+  const ir::Procedure& proc = *inst->block->proc->proc;
+  const Decoded d = decode(proc, inst->index);
+  const std::vector<int> ops = memoryOperands(d);
+  if (t.operand >= ops.size())
+    throw Error(site + ": memory operand " + std::to_string(t.operand) + ", but the instruction has " +
+                std::to_string(ops.size()));
+  if (d.insn.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
+    throw Error(site + ": a rep-prefixed instruction may access nothing; use a call with reg(Reg::rcx)");
+  if (d.operands[ops[t.operand]].mem.segment == ZYDIS_REGISTER_GS)
+    throw Error(site + ": a %gs-relative address atomx cannot compute");
 }
 
 }  // namespace atomx::instrument

@@ -66,6 +66,8 @@ struct IncrementRequest {
   uint64_t index = 0;     // the counter in it
   Point point = Point::InstBefore;  // InstBefore, BlockBefore or Edge
   const void* where = nullptr;
+  bool conditional = false;  // only when `test` holds (Counters::incrementIf; InstBefore)
+  AddressTest test;
 };
 
 // BlockAfter runs after the block's last instruction when that instruction
@@ -101,7 +103,9 @@ class Engine {
   // an array grows to hold the largest counter an increment names.
   static constexpr uint64_t kMaxCounters = uint64_t(1) << 28;
   uint32_t addCounters(uint64_t count);
-  void addIncrement(uint32_t counters, uint64_t index, Point point, const void* where);
+  void reserveCounters(uint32_t counters, uint64_t count);
+  void addIncrement(uint32_t counters, uint64_t index, Point point, const void* where,
+                    const AddressTest* test = nullptr);
   const std::vector<uint64_t>& counterArrays() const { return counterArrays_; }
   const std::vector<IncrementRequest>& increments() const { return increments_; }
 
@@ -123,6 +127,7 @@ class Engine {
 
  private:
   void check(const Prototype& proto, Point point, const void* where, const std::vector<Arg>& args) const;
+  void checkAddressTest(const AddressTest& test, const detail::InstData* inst) const;
 
   const ir::Program& program_;
   const x86::Decoder& decoder_;

@@ -28,7 +28,7 @@ template <class T> void put(std::vector<uint8_t>& out, uint64_t at, T value) {
 // each procedure's edge stubs in its tail.
 class InsertedCode : public layout::Insertions {
  public:
-  InsertedCode(const Plan& plan) : plan_(plan) {}
+  InsertedCode(const Engine& engine, const Plan& plan) : engine_(engine), plan_(plan) {}
   // Per site: the enter slot it calls and its body; the counters.
   void setAddresses(const std::vector<uint64_t>* enters, const std::vector<uint64_t>* bodies,
                     const CodeAddresses* addresses) {
@@ -89,10 +89,11 @@ class InsertedCode : public layout::Insertions {
   uint32_t size(std::optional<uint32_t> site) const { return site ? plan_.sites()[*site].codeSize : 0; }
 
   void emitSite(uint64_t at, uint32_t site, std::vector<uint8_t>& out) const {
-    instrument::emitSite(plan_.sites()[site], plan_.atomicCounters(), at, (*enters_)[site], (*bodies_)[site],
+    instrument::emitSite(engine_, plan_.sites()[site], plan_.atomicCounters(), at, (*enters_)[site], (*bodies_)[site],
                          *addresses_, out);
   }
 
+  const Engine& engine_;
   const Plan& plan_;
   const std::vector<uint64_t>* enters_ = nullptr;
   const std::vector<uint64_t>* bodies_ = nullptr;
@@ -103,7 +104,7 @@ Instrumenter::Instrumenter(const Engine& engine, std::vector<uint8_t> analysisOb
                            bool atomicCounters)
     : engine_(engine), analysisObject_(std::move(analysisObject)), programName_(std::move(programName)),
       plan_(engine, atomicCounters),
-      inserted_(std::make_unique<InsertedCode>(plan_)) {}
+      inserted_(std::make_unique<InsertedCode>(engine, plan_)) {}
 
 Instrumenter::~Instrumenter() = default;
 

@@ -240,9 +240,14 @@ void Routine::add(Point point, const void* where, std::vector<Arg> args) const {
 
 Counters::Counters(size_t count) : id_(Engine::current().addCounters(count)) {}
 size_t Counters::size() const { return size_t(Engine::current().counterArrays().at(id_)); }
+void Counters::reserve(size_t count) const { Engine::current().reserveCounters(id_, count); }
 
 void Counters::add(Point point, const void* where, size_t k) const {
   Engine::current().addIncrement(id_, k, point, where);
+}
+
+void Counters::incrementIf(Inst i, AddressTest test, size_t k) const {
+  Engine::current().addIncrement(id_, k, Point::InstBefore, i.handle(), &test);
 }
 
 }  // namespace atomx

@@ -214,7 +214,7 @@ void Plan::addExitHooks() {
 }
 
 void Plan::sortAndLayTails() {
-  for (Site& s : sites_) s.codeSize = incrementCodeSize(s, atomicCounters_) + (s.needsCall() ? kSiteSize : 0);
+  for (Site& s : sites_) s.codeSize = incrementCodeSize(engine_, s, atomicCounters_) + (s.needsCall() ? kSiteSize : 0);
   for (Site& s : sites_)
     std::stable_sort(s.calls.begin(), s.calls.end(),
                      [](const CallRequest* a, const CallRequest* b) { return rank(a->point) < rank(b->point); });

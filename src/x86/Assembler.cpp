@@ -99,6 +99,8 @@ void Assembler::addReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEM
 void Assembler::andReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEMONIC_AND, dst, src); }
 void Assembler::testReg(ZydisRegister a, ZydisRegister b) { regReg(ZYDIS_MNEMONIC_TEST, a, b); }
 void Assembler::subImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_SUB, dst, uint64_t(int64_t(value))); }
+void Assembler::andImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_AND, dst, uint64_t(int64_t(value))); }
+void Assembler::cmpImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_CMP, dst, uint64_t(int64_t(value))); }
 
 void Assembler::push(ZydisRegister reg) {
   auto r = request(ZYDIS_MNEMONIC_PUSH);
@@ -163,8 +165,9 @@ void Assembler::jmpRel32(uint64_t target) {
 void Assembler::ret() { raw({0xc3}); }
 void Assembler::syscall() { raw({0x0f, 0x05}); }
 
-void Assembler::loadFsSelf(ZydisRegister dst) {
-  auto r = request(ZYDIS_MNEMONIC_MOV);
+// `MNEMONIC %fs:0, dst`.
+void Assembler::fsSelf(ZydisMnemonic mnemonic, ZydisRegister dst) {
+  auto r = request(mnemonic);
   r.operand_count = 2;
   r.prefixes = ZYDIS_ATTRIB_HAS_SEGMENT_FS;
   setReg(r.operands[0], dst);
@@ -174,6 +177,9 @@ void Assembler::loadFsSelf(ZydisRegister dst) {
   r.operands[1].mem.displacement = 0;
   encode(r);
 }
+
+void Assembler::loadFsSelf(ZydisRegister dst) { fsSelf(ZYDIS_MNEMONIC_MOV, dst); }
+void Assembler::addFsSelf(ZydisRegister dst) { fsSelf(ZYDIS_MNEMONIC_ADD, dst); }
 
 void Assembler::incMem(const Mem& m, bool lock) {
   auto r = request(ZYDIS_MNEMONIC_INC);

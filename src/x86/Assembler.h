@@ -39,6 +39,8 @@ class Assembler {
   void movzxByte(ZydisRegister dst32, ZydisRegister src8);
   void addReg(ZydisRegister dst, ZydisRegister src);
   void subImm(ZydisRegister dst, int32_t value);
+  void andImm(ZydisRegister dst, int32_t value);
+  void cmpImm(ZydisRegister dst, int32_t value);
   void andReg(ZydisRegister dst, ZydisRegister src);
   void testReg(ZydisRegister a, ZydisRegister b);
   void push(ZydisRegister reg);
@@ -63,6 +65,10 @@ class Assembler {
   void syscall();
   // `mov %fs:0, dst`: the thread pointer's self word (glibc's TCB).
   void loadFsSelf(ZydisRegister dst);
+  // `add %fs:0, dst`: adds the thread pointer.
+  void addFsSelf(ZydisRegister dst);
+  // A short conditional jump (condition code 0..15) over the next `skip` bytes.
+  void jccShort(uint8_t conditionCode, uint8_t skip) { raw({uint8_t(0x70 + conditionCode), skip}); }
   void raw(std::initializer_list<uint8_t> bytes) { out_.insert(out_.end(), bytes); }
 
  private:
@@ -70,6 +76,7 @@ class Assembler {
   void regReg(ZydisMnemonic mnemonic, ZydisRegister dst, ZydisRegister src);
   void regMem(ZydisMnemonic mnemonic, ZydisRegister dst, const Mem& src);
   void regImm(ZydisMnemonic mnemonic, ZydisRegister dst, uint64_t value);
+  void fsSelf(ZydisMnemonic mnemonic, ZydisRegister dst);
 
   std::vector<uint8_t>& out_;
   uint64_t origin_;

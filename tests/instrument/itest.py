@@ -172,8 +172,11 @@ def t_counters(work, name, variant):
         lines = read_lines(os.path.join(i[3], f))
         m = re.match(r"differences: blocks (\d+) instructions (\d+) edges (\d+)$", lines[-1])
         check(m, f"{f}: no summary line: {lines[-3:]}")
-        check(int(re.match(r"blocks \d+ executed (\d+)", lines[-3]).group(1)) > 0, f"{f}: no block counted")
+        check(int(re.match(r"blocks \d+ executed (\d+)", lines[-4]).group(1)) > 0, f"{f}: no block counted")
         eq(int(m.group(1)), 0, f"{f}: blocks whose inline count differs from the call's ({lines[:3]})")
+        m2 = re.match(r"memory instructions (\d+) misaligned (\d+) crossing (\d+) differences (\d+)$", lines[-3])
+        check(m2, f"{f}: no memory line: {lines[-4:]}")
+        eq(int(m2.group(4)), 0, f"{f}: conditional increments that differ from the call's ({lines[:3]})")
         # Blocks that only the inline counters see: code ld.so runs before the entry point, where
         # calls are skipped (avx's IFUNC resolver, init_fini's .preinit_array).
         early = int(re.match(r"blocks counted before start (\d+)$", lines[-2]).group(1))

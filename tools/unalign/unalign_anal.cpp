@@ -2,7 +2,9 @@
 // instruction that accesses memory): accesses, unaligned accesses (address
 // not a multiple of the access's natural alignment) and cache-line splits
 // (the access crosses a 64-byte boundary: what costs time on x86).  The
-// counters are atomic (relaxed), since every thread of the program calls in.
+// program counts them inline (atomx::Counters); rep-prefixed string
+// instructions call in with their addresses, into atomic (relaxed)
+// counters, since every thread of the program may call.
 #include <atomx/report.hpp>
 
 #include <algorithm>
@@ -106,21 +108,26 @@ void UnalignInit(long n, const long* pcs, const int* sizes, const int* strings, 
   nSites = n, sitePc = pcs, siteSize = sizes, siteString = strings, blob = names, topN = top, programPath = path;
 }
 
-void Access1(long k, uint64_t a) { check(sites[k], a, unsigned(siteSize[2 * k])); }
-void Access2(long k, uint64_t a, uint64_t b) {
-  check(sites[k], a, unsigned(siteSize[2 * k]));
-  check(sites[k], b, unsigned(siteSize[2 * k + 1]));
-}
 // rep-prefixed string instructions: with %rcx = 0 they access nothing; else
 // every element has the first one's alignment (they step by the element size).
 void AccessRep1(long k, long rcx, uint64_t a) {
-  if (rcx) Access1(k, a);
+  if (rcx) check(sites[k], a, unsigned(siteSize[2 * k]));
 }
 void AccessRep2(long k, long rcx, uint64_t a, uint64_t b) {
-  if (rcx) Access2(k, a, b);
+  if (!rcx) return;
+  check(sites[k], a, unsigned(siteSize[2 * k]));
+  check(sites[k], b, unsigned(siteSize[2 * k + 1]));
 }
 
-void UnalignFini() {
+// The inline counts: executions per site; unaligned and split accesses per
+// site and operand.
+void UnalignFini(const long* executions, const long* unalignedCounts, const long* splitCounts) {
+  for (long k = 0; k < nSites; ++k) {
+    const long operands = (siteSize[2 * k] != 0) + (siteSize[2 * k + 1] != 0);
+    sites[k].accesses += executions[k] * operands;
+    sites[k].unaligned += unalignedCounts[2 * k] + unalignedCounts[2 * k + 1];
+    sites[k].split += splitCounts[2 * k] + splitCounts[2 * k + 1];
+  }
   long accesses = 0, unaligned = 0, split = 0;
   for (long k = 0; k < nSites; ++k)
     accesses += sites[k].accesses.load(), unaligned += sites[k].unaligned.load(), split += sites[k].split.load();

@@ -1,7 +1,10 @@
 // unalign: unaligned memory accesses, per instruction (ATOM's "unalign").
-// Every instruction that accesses memory gets one call before it with the
-// effective address of each access; its access sizes are static and go to
-// the analysis side once, in a table, at program start.  What counts as an
+// Every instruction that accesses memory is counted inline (atomx::Counters,
+// no call): its executions, and per operand, conditionally, the executions
+// whose address is unaligned and those whose access crosses a 64-byte line;
+// only rep-prefixed string instructions, which access nothing when %rcx is
+// 0, get a call with %rcx and the addresses.  Access sizes and names are
+// static and go to the analysis side once, in a table, at program start.  What counts as an
 // access and as unaligned is defined in README.md; in short: an access of
 // S bytes is unaligned when its address is not a multiple of the largest
 // power of two <= S; implicit stack slots of push/pop/call/ret/leave/enter
@@ -47,11 +50,10 @@ extern "C" void Instrument(int argc, char** argv) {
     }
   }
   Routine init("UnalignInit(long, long[], int[], int[], char[], long, const char*)");
-  Routine one("Access1(long, VALUE)");
-  Routine two("Access2(long, VALUE, VALUE)");
+  const Counters executions, unaligned, split;  // per site; per site and operand (2 * site + k)
   Routine oneRep("AccessRep1(long, REGV, VALUE)");
   Routine twoRep("AccessRep2(long, REGV, VALUE, VALUE)");
-  Routine fini("UnalignFini()");
+  Routine fini("UnalignFini(long*, long*, long*)");
 
   std::vector<long> pcs;
   std::vector<int> sizes;    // two per site: operand sizes, 0 when absent
@@ -80,12 +82,20 @@ extern "C" void Instrument(int argc, char** argv) {
         if (ops.size() > 2) ops.resize(2);  // no x86 instruction has three data memory operands
         const long site = long(pcs.size());
         const bool rep = isString(m) && startsWith(text, "rep");
-        if (ops.size() == 1) {
-          if (rep) oneRep.before(i, site, reg(Reg::rcx), effectiveAddress(ops[0]));
-          else one.before(i, site, effectiveAddress(ops[0]));
+        if (rep && ops.size() == 1) {
+          oneRep.before(i, site, reg(Reg::rcx), effectiveAddress(ops[0]));
+        } else if (rep) {
+          twoRep.before(i, site, reg(Reg::rcx), effectiveAddress(ops[0]), effectiveAddress(ops[1]));
         } else {
-          if (rep) twoRep.before(i, site, reg(Reg::rcx), effectiveAddress(ops[0]), effectiveAddress(ops[1]));
-          else two.before(i, site, effectiveAddress(ops[0]), effectiveAddress(ops[1]));
+          executions.increment(i, size_t(site));
+          for (size_t k = 0; k < ops.size(); ++k) {
+            const unsigned size = i.accessSize(ops[k]);
+            if (size < 2) continue;  // a byte is never unaligned, never split
+            unsigned alignment = 1;  // the largest power of two <= size
+            while (alignment * 2 <= size) alignment *= 2;
+            unaligned.incrementIf(i, misaligned(ops[k], alignment), 2 * size_t(site) + k);
+            split.incrementIf(i, crossesLine(ops[k], size, 64), 2 * size_t(site) + k);
+          }
         }
         pcs.push_back(long(i.pc()));
         sizes.push_back(int(i.accessSize(ops[0])));
@@ -98,5 +108,6 @@ extern "C" void Instrument(int argc, char** argv) {
   if (pcs.empty()) pcs.push_back(0), sizes = {0, 0}, strings = {0, 0};  // arrays are never empty
   if (blob.empty()) blob.push_back('\0');
   init.atProgramStart(n, pcs, sizes, strings, blob, top, std::string(program().path()));
-  fini.atProgramEnd();
+  executions.reserve(size_t(n)), unaligned.reserve(2 * size_t(n)), split.reserve(2 * size_t(n));
+  fini.atProgramEnd(executions, unaligned, split);
 }

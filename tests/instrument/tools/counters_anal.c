@@ -4,21 +4,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static _Atomic long* calls;
-static long* early; /* inline counts at ProgramBefore */
-static long nCalls;
+static _Atomic long *calls, *oddCalls, *crossingCalls;
+static long *early, *oddEarly, *crossingEarly; /* inline counts at ProgramBefore */
+static long nCalls, nMem;
 
-void CountersStart(long* blocks, long n) {
-  nCalls = n;
+static long* copy(const long* a, long n) {
+  long* c = malloc(((size_t)n + 1) * sizeof *c);
+  for (long k = 0; k < n; ++k) c[k] = a[k];
+  return c;
+}
+
+void CountersStart(long* blocks, long n, long* odd, long* crossing, long m) {
+  nCalls = n, nMem = m;
   calls = calloc((size_t)n + 1, sizeof *calls);
-  early = malloc(((size_t)n + 1) * sizeof *early);
-  for (long b = 0; b < n; ++b) early[b] = blocks[b];
+  oddCalls = calloc((size_t)m + 1, sizeof *oddCalls);
+  crossingCalls = calloc((size_t)m + 1, sizeof *crossingCalls);
+  early = copy(blocks, n), oddEarly = copy(odd, m), crossingEarly = copy(crossing, m);
 }
 
 void CountBlock(long b) { atomic_fetch_add_explicit(&calls[b], 1, memory_order_relaxed); }
 
+void CheckAddress(long k, unsigned long ea, long size) {
+  if (ea & 7) atomic_fetch_add_explicit(&oddCalls[k], 1, memory_order_relaxed);
+  if ((long)(ea & 63) > 64 - size) atomic_fetch_add_explicit(&crossingCalls[k], 1, memory_order_relaxed);
+}
+
 void CountersCheck(long* blocks, long* insts, long* edges, long nInsts, long* instBlock, long nEdges, long* edgeBlock,
-                   long* checked, long* blockPc) {
+                   long* checked, long* blockPc, long strict, long* odd, long* crossing) {
   FILE* f = fopen(AtomxOutputPath("counters.out"), "w");
   long nBlocks = 0, executed = 0, blockDiff = 0, instDiff = 0, edgeDiff = 0, instExec = 0, before = 0;
   for (long i = 0; i < nInsts; ++i)
@@ -35,13 +47,25 @@ void CountersCheck(long* blocks, long* insts, long* edges, long nInsts, long* in
     if (insts[i] != blocks[instBlock[i]] && instDiff++ < 10)
       fprintf(f, "instruction %ld: %ld, its block %#lx: %ld\n", i, insts[i], blockPc[instBlock[i]], blocks[instBlock[i]]);
   }
+  long addressDiff = 0, oddTotal = 0, crossingTotal = 0;
+  for (long k = 0; k < nMem; ++k) {
+    oddTotal += odd[k], crossingTotal += crossing[k];
+    if ((odd[k] - oddEarly[k] != oddCalls[k] || crossing[k] - crossingEarly[k] != crossingCalls[k]) && addressDiff++ < 10)
+      fprintf(f, "memory instruction %ld: inline misaligned %ld crossing %ld, call %ld %ld\n", k, odd[k], crossing[k],
+              (long)oddCalls[k], (long)crossingCalls[k]);
+  }
   long* out = calloc((size_t)nBlocks + 1, sizeof *out);
   for (long e = 0; e < nEdges; ++e) out[edgeBlock[e]] += edges[e];
   for (long b = 0; b < nBlocks; ++b)
     if (checked[b] && out[b] != blocks[b] && edgeDiff++ < 10)
       fprintf(f, "edges out of block %#lx: %ld, block: %ld\n", blockPc[b], out[b], blocks[b]);
   fprintf(f, "blocks %ld executed %ld instructions %ld\n", nBlocks, executed, instExec);
+  fprintf(f, "memory instructions %ld misaligned %ld crossing %ld differences %ld\n", nMem, oddTotal, crossingTotal,
+          addressDiff);
   fprintf(f, "blocks counted before start %ld\n", before);
   fprintf(f, "differences: blocks %ld instructions %ld edges %ld\n", blockDiff, instDiff, edgeDiff);
   fclose(f);
+  if (strict && (blockDiff || instDiff || edgeDiff || addressDiff || executed == 0))
+    fprintf(stderr, "counters: differences: blocks %ld instructions %ld edges %ld addresses %ld (%ld blocks executed)\n",
+            blockDiff, instDiff, edgeDiff, addressDiff, executed);
 }

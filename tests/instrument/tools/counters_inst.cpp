@@ -10,11 +10,22 @@
 //     resolvers, .preinit_array; calls are skipped there);
 //   - every instruction: its count == its block's (unless the program
 //     leaves a block in the middle: a fault, siglongjmp);
+//   - every instruction with a memory operand (rep-prefixed string and
+//     %gs-relative ones aside): conditional increments (incrementIf) when
+//     the first operand's address is not 8-aligned and when the access
+//     crosses a 64-byte line == what a call with effectiveAddress(0)
+//     computes from the same address;
 //   - every block ending in a conditional branch, direct jump or plain
 //     fall-through within its procedure: the sum of its out-edges == its
 //     count (same caveat).
+// With ATOMX_COUNTERS_STRICT=1 in the environment of the instrumentation,
+// any difference is also a line on the program's stderr, so that a
+// comparison of the outputs (corpus/check.sh) fails on it.
 #include <atomx/atomx.hpp>
 
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 using namespace atomx;
@@ -29,10 +40,13 @@ extern "C" void Instrument(int, char**) {
       for (Edge e : b.succs()) (void)e, ++nEdges;
     }
   const Counters blocks{size_t(nBlocks)}, insts{instBlock.size() + 1}, edges{size_t(nEdges) + 1};
-  Routine start("CountersStart(long*, long)");
+  const Counters odd, crossing;  // conditional: per memory instruction
+  Routine start("CountersStart(long*, long, long*, long*, long)");
   Routine count("CountBlock(long)");
-  Routine check("CountersCheck(long*, long*, long*, long, long[], long, long[], long[], long[])");
-  long bi = 0, ii = 0, ei = 0;
+  Routine address("CheckAddress(long, VALUE, long)");
+  Routine check("CountersCheck(long*, long*, long*, long, long[], long, long[], long[], long[], long, long*, long*)");
+  const char* strict = std::getenv("ATOMX_COUNTERS_STRICT");
+  long bi = 0, ii = 0, ei = 0, mi = 0;
   for (Proc p : program().procs())
     for (Block b : p.blocks()) {
       blocks.increment(b, size_t(bi));
@@ -40,6 +54,13 @@ extern "C" void Instrument(int, char**) {
       for (Inst i : b.insts()) {
         insts.increment(i, size_t(ii));
         instBlock[size_t(ii++)] = bi;
+        const std::string text = i.text();
+        if (!i.memOperandCount() || text.rfind("rep", 0) == 0 || text.find("%gs:") != std::string::npos) continue;
+        const unsigned size = i.accessSize(0);
+        if (size == 0 || size > 64) continue;
+        odd.incrementIf(i, misaligned(0, 8), size_t(mi));
+        crossing.incrementIf(i, crossesLine(0, size, 64), size_t(mi));
+        address.before(i, mi++, effectiveAddress(0), long(size));
       }
       // Control leaves such a block only along its edges (a branch to
       // another procedure, a `.cold` part say, has no edge).
@@ -57,6 +78,7 @@ extern "C" void Instrument(int, char**) {
     }
   if (edgeBlock.empty()) edgeBlock.push_back(-1);
   if (blockChecked.empty()) blockChecked.push_back(0), instBlock.push_back(0), blockPc.push_back(0);
-  start.atProgramStart(blocks, nBlocks);
-  check.atProgramEnd(blocks, insts, edges, long(instBlock.size()), instBlock, long(ei), edgeBlock, blockChecked, blockPc);
+  start.atProgramStart(blocks, nBlocks, odd, crossing, mi);
+  check.atProgramEnd(blocks, insts, edges, long(instBlock.size()), instBlock, long(ei), edgeBlock, blockChecked, blockPc,
+                     long(strict && std::strcmp(strict, "1") == 0), odd, crossing);
 }
