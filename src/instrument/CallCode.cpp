@@ -29,6 +29,14 @@ int32_t frameOffset(int hw) {
   return kOffsets[hw];
 }
 
+// The hidden stack operand of push, call, pushf and enter is where the
+// value goes: below %rsp (its displacement, as decoded, is 0).
+int64_t hiddenSlotOffset(const ZydisDecodedOperand& op) {
+  const bool pushed = op.visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && op.mem.base == ZYDIS_REGISTER_RSP &&
+                      (op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE);
+  return pushed ? -int64_t(op.size / 8) : 0;
+}
+
 ZydisRegister to32(ZydisRegister r64) { return ZydisRegister(ZYDIS_REGISTER_EAX + (r64 - ZYDIS_REGISTER_RAX)); }
 
 // Loads the application's value of general register `reg` (any width; the
@@ -225,12 +233,7 @@ class Body {
     const bool hasIndex = op.mem.index != ZYDIS_REGISTER_NONE;
     if (hasBase) loadAppRegister(a_, op.mem.base, ZYDIS_REGISTER_R10);
     if (hasIndex) loadAppRegister(a_, op.mem.index, ZYDIS_REGISTER_R11);
-    int64_t disp = op.mem.disp.value;
-    // The hidden stack operand of push, call, pushf and enter is where the
-    // value goes: below %rsp.
-    if (op.visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && op.mem.base == ZYDIS_REGISTER_RSP &&
-        (op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
-      disp -= op.size / 8;
+    const int64_t disp = op.mem.disp.value + hiddenSlotOffset(op);
     x86::Mem m;
     m.base = hasBase ? ZYDIS_REGISTER_R10 : ZYDIS_REGISTER_NONE;
     m.index = hasIndex ? ZYDIS_REGISTER_R11 : ZYDIS_REGISTER_NONE;
@@ -326,7 +329,7 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
   const uint8_t keep = scratch.empty() ? site.liveFlags & ~1 : site.liveFlags;
   const bool arith = keep & 0x1f, overflow = keep & 0x20;
   const bool frame = keep || !scratch.empty();
-  if (frame) a.raw({0x48, 0x8d, 0x64, 0x24, 0x80});  // lea -0x80(%rsp),%rsp
+  if (frame) a.stepOverRedZone();
   for (ZydisRegister r : scratch) a.push(r);
   if (keep) a.push(ZYDIS_REGISTER_RAX);
   const int32_t below = (frame ? 128 : 0) + 8 * int32_t(scratch.size() + (keep ? 1 : 0));  // to the program's %rsp
@@ -338,10 +341,7 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
     m.scale = m.index == ZYDIS_REGISTER_NONE ? 0 : c.op.mem.scale;
     m.disp = c.op.mem.disp.value;
     if (m.base == ZYDIS_REGISTER_RSP) m.disp += below;
-    // The hidden stack slot that push and call write: below %rsp.
-    if (c.op.visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && m.base == ZYDIS_REGISTER_RSP &&
-        (c.op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
-      m.disp -= c.op.size / 8;
+    m.disp += hiddenSlotOffset(c.op);
     if (m.base == ZYDIS_REGISTER_NONE && m.index == ZYDIS_REGISTER_NONE) a.movImm(c.scratch, uint64_t(m.disp));
     else a.lea(c.scratch, m);
   }
@@ -371,17 +371,17 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
   if (arith) a.sahf();
   if (keep) a.pop(ZYDIS_REGISTER_RAX);
   for (size_t k = scratch.size(); k-- > 0;) a.pop(scratch[k]);
-  if (frame) a.raw({0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00});  // lea 0x80(%rsp),%rsp
+  if (frame) a.stepBackOverRedZone();
 }
 
 void emitCallPart(uint64_t enter, uint64_t body, Assembler& a) {
-  a.raw({0x48, 0x8d, 0x64, 0x24, 0x80});  // lea -0x80(%rsp),%rsp: step over the red zone
+  a.stepOverRedZone();
   a.callRel32(enter);
   const int64_t rel = int64_t(body) - int64_t(a.here() + 7);
   if (rel < INT32_MIN || rel > INT32_MAX) throw InternalError("body out of reach of its site");
   const uint32_t r = uint32_t(int32_t(rel));
   a.raw({0x0f, 0x1f, 0x80, uint8_t(r), uint8_t(r >> 8), uint8_t(r >> 16), uint8_t(r >> 24)});  // nopl body(%rax)
-  a.raw({0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00});  // lea 0x80(%rsp),%rsp
+  a.stepBackOverRedZone();
 }
 
 }  // namespace

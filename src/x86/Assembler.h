@@ -53,6 +53,11 @@ class Assembler {
   // SF ZF AF PF CF through %ah, `seto %al` keeps OF and `add $0x7f,%al`
   // puts it back (it overflows exactly when %al is 1; sahf then restores
   // the rest).
+  // Around inserted code: step %rsp over the program's 128-byte red zone
+  // and back, without touching the flags (lea, fixed 5- and 8-byte forms:
+  // the site code's size depends on them).
+  void stepOverRedZone() { raw({0x48, 0x8d, 0x64, 0x24, 0x80}); }                        // lea -0x80(%rsp),%rsp
+  void stepBackOverRedZone() { raw({0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00}); }  // lea 0x80(%rsp),%rsp
   void lahf() { raw({0x9f}); }
   void sahf() { raw({0x9e}); }
   void setoAl() { raw({0x0f, 0x90, 0xc0}); }
