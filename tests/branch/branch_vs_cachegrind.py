@@ -33,7 +33,12 @@ while to atomx (as to ATOM) these are no branches: the Bc at those addresses
 the procedures whose counts differ between those runs: their work depends on
 the time, on random numbers or addresses (lua seeds its string hashes with
 both) or on thread scheduling, so no second run, Valgrind's included, can
-match them exactly.  --allow-differ PROC leaves out a procedure whose
+match them exactly.  With --vary-schedule every other of those runs has one
+CPU, so that its threads run one at a time as they do under Valgrind: a
+procedure whose counts depend on how threads interleave (a loop that waits
+for another thread) then differs between the runs and is left out, while
+on a machine with two CPUs and more the schedule of the others is stable
+enough to hide it.  --allow-differ PROC leaves out a procedure whose
 behaviour depends on the file itself (cet's find_props walks the program
 headers, and the rewritten file has more) or on the machine (see
 corpus_branch.sh).
@@ -167,13 +172,16 @@ def write_wrapper(path, body):
     os.chmod(path, 0o755)
 
 
-def run_workload(binary_or_wrapper, args, workload, cwd, timeout, env=None):
+def run_workload(binary_or_wrapper, args, workload, cwd, timeout, env=None, one_cpu=False):
     if workload:
         cmd = ["bash", workload, binary_or_wrapper]
     else:
         cmd = [binary_or_wrapper] + args
+    # One CPU for the whole workload (the affinity is inherited): its
+    # threads then run one at a time, as under Valgrind.
+    pin = (lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})) if one_cpu else None
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout,
-                       env=dict(os.environ, **(env or {})))
+                       env=dict(os.environ, **(env or {})), preexec_fn=pin)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -190,6 +198,9 @@ def main():
     ap.add_argument("--runs", type=int, default=1, metavar="N",
                     help="run the instrumented workload N times; procedures whose counts differ between "
                          "runs (time, randomness, thread scheduling) are listed and not compared")
+    ap.add_argument("--vary-schedule", action="store_true",
+                    help="pin every other run of the instrumented workload to one CPU, so that procedures "
+                         "whose counts depend on thread scheduling differ between the runs")
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
@@ -244,7 +255,8 @@ def main():
                 if name == "atom":
                     env["ATOMX_BRANCH_COUNTS"] = f"{counts}.{run}"
                     os.mkdir(env["ATOMX_BRANCH_COUNTS"])
-                r = run_workload(binary, o.args, wl, d, o.timeout, env)
+                one_cpu = name == "atom" and o.vary_schedule and run % 2 == 1
+                r = run_workload(binary, o.args, wl, d, o.timeout, env, one_cpu)
                 results.setdefault(name, r)
         failures = []
         if results["atom"] != results["native"]:
