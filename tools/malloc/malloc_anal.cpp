@@ -1,8 +1,11 @@
 // malloc tool, analysis side: counts the program's allocator calls per
 // function and call site, a histogram of requested sizes (power-of-two
 // classes and exact sizes), and, from the returned pointers, live and peak
-// bytes.  Every thread allocates, so all updates happen under one mutex
-// (an allocator call costs far more than an uncontended lock).
+// bytes.  Every thread allocates, so all updates happen under one lock.
+// The routines called at the sites use atomx/light.hpp's lock and map, which
+// call nothing: atomx then leaves the vector state alone around those calls
+// (std::mutex and std::map reach libc through the PLT: 3x the cost).
+#include <atomx/light.hpp>
 #include <atomx/report.hpp>
 
 #include <cxxabi.h>
@@ -11,10 +14,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -40,18 +41,18 @@ struct Pending {
   bool hadOld = false;
 };
 
-std::mutex mu;
+atomx::SpinLock mu;
 std::vector<Site> sites;
 std::vector<Fn> fns;
 std::string program;
 long topN = 10;
 bool trackLive = true;
 unsigned long classes[65], classBytes[65];  // class k: sizes with bit width k (0; 1; 2-3; 4-7 ...)
-std::map<uint64_t, unsigned long> bySize;
-std::unordered_map<uint64_t, uint64_t> live;  // pointer -> size, for pointers the program's calls returned
+atomx::FlatMap bySize;  // size -> allocations
+atomx::FlatMap live;    // pointer -> size, for pointers the program's calls returned
 uint64_t liveBytes = 0, peakBytes = 0;
 unsigned long untrackedFrees = 0;
-thread_local Pending pending;
+__attribute__((tls_model("initial-exec"))) thread_local Pending pending;
 
 std::vector<std::string> lines(const char* s) {
   std::vector<std::string> v;
@@ -64,14 +65,14 @@ uint64_t mul(uint64_t a, uint64_t b) {
   return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;  // the allocator fails such a call
 }
 void forget(uint64_t p) {  // mu held
-  auto it = live.find(p);
-  if (it == live.end()) { ++untrackedFrees; return; }
-  liveBytes -= it->second;
-  live.erase(it);
+  uint64_t* size = live.find(p);
+  if (!size) { ++untrackedFrees; return; }
+  liveBytes -= *size;
+  live.erase(p);
 }
 void remember(uint64_t p, uint64_t size) {  // mu held
-  auto [it, fresh] = live.try_emplace(p, size);
-  if (!fresh) liveBytes -= it->second, it->second = size;  // freed by a call we did not see
+  if (uint64_t* old = live.find(p)) liveBytes -= *old;  // freed by a call we did not see
+  live.at(p) = size;
   liveBytes += size;
   peakBytes = std::max(peakBytes, liveBytes);
 }
@@ -109,15 +110,13 @@ void MallocInit(long n, long top, long liveOn, long* pcs, int* fnOf, int* tail, 
 void MallocCall(long site, uint64_t a0, uint64_t a1, uint64_t a2) {
   Site& s = sites[site];
   Fn& f = fns[s.fn];
-  uint64_t size = 0;
-  switch (f.kind) {
-    case kAlloc0: size = a0; break;
-    case kAlloc1: case kRealloc: size = a1; break;
-    case kAlloc2: case kPosixMemalign: size = a2; break;
-    case kCalloc: size = mul(a0, a1); break;
-    case kReallocArray: size = mul(a1, a2); break;
-  }
-  std::lock_guard<std::mutex> g(mu);
+  // The size requested: an argument, or the product of two (kinds as in
+  // Kind; a table, not a switch, which would jump through a table: heavy).
+  static constexpr int kFirst[] = {0, 1, 2, 0, 1, 1, 2, 0}, kSecond[] = {-1, -1, -1, 1, -1, 2, -1, -1};
+  const uint64_t args[3] = {a0, a1, a2};
+  uint64_t size = args[kFirst[f.kind]];
+  if (kSecond[f.kind] >= 0) size = mul(size, args[kSecond[f.kind]]);
+  std::lock_guard<atomx::SpinLock> g(mu);
   ++s.calls, ++f.calls;
   if (f.kind == kFree) {
     if (trackLive && a0) forget(a0);
@@ -125,40 +124,46 @@ void MallocCall(long site, uint64_t a0, uint64_t a1, uint64_t a2) {
   }
   s.bytes += size, f.bytes += size;
   ++classes[widthOf(size)], classBytes[widthOf(size)] += size;
-  ++bySize[size];
+  ++bySize.at(size);
   if (!trackLive || s.tail) return;
-  pending = Pending{site, size, a0, 0, f.kind == kPosixMemalign ? a0 : 0, false};
+  // (field by field: the compiler copies a whole struct with SSE, which
+  // would make this routine save the vector state; atomx/light.hpp)
+  pending.site = site, pending.size = size, pending.old = a0, pending.oldSize = 0;
+  pending.memptr = f.kind == kPosixMemalign ? a0 : 0, pending.hadOld = false;
   // realloc frees the old block before another thread can get it back:
   // forget it now, restore it if the call fails.
   if ((f.kind == kRealloc || f.kind == kReallocArray) && a0) {
-    auto it = live.find(a0);
-    pending.hadOld = it != live.end();
-    if (pending.hadOld) pending.oldSize = it->second;
+    const uint64_t* old = live.find(a0);
+    pending.hadOld = old != nullptr;
+    if (old) pending.oldSize = *old;
     forget(a0);
   }
 }
 
 void MallocReturn(long site, uint64_t rax) {
   if (pending.site != site) return;  // not after our own MallocCall
-  Pending p = pending;
-  pending.site = -1;
+  const Pending& p = pending;
   uint64_t ptr = rax;
   const int kind = fns[sites[site].fn].kind;
   if (kind == kPosixMemalign) ptr = rax == 0 ? *reinterpret_cast<uint64_t*>(p.memptr) : 0;
-  std::lock_guard<std::mutex> g(mu);
+  std::lock_guard<atomx::SpinLock> g(mu);
   if (ptr) remember(ptr, p.size);
   else if (p.hadOld && p.size != 0) remember(p.old, p.oldSize);  // realloc failed: old block still there
+  pending.site = -1;
 }
 
 void MallocReport() {
-  std::lock_guard<std::mutex> g(mu);
+  std::lock_guard<atomx::SpinLock> g(mu);
   unsigned long allocs = 0, bytes = 0, frees = 0;
   for (const Fn& f : fns) (f.kind == kFree ? frees : allocs) += f.calls, bytes += f.bytes;
   std::vector<const Site*> top;
   for (const Site& s : sites) if (s.calls) top.push_back(&s);
   std::stable_sort(top.begin(), top.end(), [](const Site* a, const Site* b) { return a->calls > b->calls; });
-  std::vector<std::pair<uint64_t, unsigned long>> sizes(bySize.begin(), bySize.end());
-  std::stable_sort(sizes.begin(), sizes.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  std::vector<std::pair<uint64_t, unsigned long>> sizes;  // by size, for malloc.json
+  bySize.forEach([&](uint64_t size, uint64_t n) { sizes.emplace_back(size, n); });
+  std::sort(sizes.begin(), sizes.end());
+  std::vector<std::pair<uint64_t, unsigned long>> common = sizes;
+  std::stable_sort(common.begin(), common.end(), [](auto& a, auto& b) { return a.second > b.second; });
 
   if (FILE* o = atomx::openToolOutput("malloc.out")) {
     std::fprintf(o, "malloc: allocator calls made by the program's own code (%s)\n", program.c_str());
@@ -167,6 +172,8 @@ void MallocReport() {
     if (trackLive)
       std::fprintf(o, "live at exit %lu bytes in %zu blocks, peak %lu bytes (%lu frees of pointers not seen allocated)\n",
                    (unsigned long)liveBytes, live.size(), (unsigned long)peakBytes, untrackedFrees);
+    if (live.failed() || bySize.failed())
+      std::fprintf(o, "warning: the kernel refused memory for the tool's tables: sizes and live figures are incomplete\n");
     std::string per = "calls:";
     for (const Fn& f : fns) {
       if (!f.calls) continue;
@@ -182,7 +189,7 @@ void MallocReport() {
       std::fprintf(o, "  %-16s %12lu %16lu\n", sizeClass(k).c_str(), classes[k], classBytes[k]);
     if (hi - lo >= 16) std::fprintf(o, "  ... (larger classes in malloc.json)\n");
     std::fprintf(o, "top sizes:");
-    for (size_t k = 0; k < sizes.size() && long(k) < topN; ++k) std::fprintf(o, " %lux%lu", (unsigned long)sizes[k].first, sizes[k].second);
+    for (size_t k = 0; k < common.size() && long(k) < topN; ++k) std::fprintf(o, " %lux%lu", (unsigned long)common[k].first, common[k].second);
     std::fprintf(o, "%s\ntop call sites        calls          bytes  function       procedure (source)\n",
                  sizes.size() > size_t(topN) ? " ..." : "");
     for (size_t k = 0; k < top.size() && long(k) < topN; ++k) {
@@ -199,7 +206,7 @@ void MallocReport() {
   atomx::JsonWriter j(o);
   j.beginObject().key("tool").value("malloc").key("program").value(program);
   j.key("allocations").value(allocs).key("bytes_requested").value(bytes).key("frees").value(frees);
-  j.key("live_tracking").value(trackLive);
+  j.key("live_tracking").value(trackLive).key("tables_incomplete").value(live.failed() || bySize.failed());
   if (trackLive) {
     j.key("live_bytes_at_exit").value((unsigned long)liveBytes).key("live_blocks_at_exit").value((unsigned long)live.size());
     j.key("peak_live_bytes").value((unsigned long)peakBytes).key("untracked_frees").value(untrackedFrees);
@@ -213,7 +220,7 @@ void MallocReport() {
       j.beginObject().key("min").value(k ? 1ul << (k - 1) : 0ul).key("max").value(k ? (k == 64 ? ~0ul : (1ul << k) - 1) : 0ul)
           .key("allocations").value(classes[k]).key("bytes").value(classBytes[k]).endObject();
   j.endArray().key("sizes").beginArray();
-  for (auto& [size, n] : bySize) j.beginObject().key("size").value((unsigned long)size).key("allocations").value(n).endObject();
+  for (auto& [size, n] : sizes) j.beginObject().key("size").value((unsigned long)size).key("allocations").value(n).endObject();
   j.endArray().key("sites").beginArray();
   for (const Site& s : sites)
     j.beginObject().key("pc").hex(s.pc).key("function").value(fns[s.fn].name).key("procedure").value(s.proc)

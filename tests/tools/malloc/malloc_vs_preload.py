@@ -35,6 +35,7 @@ import bisect
 import collections
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -74,6 +75,8 @@ def main():
     ap.add_argument("--expect-function", action="append", default=[], metavar="NAME",
                     help="fail unless the tool saw calls of NAME (so the test covers it)")
     ap.add_argument("--expect-tail", action="store_true", help="fail unless some tail-call site was counted")
+    ap.add_argument("--expect-light", action="store_true",
+                    help="fail unless atomx saves no vector state around any call (tools/malloc uses atomx/light.hpp)")
     ap.add_argument("--exact", action="store_true",
                     help="no allowance for calls through tail-call sites whose caller is a library")
     ap.add_argument("prog")
@@ -86,11 +89,19 @@ def main():
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", os.path.join(HERE, "preload_shim.c"), "-o", shim, "-ldl"], check=True)
     atom = os.path.join(work, name + ".atom")
     report = os.path.join(work, "report.json")
-    r = subprocess.run([o.atomx, prog, "-T", "malloc", "-o", atom, "-q", "--report", report, "--"]
+    r = subprocess.run([o.atomx, prog, "-T", "malloc", "-o", atom, "--report", report, "--"]
                        + shlex.split(o.tool_args), capture_output=True, text=True)
     if r.returncode != 0:
         print(f"FAIL {o.prog}: atomx failed:\n{r.stderr}")
         return 1
+    if o.expect_light:
+        # atomx's summary: "N call(s) at M site(s), L without vector state, ...";
+        # the two calls at program start and end always save everything.
+        m = re.search(r"(\d+) call\(s\) at \d+ site\(s\), (\d+) without vector state", r.stderr)
+        if not m or int(m.group(1)) - int(m.group(2)) != 2:
+            print(f"FAIL {o.prog}: not every call is light (no vector state saved): "
+                  f"{m.group(0) if m else 'no summary line: ' + r.stderr}")
+            return 1
     with open(report) as f:
         unmoved = {p["name"] for p in json.load(f).get("unmoved", [])}
     # Same program path in every run (programs print argv[0]).
