@@ -43,7 +43,9 @@ enum {
   kAtomxBlobMagic = 40,
   /* enter without the XSAVE state: for sites whose analysis routines, and
    * all code they reach, use general registers only (atomx decides:
-   * src/instrument/VectorStateUse).  Same frame, same body convention. */
+   * src/instrument/VectorStateUse).  Same frame, same body convention.
+   * (Most light sites call no dispatcher at all: atomx gives them a body
+   * that saves the caller-saved registers itself; src/instrument/CallCode.h.) */
   kAtomxSlotEnterLight = 48,
   /* enter and enter-light without saving RFLAGS: for sites where no status
    * flag is live and whose procedure never sets DF (atomx decides:
@@ -116,7 +118,8 @@ typedef struct AtomxDescriptor {
   uint64_t ready;
   /* Threads.  The program's libc starts its threads and initialises only its
    * own per-thread state; the analysis namespace's libc never hears of them.
-   * So the first inserted call in each thread first calls threadStart
+   * So the first heavy inserted call in each thread (one that saves the
+   * vector state: only those can reach libc) first calls threadStart
    * (atomx_analysis_thread_start, runtime/analysis) in that thread.  It is
    * due while the analysis object's initial-exec TLS byte at %fs:threadFlag
    * (an offset from the thread pointer, the same in every thread) is zero.

@@ -105,8 +105,9 @@ __attribute__((constructor)) static void start_process(void) {
  * per-thread state only; this namespace's libc would see the ctype table
  * pointers (isdigit, toupper, printf's number formatting) still zero and the
  * resolver state shared with the initial thread.  The runtime calls
- * atomx_analysis_thread_start in each thread before its first analysis call
- * -- while atomx_analysis_thread_ready is zero: initial-exec, so that the
+ * atomx_analysis_thread_start in each thread before its first heavy analysis
+ * call (light code calls nothing, so it never reaches this libc) -- while
+ * atomx_analysis_thread_ready is zero: initial-exec, so that the
  * runtime can test it at a fixed offset from %fs. */
 __attribute__((tls_model("initial-exec"))) __thread char atomx_analysis_thread_ready;
 

@@ -129,10 +129,11 @@ static struct pending gPending[64];
 static int gPendingCount;
 
 /* analysis.c: the analysis libc's per-thread set-up.  The runtime runs it
- * at a thread's first inserted call; a thread may make system calls (and
- * end the process, running ProgramAfter) without ever running one.  Not
- * yet run means this thread has never been inside analysis code, so it
- * holds none of the analysis libc's locks: safe to run from the handler. */
+ * at a thread's first heavy inserted call; a thread may make system calls
+ * (and end the process, running ProgramAfter) without ever running one.
+ * Not yet run means this thread has never been inside analysis code that
+ * can reach libc (light code calls nothing), so it holds none of the
+ * analysis libc's locks: safe to run from the handler. */
 extern __thread char atomx_analysis_thread_ready __attribute__((tls_model("initial-exec")));
 void atomx_analysis_thread_start(void);
 

@@ -27,9 +27,10 @@
 #include "stub.h"
 
 /* One dispatcher: NAME, whether it saves the vector state (VECTOR) and
- * RFLAGS (FLAGS).  A light dispatcher sends a thread's first call to the
- * full one of the same FLAGS kind (FULL): the analysis libc's thread
- * set-up may use any register. */
+ * RFLAGS (FLAGS); a light one shares the restore code of the full one of
+ * the same FLAGS kind (FULL).  Only the full ones set up the analysis libc
+ * for a new thread (abi.h, threadFlag): light code calls nothing, so it
+ * cannot reach libc, and needs none of it. */
 .macro DISPATCHER name, vector, flags, full
         .globl  \name
         .hidden \name
@@ -95,12 +96,7 @@
         call    *STUB_DESC_THREAD_START(%r12)
 1:
         .else
-        mov     STUB_DESC_THREAD_FLAG(%r12), %rcx
-        test    %rcx, %rcx
-        jz      1f
-        cmpb    $0, %fs:(%rcx)
-        je      \full\()_save_vector_state
-1:      and     $-64, %rsp
+        and     $-64, %rsp
         .endif
         /* The body: the return address points at the nop; its disp32 is
          * relative to the end of the 7-byte nop. */

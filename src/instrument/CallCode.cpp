@@ -15,18 +15,45 @@ namespace {
 using x86::Assembler;
 using x86::mem;
 
-constexpr ZydisRegister kFrame = ZYDIS_REGISTER_RBX;  // enter leaves the frame here (callee-saved)
+constexpr ZydisRegister kFrame = ZYDIS_REGISTER_RBX;  // the saved state is found from here (callee-saved)
 constexpr ZydisRegister kArgRegs[6] = {ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDX,
                                        ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_R8,  ZYDIS_REGISTER_R9};
 
-// Offset of a saved general register (hardware number) in AtomxFrame.
-int32_t frameOffset(int hw) {
-  static const int32_t kOffsets[16] = {
-      offsetof(AtomxFrame, rax), offsetof(AtomxFrame, rcx), offsetof(AtomxFrame, rdx), offsetof(AtomxFrame, rbx),
-      -1,                        offsetof(AtomxFrame, rbp), offsetof(AtomxFrame, rsi), offsetof(AtomxFrame, rdi),
-      offsetof(AtomxFrame, r8),  offsetof(AtomxFrame, r9),  offsetof(AtomxFrame, r10), offsetof(AtomxFrame, r11),
-      offsetof(AtomxFrame, r12), offsetof(AtomxFrame, r13), offsetof(AtomxFrame, r14), offsetof(AtomxFrame, r15)};
-  return kOffsets[hw];
+// Where a body finds the program's state, as offsets from kFrame.
+struct SavedState {
+  int32_t reg[16];    // each general register (hardware number); kLive: still in the register
+  int32_t rflags;     // kLive: not saved
+  int32_t appStack;   // the program's %rsp at the site
+  static constexpr int32_t kLive = -1;
+};
+
+// Behind a dispatcher (runtime/stub/enter.S): everything, as AtomxFrame.
+constexpr SavedState kDispatcherState = {
+    {offsetof(AtomxFrame, rax), offsetof(AtomxFrame, rcx), offsetof(AtomxFrame, rdx), offsetof(AtomxFrame, rbx),
+     SavedState::kLive,         offsetof(AtomxFrame, rbp), offsetof(AtomxFrame, rsi), offsetof(AtomxFrame, rdi),
+     offsetof(AtomxFrame, r8),  offsetof(AtomxFrame, r9),  offsetof(AtomxFrame, r10), offsetof(AtomxFrame, r11),
+     offsetof(AtomxFrame, r12), offsetof(AtomxFrame, r13), offsetof(AtomxFrame, r14), offsetof(AtomxFrame, r15)},
+    offsetof(AtomxFrame, rflags),
+    kAtomxFrameAppStack};
+
+// A direct body saves what a SysV routine may change: the caller-saved
+// registers, pushed in this order, then %rbx, which keeps the frame (and the
+// unaligned %rsp) across the calls; rbp and r12-r15 stay live.  RFLAGS,
+// when saved, is pushed before them.
+constexpr ZydisRegister kDirectSaved[10] = {ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX,
+                                            ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_R8,
+                                            ZYDIS_REGISTER_R9,  ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11,
+                                            ZYDIS_REGISTER_RBX};
+
+SavedState directState(bool saveFlags) {
+  SavedState s{};
+  for (int32_t& r : s.reg) r = SavedState::kLive;
+  const int32_t n = int32_t(std::size(kDirectSaved));
+  for (int32_t k = 0; k < n; ++k) s.reg[kDirectSaved[k] - ZYDIS_REGISTER_RAX] = 8 * (n - 1 - k);
+  s.rflags = saveFlags ? 8 * n : SavedState::kLive;
+  // Above the pushes: the return address into the site code, then the red zone it stepped over.
+  s.appStack = 8 * n + (saveFlags ? 8 : 0) + 8 + 128;
+  return s;
 }
 
 // The hidden stack operand of push, call, pushf and enter is where the
@@ -41,25 +68,36 @@ ZydisRegister to32(ZydisRegister r64) { return ZydisRegister(ZYDIS_REGISTER_EAX 
 
 // Loads the application's value of general register `reg` (any width; the
 // value is zero-extended from 32 bits for 32-bit registers) into dst.
-void loadAppRegister(Assembler& a, ZydisRegister reg, ZydisRegister dst) {
+void loadAppRegister(Assembler& a, const SavedState& saved, ZydisRegister reg, ZydisRegister dst) {
   const ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
   if (full < ZYDIS_REGISTER_RAX || full > ZYDIS_REGISTER_R15)
     throw InternalError(std::string("cannot load register ") + ZydisRegisterGetString(reg));
   const int hw = full - ZYDIS_REGISTER_RAX;
   const bool is32 = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, reg) == 32;
   if (hw == 4) {
-    a.lea(dst, mem(kFrame, kAtomxFrameAppStack));
+    a.lea(dst, mem(kFrame, saved.appStack));
     if (is32) a.movReg(to32(dst), to32(dst));
-    return;
+  } else if (saved.reg[hw] == SavedState::kLive) {
+    if (is32) a.movReg(to32(dst), to32(full));
+    else a.movReg(dst, full);
+  } else if (is32) {
+    a.movLoad(to32(dst), mem(kFrame, saved.reg[hw], 4));
+  } else {
+    a.movLoad(dst, mem(kFrame, saved.reg[hw]));
   }
-  if (is32) a.movLoad(to32(dst), mem(kFrame, frameOffset(hw), 4));
-  else a.movLoad(dst, mem(kFrame, frameOffset(hw)));
+}
+
+// Values computed through a call or a syscall (Body::computeWithCall).
+bool needsCall(const Arg& a, const x86::Insn* insn) {
+  if (a.kind() == Arg::Kind::ThreadId) return true;
+  return a.kind() == Arg::Kind::BranchTarget && !(insn && insn->isDirectBranch());
 }
 
 class Body {
  public:
-  Body(const Engine& engine, DataPool& pool, const Site& site, Assembler& a, const CodeAddresses& addr)
-      : engine_(engine), pool_(pool), site_(site), a_(a), addr_(addr) {
+  Body(const Engine& engine, DataPool& pool, const Site& site, BodyKind kind, Assembler& a, const CodeAddresses& addr)
+      : engine_(engine), pool_(pool), site_(site), kind_(kind),
+        saved_(kind.direct ? directState(kind.saveFlags) : kDispatcherState), a_(a), addr_(addr) {
     if (site.proc) {
       decoded_ = engine.decode(*site.proc, site.insn);
       insn_ = &site.proc->insns[site.insn];
@@ -67,11 +105,12 @@ class Body {
   }
 
   void emit() {
+    if (kind_.direct) return emitDirect();
     // Temporaries for values that need a call or a syscall to compute: they
     // are computed first, before any argument register is set.
     size_t temps = 0;
     for (const CallRequest* c : site_.calls)
-      for (const Arg& arg : c->args) temps += needsCall(arg);
+      for (const Arg& arg : c->args) temps += needsCall(arg, insn_);
     const int32_t frameBytes = int32_t((temps * 8 + 15) / 16 * 16);
     a_.push(ZYDIS_REGISTER_RBP);  // aligns the stack to 16 for the calls below
     a_.movReg(ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSP);
@@ -84,9 +123,38 @@ class Body {
   }
 
  private:
-  static bool needsCall(const Arg& a) {
-    return a.kind() == Arg::Kind::ThreadId || a.kind() == Arg::Kind::BranchTarget;
+  // The site called this body itself (allowsDirectBody): save what the
+  // routines may change (directState), skip everything before the runtime
+  // is ready (ld.so runs program code before the entry point, when the
+  // routine table is still empty), call, restore.
+  void emitDirect() {
+    if (kind_.saveFlags) {
+      a_.pushfq();
+      a_.cld();  // the SysV ABI wants DF clear
+    }
+    for (ZydisRegister r : kDirectSaved) a_.push(r);
+    a_.cmpMemImm(x86::ripAbsolute(addr_.ready), 0);
+    // The calls, assembled first for the branch over them (a 6-byte jz).
+    std::vector<uint8_t> calls;
+    Assembler c(calls, a_.here() + 6);
+    {
+      Body inner(*this, c);
+      c.movReg(kFrame, ZYDIS_REGISTER_RSP);
+      c.andImm(ZYDIS_REGISTER_RSP, -16);
+      for (const CallRequest* call : site_.calls) inner.emitCall(*call);
+      c.movReg(ZYDIS_REGISTER_RSP, kFrame);
+    }
+    a_.jccRel32(4, a_.here() + 6 + calls.size());  // jz: not ready
+    a_.raw(calls);
+    for (size_t k = std::size(kDirectSaved); k-- > 0;) a_.pop(kDirectSaved[k]);
+    if (kind_.saveFlags) a_.popfq();
+    a_.ret();
   }
+
+  // The same body, assembling into `a`.
+  Body(const Body& other, Assembler& a)
+      : engine_(other.engine_), pool_(other.pool_), site_(other.site_), kind_(other.kind_), saved_(other.saved_),
+        a_(a), addr_(other.addr_), decoded_(other.decoded_), insn_(other.insn_) {}
 
   // A PC argument gives the original address of what the call was added
   // to (an instruction, a block's or procedure's first instruction); for
@@ -102,9 +170,7 @@ class Body {
     call_ = &c;
     std::vector<int32_t> tempSlot(c.args.size(), 0);
     for (size_t k = 0; k < c.args.size(); ++k) {
-      if (!needsCall(c.args[k])) continue;
-      // Skip constant branch targets (direct branches): no call needed.
-      if (c.args[k].kind() == Arg::Kind::BranchTarget && insn_->isDirectBranch()) continue;
+      if (!needsCall(c.args[k], insn_)) continue;
       computeWithCall(c.args[k]);
       nextTemp_ += 8;
       tempSlot[k] = -nextTemp_;
@@ -135,11 +201,11 @@ class Body {
     // An indirect branch target or a return address: a new code address,
     // mapped back to the original by the runtime.
     if (insn_->flow == x86::Flow::Return) {
-      a_.movLoad(ZYDIS_REGISTER_RDI, mem(kFrame, kAtomxFrameAppStack));
+      a_.movLoad(ZYDIS_REGISTER_RDI, mem(kFrame, saved_.appStack));
     } else {
       const ZydisDecodedOperand& op = decoded_.operands[0];
       if (op.type == ZYDIS_OPERAND_TYPE_REGISTER) {
-        loadAppRegister(a_, op.reg.value, ZYDIS_REGISTER_RDI);
+        loadAppRegister(a_, saved_, op.reg.value, ZYDIS_REGISTER_RDI);
       } else if (op.type == ZYDIS_OPERAND_TYPE_MEMORY) {
         effectiveAddress(0, ZYDIS_REGISTER_RDI);
         a_.movLoad(ZYDIS_REGISTER_RDI, mem(ZYDIS_REGISTER_RDI, 0));
@@ -167,14 +233,13 @@ class Body {
         return a_.movImm(dst, decoded_.operands[ops.at(size_t(arg.value()))].size / 8);
       }
       case Arg::Kind::Register:
-        return loadAppRegister(a_, ZydisRegister(ZYDIS_REGISTER_RAX + arg.value()), dst);
+        return loadAppRegister(a_, saved_, ZydisRegister(ZYDIS_REGISTER_RAX + arg.value()), dst);
       case Arg::Kind::ProcArg: {
-        static const int kHw[6] = {7, 6, 2, 1, 8, 9};  // rdi rsi rdx rcx r8 r9
-        if (arg.value() < 6) return a_.movLoad(dst, mem(kFrame, frameOffset(kHw[arg.value()])));
+        if (arg.value() < 6) return loadAppRegister(a_, saved_, kArgRegs[arg.value()], dst);
         // On entry the return address is at (%rsp); stack arguments follow.
-        return a_.movLoad(dst, mem(kFrame, kAtomxFrameAppStack + 8 + 8 * (arg.value() - 6)));
+        return a_.movLoad(dst, mem(kFrame, saved_.appStack + 8 + 8 * (arg.value() - 6)));
       }
-      case Arg::Kind::ReturnValue: return a_.movLoad(dst, mem(kFrame, frameOffset(0)));
+      case Arg::Kind::ReturnValue: return loadAppRegister(a_, saved_, ZYDIS_REGISTER_RAX, dst);
       case Arg::Kind::Counters: return a_.lea(dst, x86::ripAbsolute(addr_.counters.at(size_t(arg.value()))));
     }
   }
@@ -185,14 +250,16 @@ class Body {
     const ZydisMnemonic m = decoded_.insn.mnemonic;
     const bool ecx = decoded_.insn.address_width == 32;
     auto loadRcx = [&](ZydisRegister r) {
-      loadAppRegister(a_, ecx ? ZYDIS_REGISTER_ECX : ZYDIS_REGISTER_RCX, r);
+      loadAppRegister(a_, saved_, ecx ? ZYDIS_REGISTER_ECX : ZYDIS_REGISTER_RCX, r);
     };
     auto appFlags = [&] {
-      a_.pushMem(mem(kFrame, offsetof(AtomxFrame, rflags)));
+      if (saved_.rflags == SavedState::kLive) throw InternalError("a branch condition without the saved flags");
+      a_.pushMem(mem(kFrame, saved_.rflags));
       a_.popfq();
+      a_.cld();  // the program's DF may be set; the routine wants it clear
     };
     if (m == ZYDIS_MNEMONIC_JRCXZ || m == ZYDIS_MNEMONIC_JECXZ) {
-      loadAppRegister(a_, m == ZYDIS_MNEMONIC_JECXZ ? ZYDIS_REGISTER_ECX : ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX);
+      loadAppRegister(a_, saved_, m == ZYDIS_MNEMONIC_JECXZ ? ZYDIS_REGISTER_ECX : ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX);
       a_.testReg(ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RAX);
       a_.setcc(4, ZYDIS_REGISTER_AL);  // z
     } else if (m == ZYDIS_MNEMONIC_LOOP || m == ZYDIS_MNEMONIC_LOOPE || m == ZYDIS_MNEMONIC_LOOPNE) {
@@ -231,8 +298,8 @@ class Body {
     }
     const bool hasBase = op.mem.base != ZYDIS_REGISTER_NONE;
     const bool hasIndex = op.mem.index != ZYDIS_REGISTER_NONE;
-    if (hasBase) loadAppRegister(a_, op.mem.base, ZYDIS_REGISTER_R10);
-    if (hasIndex) loadAppRegister(a_, op.mem.index, ZYDIS_REGISTER_R11);
+    if (hasBase) loadAppRegister(a_, saved_, op.mem.base, ZYDIS_REGISTER_R10);
+    if (hasIndex) loadAppRegister(a_, saved_, op.mem.index, ZYDIS_REGISTER_R11);
     const int64_t disp = op.mem.disp.value + hiddenSlotOffset(op);
     x86::Mem m;
     m.base = hasBase ? ZYDIS_REGISTER_R10 : ZYDIS_REGISTER_NONE;
@@ -251,6 +318,8 @@ class Body {
   const Engine& engine_;
   DataPool& pool_;
   const Site& site_;
+  const BodyKind kind_;
+  const SavedState saved_;
   Assembler& a_;
   const CodeAddresses& addr_;
   Engine::Decoded decoded_{};
@@ -406,9 +475,19 @@ void emitSite(const Engine& engine, const Site& site, bool atomic, uint64_t at, 
   if (out.size() - start != site.codeSize) throw InternalError("site code has the wrong size");
 }
 
-void BodyWriter::emit(const Site& site, uint64_t at, const CodeAddresses& addresses, std::vector<uint8_t>& out) const {
+bool allowsDirectBody(const Site& site) {
+  if (!site.proc || site.exitHook || site.calls.empty()) return false;
+  const x86::Insn& insn = site.proc->insns[site.insn];
+  for (const CallRequest* c : site.calls)
+    for (const Arg& arg : c->args)
+      if (needsCall(arg, &insn)) return false;
+  return true;
+}
+
+void BodyWriter::emit(const Site& site, BodyKind kind, uint64_t at, const CodeAddresses& addresses,
+                      std::vector<uint8_t>& out) const {
   Assembler a(out, at);
-  Body(engine_, pool_, site, a, addresses).emit();
+  Body(engine_, pool_, site, kind, a, addresses).emit();
 }
 
 }  // namespace atomx::instrument

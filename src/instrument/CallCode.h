@@ -3,10 +3,16 @@
 // Site code is what goes into the application's code: inline counter
 // increments, then the call part (runtime/abi.h):
 //   lea -128(%rsp),%rsp; call enter; nopl body(%rax); lea 128(%rsp),%rsp
-// The runtime's enter saves the complete state (runtime/stub/enter.S is the
-// one place that decides what is saved) and calls the body, which atomx
-// generates here: it computes each call's arguments from the saved frame and
-// calls the analysis routine through the routine table.
+// The body, generated here, computes each call's arguments from the saved
+// state and calls the analysis routine through the routine table.  What is
+// saved depends on the site's BodyKind (Instrumenter::chooseEnters decides):
+//   - dispatched: `enter` is one of the runtime's dispatchers, which saves
+//     the complete state as an AtomxFrame (runtime/stub/enter.S) and calls
+//     the body;
+//   - direct: `enter` is the body itself, which saves only what a SysV
+//     routine may change (the caller-saved registers, and RFLAGS where a
+//     flag is live), for sites whose routines are all light
+//     (VectorStateUse) and whose arguments need no call to compute.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +35,7 @@ struct CodeAddresses {
   uint64_t programAfter = 0;     // runtime slot: program_after()
   uint64_t routineTable = 0;     // uint64_t per routine
   uint64_t dataPool = 0;         // strings and arrays
+  uint64_t ready = 0;            // AtomxDescriptor::ready (direct bodies test it)
   std::vector<uint64_t> counters;  // the first counter of each array (atomx::Counters)
 };
 
@@ -43,6 +50,14 @@ class DataPool {
   std::map<std::string, uint64_t> offsets_;
 };
 
+// How a site's body is reached, and what it saves (see the top).
+struct BodyKind {
+  bool direct = false;
+  bool saveFlags = true;  // direct bodies: RFLAGS too (and DF cleared for the calls)
+};
+// Whether the site's arguments allow a direct body (its routines must also be light).
+bool allowsDirectBody(const Site& site);
+
 // A site's code in the application: its counter increments inline, then,
 // if it has calls, the call part.  `enter` and `body` matter only then.
 uint32_t incrementCodeSize(const Engine& engine, const Site& site, bool atomic);
@@ -54,7 +69,8 @@ class BodyWriter {
   BodyWriter(const Engine& engine, DataPool& pool) : engine_(engine), pool_(pool) {}
   // The body of `site`, placed at `at`.  Its size does not depend on `at` or
   // on `addresses`, so it can be sized with zeros first.
-  void emit(const Site& site, uint64_t at, const CodeAddresses& addresses, std::vector<uint8_t>& out) const;
+  void emit(const Site& site, BodyKind kind, uint64_t at, const CodeAddresses& addresses,
+            std::vector<uint8_t>& out) const;
 
  private:
   const Engine& engine_;

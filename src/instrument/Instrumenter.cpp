@@ -115,6 +115,7 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
   addresses_.enter = runtimeAddress_ + kAtomxSlotEnter;
   addresses_.originalAddress = runtimeAddress_ + kAtomxSlotOriginalAddress;
   addresses_.programAfter = runtimeAddress_ + kAtomxSlotProgramAfter;
+  chooseEnters();
   // Bodies: sized with placeholder addresses (their sizes do not depend on
   // addresses); this also fills the data pool.
   addresses_.counters.assign(engine_.counterArrays().size(), 0);
@@ -127,13 +128,13 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
     bodySize_[s] = 0;
     if (!plan_.sites()[s].needsCall()) continue;  // inline increments only
     std::vector<uint8_t> scratch;
-    writer.emit(plan_.sites()[s], at, addresses_, scratch);
+    writer.emit(plan_.sites()[s], bodyKind_[s], at, addresses_, scratch);
     bodyAddress_[s] = at;
     bodySize_[s] = uint32_t(scratch.size());
+    if (bodyKind_[s].direct) siteEnter_[s] = at;  // the site calls its body
     at = alignUp(at + scratch.size(), 16);
   }
   codeEnd_ = at;
-  chooseEnters();
   inserted_->setAddresses(&siteEnter_, &bodyAddress_, &addresses_);
   layOutData();
   return codeEnd_;
@@ -142,12 +143,15 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
 // What is saved around each site: without the vector state when every
 // routine the site calls leaves it alone (VectorStateUse), without RFLAGS
 // where no status flag is live and DF is known clear; an _exit hook runs
-// ProgramAfter, which may do anything.
+// ProgramAfter, which may do anything.  A light site whose arguments need
+// no call gets a direct body (CallCode.h), which saves only the registers
+// a SysV routine may change; the others call a runtime dispatcher.
 void Instrumenter::chooseEnters() {
   const VectorStateUse vectorUse(analysisObject_, engine_.decoder());
   std::vector<int8_t> heavy(engine_.routines().size(), -1);
   siteEnter_.assign(plan_.sites().size(), addresses_.enter);
-  lightSites_ = noFlagsSites_ = 0;
+  bodyKind_.assign(plan_.sites().size(), BodyKind{});
+  lightSites_ = noFlagsSites_ = directSites_ = 0;
   for (size_t s = 0; s < plan_.sites().size(); ++s) {
     const Site& site = plan_.sites()[s];
     if (!site.needsCall()) continue;
@@ -161,8 +165,10 @@ void Instrumenter::chooseEnters() {
     static constexpr uint32_t kSlot[2][2] = {{kAtomxSlotEnter, kAtomxSlotEnterNoFlags},
                                              {kAtomxSlotEnterLight, kAtomxSlotEnterLightNoFlags}};
     siteEnter_[s] = runtimeAddress_ + kSlot[light][noFlags];
+    bodyKind_[s] = BodyKind{light && allowsDirectBody(site), !noFlags};
     lightSites_ += light;
     noFlagsSites_ += noFlags;
+    directSites_ += bodyKind_[s].direct;
   }
 }
 
@@ -200,6 +206,7 @@ void Instrumenter::placeData(uint64_t readOnlyAddress, uint64_t writableAddress)
   roAddress_ = readOnlyAddress;
   rwAddress_ = writableAddress;
   addresses_.routineTable = rwAddress_ + offTable_;
+  addresses_.ready = rwAddress_ + offsetof(AtomxDescriptor, ready);  // the descriptor opens the writable data
   addresses_.dataPool = roAddress_ + offPool_;
   addresses_.counters.clear();
   for (uint64_t off : offCounters_) addresses_.counters.push_back(rwAddress_ + rwSize_ + off);
@@ -214,7 +221,7 @@ void Instrumenter::appendCode(std::vector<uint8_t>& text, uint64_t textAddress) 
   for (size_t s = 0; s < plan_.sites().size(); ++s) {
     if (!plan_.sites()[s].needsCall()) continue;
     text.resize(bodyAddress_[s] - textAddress, 0xcc);
-    writer.emit(plan_.sites()[s], bodyAddress_[s], addresses_, text);
+    writer.emit(plan_.sites()[s], bodyKind_[s], bodyAddress_[s], addresses_, text);
     if (text.size() != bodyAddress_[s] - textAddress + bodySize_[s])
       throw InternalError("the body of an inserted call changed size between sizing and emission");
   }

@@ -44,6 +44,8 @@ class Instrumenter {
   size_t lightSiteCount() const { return lightSites_; }
   // Sites that skip saving RFLAGS (known after placeCode()).
   size_t noFlagsSiteCount() const { return noFlagsSites_; }
+  // Sites that call their body directly, without a dispatcher (known after placeCode()).
+  size_t directSiteCount() const { return directSites_; }
   // Inline counter increments, and whether they are atomic.
   size_t incrementCount() const { return engine_.increments().size(); }
   bool atomicCounters() const { return plan_.atomicCounters(); }
@@ -78,8 +80,9 @@ class Instrumenter {
   std::unique_ptr<InsertedCode> inserted_;
   std::vector<uint64_t> bodyAddress_;  // per site
   std::vector<uint32_t> bodySize_;
-  std::vector<uint64_t> siteEnter_;    // per site: the enter slot it calls
-  size_t lightSites_ = 0, noFlagsSites_ = 0;
+  std::vector<uint64_t> siteEnter_;    // per site: the enter slot (or, direct, the body) it calls
+  std::vector<BodyKind> bodyKind_;     // per site
+  size_t lightSites_ = 0, noFlagsSites_ = 0, directSites_ = 0;
   uint64_t runtimeAddress_ = 0, codeEnd_ = 0;
   CodeAddresses addresses_;
   // Read-only layout (offsets from roAddress_).

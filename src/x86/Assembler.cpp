@@ -1,5 +1,6 @@
 #include "x86/Assembler.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "support/Error.h"
@@ -151,6 +152,21 @@ void Assembler::callMem(const Mem& target) {
   r.operand_count = 1;
   setMem(r.operands[0], target);
   encode(r);
+}
+
+void Assembler::cmpMemImm(const Mem& m, int8_t value) {
+  auto r = request(ZYDIS_MNEMONIC_CMP);
+  r.operand_count = 2;
+  setMem(r.operands[0], m);
+  setImm(r.operands[1], uint64_t(int64_t(value)));
+  encode(r);
+}
+
+void Assembler::jccRel32(uint8_t cc, uint64_t target) {
+  const int64_t rel = int64_t(target - (here() + 6));
+  if (rel < INT32_MIN || rel > INT32_MAX) throw InternalError("conditional branch target out of reach");
+  const uint32_t r = uint32_t(int32_t(rel));
+  raw({0x0f, uint8_t(0x80 | (cc & 15)), uint8_t(r), uint8_t(r >> 8), uint8_t(r >> 16), uint8_t(r >> 24)});
 }
 
 void Assembler::jmpRel32(uint64_t target) {

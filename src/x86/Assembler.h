@@ -47,6 +47,9 @@ class Assembler {
   void pushMem(const Mem& src);
   void pop(ZydisRegister reg);
   void popfq();
+  void pushfq() { raw({0x9c}); }
+  void cld() { raw({0xfc}); }
+  void cmpMemImm(const Mem& m, int8_t value);  // cmp $value, m (m.size bytes)
   // `[lock] incq m`: a 64-bit counter, atomically with `lock`.
   void incMem(const Mem& m, bool lock);
   // The status flags without pushf/popf (which is slow): lahf/sahf move
@@ -66,6 +69,7 @@ class Assembler {
   void callRel32(uint64_t target);
   void callMem(const Mem& target);
   void jmpRel32(uint64_t target);
+  void jccRel32(uint8_t conditionCode, uint64_t target);  // always the 6-byte form
   void ret();
   void syscall();
   // `mov %fs:0, dst`: the thread pointer's self word (glibc's TCB).
@@ -75,6 +79,7 @@ class Assembler {
   // A short conditional jump (condition code 0..15) over the next `skip` bytes.
   void jccShort(uint8_t conditionCode, uint8_t skip) { raw({uint8_t(0x70 + conditionCode), skip}); }
   void raw(std::initializer_list<uint8_t> bytes) { out_.insert(out_.end(), bytes); }
+  void raw(const std::vector<uint8_t>& bytes) { out_.insert(out_.end(), bytes.begin(), bytes.end()); }
 
  private:
   void encode(ZydisEncoderRequest& request);

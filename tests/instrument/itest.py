@@ -293,13 +293,27 @@ def t_loops(work, variant, edges=True):
     eq(dict(te), dict(want) if edges else {}, "classify: jump-table edge counts, by case")
 
 
-def t_mem(work, variant, rsp=False):
+def t_mem(work, variant, rsp=False, light=False):
+    """Effective addresses, access sizes and register values as the program saw them.  light:
+    through direct bodies (mem_light_anal.c), which save only the caller-saved registers."""
     prog = build("mem.c", variant, work)
     procs = ["touch_globals", "touch_local", "touch_tls", "stack_ops", "leaf_ret"]
-    exe = instrument(prog, "mem_inst.cpp", "mem_anal.c", work, procs + (["rsp"] if rsp else []))
+    args = procs + (["rsp"] if rsp else []) + ["done"]
+    if light:
+        exe = prog + ".atomx"
+        r = subprocess.run([A, prog, os.path.join(TOOLS, "mem_inst.cpp"), os.path.join(TOOLS, "mem_light_anal.c"),
+                            "-o", exe, "--"] + args, capture_output=True, text=True)
+        check(r.returncode == 0, f"atomx failed: {r.stderr}")
+        m = re.search(r"(\d+) site\(s\), .*, (\d+) direct", r.stderr)
+        check(m, f"no site summary in: {r.stderr}")
+        # All but the ProgramAfter site (MemDone calls fprintf: heavy).
+        eq(int(m.group(2)), int(m.group(1)) - 1, "sites with a direct body")
+    else:
+        exe = instrument(prog, "mem_inst.cpp", "mem_anal.c", work, args)
     n, i = run_both(prog, exe, work)
     ad = dict((l.split()[0], int(l.split()[1], 16)) for l in read_lines(os.path.join(i[3], "addrs.txt")))
     ev = [l.split() for l in read_lines(os.path.join(i[3], "mem.out"))]
+    check(["overflow"] not in ev, "mem_light_anal.c's table overflowed")
     dis = disassemble(prog)
     byaddr = {x.addr: x for x in dis}
     mem = {}
@@ -522,6 +536,8 @@ for v in ("O2", "O0", "nopie"):
     TESTS[f"throws.{v}"] = lambda w, v=v: t_throws(w, v)
 TESTS["loops.noedges"] = lambda w: t_loops(w, "O2", edges=False)
 TESTS["mem.rsp"] = lambda w: t_mem(w, "O2", rsp=True)
+for v in ("O2", "O0", "nopie"):
+    TESTS[f"mem_light.{v}"] = lambda w, v=v: t_mem(w, v, rsp=True, light=True)
 for how in ("segv", "fault", "abort", "term", "_exit"):
     TESTS[f"killed.{how}"] = lambda w, how=how: t_killed(w, "O2", how)
 for kind in ("argcount", "brcond", "effaddr", "compile", "undefined"):

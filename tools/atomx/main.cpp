@@ -164,9 +164,9 @@ void rewriteProgram(const std::string& prog, const std::string& out, const atomx
   if (!quiet && instrumenter) {
     std::fprintf(stderr,
                  "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s), %zu without vector state, "
-                 "%zu without flags\n",
+                 "%zu without flags, %zu direct\n",
                  out.c_str(), engine->routines().size(), engine->calls().size(), instrumenter->siteCount(),
-                 instrumenter->lightSiteCount(), instrumenter->noFlagsSiteCount());
+                 instrumenter->lightSiteCount(), instrumenter->noFlagsSiteCount(), instrumenter->directSiteCount());
     if (instrumenter->incrementCount())
       std::fprintf(stderr, "atomx: %s: %zu inline counter increment(s), %s\n", out.c_str(),
                    instrumenter->incrementCount(),

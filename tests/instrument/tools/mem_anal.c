@@ -12,3 +12,4 @@ void Mem2(long pc, long ea, long size, long ea2, long size2) {
 }
 void Regs(long pc, long rdi, long rsi, long rdx) { fprintf(out(), "R %#lx %#lx %#lx %#lx\n", pc, rdi, rsi, rdx); fflush(out()); }
 void Rsp(long pc, long rsp) { fprintf(out(), "SP %#lx %#lx\n", pc, rsp); fflush(out()); }
+void MemDone(void) {}  /* each line is flushed as it is written */

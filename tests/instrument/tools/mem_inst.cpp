@@ -1,7 +1,8 @@
 // For the procedures named on the command line: every instruction with
 // memory operands reports its PC, effective addresses and access sizes; the
 // first instruction of each reports %rdi, %rsi, %rdx (REGV).  With the tool
-// argument "rsp", also REGV RegRSP at the first instruction.
+// argument "rsp", also REGV RegRSP at the first instruction; with "done",
+// MemDone() at program end (mem_light_anal.c writes its table then).
 #include <atomx/atomx.hpp>
 #include <string>
 
@@ -12,8 +13,9 @@ extern "C" void Instrument(int argc, char** argv) {
   Routine mem2("Mem2(VALUE, VALUE, VALUE, VALUE, VALUE)");
   Routine regs("Regs(VALUE, REGV, REGV, REGV)");
   Routine sp("Rsp(VALUE, REGV)");
-  bool rsp = false;
-  for (int k = 1; k < argc; ++k) rsp |= std::string(argv[k]) == "rsp";
+  bool rsp = false, done = false;
+  for (int k = 1; k < argc; ++k) rsp |= std::string(argv[k]) == "rsp", done |= std::string(argv[k]) == "done";
+  if (done) Routine("MemDone()").atProgramEnd();
   for (Proc p = *program().procs().begin(); p; p = p.next()) {
     bool want = false;
     for (int k = 1; k < argc; ++k) want |= p.name() == argv[k];
