@@ -43,7 +43,7 @@ enum {
   kAtomxBlobMagic = 40,
   /* enter without the XSAVE state: for sites whose analysis routines, and
    * all code they reach, use general registers only (atomx decides:
-   * src/instrument/VectorStateUse).  Same frame, same body convention.
+   * src/instrument/RoutineFootprint).  Same frame, same body convention.
    * (Most light sites call no dispatcher at all: atomx gives them a body
    * that saves the caller-saved registers itself; src/instrument/CallCode.h.) */
   kAtomxSlotEnterLight = 48,

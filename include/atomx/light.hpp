@@ -3,7 +3,7 @@
 // An inserted call whose analysis routine, and everything it reaches, uses
 // general registers only costs a fraction of one that does not: atomx then
 // skips saving and restoring the x87/SSE/AVX state (XSAVE/XRSTOR, most of
-// the cost of a call; src/instrument/VectorStateUse decides).  Any call
+// the cost of a call; src/instrument/RoutineFootprint decides).  Any call
 // through the PLT counts as "may touch", since libc's string functions use
 // AVX: std::mutex, std::map and operator new all make a routine heavy.  The
 // summary line of `atomx ... -o OUT` says how many calls came out light.

@@ -17,7 +17,7 @@
  *     XCR0, with XSAVE/XRSTOR (mask EDX:EAX = all ones) into an area of
  *     descriptor->xsaveSize bytes below the frame; the "light" dispatchers
  *     skip it, for sites whose analysis code uses general registers only
- *     (src/instrument/VectorStateUse).  The 64-bit forms keep the x87
+ *     (src/instrument/RoutineFootprint).  The 64-bit forms keep the x87
  *     instruction and data pointers whole.
  * Memory below the application's red zone is free for us: the site code
  * stepped over the red zone before the call.

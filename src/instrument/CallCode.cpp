@@ -36,23 +36,34 @@ constexpr SavedState kDispatcherState = {
     offsetof(AtomxFrame, rflags),
     kAtomxFrameAppStack};
 
-// A direct body saves what a SysV routine may change: the caller-saved
-// registers, pushed in this order, then %rbx, which keeps the frame (and the
-// unaligned %rsp) across the calls; rbp and r12-r15 stay live.  RFLAGS,
-// when saved, is pushed before them.
-constexpr ZydisRegister kDirectSaved[10] = {ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX,
+// A direct body pushes the registers of BodyKind::saves in this order (RFLAGS,
+// when saved, before them); %rbx, pushed last, keeps the frame (and the
+// unaligned %rsp) across the calls.  The rest stay live.
+constexpr ZydisRegister kDirectOrder[10] = {ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX,
                                             ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_R8,
                                             ZYDIS_REGISTER_R9,  ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11,
                                             ZYDIS_REGISTER_RBX};
+constexpr uint16_t bit(ZydisRegister r) { return uint16_t(1u << (r - ZYDIS_REGISTER_RAX)); }
+constexpr uint16_t kCallerSaved = bit(ZYDIS_REGISTER_RAX) | bit(ZYDIS_REGISTER_RCX) | bit(ZYDIS_REGISTER_RDX) |
+                                  bit(ZYDIS_REGISTER_RSI) | bit(ZYDIS_REGISTER_RDI) | bit(ZYDIS_REGISTER_R8) |
+                                  bit(ZYDIS_REGISTER_R9) | bit(ZYDIS_REGISTER_R10) | bit(ZYDIS_REGISTER_R11);
 
-SavedState directState(bool saveFlags) {
+std::vector<ZydisRegister> directPushes(uint16_t saves) {
+  std::vector<ZydisRegister> regs;
+  for (ZydisRegister r : kDirectOrder)
+    if (saves & bit(r)) regs.push_back(r);
+  return regs;
+}
+
+SavedState directState(const BodyKind& kind) {
   SavedState s{};
   for (int32_t& r : s.reg) r = SavedState::kLive;
-  const int32_t n = int32_t(std::size(kDirectSaved));
-  for (int32_t k = 0; k < n; ++k) s.reg[kDirectSaved[k] - ZYDIS_REGISTER_RAX] = 8 * (n - 1 - k);
-  s.rflags = saveFlags ? 8 * n : SavedState::kLive;
+  const std::vector<ZydisRegister> pushed = directPushes(kind.saves);
+  const int32_t n = int32_t(pushed.size());
+  for (int32_t k = 0; k < n; ++k) s.reg[pushed[size_t(k)] - ZYDIS_REGISTER_RAX] = 8 * (n - 1 - k);
+  s.rflags = kind.saveFlags ? 8 * n : SavedState::kLive;
   // Above the pushes: the return address into the site code, then the red zone it stepped over.
-  s.appStack = 8 * n + (saveFlags ? 8 : 0) + 8 + 128;
+  s.appStack = 8 * n + (kind.saveFlags ? 8 : 0) + 8 + 128;
   return s;
 }
 
@@ -97,7 +108,7 @@ class Body {
  public:
   Body(const Engine& engine, DataPool& pool, const Site& site, BodyKind kind, Assembler& a, const CodeAddresses& addr)
       : engine_(engine), pool_(pool), site_(site), kind_(kind),
-        saved_(kind.direct ? directState(kind.saveFlags) : kDispatcherState), a_(a), addr_(addr) {
+        saved_(kind.direct ? directState(kind) : kDispatcherState), a_(a), addr_(addr) {
     if (site.proc) {
       decoded_ = engine.decode(*site.proc, site.insn);
       insn_ = &site.proc->insns[site.insn];
@@ -124,7 +135,7 @@ class Body {
 
  private:
   // The site called this body itself (allowsDirectBody): save what the
-  // routines may change (directState), skip everything before the runtime
+  // routines and the argument code may change (directBodySaves), skip everything before the runtime
   // is ready (ld.so runs program code before the entry point, when the
   // routine table is still empty), call, restore.
   void emitDirect() {
@@ -132,7 +143,8 @@ class Body {
       a_.pushfq();
       a_.cld();  // the SysV ABI wants DF clear
     }
-    for (ZydisRegister r : kDirectSaved) a_.push(r);
+    const std::vector<ZydisRegister> pushed = directPushes(kind_.saves);
+    for (ZydisRegister r : pushed) a_.push(r);
     a_.cmpMemImm(x86::ripAbsolute(addr_.ready), 0);
     // The calls, assembled first for the branch over them (a 6-byte jz).
     std::vector<uint8_t> calls;
@@ -146,7 +158,7 @@ class Body {
     }
     a_.jccRel32(4, a_.here() + 6 + calls.size());  // jz: not ready
     a_.raw(calls);
-    for (size_t k = std::size(kDirectSaved); k-- > 0;) a_.pop(kDirectSaved[k]);
+    for (size_t k = pushed.size(); k-- > 0;) a_.pop(pushed[k]);
     if (kind_.saveFlags) a_.popfq();
     a_.ret();
   }
@@ -482,6 +494,24 @@ bool allowsDirectBody(const Site& site) {
     for (const Arg& arg : c->args)
       if (needsCall(arg, &insn)) return false;
   return true;
+}
+
+uint16_t directBodySaves(const Site& site, uint16_t routinesWrite) {
+  uint16_t saves = uint16_t((routinesWrite & kCallerSaved) | bit(kFrame));
+  for (const CallRequest* c : site.calls) {
+    for (size_t k = 0; k < c->args.size() && k < 6; ++k) saves |= bit(kArgRegs[k]);
+    if (c->args.size() > 6) saves |= bit(ZYDIS_REGISTER_RAX);  // stack arguments go through rax
+    for (const Arg& arg : c->args)
+      switch (arg.kind()) {
+        case Arg::Kind::Constant: case Arg::Kind::String: case Arg::Kind::Array: case Arg::Kind::PC:
+        case Arg::Kind::Counters: case Arg::Kind::AccessSize: case Arg::Kind::Register: case Arg::Kind::ProcArg:
+        case Arg::Kind::ReturnValue:
+          break;  // straight into the argument register
+        default:  // effectiveAddress, branchCondition (and anything new): their scratch registers
+          saves |= bit(ZYDIS_REGISTER_RAX) | bit(ZYDIS_REGISTER_R10) | bit(ZYDIS_REGISTER_R11);
+      }
+  }
+  return saves;
 }
 
 void BodyWriter::emit(const Site& site, BodyKind kind, uint64_t at, const CodeAddresses& addresses,

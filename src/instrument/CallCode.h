@@ -9,10 +9,10 @@
 //   - dispatched: `enter` is one of the runtime's dispatchers, which saves
 //     the complete state as an AtomxFrame (runtime/stub/enter.S) and calls
 //     the body;
-//   - direct: `enter` is the body itself, which saves only what a SysV
-//     routine may change (the caller-saved registers, and RFLAGS where a
-//     flag is live), for sites whose routines are all light
-//     (VectorStateUse) and whose arguments need no call to compute.
+//   - direct: `enter` is the body itself, which saves only the caller-saved
+//     registers the routines write (RoutineFootprint) and its own argument
+//     code uses, and RFLAGS where a flag is live, for sites whose routines
+//     are all light and whose arguments need no call to compute.
 #pragma once
 
 #include <cstdint>
@@ -54,9 +54,15 @@ class DataPool {
 struct BodyKind {
   bool direct = false;
   bool saveFlags = true;  // direct bodies: RFLAGS too (and DF cleared for the calls)
+  uint16_t saves = 0;     // direct bodies: the general registers saved, a bit per hardware number
 };
 // Whether the site's arguments allow a direct body (its routines must also be light).
 bool allowsDirectBody(const Site& site);
+// What a direct body for `site` saves, given the general registers its
+// routines may write: those of them that are caller-saved, the argument
+// registers and scratch registers its argument code uses, and %rbx (the
+// frame).  Callee-saved registers the routines restore themselves.
+uint16_t directBodySaves(const Site& site, uint16_t routinesWrite);
 
 // A site's code in the application: its counter increments inline, then,
 // if it has calls, the call part.  `enter` and `body` matter only then.

@@ -1,6 +1,6 @@
 #include "instrument/Instrumenter.h"
 
-#include "instrument/VectorStateUse.h"
+#include "instrument/RoutineFootprint.h"
 
 #include <runtime/RuntimeBlob.h>
 #include <runtime/abi.h>
@@ -141,14 +141,16 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
 }
 
 // What is saved around each site: without the vector state when every
-// routine the site calls leaves it alone (VectorStateUse), without RFLAGS
+// routine the site calls leaves it alone (RoutineFootprint), without RFLAGS
 // where no status flag is live and DF is known clear; an _exit hook runs
 // ProgramAfter, which may do anything.  A light site whose arguments need
 // no call gets a direct body (CallCode.h), which saves only the registers
-// a SysV routine may change; the others call a runtime dispatcher.
+// its routines and its argument code write; the others call a runtime
+// dispatcher.
 void Instrumenter::chooseEnters() {
-  const VectorStateUse vectorUse(analysisObject_, engine_.decoder());
-  std::vector<int8_t> heavy(engine_.routines().size(), -1);
+  const RoutineFootprint footprints(analysisObject_, engine_.decoder());
+  std::vector<Footprint> footprint(engine_.routines().size());
+  for (size_t r = 0; r < footprint.size(); ++r) footprint[r] = footprints.of(engine_.routine(uint32_t(r)).name);
   siteEnter_.assign(plan_.sites().size(), addresses_.enter);
   bodyKind_.assign(plan_.sites().size(), BodyKind{});
   lightSites_ = noFlagsSites_ = directSites_ = 0;
@@ -156,16 +158,16 @@ void Instrumenter::chooseEnters() {
     const Site& site = plan_.sites()[s];
     if (!site.needsCall()) continue;
     bool light = !site.exitHook;
+    uint16_t written = 0;
     for (const CallRequest* c : site.calls) {
-      int8_t& h = heavy[c->routine];
-      if (h < 0) h = vectorUse.mayTouch(engine_.routine(c->routine).name);
-      light = light && !h;
+      light = light && !footprint[c->routine].vectorState;
+      written |= footprint[c->routine].registers;
     }
     const bool noFlags = !site.exitHook && site.proc && site.liveFlags == 0 && site.directionClear;
     static constexpr uint32_t kSlot[2][2] = {{kAtomxSlotEnter, kAtomxSlotEnterNoFlags},
                                              {kAtomxSlotEnterLight, kAtomxSlotEnterLightNoFlags}};
     siteEnter_[s] = runtimeAddress_ + kSlot[light][noFlags];
-    bodyKind_[s] = BodyKind{light && allowsDirectBody(site), !noFlags};
+    if (light && allowsDirectBody(site)) bodyKind_[s] = BodyKind{true, !noFlags, directBodySaves(site, written)};
     lightSites_ += light;
     noFlagsSites_ += noFlags;
     directSites_ += bodyKind_[s].direct;

@@ -1,4 +1,4 @@
-#include "instrument/VectorStateUse.h"
+#include "instrument/RoutineFootprint.h"
 
 #include <elf.h>
 
@@ -46,9 +46,22 @@ bool vectorRegister(ZydisRegister r) {
   }
 }
 
+// The bit of a general register (any width) by its hardware number; 0 for
+// anything else (rip, flags, segment registers).
+uint16_t generalRegisterBit(ZydisRegister r) {
+  switch (ZydisRegisterGetClass(r)) {
+    case ZYDIS_REGCLASS_GPR8: case ZYDIS_REGCLASS_GPR16: case ZYDIS_REGCLASS_GPR32: case ZYDIS_REGCLASS_GPR64: {
+      const ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+      return uint16_t(1u << (full - ZYDIS_REGISTER_RAX));
+    }
+    default:
+      return 0;
+  }
+}
+
 }  // namespace
 
-VectorStateUse::VectorStateUse(const std::vector<uint8_t>& object, const x86::Decoder& decoder)
+RoutineFootprint::RoutineFootprint(const std::vector<uint8_t>& object, const x86::Decoder& decoder)
     : object_(object), decoder_(decoder) {
   Elf64_Ehdr eh;
   if (!read(object, 0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_shentsize != sizeof(Elf64_Shdr)) return;
@@ -79,7 +92,7 @@ VectorStateUse::VectorStateUse(const std::vector<uint8_t>& object, const x86::De
   }
 }
 
-const uint8_t* VectorStateUse::codeAt(uint64_t address, size_t& avail) const {
+const uint8_t* RoutineFootprint::codeAt(uint64_t address, size_t& avail) const {
   for (const CodeSection& s : code_)
     if (address >= s.address && address < s.address + s.size) {
       avail = size_t(s.address + s.size - address);
@@ -88,7 +101,7 @@ const uint8_t* VectorStateUse::codeAt(uint64_t address, size_t& avail) const {
   return nullptr;
 }
 
-bool VectorStateUse::reachesVectorState(uint64_t entry) const {
+Footprint RoutineFootprint::walk(uint64_t entry) const {
   if (auto it = memo_.find(entry); it != memo_.end()) return it->second;
   // Every instruction reachable from `entry`; a bound keeps a pathological
   // object from taking long (then: unsure, so heavy).
@@ -96,6 +109,7 @@ bool VectorStateUse::reachesVectorState(uint64_t entry) const {
   std::set<uint64_t> seen;
   std::vector<uint64_t> work = {entry};
   bool touches = false;
+  uint16_t written = 0;
   while (!work.empty() && !touches) {
     uint64_t at = work.back();
     work.pop_back();
@@ -109,8 +123,14 @@ bool VectorStateUse::reachesVectorState(uint64_t entry) const {
         touches = true;
         break;
       }
-      for (unsigned i = 0; i < insn.operand_count && !touches; ++i)
-        touches = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER && vectorRegister(ops[i].reg.value);
+      // Every register operand, the implicit ones too (mul's rdx, cpuid's, a
+      // string instruction's rsi/rdi/rcx); syscall's result comes back in rax.
+      for (unsigned i = 0; i < insn.operand_count && !touches; ++i) {
+        if (ops[i].type != ZYDIS_OPERAND_TYPE_REGISTER) continue;
+        touches = vectorRegister(ops[i].reg.value);
+        if (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) written |= generalRegisterBit(ops[i].reg.value);
+      }
+      if (insn.mnemonic == ZYDIS_MNEMONIC_SYSCALL) written |= 1u << 0 | 1u << 1 | 1u << 11;  // rax, rcx, r11
       if (touches) break;
       const uint64_t next = at + insn.length;
       const bool relative = insn.operand_count_visible > 0 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[0].imm.is_relative;
@@ -133,13 +153,14 @@ bool VectorStateUse::reachesVectorState(uint64_t entry) const {
       at = next;
     }
   }
-  memo_[entry] = touches;
-  return touches;
+  const Footprint f = touches ? Footprint{} : Footprint{false, written};
+  memo_[entry] = f;
+  return f;
 }
 
-bool VectorStateUse::mayTouch(const std::string& routine) const {
+Footprint RoutineFootprint::of(const std::string& routine) const {
   auto it = functions_.find(routine);
-  return it == functions_.end() || reachesVectorState(it->second);
+  return it == functions_.end() ? Footprint{} : walk(it->second);
 }
 
 }  // namespace atomx::instrument
