@@ -45,7 +45,8 @@ enum {
    * all code they reach, use general registers only (atomx decides:
    * src/instrument/RoutineFootprint).  Same frame, same body convention.
    * (Most light sites call no dispatcher at all: atomx gives them a body
-   * that saves the caller-saved registers itself; src/instrument/CallCode.h.) */
+   * that saves only the caller-saved registers their routines write;
+   * src/instrument/CallCode.h.) */
   kAtomxSlotEnterLight = 48,
   /* enter and enter-light without saving RFLAGS: for sites where no status
    * flag is live and whose procedure never sets DF (atomx decides:

@@ -67,7 +67,6 @@
         mov     %rsp, %rbx                      /* %rbx = frame (callee-saved: survives the body) */
         mov     %rax, %r12                      /* %r12 = descriptor (callee-saved too) */
         .if \vector
-\name\()_save_vector_state:
         /* The XSAVE area: xsaveSize bytes below the frame, 64-byte aligned. */
         sub     STUB_DESC_XSAVE_SIZE(%r12), %rsp
         and     $-64, %rsp
