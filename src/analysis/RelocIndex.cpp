@@ -1,5 +1,8 @@
 #include "analysis/RelocIndex.h"
 
+#include "support/Error.h"
+#include "support/Hex.h"
+
 namespace atomx::analysis {
 
 bool isPcRelative(uint32_t type) {
@@ -43,6 +46,39 @@ unsigned relocationWidth(uint32_t type) {
     default:
       return 4;
   }
+}
+
+std::optional<uint64_t> fieldValue(uint32_t type, uint64_t place, uint64_t target) {
+  const auto fitsSigned32 = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+  switch (type) {
+    case R_X86_64_64:
+      return target;
+    case R_X86_64_32:
+      if (target > UINT32_MAX) return std::nullopt;
+      return target;
+    case R_X86_64_32S:
+      if (!fitsSigned32(int64_t(target))) return std::nullopt;
+      return truncateTo(target, 4);
+    case R_X86_64_PC64:
+      return target - place;
+    case R_X86_64_PC32:
+      if (!fitsSigned32(int64_t(target - place))) return std::nullopt;
+      return truncateTo(target - place, 4);
+    default:
+      return std::nullopt;
+  }
+}
+
+bool fieldRefersTo(uint32_t type, uint64_t place, uint64_t stored, uint64_t target) {
+  const std::optional<uint64_t> v = fieldValue(type, place, target);
+  return v && *v == stored;
+}
+
+uint64_t relocatedField(const elf::Relocation& r, uint64_t newTarget) {
+  if (std::optional<uint64_t> v = fieldValue(r.type, r.place, newTarget)) return *v;
+  throw UnsupportedError("the " + std::to_string(8 * relocationWidth(r.type)) + "-bit " +
+                         (isAbsoluteAddress(r.type) ? "address" : "self-relative pointer") + " at " + hex(r.place) +
+                         " cannot refer to " + hex(newTarget) + ", where its target moved");
 }
 
 RelocIndex::RelocIndex(const elf::ElfImage& image) {

@@ -185,12 +185,10 @@ std::vector<uint8_t> CodeLayout::emit(const analysis::RelocIndex& relocs) const 
         // canonical address is its PLT entry): then it is not our business.
         uint64_t stored = 0;
         std::memcpy(&stored, out.data() + pos + (r.place - insn.address), width);
-        if (stored != analysis::truncateTo(r.symValue + r.addend, width)) continue;
+        if (!analysis::fieldRefersTo(r.type, r.place, stored, r.symValue + r.addend)) continue;
         auto target = translate(r.symValue + r.addend);
         if (!target) continue;
-        if (width == 4 && *target > (r.type == R_X86_64_32 ? UINT32_MAX : uint64_t(INT32_MAX)))
-          throw UnsupportedError("absolute address at " + hex(r.place) + " does not fit 32 bits after the move");
-        put(out, pos + (r.place - insn.address), *target, width);
+        put(out, pos + (r.place - insn.address), analysis::relocatedField(r, *target), width);
       }
       emitAfter(m, proc, i, out);
     }

@@ -56,24 +56,16 @@ void ReferenceFixer::fixDataRelocations() {
     if (!moved) continue;
     const unsigned width = analysis::relocationWidth(r.type);
     if (!inFile(r.place, width)) continue;
-    if (analysis::isAbsoluteAddress(r.type)) {
-      // In PIE files the word may hold 0 (the dynamic relocation carries the
-      // value); a word holding something else was redirected by the linker.
-      const uint64_t stored = read(r.place, width);
-      if (stored != analysis::truncateTo(target, width) && !(image_.isPie() && stored == 0)) continue;
-      if (width == 4 && *moved > UINT32_MAX)
-        throw UnsupportedError("32-bit code pointer at " + hex(r.place) + " cannot hold the new address");
-      write(r.place, *moved, width);
-    } else if ((r.type == R_X86_64_PC32 || r.type == R_X86_64_PC64) && !relativeTableWords.count(r.place)) {
-      const int64_t value = int64_t(r.type == R_X86_64_PC32 ? int64_t(int32_t(read(r.place, 4))) : read(r.place, 8));
-      if (uint64_t(value) != (width == 4 ? uint64_t(int64_t(int32_t(target - r.place))) : target - r.place)) continue;
-      const int64_t fixed = value + int64_t(*moved - target);
-      if (width == 4 && (fixed < INT32_MIN || fixed > INT32_MAX))
-        throw UnsupportedError("self-relative pointer at " + hex(r.place) + " cannot reach the new code");
-      write(r.place, uint64_t(fixed), width);
-    } else {
+    const bool absolute = analysis::isAbsoluteAddress(r.type);
+    if (!absolute && ((r.type != R_X86_64_PC32 && r.type != R_X86_64_PC64) || relativeTableWords.count(r.place)))
       continue;
-    }
+    // In PIE files an absolute word may hold 0 (the dynamic relocation
+    // carries the value); a word holding something else was redirected by
+    // the linker.
+    const uint64_t stored = read(r.place, width);
+    if (!analysis::fieldRefersTo(r.type, r.place, stored, target) && !(absolute && image_.isPie() && stored == 0))
+      continue;
+    write(r.place, analysis::relocatedField(r, *moved), width);
     stats_.dataPointers++;
   }
 }
@@ -153,10 +145,10 @@ void ReferenceFixer::fixUnmovedCode() {
       const elf::Relocation& r = **it;
       if (!analysis::isAbsoluteAddress(r.type)) continue;
       const unsigned width = analysis::relocationWidth(r.type);
-      if (read(r.place, width) != analysis::truncateTo(r.symValue + r.addend, width)) continue;
+      if (!analysis::fieldRefersTo(r.type, r.place, read(r.place, width), r.symValue + r.addend)) continue;
       auto moved = layout_.translate(r.symValue + r.addend);
       if (!moved) continue;
-      write(r.place, *moved, width);
+      write(r.place, analysis::relocatedField(r, *moved), width);
       stats_.unmovedCodePatches++;
     }
   }
