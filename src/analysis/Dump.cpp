@@ -1,17 +1,35 @@
-#include "rewrite/Dump.h"
+#include "analysis/Dump.h"
 
 #include "support/Hex.h"
 
-namespace atomx::rewrite {
+namespace atomx::analysis {
 
-void dumpProgram(const Rewriter& rewriter, std::ostream& out, const std::string& only) {
-  const ir::Program& program = rewriter.program();
-  const elf::ElfImage& image = *program.image;
-  const RewriteReport& r = rewriter.report();
-  x86::Decoder decoder;
-  out << "program " << image.name() << (image.isPie() ? " (PIE)" : " (non-PIE)") << ": " << r.procedures
-      << " procedures, " << r.movedProcedures << " movable; " << r.codeBytes << " code bytes, " << r.movedCodeBytes
-      << " movable\n";
+namespace {
+
+const char* kindName(const elf::ElfImage& image) {
+  switch (image.kind()) {
+    case elf::ElfImage::Kind::Executable: return "non-PIE";
+    case elf::ElfImage::Kind::PieExecutable: return "PIE";
+    case elf::ElfImage::Kind::SharedObject: return "shared object";
+    case elf::ElfImage::Kind::StaticPie: return "static PIE";
+    case elf::ElfImage::Kind::StaticExecutable: return "static";
+  }
+  return "?";
+}
+
+}  // namespace
+
+void dumpProgram(const ProgramModel& model, std::ostream& out, const std::string& only) {
+  const ir::Program& program = model.program;
+  const elf::ElfImage& image = model.image;
+  const x86::Decoder& decoder = model.decoder;
+  uint64_t movable = 0, codeBytes = 0, movableBytes = 0;
+  for (const ir::Procedure& p : program.procs) {
+    codeBytes += p.size();
+    if (p.isMovable()) movable++, movableBytes += p.size();
+  }
+  out << "program " << image.name() << " (" << kindName(image) << "): " << program.procs.size() << " procedures, "
+      << movable << " movable; " << codeBytes << " code bytes, " << movableBytes << " movable\n";
   for (const ir::Procedure& p : program.procs) {
     if (!only.empty() && p.name != only) continue;
     out << "\nproc " << p.name << " " << hex(p.start) << ".." << hex(p.end) << " size " << p.size() << " "
@@ -61,4 +79,4 @@ void dumpProgram(const Rewriter& rewriter, std::ostream& out, const std::string&
     if (!p.isMovable()) out << "  " << p.name << " " << hex(p.start) << " size " << p.size() << ": " << p.reason << "\n";
 }
 
-}  // namespace atomx::rewrite
+}  // namespace atomx::analysis

@@ -1,16 +1,17 @@
-// `atomx dump`: the program as atomx understands it, for tool writers.
+// `atomx dump`: the program model as atomx understands it, for tool writers
+// (only the model: dumping never rewrites anything).
 #pragma once
 
 #include <ostream>
 #include <string>
 
-#include "rewrite/Rewriter.h"
+#include "analysis/ProgramModel.h"
 
-namespace atomx::rewrite {
+namespace atomx::analysis {
 
 // Prints every procedure (or only the one named `only`): its blocks,
 // instructions at original addresses, CFG edges and jump tables, then the
 // list of procedures that stay in place with the reason.
-void dumpProgram(const Rewriter& rewriter, std::ostream& out, const std::string& only = "");
+void dumpProgram(const ProgramModel& model, std::ostream& out, const std::string& only = "");
 
-}  // namespace atomx::rewrite
+}  // namespace atomx::analysis

@@ -93,7 +93,7 @@ void ElfImage::parse() {
   if (ehdr_.e_machine != EM_X86_64)
     throw UnsupportedError(name_ + ": not an x86-64 ELF file (e_machine " + std::to_string(ehdr_.e_machine) + ")");
   if (ehdr_.e_type == ET_REL)
-    throw UnsupportedError(name_ + ": this is an object file; atomx rewrites linked executables");
+    throw UnsupportedError(name_ + ": this is an object file; atomx reads linked executables and shared objects");
   if (ehdr_.e_type != ET_EXEC && ehdr_.e_type != ET_DYN)
     throw UnsupportedError(name_ + ": ELF type " + std::to_string(ehdr_.e_type) + " is not an executable");
 
@@ -113,11 +113,9 @@ void ElfImage::parse() {
   }
   const bool hasInterp = std::any_of(phdrs_.begin(), phdrs_.end(), [](auto& p) { return p.p_type == PT_INTERP; });
   const bool hasDynamic = std::any_of(phdrs_.begin(), phdrs_.end(), [](auto& p) { return p.p_type == PT_DYNAMIC; });
-  if (!hasDynamic || !hasInterp) {
-    if (ehdr_.e_type == ET_DYN && hasDynamic)
-      throw UnsupportedError(name_ + ": shared libraries and static-pie executables are not supported yet");
-    throw UnsupportedError(name_ + ": statically linked executables are not supported yet (link dynamically)");
-  }
+  if (hasDynamic && hasInterp) kind_ = ehdr_.e_type == ET_DYN ? Kind::PieExecutable : Kind::Executable;
+  else if (hasDynamic && ehdr_.e_type == ET_DYN) kind_ = Kind::SharedObject;  // or static PIE: see below
+  else kind_ = Kind::StaticExecutable;
 
   parseSections();
   for (auto& s : sections_) {
@@ -131,6 +129,20 @@ void ElfImage::parse() {
   }
   parseStaticRelocations();
   parseDynamicRelocations();
+  if (kind_ == Kind::SharedObject && (dynamicFlags1() & DF_1_PIE)) kind_ = Kind::StaticPie;
+}
+
+uint64_t ElfImage::dynamicFlags1() const {
+  for (const Section& s : sections_) {
+    if (s.type != SHT_DYNAMIC || s.entsize != sizeof(Elf64_Dyn)) continue;
+    checkRange(s.offset, s.size, s.name);
+    for (uint64_t off = s.offset; off + sizeof(Elf64_Dyn) <= s.offset + s.size; off += sizeof(Elf64_Dyn)) {
+      const auto d = readStruct<Elf64_Dyn>(bytes_, off);
+      if (d.d_tag == DT_NULL) break;
+      if (d.d_tag == DT_FLAGS_1) return d.d_un.d_val;
+    }
+  }
+  return 0;
 }
 
 void ElfImage::parseSections() {

@@ -1,6 +1,10 @@
-// ElfImage: a read-only, bounds-checked view of an x86-64 ELF executable.
+// ElfImage: a read-only, bounds-checked view of a linked x86-64 ELF file:
+// an executable (PIE or not, dynamically or statically linked) or a shared
+// object.  It reads what the file holds and refuses only what it cannot read
+// (an object file, another machine, a malformed file); which files atomx
+// rewrites is decided elsewhere (rewrite::checkRewritable).
 //
-// Everything the rewriter learns about the input file comes from here:
+// Everything atomx learns about the input file comes from here:
 // sections, program headers, the static and dynamic symbol tables, the static
 // relocations kept by `ld --emit-relocs` and the dynamic relocations.  Every
 // offset and size read from the file is checked against the file's size, so a
@@ -68,6 +72,14 @@ struct Relocation {
 
 class ElfImage {
  public:
+  enum class Kind : uint8_t {
+    Executable,        // ET_EXEC with an interpreter
+    PieExecutable,     // ET_DYN with an interpreter
+    SharedObject,      // ET_DYN with a dynamic section and no interpreter
+    StaticPie,         // the same, marked DF_1_PIE: a statically linked PIE
+    StaticExecutable,  // no interpreter or no dynamic section
+  };
+
   // Reads and validates the file.  Throws InputError / UnsupportedError.
   static ElfImage load(const std::string& path);
   static ElfImage fromBytes(std::vector<uint8_t> bytes, std::string name = "<memory>");
@@ -75,6 +87,9 @@ class ElfImage {
   const std::string& name() const { return name_; }
   std::span<const uint8_t> bytes() const { return bytes_; }
   const Elf64_Ehdr& header() const { return ehdr_; }
+  Kind kind() const { return kind_; }
+  // Position-independent: its addresses are offsets from a load base (a
+  // PIE executable or a shared object).
   bool isPie() const { return ehdr_.e_type == ET_DYN; }
   uint64_t entry() const { return ehdr_.e_entry; }
 
@@ -113,6 +128,7 @@ class ElfImage {
   void parseSymbols(const Section& table, std::vector<Symbol>& out);
   void parseStaticRelocations();
   void parseDynamicRelocations();
+  uint64_t dynamicFlags1() const;  // DT_FLAGS_1, 0 if absent
   void checkRange(uint64_t offset, uint64_t size, const std::string& what) const;
 
   std::string name_;
@@ -121,6 +137,7 @@ class ElfImage {
   std::span<const uint8_t> bytes_;
   std::shared_ptr<const void> storage_;
   Elf64_Ehdr ehdr_{};
+  Kind kind_ = Kind::Executable;
   std::vector<Section> sections_;
   std::vector<Elf64_Phdr> phdrs_;
   std::vector<Symbol> symbols_;

@@ -9,7 +9,9 @@ namespace atomx::instrument {
 
 namespace {
 
-Engine* gCurrent = nullptr;
+// The engine the public API reaches while a tool's Instrument runs (the API
+// takes no context argument, as ATOM's did); set only by Engine::ApiScope.
+thread_local Engine* gCurrent = nullptr;
 
 const char* pointName(Point p) {
   switch (p) {
@@ -108,7 +110,9 @@ Engine& Engine::current() {
   return *gCurrent;
 }
 
-void Engine::setCurrent(Engine* engine) { gCurrent = engine; }
+Engine::ApiScope::ApiScope(Engine& engine) : previous_(gCurrent) { gCurrent = &engine; }
+
+Engine::ApiScope::~ApiScope() { gCurrent = previous_; }
 
 const detail::ProcData* Engine::procAt(uint64_t pc) const {
   auto it = std::upper_bound(procs_.begin(), procs_.end(), pc,

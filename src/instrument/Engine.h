@@ -81,9 +81,20 @@ class Engine {
   Engine(const ir::Program& program, const x86::Decoder& decoder, std::string inputPath);
   ~Engine();
 
-  // The engine a tool's API calls reach (set while Instrument runs).
+  // The engine a tool's API calls reach: the one of the innermost ApiScope
+  // on this thread (Session::runInstrument opens one around Instrument).
+  // Throws outside any scope.
   static Engine& current();
-  static void setCurrent(Engine* engine);
+  class ApiScope {
+   public:
+    explicit ApiScope(Engine& engine);
+    ~ApiScope();
+    ApiScope(const ApiScope&) = delete;
+    ApiScope& operator=(const ApiScope&) = delete;
+
+   private:
+    Engine* previous_;
+  };
 
   const ir::Program& program() const { return program_; }
   const x86::Decoder& decoder() const { return decoder_; }

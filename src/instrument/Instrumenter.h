@@ -1,5 +1,5 @@
 // Instrumenter: everything instrumentation adds to the output file, for the
-// Rewriter to place.
+// Rewriter to place (it is the rewriter's rewrite::CodeAdditions).
 //
 //   insertions()   site code in the application's code (for CodeLayout)
 //   appendCode()   the runtime blob and the generated bodies, after the code
@@ -20,20 +20,21 @@
 #include "instrument/Engine.h"
 #include "instrument/Plan.h"
 #include "layout/CodeLayout.h"
+#include "rewrite/CodeAdditions.h"
 
 namespace atomx::instrument {
 
 class InsertedCode;
 
-class Instrumenter {
+class Instrumenter final : public rewrite::CodeAdditions {
  public:
   // `atomicCounters`: counter increments use `lock inc` (the program may
   // run threads, see analysis::mayStartThreads).
   Instrumenter(const Engine& engine, std::vector<uint8_t> analysisObject, std::string programName,
                bool atomicCounters);
-  ~Instrumenter();
+  ~Instrumenter() override;
 
-  const layout::Insertions& insertions() const;
+  const layout::Insertions& insertions() const override;
   // Places that call analysis routines (each saves the state once).
   size_t siteCount() const {
     size_t n = 0;
@@ -52,18 +53,18 @@ class Instrumenter {
 
   // 1. After CodeLayout::run(): where the runtime and the bodies go, right
   //    after `codeEnd`; returns the end of the code.
-  uint64_t placeCode(uint64_t codeEnd);
+  uint64_t placeCode(uint64_t codeEnd) override;
   // 2. Where the data goes (readOnlyBytes() gives the read-only part's size).
-  void placeData(uint64_t readOnlyAddress, uint64_t writableAddress);
+  void placeData(uint64_t readOnlyAddress, uint64_t writableAddress) override;
   // 3. The bytes, once CodeLayout::emit() has produced the moved code
   //    (`text`, starting at `textAddress`): appends the runtime and bodies.
-  void appendCode(std::vector<uint8_t>& text, uint64_t textAddress) const;
-  std::vector<uint8_t> readOnlyBytes(const layout::CodeLayout& layout, uint64_t mapBase) const;
+  void appendCode(std::vector<uint8_t>& text, uint64_t textAddress) const override;
+  std::vector<uint8_t> readOnlyBytes(const layout::CodeLayout& layout, uint64_t mapBase) const override;
   std::vector<uint8_t> writableBytes(uint64_t originalEntry, uint64_t mapBase, uint64_t newCodeStart,
-                                     uint64_t newCodeEnd) const;
+                                     uint64_t newCodeEnd) const override;
   // Zero bytes that follow the writable data in memory: the counters.
-  uint64_t writableZeroBytes() const { return countersSize_; }
-  uint64_t entryPoint() const { return runtimeAddress_; }
+  uint64_t writableZeroBytes() const override { return countersSize_; }
+  uint64_t entryPoint() const override { return runtimeAddress_; }
 
  private:
   // Offsets of everything in the two data areas (after placeCode(): the

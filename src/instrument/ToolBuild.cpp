@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "elf/ElfImage.h"
 #include "support/Error.h"
 
 extern char** environ;
@@ -181,30 +182,11 @@ std::vector<uint8_t> ToolBuild::analysisObject() const {
 }
 
 std::set<std::string> ToolBuild::analysisFunctions() const {
-  // Read .dynsym directly: loading the object here would run its constructors.
-  const std::vector<uint8_t> f = analysisObject();
-  auto at = [&](uint64_t off, uint64_t size) {
-    if (off > f.size() || size > f.size() - off) throw Error("the analysis object is malformed");
-    return f.data() + off;
-  };
+  // Read .dynsym: loading the object here would run its constructors.
+  const elf::ElfImage object = elf::ElfImage::fromBytes(analysisObject(), analysis_);
   std::set<std::string> out;
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, at(0, sizeof eh), sizeof eh);
-  for (unsigned i = 0; i < eh.e_shnum; ++i) {
-    Elf64_Shdr sh;
-    std::memcpy(&sh, at(eh.e_shoff + uint64_t(i) * sizeof sh, sizeof sh), sizeof sh);
-    if (sh.sh_type != SHT_DYNSYM || sh.sh_link >= eh.e_shnum) continue;
-    Elf64_Shdr str;
-    std::memcpy(&str, at(eh.e_shoff + uint64_t(sh.sh_link) * sizeof str, sizeof str), sizeof str);
-    const char* names = reinterpret_cast<const char*>(at(str.sh_offset, str.sh_size));
-    for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); ++k) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, at(sh.sh_offset + k * sizeof sym, sizeof sym), sizeof sym);
-      if (sym.st_shndx == SHN_UNDEF || sym.st_name >= str.sh_size) continue;
-      if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC) continue;
-      out.insert(std::string(names + sym.st_name, strnlen(names + sym.st_name, str.sh_size - sym.st_name)));
-    }
-  }
+  for (const elf::Symbol& sym : object.dynamicSymbols())
+    if (sym.shndx != SHN_UNDEF && sym.type == STT_FUNC) out.insert(sym.name);
   return out;
 }
 

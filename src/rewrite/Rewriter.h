@@ -1,14 +1,18 @@
-// Rewriter: the whole pipeline, in the order it runs.
+// Rewriter: the whole rewrite, as a flat list of named phases.
 //
-//   analyze():  discover procedures -> name PLT entries -> disassemble ->
-//               read unwind info -> jump tables -> code references -> CFGs ->
-//               decide what moves
-//   rewrite():  analyze() -> lay out new code -> fix every reference ->
-//               rebuild unwind tables -> write the ELF file
+//   rewrite():  checkRewritable      the policy: which files atomx rewrites
+//               analyze              the program model (analysis::analyzeProgram)
+//               layOutCode           new addresses of the moved code, then of
+//                                    what the CodeAdditions add after it
+//               buildUnwindTables    .eh_frame, .eh_frame_hdr, LSDAs
+//               layOutSegments       the read-only and writable segments
+//               emitCode             the new code's bytes
+//               patchFile            the input's bytes with every reference fixed
+//               writeElf             the output file
 //
-// Each step lives in its own file (src/analysis, src/layout, src/rewrite,
+// Each phase lives in its own file (src/analysis, src/layout, src/rewrite,
 // src/unwind, src/elf); this class only sequences them and keeps the state
-// they share.
+// they pass on.  Instrumentation reaches it only through CodeAdditions.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "analysis/RelocIndex.h"
+#include "analysis/ProgramModel.h"
 #include "elf/ElfImage.h"
-#include "instrument/Instrumenter.h"
+#include "elf/ElfWriter.h"
 #include "ir/Program.h"
 #include "layout/CodeLayout.h"
+#include "rewrite/CodeAdditions.h"
 #include "rewrite/ReferenceFixer.h"
 #include "unwind/EhFrame.h"
 #include "x86/Decoder.h"
@@ -48,40 +53,51 @@ struct RewriteReport {
   double analyzeSeconds = 0, rewriteSeconds = 0;
 };
 
+// Throws an atomx::Error that says why, in one line, when atomx does not
+// rewrite `image` (analysis::fileObstacle is the policy).  Reading and
+// analysing such a file is fine (`atomx dump`); only rewriting is refused.
+void checkRewritable(const elf::ElfImage& image);
+
 class Rewriter {
  public:
   Rewriter(const elf::ElfImage& image, RewriteOptions options = {});
   ~Rewriter();
 
+  // Builds the program model (rewrite() does it too, once).
   void analyze();
-  // Instrumentation to add (issue the tool's calls between analyze() and
-  // rewrite()); without it rewrite() moves code only.
-  void setInstrumenter(instrument::Instrumenter* instrumenter) { instrumenter_ = instrumenter; }
+  // Code and data to add (set between analyze() and rewrite()); without
+  // them rewrite() moves code only.
+  void setAdditions(CodeAdditions* additions) { additions_ = additions; }
   std::vector<uint8_t> rewrite();
-  const x86::Decoder& decoder() const { return decoder_; }
 
-  const ir::Program& program() const { return program_; }
+  const analysis::ProgramModel& model() const { return *model_; }
+  const ir::Program& program() const { return model_->program; }
+  const x86::Decoder& decoder() const { return model_->decoder; }
   const RewriteReport& report() const { return report_; }
   const layout::CodeLayout* layout() const { return layout_.get(); }
-  const unwind::EhFrameInfo& unwindInfo() const { return unwindInfo_; }
 
  private:
-  void requireRelocations() const;
-  void readUnwindInfo();
-  std::string unwindReason(const ir::Procedure& proc) const;
   void countProcedures();
+  void layOutCode();
+  void buildUnwindTables();
+  void layOutSegments();
+  void emitCode();
+  std::vector<uint8_t> patchFile();
+  std::vector<uint8_t> writeElf(std::vector<uint8_t> file);
 
   const elf::ElfImage& image_;
   RewriteOptions options_;
-  x86::Decoder decoder_;
-  ir::Program program_;
-  std::unique_ptr<analysis::RelocIndex> relocs_;
-  unwind::EhFrameInfo unwindInfo_;
-  std::unique_ptr<layout::Insertions> insertions_;
-  std::unique_ptr<layout::CodeLayout> layout_;
-  instrument::Instrumenter* instrumenter_ = nullptr;
+  std::unique_ptr<analysis::ProgramModel> model_;
+  CodeAdditions* additions_ = nullptr;
   RewriteReport report_;
-  bool analyzed_ = false;
+
+  // Passed from phase to phase.
+  std::unique_ptr<layout::Insertions> padding_;
+  std::unique_ptr<layout::CodeLayout> layout_;
+  uint64_t textAddr_ = 0, codeEnd_ = 0;
+  unwind::UnwindSections unwindBytes_;
+  uint64_t ehFrameAddr_ = 0, hdrAddr_ = 0, lsdaAddr_ = 0, phdrAddr_ = 0;
+  elf::OutputPlan plan_;
 };
 
 }  // namespace atomx::rewrite

@@ -13,15 +13,14 @@
 #include <vector>
 
 #include "elf/ElfImage.h"
-#include "rewrite/Rewriter.h"
+#include "analysis/ProgramModel.h"
 #include "support/Error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
   try {
     atomx::elf::ElfImage image = atomx::elf::ElfImage::fromBytes(std::move(bytes), "fuzz-input");
-    atomx::rewrite::Rewriter r(image);
-    r.analyze();
+    atomx::analysis::analyzeProgram(image);
   } catch (const atomx::InternalError&) {
     throw;  // a broken invariant inside atomx: report it as a crash
   } catch (const atomx::Error&) {

@@ -22,12 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis/Threads.h"
+#include "analysis/Dump.h"
 #include "elf/ElfImage.h"
-#include "instrument/Engine.h"
-#include "instrument/Instrumenter.h"
+#include "instrument/Session.h"
 #include "instrument/ToolBuild.h"
-#include "rewrite/Dump.h"
 #include "rewrite/Report.h"
 #include "rewrite/Rewriter.h"
 #include "support/Error.h"
@@ -122,9 +120,7 @@ int runDump(int argc, char** argv) {
   }
   if (prog.empty()) usageError("dump needs a program");
   atomx::elf::ElfImage image = atomx::elf::ElfImage::load(prog);
-  atomx::rewrite::Rewriter rewriter(image);
-  rewriter.analyze();
-  atomx::rewrite::dumpProgram(rewriter, std::cout, only);
+  atomx::analysis::dumpProgram(*atomx::analysis::analyzeProgram(image), std::cout, only);
   return 0;
 }
 
@@ -132,53 +128,19 @@ int runDump(int argc, char** argv) {
 void rewriteProgram(const std::string& prog, const std::string& out, const atomx::instrument::ToolSources& tool,
                     const std::vector<std::string>& toolArgs, const atomx::rewrite::RewriteOptions& options,
                     const std::string& reportPath, bool quiet) {
-  // The image and the rewriter live until the process exits: freeing a large
-  // program's IR one block at a time costs more than the rest of the
-  // rewrite's bookkeeping (compilers skip it for the same reason).
-  auto& image = *new atomx::elf::ElfImage(atomx::elf::ElfImage::load(prog));
-  auto& rewriter = *new atomx::rewrite::Rewriter(image, options);
-  const atomx::instrument::Engine* engine = nullptr;
-  atomx::instrument::Instrumenter* instrumenter = nullptr;
-  std::string atomicWhy;  // why counters are atomic ("" = plain)
-  if (!tool.instrumentation.empty()) {
-    // Build the tool first: a compile error should not wait for the analysis.
-    atomx::instrument::ToolBuild build(tool);
-    rewriter.analyze();
-    auto* e = new atomx::instrument::Engine(rewriter.program(), rewriter.decoder(), prog);
-    atomx::instrument::Engine::setCurrent(e);
-    build.runInstrument(toolArgs);
-    atomx::instrument::Engine::setCurrent(nullptr);
-    const std::set<std::string> defined = build.analysisFunctions();
-    for (const atomx::instrument::Prototype& p : e->routines())
-      if (!defined.count(p.name))
-        throw atomx::Error(p.name + " is declared by " + tool.instrumentation + " but no analysis file defines it" +
-                           " (in C++, declare it extern \"C\")");
-    engine = e;
-    const std::string threads = atomx::analysis::threadEvidence(image);
-    atomicWhy = options.atomicCounters ? "--atomic-counters" : threads;
-    instrumenter = new atomx::instrument::Instrumenter(*e, build.analysisObject(), out, !atomicWhy.empty());
-    rewriter.setInstrumenter(instrumenter);
-  }  // the temporary build directory goes here; the plugin stays loaded
-  std::vector<uint8_t> bytes = rewriter.rewrite();
-  writeFile(out, bytes, true);
-  if (!quiet && instrumenter) {
-    std::fprintf(stderr,
-                 "atomx: %s: %zu analysis routine(s), %zu call(s) at %zu site(s), %zu without vector state, "
-                 "%zu without flags, %zu direct\n",
-                 out.c_str(), engine->routines().size(), engine->calls().size(), instrumenter->siteCount(),
-                 instrumenter->lightSiteCount(), instrumenter->noFlagsSiteCount(), instrumenter->directSiteCount());
-    if (instrumenter->incrementCount())
-      std::fprintf(stderr, "atomx: %s: %zu inline counter increment(s), %s\n", out.c_str(),
-                   instrumenter->incrementCount(),
-                   atomicWhy.empty() ? "plain (the program starts no threads)"
-                                     : ("atomic (" + atomicWhy + ")").c_str());
-  }
+  // The session lives until the process exits: freeing a large program's IR
+  // one block at a time costs more than the rest of the rewrite's
+  // bookkeeping (compilers skip it for the same reason).
+  auto& session = *new atomx::instrument::Session({prog, out, tool, toolArgs, options});
+  writeFile(out, session.run(), true);
+  if (!quiet)
+    for (const std::string& line : session.summary()) std::fprintf(stderr, "atomx: %s\n", line.c_str());
   if (!reportPath.empty()) {
     std::ofstream r(reportPath);
     if (!r) throw atomx::Error(reportPath + ": cannot create report file");
-    atomx::rewrite::writeJsonReport(rewriter, prog, out, r);
+    atomx::rewrite::writeJsonReport(session.rewriter(), prog, out, r);
   }
-  if (!quiet) atomx::rewrite::printSummary(rewriter, prog, std::cerr);
+  if (!quiet) atomx::rewrite::printSummary(session.rewriter(), prog, std::cerr);
 }
 
 int runRewrite(int argc, char** argv) {

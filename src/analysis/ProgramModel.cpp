@@ -1,0 +1,67 @@
+#include "analysis/ProgramModel.h"
+
+#include <chrono>
+
+#include "analysis/Cfg.h"
+#include "analysis/CodeReferences.h"
+#include "analysis/Disassembler.h"
+#include "analysis/JumpTables.h"
+#include "analysis/Movability.h"
+#include "analysis/ProcedureDiscovery.h"
+
+namespace atomx::analysis {
+
+namespace {
+
+unwind::ByteView viewOf(const elf::ElfImage& image, const char* name) {
+  const elf::Section* s = image.sectionByName(name);
+  if (!s || !s->hasFileBytes()) return {};
+  auto bytes = image.sectionBytes(*s);
+  return {bytes.data(), bytes.size(), s->addr};
+}
+
+}  // namespace
+
+std::string fileObstacle(const elf::ElfImage& image) {
+  switch (image.kind()) {
+    case elf::ElfImage::Kind::Executable:
+    case elf::ElfImage::Kind::PieExecutable:
+      break;
+    case elf::ElfImage::Kind::SharedObject:
+    case elf::ElfImage::Kind::StaticPie:
+      return "shared libraries and static-pie executables are not supported yet";
+    case elf::ElfImage::Kind::StaticExecutable:
+      return "statically linked executables are not supported yet (link dynamically)";
+  }
+  for (const elf::Section& s : image.sections()) {
+    if (s.type != SHT_RELA || s.isAlloc() || s.info >= image.sections().size()) continue;
+    if (image.sections()[s.info].isExec()) return "";
+  }
+  return "no relocations for its code; relink it with -Wl,--emit-relocs (or -Wl,-q) so atomx can move code";
+}
+
+std::unique_ptr<ProgramModel> analyzeProgram(const elf::ElfImage& image) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto model = std::make_unique<ProgramModel>(image);
+  ir::Program& program = model->program;
+  discoverProcedures(program);
+  resolvePltNames(program, model->decoder);
+  disassemble(program, model->decoder);
+  model->unwind = unwind::parseEhFrame(viewOf(image, ".eh_frame"), viewOf(image, ".gcc_except_table"));
+  std::vector<LandingPad> pads;
+  for (const unwind::Fde& fde : model->unwind.fdes)
+    for (const unwind::CallSite& cs : fde.callSites)
+      if (cs.landingPad) pads.push_back({cs.landingPad, cs.start});
+  findJumpTables(program, model->relocs);
+  collectCodeReferences(program, model->relocs, pads);
+  buildCfgs(program, pads);
+  if (const std::string why = fileObstacle(image); !why.empty())
+    for (ir::Procedure& p : program.procs) p.markUnmovable(why);
+  const unwind::EhFrameInfo& unwindInfo = model->unwind;
+  decideMovability(program, model->relocs,
+                   [&](const ir::Procedure& p) { return unwind::unwindObstacle(unwindInfo, p.start, p.end); });
+  model->analyzeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return model;
+}
+
+}  // namespace atomx::analysis

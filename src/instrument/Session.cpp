@@ -1,0 +1,77 @@
+#include "instrument/Session.h"
+
+#include <set>
+
+#include "analysis/Threads.h"
+#include "support/Error.h"
+
+namespace atomx::instrument {
+
+Session::Session(SessionOptions options) : options_(std::move(options)) {}
+
+// The tool's plugin stays loaded for the life of the process (its code may
+// have registered anything); the build directory goes with the session.
+Session::~Session() = default;
+
+std::vector<uint8_t> Session::run() {
+  load();
+  rewrite::checkRewritable(*image_);
+  if (!options_.tool.instrumentation.empty()) {
+    buildTool();
+    analyze();
+    runInstrument();
+    checkRoutines();
+    plan();
+    build_.reset();  // the temporary build directory goes now; the plugin stays loaded
+  }
+  return rewriter_->rewrite();
+}
+
+void Session::load() {
+  image_ = std::make_unique<elf::ElfImage>(elf::ElfImage::load(options_.input));
+  rewriter_ = std::make_unique<rewrite::Rewriter>(*image_, options_.rewrite);
+}
+
+void Session::buildTool() { build_ = std::make_unique<ToolBuild>(options_.tool); }
+
+void Session::analyze() {
+  rewriter_->analyze();
+  engine_ = std::make_unique<Engine>(rewriter_->program(), rewriter_->decoder(), options_.input);
+}
+
+void Session::runInstrument() {
+  const Engine::ApiScope scope(*engine_);
+  build_->runInstrument(options_.toolArgs);
+}
+
+void Session::checkRoutines() const {
+  const std::set<std::string> defined = build_->analysisFunctions();
+  for (const Prototype& p : engine_->routines())
+    if (!defined.count(p.name))
+      throw Error(p.name + " is declared by " + options_.tool.instrumentation + " but no analysis file defines it" +
+                  " (in C++, declare it extern \"C\")");
+}
+
+void Session::plan() {
+  atomicWhy_ = options_.rewrite.atomicCounters ? "--atomic-counters" : analysis::threadEvidence(*image_);
+  instrumenter_ = std::make_unique<Instrumenter>(*engine_, build_->analysisObject(), options_.output, !atomicWhy_.empty());
+  rewriter_->setAdditions(instrumenter_.get());
+}
+
+std::vector<std::string> Session::summary() const {
+  if (!instrumenter_) return {};
+  const std::string& out = options_.output;
+  std::vector<std::string> lines;
+  lines.push_back(out + ": " + std::to_string(engine_->routines().size()) + " analysis routine(s), " +
+                  std::to_string(engine_->calls().size()) + " call(s) at " +
+                  std::to_string(instrumenter_->siteCount()) + " site(s), " +
+                  std::to_string(instrumenter_->lightSiteCount()) + " without vector state, " +
+                  std::to_string(instrumenter_->noFlagsSiteCount()) + " without flags, " +
+                  std::to_string(instrumenter_->directSiteCount()) + " direct");
+  if (instrumenter_->incrementCount())
+    lines.push_back(out + ": " + std::to_string(instrumenter_->incrementCount()) + " inline counter increment(s), " +
+                    (atomicWhy_.empty() ? "plain (the program starts no threads)" : "atomic (" + atomicWhy_ + ")"));
+  return lines;
+}
+
+}  // namespace atomx::instrument

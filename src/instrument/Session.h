@@ -1,0 +1,70 @@
+// Session: one run of atomx on one program, as a flat list of named phases
+// (what `atomx PROG [TOOL] -o OUT` does, for the command line and for any
+// other front end):
+//
+//   load              read the input file (elf::ElfImage)
+//   checkRewritable   the policy: refuse what atomx does not rewrite
+//   buildTool         compile the tool (before the analysis: a compile
+//                     error should not wait for it)
+//   analyze           the program model (analysis::analyzeProgram)
+//   runInstrument     the tool's Instrument(argc, argv), with this
+//                     session's engine as the API's context
+//   checkRoutines     every declared routine is defined
+//   plan              counters' thread model, sites, inserted code
+//   rewrite           rewrite::Rewriter with the instrumentation added
+//
+// Without a tool the session moves code only (the null tool).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "elf/ElfImage.h"
+#include "instrument/Engine.h"
+#include "instrument/Instrumenter.h"
+#include "instrument/ToolBuild.h"
+#include "rewrite/Rewriter.h"
+
+namespace atomx::instrument {
+
+struct SessionOptions {
+  std::string input;                   // the program to rewrite
+  std::string output;                  // where it goes (its name is embedded for the runtime)
+  ToolSources tool;                    // empty: no instrumentation
+  std::vector<std::string> toolArgs;   // Instrument's argv[1...]
+  rewrite::RewriteOptions rewrite;
+};
+
+class Session {
+ public:
+  explicit Session(SessionOptions options);
+  ~Session();
+
+  // Runs every phase; returns the output file's bytes.
+  std::vector<uint8_t> run();
+
+  const rewrite::Rewriter& rewriter() const { return *rewriter_; }
+  // One line per fact about the instrumentation ("" without a tool): the
+  // routines, calls and sites, and how counters are incremented.
+  std::vector<std::string> summary() const;
+
+ private:
+  void load();
+  void buildTool();
+  void analyze();
+  void runInstrument();
+  void checkRoutines() const;
+  void plan();
+
+  SessionOptions options_;
+  std::unique_ptr<elf::ElfImage> image_;
+  std::unique_ptr<ToolBuild> build_;
+  std::unique_ptr<rewrite::Rewriter> rewriter_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Instrumenter> instrumenter_;
+  std::string atomicWhy_;  // why counter increments are atomic ("" = plain)
+};
+
+}  // namespace atomx::instrument

@@ -1,0 +1,4 @@
+// A lower layer including a higher one: check_layers.py must reject this
+// tree (the layering.catches_upward test).
+#include "elf/ElfImage.h"
+#include "rewrite/Rewriter.h"

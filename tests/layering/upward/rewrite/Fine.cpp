@@ -1,0 +1,3 @@
+// Downward includes only: allowed.
+#include "analysis/ProgramModel.h"
+#include "layout/CodeLayout.h"
