@@ -29,11 +29,20 @@ void dumpProgram(const Rewriter& rewriter, std::ostream& out, const std::string&
       if (b.isLandingPad) out << " landing-pad";
       if (b.isAddressTaken) out << " address-taken";
       out << " preds [";
-      for (size_t i = 0; i < b.preds.size(); ++i) out << (i ? " " : "") << b.preds[i];
+      for (size_t i = 0; i < b.preds.size(); ++i)
+        out << (i ? " " : "") << b.preds[i].from << ":" << ir::edgeKindName(b.preds[i].kind);
       out << "] succs [";
       for (size_t i = 0; i < b.succs.size(); ++i)
         out << (i ? " " : "") << b.succs[i].to << ":" << ir::edgeKindName(b.succs[i].kind);
-      out << "]\n";
+      // Edges leaving the procedure: "call:0x1040", "tail:?", "return".
+      for (size_t i = 0; i < b.outs.size(); ++i) {
+        const ir::OutEdge& e = b.outs[i];
+        out << (i || !b.succs.empty() ? " " : "") << ir::edgeKindName(e.kind);
+        if (e.kind == ir::EdgeKind::Call || e.kind == ir::EdgeKind::TailCall || e.kind == ir::EdgeKind::Exit)
+          out << ":" << (e.target ? hex(e.target) : "?");
+      }
+      out << "]";
+      out << "\n";
       for (uint32_t i = b.firstInsn; i < b.firstInsn + b.insnCount; ++i) {
         const x86::Insn& insn = p.insns[i];
         out << "    " << hex(insn.address) << "  " << decoder.format(bytes + (insn.address - p.start), insn.length, insn.address);
@@ -43,6 +52,12 @@ void dumpProgram(const Rewriter& rewriter, std::ostream& out, const std::string&
         }
         out << "\n";
       }
+    }
+    if (!p.exitPreds.empty()) {
+      out << "  exit preds [";
+      for (size_t i = 0; i < p.exitPreds.size(); ++i)
+        out << (i ? " " : "") << p.exitPreds[i].from << ":" << ir::edgeKindName(p.exitPreds[i].kind);
+      out << "]\n";
     }
     if (p.blocks.empty() && !p.insns.empty()) out << "  (" << p.insns.size() << " instructions, no CFG)\n";
     for (const ir::JumpTable& t : p.jumpTables) {
