@@ -172,28 +172,31 @@ std::vector<fs::path> executablesUnder(const fs::path& dir) {
   return out;
 }
 
+// Checks every program under `dir`; returns the totals, or skips the test
+// when there is none.
+Totals checkDirectory(const char* label, const fs::path& dir) {
+  Totals t;
+  std::vector<fs::path> bins = executablesUnder(dir);
+  if (bins.empty()) return t;
+  checkPrograms(bins, t);
+  print(label, t);
+  EXPECT_GT(t.procs, 0u);
+  return t;
+}
+
 TEST(CfgCorpus, TestPrograms) {
   const fs::path self = fs::read_symlink("/proc/self/exe");
   fs::path dir = self.parent_path() / "tests" / "programs";
   if (!fs::is_directory(dir)) dir = self.parent_path().parent_path() / "tests" / "programs";
-  std::vector<fs::path> bins = executablesUnder(dir);
-  if (bins.empty()) GTEST_SKIP() << "no test programs under " << dir;
-  Totals t;
-  checkPrograms(bins, t);
-  print("test programs", t);
-  EXPECT_GT(t.procs, 0u);
+  const Totals t = checkDirectory("test programs", dir);
+  if (t.programs == 0) GTEST_SKIP() << "no test programs under " << dir;
   EXPECT_GT(t.loops, 0u);
 }
 
 TEST(CfgCorpus, CorpusPrograms) {
   const char* home = std::getenv("HOME");
   const fs::path dir = fs::path(home ? home : "/nonexistent") / ".cache" / "atomx-corpus" / "bin";
-  std::vector<fs::path> bins = executablesUnder(dir);
-  if (bins.empty()) GTEST_SKIP() << "no corpus at " << dir;
-  Totals t;
-  checkPrograms(bins, t);
-  print("corpus", t);
-  EXPECT_GT(t.procs, 0u);
+  if (checkDirectory("corpus", dir).programs == 0) GTEST_SKIP() << "no corpus at " << dir;
 }
 
 }  // namespace
