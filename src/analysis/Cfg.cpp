@@ -73,13 +73,35 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
       b.end = insn.end();
     }
     for (ir::Block& b : proc.blocks) b.isAddressTaken = b.isExternalEntry && !b.isLandingPad;
+    // An indirect jump no table explains can only reach this procedure's own
+    // code if something takes the address of one of its inner blocks: an
+    // outside reference, or a RIP-relative operand of its own (a computed
+    // goto's `lea label(%rip)`).  Non-PIE code taking its own address as an
+    // absolute immediate is not seen here; it only makes the jump count as a
+    // tail call rather than unknown (both lead to the virtual exit).
+    bool innerAddressTaken = false;
+    for (const ir::Block& b : proc.blocks) innerAddressTaken |= b.isAddressTaken && !b.isEntry;
+    for (const x86::Insn& insn : proc.insns)
+      innerAddressTaken |= insn.isRipRelative() && insn.flow == x86::Flow::Sequential &&
+                           proc.contains(insn.target) && insn.target != proc.start;
 
+    proc.exitPreds.clear();
     for (uint32_t bi = 0; bi < proc.blocks.size(); ++bi) {
       ir::Block& b = proc.blocks[bi];
       const x86::Insn& last = proc.insns[b.firstInsn + b.insnCount - 1];
+      auto addOut = [&](ir::EdgeKind kind, uint64_t target) {
+        for (const ir::OutEdge& e : b.outs)
+          if (e.kind == kind && e.target == target) return;
+        b.outs.push_back({kind, target});
+      };
+      // An intra-procedural edge to `target`; a target outside the procedure
+      // leaves it (a tail call), one inside that is no block start is unknown.
       auto addEdge = [&](uint64_t target, ir::EdgeKind kind) {
         int64_t to = proc.blockIndexAt(target);
-        if (to < 0 || proc.blocks[to].start != target) return;
+        if (to < 0 || proc.blocks[to].start != target) {
+          addOut(proc.contains(target) ? ir::EdgeKind::UnknownIndirect : ir::EdgeKind::TailCall, target);
+          return;
+        }
         for (const ir::Edge& e : b.succs)
           if (e.to == uint32_t(to) && e.kind == kind) return;
         b.succs.push_back({uint32_t(to), kind});
@@ -94,26 +116,40 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
           break;
         case x86::Flow::IndirectJump:
           // A table whose dispatch jumps are known serves those only; an
-          // indirect jump no table claims is a tail call through a pointer.
+          // indirect jump no table claims leaves the procedure: a tail call
+          // through a pointer, unless the procedure takes the address of its
+          // own blocks (then it may be a computed goto: unknown).
           for (const ir::JumpTable& t : proc.jumpTables) {
             const auto& jumps = t.dispatchJumps;
             if (!jumps.empty() && !std::binary_search(jumps.begin(), jumps.end(), last.address)) continue;
             for (uint64_t target : t.entryTargets)
               if (proc.contains(target)) addEdge(target, ir::EdgeKind::JumpTable);
           }
+          if (b.succs.empty())
+            addOut(innerAddressTaken ? ir::EdgeKind::UnknownIndirect : ir::EdgeKind::TailCall, 0);
           break;
         case x86::Flow::Call:
-          if (!noReturn(last)) addEdge(last.end(), ir::EdgeKind::FallThrough);
+        case x86::Flow::IndirectCall:
+          addOut(ir::EdgeKind::Call, last.flow == x86::Flow::Call ? last.target : 0);
+          if (noReturn(last) || last.end() >= proc.end) addOut(ir::EdgeKind::Exit, last.flow == x86::Flow::Call ? last.target : 0);
+          else addEdge(last.end(), ir::EdgeKind::FallThrough);
           break;
         case x86::Flow::Return:
-        case x86::Flow::Stop:
+          addOut(ir::EdgeKind::Return, 0);
           break;
-        default:
+        case x86::Flow::Stop:
+          addOut(ir::EdgeKind::Stop, 0);
+          break;
+        case x86::Flow::Sequential:
           addEdge(last.end(), ir::EdgeKind::FallThrough);
+          break;
       }
     }
-    for (uint32_t bi = 0; bi < proc.blocks.size(); ++bi)
-      for (const ir::Edge& e : proc.blocks[bi].succs) proc.blocks[e.to].preds.push_back(bi);
+    for (uint32_t bi = 0; bi < proc.blocks.size(); ++bi) {
+      for (const ir::Edge& e : proc.blocks[bi].succs) proc.blocks[e.to].preds.push_back({bi, e.kind});
+      for (const ir::OutEdge& e : proc.blocks[bi].outs)
+        if (ir::leadsToExit(e.kind)) proc.exitPreds.push_back({bi, e.kind});
+    }
     if (proc.state == ir::ProcState::Disassembled) proc.state = ir::ProcState::CfgBuilt;
   }
 }

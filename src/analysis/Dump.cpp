@@ -1,5 +1,7 @@
 #include "analysis/Dump.h"
 
+#include "analysis/Dominators.h"
+#include "analysis/Loops.h"
 #include "support/Hex.h"
 
 namespace atomx::analysis {
@@ -40,6 +42,9 @@ void dumpProgram(const ProgramModel& model, std::ostream& out, const std::string
     out << "\n";
     if (!p.reason.empty()) out << "  stays: " << p.reason << "\n";
     const uint8_t* bytes = image.bytesAt(p.start, p.size());
+    const analysis::Graph graph = analysis::procedureGraph(p);
+    const analysis::DomTree dom = analysis::dominators(graph, 0);
+    const analysis::LoopForest loops = analysis::naturalLoops(graph, dom);
     for (size_t bi = 0; bi < p.blocks.size(); ++bi) {
       const ir::Block& b = p.blocks[bi];
       out << "  block " << bi << " " << hex(b.start) << ".." << hex(b.end);
@@ -47,11 +52,25 @@ void dumpProgram(const ProgramModel& model, std::ostream& out, const std::string
       if (b.isLandingPad) out << " landing-pad";
       if (b.isAddressTaken) out << " address-taken";
       out << " preds [";
-      for (size_t i = 0; i < b.preds.size(); ++i) out << (i ? " " : "") << b.preds[i];
+      for (size_t i = 0; i < b.preds.size(); ++i)
+        out << (i ? " " : "") << b.preds[i].from << ":" << ir::edgeKindName(b.preds[i].kind);
       out << "] succs [";
       for (size_t i = 0; i < b.succs.size(); ++i)
         out << (i ? " " : "") << b.succs[i].to << ":" << ir::edgeKindName(b.succs[i].kind);
-      out << "]\n";
+      // Edges leaving the procedure: "call:0x1040", "tail:?", "return".
+      for (size_t i = 0; i < b.outs.size(); ++i) {
+        const ir::OutEdge& e = b.outs[i];
+        out << (i || !b.succs.empty() ? " " : "") << ir::edgeKindName(e.kind);
+        if (e.kind == ir::EdgeKind::Call || e.kind == ir::EdgeKind::TailCall || e.kind == ir::EdgeKind::Exit)
+          out << ":" << (e.target ? hex(e.target) : "?");
+      }
+      out << "]";
+      // The immediate dominator ("idom -": the entry, or a block the entry
+      // does not reach) and the number of natural loops around the block.
+      if (bi != 0 && dom.reachable(uint32_t(bi))) out << " idom " << dom.idom[bi];
+      else out << " idom -";
+      if (loops.depth[bi]) out << " loop-depth " << loops.depth[bi];
+      out << "\n";
       for (uint32_t i = b.firstInsn; i < b.firstInsn + b.insnCount; ++i) {
         const x86::Insn& insn = p.insns[i];
         out << "    " << hex(insn.address) << "  " << decoder.format(bytes + (insn.address - p.start), insn.length, insn.address);
@@ -61,6 +80,26 @@ void dumpProgram(const ProgramModel& model, std::ostream& out, const std::string
         }
         out << "\n";
       }
+    }
+    if (!p.exitPreds.empty()) {
+      out << "  exit preds [";
+      for (size_t i = 0; i < p.exitPreds.size(); ++i)
+        out << (i ? " " : "") << p.exitPreds[i].from << ":" << ir::edgeKindName(p.exitPreds[i].kind);
+      out << "]\n";
+    }
+    for (const analysis::Loop& l : loops.loops) {
+      out << "  loop header " << l.header << " depth " << l.depth << " body [";
+      for (size_t i = 0; i < l.body.size(); ++i) out << (i ? " " : "") << l.body[i];
+      out << "] preheader ";
+      if (l.preheader == analysis::kNoNode) out << "-";
+      else out << l.preheader;
+      out << " exits [";
+      for (size_t i = 0; i < l.exits.size(); ++i) {
+        out << (i ? " " : "") << l.exits[i].first << "->";
+        if (l.exits[i].second == p.exitNode()) out << "exit";
+        else out << l.exits[i].second;
+      }
+      out << "]\n";
     }
     if (p.blocks.empty() && !p.insns.empty()) out << "  (" << p.insns.size() << " instructions, no CFG)\n";
     for (const ir::JumpTable& t : p.jumpTables) {

@@ -186,6 +186,7 @@ EdgeKind Edge::kind() const {
     case ir::EdgeKind::FallThrough: return EdgeKind::FallThrough;
     case ir::EdgeKind::Taken: return EdgeKind::Taken;
     case ir::EdgeKind::JumpTable: return EdgeKind::JumpTable;
+    default: break;  // edge handles are intra-procedural only (Engine): unreachable
   }
   return EdgeKind::FallThrough;
 }

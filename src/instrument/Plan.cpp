@@ -84,6 +84,7 @@ uint32_t Plan::edgeSite(const detail::EdgeData& e) {
     case ir::EdgeKind::FallThrough: return afterSite(p, last);
     case ir::EdgeKind::Taken: return takenSite(p, last);
     case ir::EdgeKind::JumpTable: break;
+    default: break;  // edge handles are intra-procedural only (Engine): unreachable
   }
   const uint64_t target = p.blocks[e.to->block].start;
   auto [it, fresh] = procs_[p.id].tableStub.emplace(target, uint32_t(sites_.size()));

@@ -11,6 +11,12 @@ const char* edgeKindName(EdgeKind kind) {
     case EdgeKind::FallThrough: return "fall";
     case EdgeKind::Taken: return "taken";
     case EdgeKind::JumpTable: return "table";
+    case EdgeKind::Call: return "call";
+    case EdgeKind::Return: return "return";
+    case EdgeKind::TailCall: return "tail";
+    case EdgeKind::Exit: return "exit";
+    case EdgeKind::Stop: return "stop";
+    case EdgeKind::UnknownIndirect: return "unknown";
   }
   return "?";
 }

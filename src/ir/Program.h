@@ -17,16 +17,55 @@
 
 namespace atomx::ir {
 
+// The CFG of a procedure has two kinds of edges.  Intra-procedural edges
+// (FallThrough, Taken, JumpTable) join two blocks of the procedure and are
+// the only ones in Block::succs, so code that walks the branch graph (layout,
+// instrumentation edges, flags liveness) sees exactly the edges it always saw.
+// The other kinds leave the procedure's blocks: they are in Block::outs.  A
+// Call edge goes to a callee and control comes back to the call's
+// fall-through block (which the FallThrough edge reaches); every other
+// leaving kind goes to the procedure's virtual EXIT node, whose predecessors
+// Procedure::exitPreds lists.
 enum class EdgeKind : uint8_t {
-  FallThrough,  // to the next block in address order
-  Taken,        // the target of a direct jump or conditional branch
-  JumpTable,    // one target of an indirect jump through a jump table
+  FallThrough,      // to the next block in address order
+  Taken,            // the target of a direct jump or conditional branch
+  JumpTable,        // one target of an indirect jump through a jump table
+  Call,             // a direct or indirect call; `target` is the callee when known
+  Return,           // ret: to the virtual exit
+  TailCall,         // a branch out of the procedure (another procedure's entry, a
+                    // .cold part, falling off the end) or an indirect jump no table
+                    // explains in a procedure that takes no inner block's address
+  Exit,             // a call that never comes back: a known no-return callee, or a
+                    // call whose return address is outside the procedure
+  Stop,             // ud2, hlt, int3: to the virtual exit
+  UnknownIndirect,  // an indirect jump no table explains in a procedure whose inner
+                    // blocks' addresses are taken (by itself, RIP-relative, or from
+                    // outside: maybe a computed goto), or a branch into the
+                    // procedure that is not a block start
 };
 const char* edgeKindName(EdgeKind kind);
+// FallThrough, Taken and JumpTable: the kinds of Block::succs.
+inline bool isIntraprocedural(EdgeKind kind) { return kind <= EdgeKind::JumpTable; }
+// Every leaving kind except Call leads to the virtual exit.
+inline bool leadsToExit(EdgeKind kind) { return kind > EdgeKind::Call; }
 
 struct Edge {
   uint32_t to = 0;  // block index in the same procedure
   EdgeKind kind = EdgeKind::FallThrough;
+};
+
+// A predecessor: the block the edge comes from, and the edge's kind.
+struct PredEdge {
+  uint32_t from = 0;
+  EdgeKind kind = EdgeKind::FallThrough;
+};
+
+// An edge that leaves the procedure's blocks (any kind but the three
+// intra-procedural ones).  `target` is the callee or branch target when the
+// instruction names it, otherwise 0.
+struct OutEdge {
+  EdgeKind kind = EdgeKind::Call;
+  uint64_t target = 0;
 };
 
 struct Block {
@@ -34,8 +73,9 @@ struct Block {
   uint64_t end = 0;
   uint32_t firstInsn = 0;
   uint32_t insnCount = 0;
-  std::vector<Edge> succs;
-  std::vector<uint32_t> preds;
+  std::vector<Edge> succs;      // intra-procedural edges only
+  std::vector<PredEdge> preds;  // mirror of the succs of other blocks, same kinds
+  std::vector<OutEdge> outs;    // calls, and the edges to the virtual exit
   bool isEntry = false;        // the procedure's entry point
   bool isLandingPad = false;   // reached by the unwinder (LSDA), maybe with no predecessor
   bool isAddressTaken = false; // its address is stored somewhere (relocation, lea)
@@ -78,12 +118,17 @@ struct Procedure {
   std::vector<x86::Insn> insns;
   bool fullyDecoded = false;  // insns cover [start, end) exactly
   std::vector<Block> blocks;
+  // The predecessors of the virtual exit node: one per edge of Block::outs
+  // whose kind leadsToExit, in block order.  Analyses number the exit node
+  // blocks.size() (exitNode()).
+  std::vector<PredEdge> exitPreds;
   std::vector<JumpTable> jumpTables;
   // Addresses inside this procedure that something outside its own branches
   // refers to (other procedures' branches, data, the unwinder).
   std::vector<uint64_t> externalLeaders;
 
   uint64_t size() const { return end - start; }
+  uint32_t exitNode() const { return uint32_t(blocks.size()); }
   bool contains(uint64_t a) const { return a >= start && a < end; }
   bool isMovable() const { return state == ProcState::Movable; }
   // Index of the instruction starting exactly at `addr`, or -1.

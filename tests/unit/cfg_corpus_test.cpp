@@ -1,0 +1,203 @@
+// Consistency of the CFG and its analyses on every procedure of real
+// programs: the repository's test programs (built under the build
+// directory's tests/programs/, found from this executable's path) and, when
+// the directory exists, every binary in ~/.cache/atomx-corpus/bin.  For each
+// procedure with blocks it checks that
+//   * succs and preds mirror each other with the same kinds, and outs and
+//     the exit's preds likewise; succs hold intra-procedural kinds only;
+//   * every block has a way on (an edge to a block or to the virtual exit),
+//     so every block reaches the exit or a cycle;
+//   * the immediate dominators form a tree rooted at the entry, idom(b)
+//     dominates every reachable predecessor of b;
+//   * the post-dominator tree covers every block;
+//   * each natural loop's header dominates its whole body;
+//   * up to kNaiveLimit blocks, dominators, post-dominators and loops agree
+//     with the naive definitions (cfg_oracle.h).
+// It prints how many programs, procedures, blocks and loops it checked.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cfg_oracle.h"
+#include "elf/ElfImage.h"
+#include "rewrite/Rewriter.h"
+
+namespace atomx {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint32_t kNaiveLimit = 150;
+
+struct Totals {
+  size_t programs = 0, skipped = 0, procs = 0, blocks = 0, loops = 0, naive = 0, stuckBlocks = 0;
+  std::map<std::string, size_t> edges;  // by kind
+};
+
+bool isElfExecutable(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec) || access(p.c_str(), X_OK) != 0) return false;
+  char magic[4] = {};
+  std::ifstream(p, std::ios::binary).read(magic, 4);
+  return magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+// Returns "" or the first inconsistency found in `p`.
+std::string checkProcedure(const ir::Procedure& p, Totals& totals) {
+  const uint32_t n = uint32_t(p.blocks.size());
+  const uint32_t exit = p.exitNode();
+  using Triple = std::tuple<uint32_t, uint32_t, ir::EdgeKind>;
+  std::vector<Triple> fromSuccs, fromPreds;
+  std::vector<std::pair<uint32_t, ir::EdgeKind>> toExit;
+  for (uint32_t b = 0; b < n; ++b) {
+    const ir::Block& blk = p.blocks[b];
+    if (blk.succs.empty() && std::none_of(blk.outs.begin(), blk.outs.end(),
+                                          [](const ir::OutEdge& e) { return ir::leadsToExit(e.kind); }))
+      return "block " + std::to_string(b) + " has no way on";
+    for (const ir::Edge& e : blk.succs) {
+      if (!ir::isIntraprocedural(e.kind) || e.to >= n) return "bad succ of block " + std::to_string(b);
+      fromSuccs.push_back({b, e.to, e.kind});
+      totals.edges[ir::edgeKindName(e.kind)]++;
+    }
+    for (const ir::PredEdge& e : blk.preds) {
+      if (e.from >= n) return "bad pred of block " + std::to_string(b);
+      fromPreds.push_back({e.from, b, e.kind});
+    }
+    for (const ir::OutEdge& e : blk.outs) {
+      if (ir::isIntraprocedural(e.kind)) return "intra-procedural kind in outs of block " + std::to_string(b);
+      if (ir::leadsToExit(e.kind)) toExit.push_back({b, e.kind});
+      totals.edges[ir::edgeKindName(e.kind)]++;
+    }
+  }
+  std::sort(fromSuccs.begin(), fromSuccs.end());
+  std::sort(fromPreds.begin(), fromPreds.end());
+  if (fromSuccs != fromPreds) return "succs and preds do not mirror each other";
+  std::vector<std::pair<uint32_t, ir::EdgeKind>> exitPreds;
+  for (const ir::PredEdge& e : p.exitPreds) exitPreds.push_back({e.from, e.kind});
+  std::sort(toExit.begin(), toExit.end());
+  std::sort(exitPreds.begin(), exitPreds.end());
+  if (toExit != exitPreds) return "outs and the exit's preds do not mirror each other";
+
+  const analysis::Graph g = analysis::procedureGraph(p);
+  const analysis::DomTree dom = analysis::dominators(g, 0);
+  if (dom.idom[0] != 0) return "the entry is not the root";
+  for (uint32_t b = 0; b <= n; ++b) {
+    if (!dom.reachable(b) || b == 0) continue;
+    // Walking up the tree reaches the root in fewer than n + 1 steps, one level at a time.
+    uint32_t v = b, steps = 0;
+    while (v != 0 && steps <= n) {
+      const uint32_t up = dom.idom[v];
+      if (up == analysis::kNoNode || !dom.reachable(up) || dom.level[v] != dom.level[up] + 1)
+        return "idom chain of block " + std::to_string(b) + " is broken";
+      v = up, ++steps;
+    }
+    if (v != 0) return "idom chain of block " + std::to_string(b) + " does not reach the entry";
+    for (uint32_t pr : g.preds[b])
+      if (dom.reachable(pr) && !dom.dominates(dom.idom[b], pr))
+        return "idom of " + std::to_string(b) + " does not dominate its pred " + std::to_string(pr);
+  }
+  const analysis::PostDominators post = analysis::postDominators(g, exit);
+  for (uint32_t b = 0; b <= n; ++b)
+    if (!post.tree.reachable(b)) return "block " + std::to_string(b) + " has no post-dominator";
+  const std::vector<bool> reachesExit = analysis::reachableFrom(g.reversed(), exit);
+  for (uint32_t b = 0; b < n; ++b) totals.stuckBlocks += !reachesExit[b];
+  const analysis::LoopForest loops = analysis::naturalLoops(g, dom);
+  for (const analysis::Loop& l : loops.loops)
+    for (uint32_t v : l.body)
+      if (!dom.dominates(l.header, v)) return "loop header " + std::to_string(l.header) + " does not dominate its body";
+
+  if (n <= kNaiveLimit) {
+    ++totals.naive;
+    if (std::string e = oracle::checkDomTree(g, dom); !e.empty()) return "dominators: " + e;
+    analysis::Graph withArtificial = g;
+    for (uint32_t v : post.artificial) withArtificial.addEdge(v, exit);
+    if (std::string e = oracle::checkDomTree(withArtificial.reversed(), post.tree); !e.empty())
+      return "post-dominators: " + e;
+    if (std::string e = oracle::checkLoops(g, 0, loops); !e.empty()) return "loops: " + e;
+  }
+  totals.procs++;
+  totals.blocks += n;
+  totals.loops += loops.loops.size();
+  return "";
+}
+
+void checkPrograms(const std::vector<fs::path>& binaries, Totals& totals) {
+  for (const fs::path& bin : binaries) {
+    std::unique_ptr<elf::ElfImage> image;
+    std::unique_ptr<rewrite::Rewriter> rewriter;
+    try {
+      image = std::make_unique<elf::ElfImage>(elf::ElfImage::load(bin.string()));
+      rewriter = std::make_unique<rewrite::Rewriter>(*image);
+      rewriter->analyze();
+    } catch (const std::exception& e) {
+      ++totals.skipped;  // an input atomx refuses (no relocations, a shared object)
+      continue;
+    }
+    ++totals.programs;
+    for (const ir::Procedure& p : rewriter->program().procs) {
+      if (p.blocks.empty()) continue;
+      const std::string problem = checkProcedure(p, totals);
+      EXPECT_EQ(problem, "") << bin.string() << ": " << p.name;
+    }
+  }
+}
+
+void print(const char* what, const Totals& t) {
+  std::printf("%s: %zu programs (%zu refused), %zu procedures, %zu blocks, %zu natural loops, "
+              "%zu procedures also checked by the definitions, %zu blocks that never reach the exit\n",
+              what, t.programs, t.skipped, t.procs, t.blocks, t.loops, t.naive, t.stuckBlocks);
+  std::printf("  edges:");
+  for (const auto& [kind, count] : t.edges) std::printf(" %s %zu", kind.c_str(), count);
+  std::printf("\n");
+}
+
+std::vector<fs::path> executablesUnder(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
+    if (isElfExecutable(entry.path()) && entry.path().filename().string().find(".so") == std::string::npos)
+      out.push_back(entry.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Checks every program under `dir`; returns the totals, or skips the test
+// when there is none.
+Totals checkDirectory(const char* label, const fs::path& dir) {
+  Totals t;
+  std::vector<fs::path> bins = executablesUnder(dir);
+  if (bins.empty()) return t;
+  checkPrograms(bins, t);
+  print(label, t);
+  EXPECT_GT(t.procs, 0u);
+  return t;
+}
+
+TEST(CfgCorpus, TestPrograms) {
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  fs::path dir = self.parent_path() / "tests" / "programs";
+  if (!fs::is_directory(dir)) dir = self.parent_path().parent_path() / "tests" / "programs";
+  const Totals t = checkDirectory("test programs", dir);
+  if (t.programs == 0) GTEST_SKIP() << "no test programs under " << dir;
+  EXPECT_GT(t.loops, 0u);
+}
+
+TEST(CfgCorpus, CorpusPrograms) {
+  const char* home = std::getenv("HOME");
+  const fs::path dir = fs::path(home ? home : "/nonexistent") / ".cache" / "atomx-corpus" / "bin";
+  if (checkDirectory("corpus", dir).programs == 0) GTEST_SKIP() << "no corpus at " << dir;
+}
+
+}  // namespace
+}  // namespace atomx
