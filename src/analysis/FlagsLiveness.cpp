@@ -1,42 +1,8 @@
 #include "analysis/FlagsLiveness.h"
 
+#include "x86/Semantics.h"
+
 namespace atomx::analysis {
-
-namespace {
-
-// Zydis' flag bits (EFLAGS positions) as our 6-bit mask.
-uint8_t statusFlags(uint32_t zydis) {
-  uint8_t m = 0;
-  if (zydis & ZYDIS_CPUFLAG_CF) m |= 1;
-  if (zydis & ZYDIS_CPUFLAG_PF) m |= 2;
-  if (zydis & ZYDIS_CPUFLAG_AF) m |= 4;
-  if (zydis & ZYDIS_CPUFLAG_ZF) m |= 8;
-  if (zydis & ZYDIS_CPUFLAG_SF) m |= 16;
-  if (zydis & ZYDIS_CPUFLAG_OF) m |= 32;
-  return m;
-}
-
-bool isShiftOrRotate(ZydisMnemonic m) {
-  switch (m) {
-    case ZYDIS_MNEMONIC_SHL: case ZYDIS_MNEMONIC_SHR: case ZYDIS_MNEMONIC_SAR:
-    case ZYDIS_MNEMONIC_ROL: case ZYDIS_MNEMONIC_ROR: case ZYDIS_MNEMONIC_RCL: case ZYDIS_MNEMONIC_RCR:
-    case ZYDIS_MNEMONIC_SHLD: case ZYDIS_MNEMONIC_SHRD: return true;
-    default: return false;
-  }
-}
-
-// A shift or rotate changes no flag when its (masked) count is 0: it
-// writes the flags for sure only with a non-zero immediate count.
-bool shiftCountNonZero(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops) {
-  const unsigned mask = insn.operand_width == 64 ? 0x3f : 0x1f;
-  for (int i = insn.operand_count - 1; i >= 0; --i) {
-    if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) return (ops[i].imm.value.u & mask) != 0;
-    if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[i].reg.value == ZYDIS_REGISTER_CL) return false;
-  }
-  return false;
-}
-
-}  // namespace
 
 FlagsLiveness::Effect FlagsLiveness::effect(uint32_t index) const {
   const x86::Insn& in = proc_.insns[index];
@@ -47,16 +13,10 @@ FlagsLiveness::Effect FlagsLiveness::effect(uint32_t index) const {
   const uint8_t* bytes = program_.image->bytesAt(in.address, in.length);
   if (!bytes || !decoder_.decodeFull(bytes, in.length, insn, ops) || !insn.cpu_flags)
     return {kAllStatusFlags, 0};  // unknown: reads everything, writes nothing
-  Effect e;
-  e.reads = statusFlags(insn.cpu_flags->tested);
-  e.writes = statusFlags(insn.cpu_flags->modified | insn.cpu_flags->set_0 | insn.cpu_flags->set_1 |
-                         insn.cpu_flags->undefined);
-  const bool repeated = insn.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE);
-  // syscall: the kernel restores RFLAGS on the way back (sysret from %r11).
-  if (repeated || insn.mnemonic == ZYDIS_MNEMONIC_SYSCALL ||
-      (isShiftOrRotate(insn.mnemonic) && !shiftCountNonZero(insn, ops)))
-    e.writes = 0;
-  return e;
+  // Written for sure: set or left undefined (x86/Semantics.h); a flag an
+  // instruction may leave alone (rep, a shift by %cl, syscall) stays live.
+  const x86::FlagEffect f = x86::describe(insn, ops, in.address).flags;
+  return {uint8_t(f.read & kAllStatusFlags), uint8_t(f.alwaysWritten() & kAllStatusFlags)};
 }
 
 uint8_t FlagsLiveness::leaving(uint64_t target) const {

@@ -43,15 +43,15 @@ constexpr ZydisRegister kDirectOrder[10] = {ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_R
                                             ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_R8,
                                             ZYDIS_REGISTER_R9,  ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11,
                                             ZYDIS_REGISTER_RBX};
-constexpr uint16_t bit(ZydisRegister r) { return uint16_t(1u << (r - ZYDIS_REGISTER_RAX)); }
-constexpr uint16_t kCallerSaved = bit(ZYDIS_REGISTER_RAX) | bit(ZYDIS_REGISTER_RCX) | bit(ZYDIS_REGISTER_RDX) |
-                                  bit(ZYDIS_REGISTER_RSI) | bit(ZYDIS_REGISTER_RDI) | bit(ZYDIS_REGISTER_R8) |
-                                  bit(ZYDIS_REGISTER_R9) | bit(ZYDIS_REGISTER_R10) | bit(ZYDIS_REGISTER_R11);
+constexpr x86::RegSet bit(ZydisRegister r) { return x86::RegSet::gpr(unsigned(r - ZYDIS_REGISTER_RAX)); }
+constexpr x86::RegSet kCallerSaved = bit(ZYDIS_REGISTER_RAX) | bit(ZYDIS_REGISTER_RCX) | bit(ZYDIS_REGISTER_RDX) |
+                                     bit(ZYDIS_REGISTER_RSI) | bit(ZYDIS_REGISTER_RDI) | bit(ZYDIS_REGISTER_R8) |
+                                     bit(ZYDIS_REGISTER_R9) | bit(ZYDIS_REGISTER_R10) | bit(ZYDIS_REGISTER_R11);
 
-std::vector<ZydisRegister> directPushes(uint16_t saves) {
+std::vector<ZydisRegister> directPushes(x86::RegSet saves) {
   std::vector<ZydisRegister> regs;
   for (ZydisRegister r : kDirectOrder)
-    if (saves & bit(r)) regs.push_back(r);
+    if (!(saves & bit(r)).empty()) regs.push_back(r);
   return regs;
 }
 
@@ -65,14 +65,6 @@ SavedState directState(const BodyKind& kind) {
   // Above the pushes: the return address into the site code, then the red zone it stepped over.
   s.appStack = 8 * n + (kind.saveFlags ? 8 : 0) + 8 + 128;
   return s;
-}
-
-// The hidden stack operand of push, call, pushf and enter is where the
-// value goes: below %rsp (its displacement, as decoded, is 0).
-int64_t hiddenSlotOffset(const ZydisDecodedOperand& op) {
-  const bool pushed = op.visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && op.mem.base == ZYDIS_REGISTER_RSP &&
-                      (op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE);
-  return pushed ? -int64_t(op.size / 8) : 0;
 }
 
 ZydisRegister to32(ZydisRegister r64) { return ZydisRegister(ZYDIS_REGISTER_EAX + (r64 - ZYDIS_REGISTER_RAX)); }
@@ -112,6 +104,7 @@ class Body {
     if (site.proc) {
       decoded_ = engine.decode(*site.proc, site.insn);
       insn_ = &site.proc->insns[site.insn];
+      sem_ = x86::describe(decoded_.insn, decoded_.operands, insn_->address);
     }
   }
 
@@ -166,7 +159,7 @@ class Body {
   // The same body, assembling into `a`.
   Body(const Body& other, Assembler& a)
       : engine_(other.engine_), pool_(other.pool_), site_(other.site_), kind_(other.kind_), saved_(other.saved_),
-        a_(a), addr_(other.addr_), decoded_(other.decoded_), insn_(other.insn_) {}
+        a_(a), addr_(other.addr_), decoded_(other.decoded_), sem_(other.sem_), insn_(other.insn_) {}
 
   // A PC argument gives the original address of what the call was added
   // to (an instruction, a block's or procedure's first instruction); for
@@ -240,10 +233,7 @@ class Body {
         return a_.movLoad(dst, mem(ZYDIS_REGISTER_RBP, tempSlot));
       case Arg::Kind::BranchCondition: return branchCondition(dst);
       case Arg::Kind::EffectiveAddress: return effectiveAddress(unsigned(arg.value()), dst);
-      case Arg::Kind::AccessSize: {
-        const std::vector<int> ops = engine_.memoryOperands(decoded_);
-        return a_.movImm(dst, decoded_.operands[ops.at(size_t(arg.value()))].size / 8);
-      }
+      case Arg::Kind::AccessSize: return a_.movImm(dst, memOperand(unsigned(arg.value())).size);
       case Arg::Kind::Register:
         return loadAppRegister(a_, saved_, ZydisRegister(ZYDIS_REGISTER_RAX + arg.value()), dst);
       case Arg::Kind::ProcArg: {
@@ -297,34 +287,19 @@ class Body {
     a_.movzxByte(to32(dst), ZYDIS_REGISTER_AL);
   }
 
-  // The address memory operand n accesses, as the program sees it.
+  const x86::MemOperand& memOperand(unsigned n) const {
+    if (n >= sem_.memCount) throw InternalError("no memory operand " + std::to_string(n) + " at " + hex(insn_->address));
+    return sem_.mem[n];
+  }
+
+  // The address memory operand n accesses, as the program sees it: its
+  // base and index loaded into r10 and r11 first.
   void effectiveAddress(unsigned n, ZydisRegister dst) {
-    const std::vector<int> ops = engine_.memoryOperands(decoded_);
-    const ZydisDecodedOperand& op = decoded_.operands[ops.at(n)];
-    if (op.mem.segment == ZYDIS_REGISTER_GS)
-      throw Error("the %gs-relative access at " + hex(insn_->address) + " has no effective address atomx can compute");
-    if (op.mem.base == ZYDIS_REGISTER_RIP || op.mem.base == ZYDIS_REGISTER_EIP) {
-      // Data did not move: the original target, at run time, via RIP.
-      a_.lea(dst, x86::ripAbsolute(insn_->address + insn_->length + uint64_t(op.mem.disp.value)));
-      return;
-    }
-    const bool hasBase = op.mem.base != ZYDIS_REGISTER_NONE;
-    const bool hasIndex = op.mem.index != ZYDIS_REGISTER_NONE;
-    if (hasBase) loadAppRegister(a_, saved_, op.mem.base, ZYDIS_REGISTER_R10);
-    if (hasIndex) loadAppRegister(a_, saved_, op.mem.index, ZYDIS_REGISTER_R11);
-    const int64_t disp = op.mem.disp.value + hiddenSlotOffset(op);
-    x86::Mem m;
-    m.base = hasBase ? ZYDIS_REGISTER_R10 : ZYDIS_REGISTER_NONE;
-    m.index = hasIndex ? ZYDIS_REGISTER_R11 : ZYDIS_REGISTER_NONE;
-    m.scale = hasIndex ? op.mem.scale : 0;
-    m.disp = disp;
-    if (!hasBase && !hasIndex) a_.movImm(dst, uint64_t(disp));
-    else a_.lea(dst, m);
-    if (op.mem.segment == ZYDIS_REGISTER_FS) {
-      a_.loadFsSelf(ZYDIS_REGISTER_RAX);
-      a_.addReg(dst, ZYDIS_REGISTER_RAX);
-    }
-    if (decoded_.insn.address_width == 32) a_.movReg(to32(dst), to32(dst));
+    const x86::MemOperand& m = memOperand(n);
+    if (m.hasBase()) loadAppRegister(a_, saved_, m.baseRegister(), ZYDIS_REGISTER_R10);
+    if (m.hasIndex()) loadAppRegister(a_, saved_, m.indexRegister(), ZYDIS_REGISTER_R11);
+    x86::emitLinearAddress(a_, m, dst, ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11);
+    x86::emitSegmentBase(a_, m, dst, insn_->address);
   }
 
   const Engine& engine_;
@@ -335,6 +310,7 @@ class Body {
   Assembler& a_;
   const CodeAddresses& addr_;
   Engine::Decoded decoded_{};
+  x86::Semantics sem_{};
   const x86::Insn* insn_ = nullptr;
   int32_t nextTemp_ = 0;
   const CallRequest* call_ = nullptr;
@@ -357,15 +333,11 @@ namespace {
 // One conditional increment's address computation (Counters::incrementIf).
 struct AddressCheck {
   const IncrementRequest* inc;
-  ZydisDecodedOperand op;  // the memory operand
-  uint64_t staticAddress;  // RIP-relative: the address, known now (data does not move)
-  bool isStatic;
+  x86::MemOperand op;
+  uint64_t address;        // the instruction's
+  bool isStatic;           // RIP-relative without a segment: op.target, known now (data does not move)
   ZydisRegister scratch = ZYDIS_REGISTER_NONE;
 };
-
-ZydisRegister full64(ZydisRegister r) {
-  return r == ZYDIS_REGISTER_NONE ? r : ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
-}
 
 // Whether (address mod modulus) > above for an address known now.  The load
 // bias of a PIE is page aligned, and a modulus is at most a page.
@@ -381,26 +353,25 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
                     Assembler& a) {
   if (site.increments.empty()) return;
   std::vector<AddressCheck> checks;
-  uint32_t used = 0;  // registers the dynamic addresses read, by hardware number
+  x86::RegSet used;  // registers the dynamic addresses read
   for (const IncrementRequest* inc : site.increments) {
     if (!inc->conditional) continue;
     auto* d = static_cast<const detail::InstData*>(inc->where);
     const ir::Procedure& proc = *d->block->proc->proc;
-    const Engine::Decoded dec = engine.decode(proc, d->index);
-    AddressCheck c{inc, dec.operands[engine.memoryOperands(dec).at(inc->test.operand)], 0, false};
-    const x86::Insn& in = proc.insns[d->index];
-    c.isStatic = c.op.mem.base == ZYDIS_REGISTER_RIP || c.op.mem.base == ZYDIS_REGISTER_EIP;
-    if (c.isStatic) c.staticAddress = in.address + in.length + uint64_t(c.op.mem.disp.value);
-    for (ZydisRegister r : {full64(c.op.mem.base), full64(c.op.mem.index)})
-      if (r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15 && !c.isStatic) used |= 1u << (r - ZYDIS_REGISTER_RAX);
+    const x86::Semantics sem = engine.semantics(proc, d->index);
+    if (inc->test.operand >= sem.memCount) throw InternalError("a counter's test of a missing memory operand");
+    AddressCheck c{inc, sem.mem[inc->test.operand], proc.insns[d->index].address, false};
+    c.isStatic = c.op.ripRelative && !x86::hasSegmentBase(c.op);
+    if (c.op.hasBase()) used |= x86::RegSet::gpr(unsigned(c.op.base));
+    if (c.op.hasIndex()) used |= x86::RegSet::gpr(unsigned(c.op.index));
     checks.push_back(c);
   }
   std::vector<ZydisRegister> scratch;
   for (AddressCheck& c : checks) {
     if (c.isStatic) continue;
     for (int hw = 1; hw < 16 && c.scratch == ZYDIS_REGISTER_NONE; ++hw)  // never rax (lahf) or rsp
-      if (hw != 4 && !(used & (1u << hw))) {
-        used |= 1u << hw;
+      if (hw != 4 && !used.has(unsigned(hw))) {
+        used |= x86::RegSet::gpr(unsigned(hw));
         c.scratch = ZydisRegister(ZYDIS_REGISTER_RAX + hw);
         scratch.push_back(c.scratch);
       }
@@ -416,15 +387,10 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
   const int32_t below = (frame ? 128 : 0) + 8 * int32_t(scratch.size() + (keep ? 1 : 0));  // to the program's %rsp
   for (const AddressCheck& c : checks) {
     if (c.isStatic) continue;
-    x86::Mem m;
-    m.base = full64(c.op.mem.base);
-    m.index = full64(c.op.mem.index);
-    m.scale = m.index == ZYDIS_REGISTER_NONE ? 0 : c.op.mem.scale;
-    m.disp = c.op.mem.disp.value;
-    if (m.base == ZYDIS_REGISTER_RSP) m.disp += below;
-    m.disp += hiddenSlotOffset(c.op);
-    if (m.base == ZYDIS_REGISTER_NONE && m.index == ZYDIS_REGISTER_NONE) a.movImm(c.scratch, uint64_t(m.disp));
-    else a.lea(c.scratch, m);
+    // The registers still hold the program's values; %rsp moved by `below`.
+    const ZydisRegister base = c.op.hasBase() ? x86::reg64(unsigned(c.op.base)) : ZYDIS_REGISTER_NONE;
+    const ZydisRegister index = c.op.hasIndex() ? x86::reg64(unsigned(c.op.index)) : ZYDIS_REGISTER_NONE;
+    x86::emitLinearAddress(a, c.op, c.scratch, base, index, below);
   }
   if (arith) a.lahf();
   if (overflow) a.setoAl();
@@ -436,10 +402,10 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
     }
     const AddressCheck& c = *std::find_if(checks.begin(), checks.end(), [&](const AddressCheck& k) { return k.inc == inc; });
     if (c.isStatic) {
-      if (staticTest(inc->test, c.staticAddress)) a.incMem(counter, atomic);
+      if (staticTest(inc->test, c.op.target)) a.incMem(counter, atomic);
       continue;
     }
-    if (c.op.mem.segment == ZYDIS_REGISTER_FS) a.addFsSelf(c.scratch);
+    x86::emitSegmentBase(a, c.op, c.scratch, c.address);  // after the flags are kept
     const ZydisRegister r32 = ZydisRegister(ZYDIS_REGISTER_EAX + (c.scratch - ZYDIS_REGISTER_RAX));
     a.andImm(r32, int32_t(inc->test.modulus - 1));
     a.cmpImm(r32, int32_t(inc->test.above));
@@ -496,8 +462,8 @@ bool allowsDirectBody(const Site& site) {
   return true;
 }
 
-uint16_t directBodySaves(const Site& site, uint16_t routinesWrite) {
-  uint16_t saves = uint16_t((routinesWrite & kCallerSaved) | bit(kFrame));
+x86::RegSet directBodySaves(const Site& site, x86::RegSet routinesWrite) {
+  x86::RegSet saves = (routinesWrite & kCallerSaved) | bit(kFrame);
   for (const CallRequest* c : site.calls) {
     for (size_t k = 0; k < c->args.size() && k < 6; ++k) saves |= bit(kArgRegs[k]);
     if (c->args.size() > 6) saves |= bit(ZYDIS_REGISTER_RAX);  // stack arguments go through rax

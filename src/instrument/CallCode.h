@@ -22,6 +22,7 @@
 
 #include "instrument/Engine.h"
 #include "instrument/Plan.h"
+#include "x86/Semantics.h"
 
 namespace atomx::instrument {
 
@@ -54,7 +55,7 @@ class DataPool {
 struct BodyKind {
   bool direct = false;
   bool saveFlags = true;  // direct bodies: RFLAGS too (and DF cleared for the calls)
-  uint16_t saves = 0;     // direct bodies: the general registers saved, a bit per hardware number
+  x86::RegSet saves;      // direct bodies: the general registers saved
 };
 // Whether the site's arguments allow a direct body (its routines must also be light).
 bool allowsDirectBody(const Site& site);
@@ -62,7 +63,7 @@ bool allowsDirectBody(const Site& site);
 // routines may write: those of them that are caller-saved, the argument
 // registers and scratch registers its argument code uses, and %rbx (the
 // frame).  Callee-saved registers the routines restore themselves.
-uint16_t directBodySaves(const Site& site, uint16_t routinesWrite);
+x86::RegSet directBodySaves(const Site& site, x86::RegSet routinesWrite);
 
 // A site's code in the application: its counter increments inline, then,
 // if it has calls, the call part.  `enter` and `body` matter only then.

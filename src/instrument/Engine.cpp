@@ -155,16 +155,9 @@ Engine::Decoded Engine::decode(const ir::Procedure& proc, uint32_t index) const 
   return d;
 }
 
-std::vector<int> Engine::memoryOperands(const Decoded& d) const {
-  std::vector<int> out;
-  if (d.insn.mnemonic == ZYDIS_MNEMONIC_LEA || d.insn.mnemonic == ZYDIS_MNEMONIC_NOP) return out;
-  for (int i = 0; i < d.insn.operand_count; ++i) {
-    const ZydisDecodedOperand& op = d.operands[i];
-    if (op.type != ZYDIS_OPERAND_TYPE_MEMORY) continue;
-    if (op.mem.type == ZYDIS_MEMOP_TYPE_AGEN || op.mem.type == ZYDIS_MEMOP_TYPE_MIB) continue;
-    out.push_back(i);
-  }
-  return out;
+x86::Semantics Engine::semantics(const ir::Procedure& proc, uint32_t index) const {
+  const Decoded d = decode(proc, index);
+  return x86::describe(d.insn, d.operands, proc.insns[index].address);
 }
 
 const detail::InstData* Engine::contextInst(Point point, const void* where) const {
@@ -262,7 +255,7 @@ void Engine::check(const Prototype& proto, Point point, const void* where, const
       case Arg::Kind::EffectiveAddress:
       case Arg::Kind::AccessSize: {
         if (!insn || point != Point::InstBefore) throw Error(what + ", which is only available at InstBefore");
-        const size_t n = memoryOperands(decode(*proc, ctx->index)).size();
+        const size_t n = semantics(*proc, ctx->index).memCount;
         if (a.value() < 0 || size_t(a.value()) >= n)
           throw Error(what + " of memory operand " + std::to_string(a.value()) + ", but the instruction has " +
                       std::to_string(n) + " memory operand(s)");
@@ -327,13 +320,13 @@ void Engine::checkAddressTest(const AddressTest& t, const detail::InstData* inst
     throw Error(site + ": " + std::to_string(t.above) + " is not below the modulus " + std::to_string(t.modulus));
   const ir::Procedure& proc = *inst->block->proc->proc;
   const Decoded d = decode(proc, inst->index);
-  const std::vector<int> ops = memoryOperands(d);
-  if (t.operand >= ops.size())
+  const x86::Semantics sem = x86::describe(d.insn, d.operands, proc.insns[inst->index].address);
+  if (t.operand >= sem.memCount)
     throw Error(site + ": memory operand " + std::to_string(t.operand) + ", but the instruction has " +
-                std::to_string(ops.size()));
+                std::to_string(sem.memCount));
   if (d.insn.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
     throw Error(site + ": a rep-prefixed instruction may access nothing; use a call with reg(Reg::rcx)");
-  if (d.operands[ops[t.operand]].mem.segment == ZYDIS_REGISTER_GS)
+  if (sem.mem[t.operand].segment == x86::Segment::GS)
     throw Error(site + ": a %gs-relative address atomx cannot compute");
 }
 

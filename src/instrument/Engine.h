@@ -18,6 +18,7 @@
 #include "instrument/Prototype.h"
 #include "ir/Program.h"
 #include "x86/Decoder.h"
+#include "x86/Semantics.h"
 
 namespace atomx::detail {
 
@@ -131,8 +132,9 @@ class Engine {
     ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
   };
   Decoded decode(const ir::Procedure& proc, uint32_t index) const;
-  // Memory operands (indices into Decoded::operands) in Zydis' order.
-  std::vector<int> memoryOperands(const Decoded& d) const;
+  // What the instruction reads and writes (x86/Semantics.h); its memory
+  // operands are numbered as the API numbers them (Zydis' order).
+  x86::Semantics semantics(const ir::Procedure& proc, uint32_t index) const;
   // The input's DWARF line table, read on first use.
   const debuginfo::LineTable& lineTable() const;
 

@@ -158,7 +158,7 @@ void Instrumenter::chooseEnters() {
     const Site& site = plan_.sites()[s];
     if (!site.needsCall()) continue;
     bool light = !site.exitHook;
-    uint16_t written = 0;
+    x86::RegSet written;
     for (const CallRequest* c : site.calls) {
       light = light && !footprint[c->routine].vectorState;
       written |= footprint[c->routine].registers;

@@ -67,32 +67,19 @@ InstClass Inst::kind() const {
   return InstClass::Other;
 }
 
-unsigned Inst::memOperandCount() const {
-  requireHandle(d_, "memOperandCount");
-  const Engine& e = Engine::current();
-  return unsigned(e.memoryOperands(e.decode(procOf(d_), d_->index)).size());
-}
-
 namespace {
-bool accesses(const detail::InstData* d, ZydisOperandActions mask) {
-  const Engine& e = Engine::current();
-  const Engine::Decoded dec = e.decode(procOf(d), d->index);
-  for (int i : e.memoryOperands(dec))
-    if (dec.operands[i].actions & mask) return true;
-  return false;
-}
+x86::Semantics semanticsOf(const detail::InstData* d) { return Engine::current().semantics(procOf(d), d->index); }
 }  // namespace
 
-bool Inst::isLoad() const { requireHandle(d_, "isLoad"); return accesses(d_, ZYDIS_OPERAND_ACTION_MASK_READ); }
-bool Inst::isStore() const { requireHandle(d_, "isStore"); return accesses(d_, ZYDIS_OPERAND_ACTION_MASK_WRITE); }
+unsigned Inst::memOperandCount() const { requireHandle(d_, "memOperandCount"); return semanticsOf(d_).memCount; }
+bool Inst::isLoad() const { requireHandle(d_, "isLoad"); return semanticsOf(d_).loads(); }
+bool Inst::isStore() const { requireHandle(d_, "isStore"); return semanticsOf(d_).stores(); }
 
 unsigned Inst::accessSize(unsigned operand) const {
   requireHandle(d_, "accessSize");
-  const Engine& e = Engine::current();
-  const Engine::Decoded dec = e.decode(procOf(d_), d_->index);
-  const std::vector<int> ops = e.memoryOperands(dec);
-  if (operand >= ops.size()) throw Error("accessSize: the instruction at " + std::to_string(pc()) + " has no memory operand " + std::to_string(operand));
-  return dec.operands[ops[operand]].size / 8;
+  const x86::Semantics sem = semanticsOf(d_);
+  if (operand >= sem.memCount) throw Error("accessSize: the instruction at " + std::to_string(pc()) + " has no memory operand " + std::to_string(operand));
+  return sem.mem[operand].size;
 }
 
 bool Inst::hasTarget() const { requireHandle(d_, "hasTarget"); return insnOf(d_).isDirectBranch(); }
@@ -118,41 +105,20 @@ std::string Inst::category() const {
   return name ? name : "";
 }
 
-namespace {
-// The RegSet bit of a Zydis register: general registers by their 64-bit
-// container, vector registers by number, 0 for anything else (rip, segment,
-// mask, x87 ...).
-uint64_t regSetBit(ZydisRegister r) {
-  const ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
-  if (full >= ZYDIS_REGISTER_RAX && full <= ZYDIS_REGISTER_R15) return regBit(Reg(full - ZYDIS_REGISTER_RAX));
-  if (full >= ZYDIS_REGISTER_ZMM0 && full <= ZYDIS_REGISTER_ZMM31) return vectorRegBit(unsigned(full - ZYDIS_REGISTER_ZMM0));
-  return 0;
+// The API's RegSet is x86::RegSet's layout, with kFlagsBit for the status flags.
+static_assert(x86::RegSet::gpr(15).bits == regBit(Reg(15)) && x86::RegSet::vector(31).bits == vectorRegBit(31) &&
+              (x86::RegSet::gpr(15).bits << 1) == kFlagsBit);
+uint64_t Inst::regsRead() const {
+  requireHandle(d_, "regsRead");
+  const x86::Semantics sem = semanticsOf(d_);
+  return sem.read.bits | ((sem.flags.read & x86::flag::kStatus) ? kFlagsBit : 0);
 }
 
-constexpr uint32_t kStatusFlags = ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_ZF |
-                                  ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF;
-
-uint64_t regSet(const detail::InstData* d, bool written) {
-  const Engine::Decoded dec = Engine::current().decode(procOf(d), d->index);
-  uint64_t set = 0;
-  for (unsigned i = 0; i < dec.insn.operand_count; ++i) {
-    const ZydisDecodedOperand& op = dec.operands[i];
-    if (op.type == ZYDIS_OPERAND_TYPE_REGISTER) {
-      if (op.actions & (written ? ZYDIS_OPERAND_ACTION_MASK_WRITE : ZYDIS_OPERAND_ACTION_MASK_READ)) set |= regSetBit(op.reg.value);
-    } else if (op.type == ZYDIS_OPERAND_TYPE_MEMORY && !written) {
-      set |= regSetBit(op.mem.base) | regSetBit(op.mem.index);
-    }
-  }
-  if (const ZydisAccessedFlags* f = dec.insn.cpu_flags) {
-    const uint32_t touched = written ? f->modified | f->set_0 | f->set_1 | f->undefined : f->tested;
-    if (touched & kStatusFlags) set |= kFlagsBit;
-  }
-  return set;
+uint64_t Inst::regsWritten() const {
+  requireHandle(d_, "regsWritten");
+  const x86::Semantics sem = semanticsOf(d_);
+  return sem.written.bits | ((sem.flags.anyWritten() & x86::flag::kStatus) ? kFlagsBit : 0);
 }
-}  // namespace
-
-uint64_t Inst::regsRead() const { requireHandle(d_, "regsRead"); return regSet(d_, false); }
-uint64_t Inst::regsWritten() const { requireHandle(d_, "regsWritten"); return regSet(d_, true); }
 
 Inst::SourceLine Inst::sourceLine() const {
   requireHandle(d_, "sourceLine");

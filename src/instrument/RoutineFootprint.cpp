@@ -1,5 +1,7 @@
 #include "instrument/RoutineFootprint.h"
 
+#include "x86/Semantics.h"
+
 #include <elf.h>
 
 #include <cstring>
@@ -7,56 +9,14 @@
 
 namespace atomx::instrument {
 
+using x86::RegSet;
+
 namespace {
 
 template <class T> bool read(const std::vector<uint8_t>& bytes, uint64_t offset, T& out) {
   if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) return false;
   std::memcpy(&out, bytes.data() + offset, sizeof(T));
   return true;
-}
-
-// Categories of instructions that work on general registers, flags and
-// memory only.  Anything else (SSE, AVX, X87_ALU, MMX, XSAVE ...) counts as
-// touching the vector state.
-bool generalPurpose(ZydisInstructionCategory c) {
-  switch (c) {
-    case ZYDIS_CATEGORY_BINARY: case ZYDIS_CATEGORY_LOGICAL: case ZYDIS_CATEGORY_DATAXFER:
-    case ZYDIS_CATEGORY_COND_BR: case ZYDIS_CATEGORY_UNCOND_BR: case ZYDIS_CATEGORY_CALL:
-    case ZYDIS_CATEGORY_RET: case ZYDIS_CATEGORY_PUSH: case ZYDIS_CATEGORY_POP:
-    case ZYDIS_CATEGORY_CMOV: case ZYDIS_CATEGORY_SETCC: case ZYDIS_CATEGORY_SHIFT:
-    case ZYDIS_CATEGORY_ROTATE: case ZYDIS_CATEGORY_BITBYTE: case ZYDIS_CATEGORY_NOP:
-    case ZYDIS_CATEGORY_WIDENOP: case ZYDIS_CATEGORY_STRINGOP: case ZYDIS_CATEGORY_FLAGOP:
-    case ZYDIS_CATEGORY_CONVERT: case ZYDIS_CATEGORY_SEMAPHORE: case ZYDIS_CATEGORY_MISC:
-    case ZYDIS_CATEGORY_BMI1: case ZYDIS_CATEGORY_BMI2: case ZYDIS_CATEGORY_CET:
-    case ZYDIS_CATEGORY_INTERRUPT: case ZYDIS_CATEGORY_SYSCALL:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool vectorRegister(ZydisRegister r) {
-  switch (ZydisRegisterGetClass(r)) {
-    case ZYDIS_REGCLASS_X87: case ZYDIS_REGCLASS_MMX: case ZYDIS_REGCLASS_XMM: case ZYDIS_REGCLASS_YMM:
-    case ZYDIS_REGCLASS_ZMM: case ZYDIS_REGCLASS_MASK: case ZYDIS_REGCLASS_TMM:
-      return true;
-    default:
-      return r == ZYDIS_REGISTER_MXCSR || r == ZYDIS_REGISTER_X87CONTROL || r == ZYDIS_REGISTER_X87STATUS ||
-             r == ZYDIS_REGISTER_X87TAG;
-  }
-}
-
-// The bit of a general register (any width) by its hardware number; 0 for
-// anything else (rip, flags, segment registers).
-uint16_t generalRegisterBit(ZydisRegister r) {
-  switch (ZydisRegisterGetClass(r)) {
-    case ZYDIS_REGCLASS_GPR8: case ZYDIS_REGCLASS_GPR16: case ZYDIS_REGCLASS_GPR32: case ZYDIS_REGCLASS_GPR64: {
-      const ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
-      return uint16_t(1u << (full - ZYDIS_REGISTER_RAX));
-    }
-    default:
-      return 0;
-  }
 }
 
 }  // namespace
@@ -109,7 +69,7 @@ Footprint RoutineFootprint::walk(uint64_t entry) const {
   std::set<uint64_t> seen;
   std::vector<uint64_t> work = {entry};
   bool touches = false;
-  uint16_t written = 0;
+  RegSet written;
   while (!work.empty() && !touches) {
     uint64_t at = work.back();
     work.pop_back();
@@ -118,20 +78,16 @@ Footprint RoutineFootprint::walk(uint64_t entry) const {
       const uint8_t* bytes = codeAt(at, avail);
       ZydisDecodedInstruction insn;
       ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-      if (!bytes || seen.size() > kMaxInstructions || !decoder_.decodeFull(bytes, avail, insn, ops) ||
-          !generalPurpose(insn.meta.category)) {
+      // Every register the instruction writes, the implicit ones too (mul's
+      // rdx, cpuid's, a string instruction's rsi/rdi/rcx, syscall's).
+      if (!bytes || seen.size() > kMaxInstructions || !decoder_.decodeFull(bytes, avail, insn, ops)) {
         touches = true;
         break;
       }
-      // Every register operand, the implicit ones too (mul's rdx, cpuid's, a
-      // string instruction's rsi/rdi/rcx); syscall's result comes back in rax.
-      for (unsigned i = 0; i < insn.operand_count && !touches; ++i) {
-        if (ops[i].type != ZYDIS_OPERAND_TYPE_REGISTER) continue;
-        touches = vectorRegister(ops[i].reg.value);
-        if (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) written |= generalRegisterBit(ops[i].reg.value);
-      }
-      if (insn.mnemonic == ZYDIS_MNEMONIC_SYSCALL) written |= 1u << 0 | 1u << 1 | 1u << 11;  // rax, rcx, r11
+      const x86::Semantics sem = x86::describe(insn, ops, at);
+      touches = sem.vectorState;
       if (touches) break;
+      written |= RegSet{sem.written.gprs()};
       const uint64_t next = at + insn.length;
       const bool relative = insn.operand_count_visible > 0 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[0].imm.is_relative;
       const uint64_t target = relative ? next + uint64_t(ops[0].imm.value.s) : 0;

@@ -22,12 +22,13 @@
 #include <vector>
 
 #include "x86/Decoder.h"
+#include "x86/Semantics.h"
 
 namespace atomx::instrument {
 
 struct Footprint {
   bool vectorState = true;      // may touch the vector or x87 state (heavy)
-  uint16_t registers = 0xffff;  // general registers it may write, a bit per hardware number (rax = bit 0)
+  x86::RegSet registers{0xffff};  // general registers it may write
 };
 
 class RoutineFootprint {

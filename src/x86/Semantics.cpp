@@ -1,0 +1,268 @@
+#include "x86/Semantics.h"
+
+#include "support/Error.h"
+#include "support/Hex.h"
+
+namespace atomx::x86 {
+
+RegSet RegSet::of(ZydisRegister r) {
+  if (r == ZYDIS_REGISTER_NONE) return {};
+  const ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+  if (full >= ZYDIS_REGISTER_RAX && full <= ZYDIS_REGISTER_R15) return gpr(unsigned(full - ZYDIS_REGISTER_RAX));
+  if (full >= ZYDIS_REGISTER_ZMM0 && full <= ZYDIS_REGISTER_ZMM31) return vector(unsigned(full - ZYDIS_REGISTER_ZMM0));
+  return {};
+}
+
+bool Semantics::loads() const {
+  for (unsigned k = 0; k < memCount; ++k)
+    if (mem[k].read) return true;
+  return false;
+}
+
+bool Semantics::stores() const {
+  for (unsigned k = 0; k < memCount; ++k)
+    if (mem[k].write) return true;
+  return false;
+}
+
+namespace {
+
+// Zydis' flag bits (EFLAGS positions) as flag:: bits.
+uint8_t flagBits(uint32_t zydis) {
+  uint8_t m = 0;
+  if (zydis & ZYDIS_CPUFLAG_CF) m |= flag::CF;
+  if (zydis & ZYDIS_CPUFLAG_PF) m |= flag::PF;
+  if (zydis & ZYDIS_CPUFLAG_AF) m |= flag::AF;
+  if (zydis & ZYDIS_CPUFLAG_ZF) m |= flag::ZF;
+  if (zydis & ZYDIS_CPUFLAG_SF) m |= flag::SF;
+  if (zydis & ZYDIS_CPUFLAG_OF) m |= flag::OF;
+  if (zydis & ZYDIS_CPUFLAG_DF) m |= flag::DF;
+  return m;
+}
+
+bool isShiftOrRotate(ZydisMnemonic m) {
+  switch (m) {
+    case ZYDIS_MNEMONIC_SHL: case ZYDIS_MNEMONIC_SHR: case ZYDIS_MNEMONIC_SAR:
+    case ZYDIS_MNEMONIC_ROL: case ZYDIS_MNEMONIC_ROR: case ZYDIS_MNEMONIC_RCL: case ZYDIS_MNEMONIC_RCR:
+    case ZYDIS_MNEMONIC_SHLD: case ZYDIS_MNEMONIC_SHRD: return true;
+    default: return false;
+  }
+}
+
+// A shift or rotate changes no flag when its (masked) count is 0: it
+// writes the flags for sure only with a non-zero immediate count.
+bool shiftCountNonZero(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops) {
+  const unsigned mask = insn.operand_width == 64 ? 0x3f : 0x1f;
+  for (int i = insn.operand_count - 1; i >= 0; --i) {
+    if (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) return (ops[i].imm.value.u & mask) != 0;
+    if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[i].reg.value == ZYDIS_REGISTER_CL) return false;
+  }
+  return false;
+}
+
+FlagEffect flagEffect(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops) {
+  FlagEffect e;
+  const ZydisAccessedFlags* f = insn.cpu_flags;
+  if (!f) return e;
+  e.read = flagBits(f->tested);
+  e.set = flagBits(f->modified | f->set_0 | f->set_1);
+  e.undefined = uint8_t(flagBits(f->undefined) & ~e.set);
+  const bool repeated = insn.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE);
+  // syscall: the kernel restores RFLAGS on the way back (sysret from %r11).
+  if (repeated || insn.mnemonic == ZYDIS_MNEMONIC_SYSCALL ||
+      (isShiftOrRotate(insn.mnemonic) && !shiftCountNonZero(insn, ops))) {
+    e.maybe = e.set | e.undefined;
+    e.set = e.undefined = 0;
+  }
+  return e;
+}
+
+// Categories of instructions that work on general registers, flags and
+// memory only.  Anything else (SSE, AVX, X87_ALU, MMX, XSAVE ...) counts as
+// touching the vector state.
+bool generalPurpose(ZydisInstructionCategory c) {
+  switch (c) {
+    case ZYDIS_CATEGORY_BINARY: case ZYDIS_CATEGORY_LOGICAL: case ZYDIS_CATEGORY_DATAXFER:
+    case ZYDIS_CATEGORY_COND_BR: case ZYDIS_CATEGORY_UNCOND_BR: case ZYDIS_CATEGORY_CALL:
+    case ZYDIS_CATEGORY_RET: case ZYDIS_CATEGORY_PUSH: case ZYDIS_CATEGORY_POP:
+    case ZYDIS_CATEGORY_CMOV: case ZYDIS_CATEGORY_SETCC: case ZYDIS_CATEGORY_SHIFT:
+    case ZYDIS_CATEGORY_ROTATE: case ZYDIS_CATEGORY_BITBYTE: case ZYDIS_CATEGORY_NOP:
+    case ZYDIS_CATEGORY_WIDENOP: case ZYDIS_CATEGORY_STRINGOP: case ZYDIS_CATEGORY_FLAGOP:
+    case ZYDIS_CATEGORY_CONVERT: case ZYDIS_CATEGORY_SEMAPHORE: case ZYDIS_CATEGORY_MISC:
+    case ZYDIS_CATEGORY_BMI1: case ZYDIS_CATEGORY_BMI2: case ZYDIS_CATEGORY_CET:
+    case ZYDIS_CATEGORY_INTERRUPT: case ZYDIS_CATEGORY_SYSCALL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool vectorStateRegister(ZydisRegister r) {
+  switch (ZydisRegisterGetClass(r)) {
+    case ZYDIS_REGCLASS_X87: case ZYDIS_REGCLASS_MMX: case ZYDIS_REGCLASS_XMM: case ZYDIS_REGCLASS_YMM:
+    case ZYDIS_REGCLASS_ZMM: case ZYDIS_REGCLASS_MASK: case ZYDIS_REGCLASS_TMM:
+      return true;
+    default:
+      return r == ZYDIS_REGISTER_MXCSR || r == ZYDIS_REGISTER_X87CONTROL || r == ZYDIS_REGISTER_X87STATUS ||
+             r == ZYDIS_REGISTER_X87TAG;
+  }
+}
+
+int8_t hardwareNumber(ZydisRegister r) {
+  const RegSet s = RegSet::of(r);
+  if (s.empty() || s.gprs() == 0) return MemOperand::kNone;
+  return int8_t(__builtin_ctz(s.gprs()));
+}
+
+Segment segmentOf(ZydisRegister r) {
+  switch (r) {
+    case ZYDIS_REGISTER_ES: return Segment::ES;
+    case ZYDIS_REGISTER_CS: return Segment::CS;
+    case ZYDIS_REGISTER_SS: return Segment::SS;
+    case ZYDIS_REGISTER_DS: return Segment::DS;
+    case ZYDIS_REGISTER_FS: return Segment::FS;
+    case ZYDIS_REGISTER_GS: return Segment::GS;
+    default: return Segment::None;
+  }
+}
+
+// Whether a memory operand accesses memory (lea's and a nop's do not).
+bool accessesMemory(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand& op) {
+  if (op.type != ZYDIS_OPERAND_TYPE_MEMORY) return false;
+  if (insn.mnemonic == ZYDIS_MNEMONIC_LEA || insn.mnemonic == ZYDIS_MNEMONIC_NOP) return false;
+  return op.mem.type != ZYDIS_MEMOP_TYPE_AGEN && op.mem.type != ZYDIS_MEMOP_TYPE_MIB;
+}
+
+MemOperand memOperand(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand& op, uint64_t address) {
+  MemOperand m;
+  m.size = uint16_t(op.size / 8);
+  m.addressWidth = uint8_t(insn.address_width);
+  m.read = op.actions & ZYDIS_OPERAND_ACTION_MASK_READ;
+  m.write = op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE;
+  m.implicit = op.visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT;
+  m.segment = segmentOf(op.mem.segment);
+  m.disp = op.mem.disp.value;
+  if (op.mem.base == ZYDIS_REGISTER_RIP || op.mem.base == ZYDIS_REGISTER_EIP) {
+    m.ripRelative = true;
+    m.target = address + insn.length + uint64_t(op.mem.disp.value);
+    return m;
+  }
+  m.base = hardwareNumber(op.mem.base);
+  m.index = hardwareNumber(op.mem.index);
+  m.scale = m.hasIndex() ? op.mem.scale : 0;
+  // push, call, pushf and enter put the value below %rsp (Zydis: disp 0).
+  if (op.visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && op.mem.base == ZYDIS_REGISTER_RSP && m.write)
+    m.disp -= m.size;
+  return m;
+}
+
+// The condition code (0..15, as in jcc's opcode) of a jcc, setcc or cmovcc.
+uint8_t conditionOf(ZydisMnemonic m) {
+  static constexpr ZydisMnemonic kFamilies[3][16] = {
+      {ZYDIS_MNEMONIC_JO, ZYDIS_MNEMONIC_JNO, ZYDIS_MNEMONIC_JB, ZYDIS_MNEMONIC_JNB, ZYDIS_MNEMONIC_JZ,
+       ZYDIS_MNEMONIC_JNZ, ZYDIS_MNEMONIC_JBE, ZYDIS_MNEMONIC_JNBE, ZYDIS_MNEMONIC_JS, ZYDIS_MNEMONIC_JNS,
+       ZYDIS_MNEMONIC_JP, ZYDIS_MNEMONIC_JNP, ZYDIS_MNEMONIC_JL, ZYDIS_MNEMONIC_JNL, ZYDIS_MNEMONIC_JLE,
+       ZYDIS_MNEMONIC_JNLE},
+      {ZYDIS_MNEMONIC_SETO, ZYDIS_MNEMONIC_SETNO, ZYDIS_MNEMONIC_SETB, ZYDIS_MNEMONIC_SETNB, ZYDIS_MNEMONIC_SETZ,
+       ZYDIS_MNEMONIC_SETNZ, ZYDIS_MNEMONIC_SETBE, ZYDIS_MNEMONIC_SETNBE, ZYDIS_MNEMONIC_SETS,
+       ZYDIS_MNEMONIC_SETNS, ZYDIS_MNEMONIC_SETP, ZYDIS_MNEMONIC_SETNP, ZYDIS_MNEMONIC_SETL, ZYDIS_MNEMONIC_SETNL,
+       ZYDIS_MNEMONIC_SETLE, ZYDIS_MNEMONIC_SETNLE},
+      {ZYDIS_MNEMONIC_CMOVO, ZYDIS_MNEMONIC_CMOVNO, ZYDIS_MNEMONIC_CMOVB, ZYDIS_MNEMONIC_CMOVNB,
+       ZYDIS_MNEMONIC_CMOVZ, ZYDIS_MNEMONIC_CMOVNZ, ZYDIS_MNEMONIC_CMOVBE, ZYDIS_MNEMONIC_CMOVNBE,
+       ZYDIS_MNEMONIC_CMOVS, ZYDIS_MNEMONIC_CMOVNS, ZYDIS_MNEMONIC_CMOVP, ZYDIS_MNEMONIC_CMOVNP,
+       ZYDIS_MNEMONIC_CMOVL, ZYDIS_MNEMONIC_CMOVNL, ZYDIS_MNEMONIC_CMOVLE, ZYDIS_MNEMONIC_CMOVNLE}};
+  for (const auto& family : kFamilies)
+    for (uint8_t cc = 0; cc < 16; ++cc)
+      if (family[cc] == m) return cc;
+  return kNoCondition;
+}
+
+bool isLoopFamily(ZydisMnemonic m) {
+  return m == ZYDIS_MNEMONIC_LOOP || m == ZYDIS_MNEMONIC_LOOPE || m == ZYDIS_MNEMONIC_LOOPNE ||
+         m == ZYDIS_MNEMONIC_JRCXZ || m == ZYDIS_MNEMONIC_JECXZ || m == ZYDIS_MNEMONIC_JCXZ;
+}
+
+// What Zydis' operand list leaves out.
+void addUnlisted(const ZydisDecodedInstruction& insn, Semantics& s) {
+  auto gprs = [](std::initializer_list<unsigned> hws) {
+    RegSet r;
+    for (unsigned hw : hws) r |= RegSet::gpr(hw);
+    return r;
+  };
+  switch (insn.mnemonic) {
+    case ZYDIS_MNEMONIC_SYSCALL:  // the number and arguments in, the result in %rax (Zydis lists rcx, r11)
+      s.read |= gprs({0, 7, 6, 2, 10, 8, 9});
+      s.written |= RegSet::gpr(0);
+      break;
+    case ZYDIS_MNEMONIC_VZEROUPPER:
+    case ZYDIS_MNEMONIC_VZEROALL:  // no operands listed; the upper halves (or all) of ymm0..15
+      for (unsigned n = 0; n < 16; ++n) s.written |= RegSet::vector(n);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops, uint64_t address) {
+  Semantics s;
+  s.vectorState = !generalPurpose(insn.meta.category);
+  for (unsigned i = 0; i < insn.operand_count; ++i) {
+    const ZydisDecodedOperand& op = ops[i];
+    if (op.type == ZYDIS_OPERAND_TYPE_REGISTER) {
+      if (op.actions & ZYDIS_OPERAND_ACTION_MASK_READ) s.read |= RegSet::of(op.reg.value);
+      if (op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) s.written |= RegSet::of(op.reg.value);
+      s.vectorState |= vectorStateRegister(op.reg.value);
+    } else if (op.type == ZYDIS_OPERAND_TYPE_MEMORY) {
+      s.read |= RegSet::of(op.mem.base) | RegSet::of(op.mem.index);
+      if (accessesMemory(insn, op) && s.memCount < kMaxMemOperands) s.mem[s.memCount++] = memOperand(insn, op, address);
+    }
+  }
+  addUnlisted(insn, s);
+  s.flags = flagEffect(insn, ops);
+  s.condition = conditionOf(insn.mnemonic);
+  s.loopFamily = isLoopFamily(insn.mnemonic);
+  return s;
+}
+
+uint64_t evaluate(const MemOperand& m, const RegisterValues& values) {
+  uint64_t address = m.target;
+  if (!m.ripRelative) {
+    address = uint64_t(m.disp);
+    if (m.hasBase()) address += values.gpr[m.base];
+    if (m.hasIndex()) address += values.gpr[m.index] * m.scale;
+    if (m.addressWidth == 32) address = uint32_t(address);
+  }
+  if (m.segment == Segment::FS) address += values.fsBase;
+  if (m.segment == Segment::GS) address += values.gsBase;
+  return address;
+}
+
+void emitLinearAddress(Assembler& a, const MemOperand& m, ZydisRegister dst, ZydisRegister base,
+                       ZydisRegister index, int64_t baseBias) {
+  if (m.ripRelative) {
+    // Data did not move: the original target, at run time, via RIP.
+    a.lea(dst, ripAbsolute(m.target));
+    return;
+  }
+  Mem x;
+  x.base = m.hasBase() ? base : ZYDIS_REGISTER_NONE;
+  x.index = m.hasIndex() ? index : ZYDIS_REGISTER_NONE;
+  x.scale = m.scale;
+  x.disp = m.disp + (m.base == 4 ? baseBias : 0);
+  if (!m.hasBase() && !m.hasIndex()) a.movImm(dst, uint64_t(x.disp));
+  else a.lea(dst, x);
+  if (m.addressWidth == 32) {
+    const ZydisRegister d32 = ZydisRegister(ZYDIS_REGISTER_EAX + (dst - ZYDIS_REGISTER_RAX));
+    a.movReg(d32, d32);
+  }
+}
+
+void emitSegmentBase(Assembler& a, const MemOperand& m, ZydisRegister dst, uint64_t insnAddress) {
+  if (m.segment == Segment::GS)
+    throw Error("the %gs-relative access at " + hex(insnAddress) + " has no effective address atomx can compute");
+  if (m.segment == Segment::FS) a.addFsSelf(dst);
+}
+
+}  // namespace atomx::x86

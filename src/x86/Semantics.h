@@ -1,0 +1,148 @@
+// Semantics: what one decoded instruction reads and writes, in plain
+// structs, for every analysis and code generator that asks (the typed API's
+// queries, RoutineFootprint, FlagsLiveness, the effective-address code of
+// CallCode).  Derived once from Zydis' full operand list, hidden operands
+// included, and corrected where that list says less than the instruction
+// does (syscall's rax and argument registers; see describe()).
+//
+// One register-set encoding serves the whole project: RegSet, a bit per
+// general register by hardware number (rax = bit 0 ... r15 = bit 15) and a
+// bit per vector register by number (xmm/ymm/zmm n = bit 32 + n).  It is
+// the typed API's RegSet layout (include/atomx/atomx.hpp), whose bit 16
+// (the status flags) this type leaves to the API.
+//
+// A memory operand is a MemOperand descriptor; the same descriptor is both
+// evaluated (evaluate(), from register values) and turned into machine code
+// computing it (emitLinearAddress() and emitSegmentBase()), so the address
+// an analysis routine receives and the one the model predicts cannot drift.
+#pragma once
+
+#include <Zydis/Zydis.h>
+
+#include <cstdint>
+
+#include "x86/Assembler.h"
+
+namespace atomx::x86 {
+
+// A set of general and vector registers (see the top).
+struct RegSet {
+  uint64_t bits = 0;
+
+  static constexpr RegSet gpr(unsigned hw) { return RegSet{uint64_t(1) << hw}; }
+  static constexpr RegSet vector(unsigned n) { return RegSet{uint64_t(1) << (32 + n)}; }
+  // The set of one Zydis register: a general register (any width) by its
+  // 64-bit container, a vector register by number, empty for anything else.
+  static RegSet of(ZydisRegister r);
+
+  constexpr bool has(unsigned hw) const { return bits & (uint64_t(1) << hw); }
+  constexpr bool empty() const { return bits == 0; }
+  constexpr uint16_t gprs() const { return uint16_t(bits); }
+  constexpr RegSet operator|(RegSet o) const { return RegSet{bits | o.bits}; }
+  constexpr RegSet operator&(RegSet o) const { return RegSet{bits & o.bits}; }
+  constexpr RegSet operator~() const { return RegSet{~bits}; }
+  RegSet& operator|=(RegSet o) { bits |= o.bits; return *this; }
+  RegSet& operator&=(RegSet o) { bits &= o.bits; return *this; }
+  constexpr bool operator==(RegSet o) const { return bits == o.bits; }
+  constexpr bool operator!=(RegSet o) const { return bits != o.bits; }
+};
+
+// The 64-bit Zydis register of hardware number hw (0..15), and its 32-bit half.
+inline ZydisRegister reg64(unsigned hw) { return ZydisRegister(ZYDIS_REGISTER_RAX + hw); }
+inline ZydisRegister reg32(unsigned hw) { return ZydisRegister(ZYDIS_REGISTER_EAX + hw); }
+
+// Status flags and DF, a bit each: CF PF AF ZF SF OF are bits 0..5 (the
+// mask analysis::FlagsLiveness tracks), DF bit 6.
+namespace flag {
+inline constexpr uint8_t CF = 1, PF = 2, AF = 4, ZF = 8, SF = 16, OF = 32, DF = 64;
+inline constexpr uint8_t kStatus = 0x3f;
+}  // namespace flag
+
+// What an instruction does to each flag.  `set` and `undefined` are always
+// written (with a defined value, or one the program cannot rely on: either
+// way the old value is gone); `maybe` may or may not be written (a shift
+// by %cl, a rep-prefixed string instruction, syscall, whose sysret brings
+// RFLAGS back).  The three write sets are disjoint.
+struct FlagEffect {
+  uint8_t read = 0;
+  uint8_t set = 0;
+  uint8_t undefined = 0;
+  uint8_t maybe = 0;
+
+  uint8_t alwaysWritten() const { return set | undefined; }
+  uint8_t anyWritten() const { return set | undefined | maybe; }
+};
+
+enum class Segment : uint8_t { None, ES, CS, SS, DS, FS, GS };
+
+// One memory access: [segment: base + index*scale + disp], address_width
+// bits wide.  For a rip-relative operand `target` is the absolute address
+// (base and index are none).  The hidden stack slot of push, call, pushf
+// is described where the value goes (disp = -size), not as Zydis decodes it.
+struct MemOperand {
+  static constexpr int8_t kNone = -1;
+  int8_t base = kNone;   // hardware number 0..15
+  int8_t index = kNone;  // hardware number 0..15
+  uint8_t scale = 0;     // 1, 2, 4, 8 with an index
+  Segment segment = Segment::None;
+  int64_t disp = 0;
+  uint16_t size = 0;     // bytes accessed
+  uint8_t addressWidth = 64;
+  bool read = false;
+  bool write = false;
+  bool implicit = false;  // a hidden operand (push's slot, movs' rsi/rdi ...)
+  bool ripRelative = false;
+  uint64_t target = 0;    // rip-relative: the address
+
+  bool hasBase() const { return base != kNone; }
+  bool hasIndex() const { return index != kNone; }
+  // The base/index register at the operand's address width (eax or rax ...).
+  ZydisRegister baseRegister() const { return addressWidth == 32 ? reg32(unsigned(base)) : reg64(unsigned(base)); }
+  ZydisRegister indexRegister() const { return addressWidth == 32 ? reg32(unsigned(index)) : reg64(unsigned(index)); }
+};
+
+inline constexpr unsigned kMaxMemOperands = 4;
+inline constexpr uint8_t kNoCondition = 0xff;
+
+// Everything above for one instruction.
+struct Semantics {
+  RegSet read;      // registers read, memory operands' base and index included
+  RegSet written;   // registers written (always or conditionally)
+  FlagEffect flags;
+  MemOperand mem[kMaxMemOperands];  // accesses only: not lea's or a nop's operand
+  uint8_t memCount = 0;
+  uint8_t condition = kNoCondition;  // jcc/setcc/cmovcc: the condition code 0..15
+  bool loopFamily = false;           // loop, loope, loopne, jrcxz, jecxz
+  bool vectorState = false;          // touches x87, MMX, SSE/AVX, mask or MXCSR state
+
+  bool loads() const;
+  bool stores() const;
+};
+
+// The semantics of a decoded instruction at `address` (operands as
+// ZydisDecoderDecodeFull gives them).
+Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands, uint64_t address);
+
+// Register values an address is evaluated from.
+struct RegisterValues {
+  uint64_t gpr[16] = {};
+  uint64_t fsBase = 0;
+  uint64_t gsBase = 0;
+};
+
+// The address `m` accesses given the registers' values.
+uint64_t evaluate(const MemOperand& m, const RegisterValues& values);
+
+// Code computing `m`'s address without its segment base into dst: base
+// and index values are in `base` and `index` (64-bit registers, ignored
+// where the operand has none), and `baseBias` is added where the base is
+// %rsp (code that moved the stack pointer).  Changes no flag.
+void emitLinearAddress(Assembler& a, const MemOperand& m, ZydisRegister dst, ZydisRegister base,
+                       ZydisRegister index, int64_t baseBias = 0);
+// Adds the segment base (%fs's thread pointer) to dst, if `m` has one;
+// changes the flags.  Throws Error for %gs, whose base atomx cannot read.
+void emitSegmentBase(Assembler& a, const MemOperand& m, ZydisRegister dst, uint64_t insnAddress);
+// Whether emitSegmentBase emits anything for `m`.
+inline bool hasSegmentBase(const MemOperand& m) { return m.segment == Segment::FS || m.segment == Segment::GS; }
+
+}  // namespace atomx::x86
