@@ -1,62 +1,38 @@
 #include "instrument/RoutineFootprint.h"
 
+#include "support/Error.h"
 #include "x86/Semantics.h"
 
 #include <elf.h>
 
-#include <cstring>
 #include <set>
 
 namespace atomx::instrument {
 
 using x86::RegSet;
 
-namespace {
-
-template <class T> bool read(const std::vector<uint8_t>& bytes, uint64_t offset, T& out) {
-  if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) return false;
-  std::memcpy(&out, bytes.data() + offset, sizeof(T));
-  return true;
-}
-
-}  // namespace
-
 RoutineFootprint::RoutineFootprint(const std::vector<uint8_t>& object, const x86::Decoder& decoder)
-    : object_(object), decoder_(decoder) {
-  Elf64_Ehdr eh;
-  if (!read(object, 0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_shentsize != sizeof(Elf64_Shdr)) return;
-  std::vector<Elf64_Shdr> sections(eh.e_shnum);
-  for (size_t i = 0; i < sections.size(); ++i)
-    if (!read(object, eh.e_shoff + i * sizeof(Elf64_Shdr), sections[i])) return;
-  Elf64_Shdr names{};
-  if (eh.e_shstrndx < sections.size()) names = sections[eh.e_shstrndx];
-  auto sectionName = [&](const Elf64_Shdr& s) -> std::string {
-    const uint64_t at = names.sh_offset + s.sh_name;
-    if (s.sh_name >= names.sh_size || at >= object.size()) return "";
-    return std::string(reinterpret_cast<const char*>(object.data() + at), strnlen(reinterpret_cast<const char*>(object.data() + at), object.size() - at));
-  };
-  for (const Elf64_Shdr& s : sections) {
-    if (s.sh_type == SHT_PROGBITS && (s.sh_flags & SHF_EXECINSTR) && sectionName(s).rfind(".plt", 0) != 0 &&
-        s.sh_offset <= object.size() && object.size() - s.sh_offset >= s.sh_size)
-      code_.push_back({s.sh_addr, s.sh_size, s.sh_offset});
-    if (s.sh_type != SHT_SYMTAB && s.sh_type != SHT_DYNSYM) continue;
-    if (s.sh_link >= sections.size()) continue;
-    const Elf64_Shdr& strings = sections[s.sh_link];
-    for (uint64_t off = s.sh_offset; off + sizeof(Elf64_Sym) <= s.sh_offset + s.sh_size; off += sizeof(Elf64_Sym)) {
-      Elf64_Sym sym;
-      if (!read(object, off, sym) || ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF) continue;
-      const uint64_t at = strings.sh_offset + sym.st_name;
-      if (sym.st_name >= strings.sh_size || at >= object.size()) continue;
-      functions_.emplace(reinterpret_cast<const char*>(object.data() + at), sym.st_value);
-    }
+    : decoder_(decoder) {
+  // A file that cannot be read leaves every routine heavy: when unsure, save.
+  try {
+    image_ = std::make_unique<elf::ElfImage>(elf::ElfImage::fromBytes(object, "the analysis object"));
+  } catch (const Error&) {
+    return;
   }
+  for (const elf::Section& s : image_->sections())
+    if (s.type == SHT_PROGBITS && s.isExec() && s.name.rfind(".plt", 0) != 0) code_.push_back(&s);
+  for (const auto* table : {&image_->dynamicSymbols(), &image_->symbols()})
+    for (const elf::Symbol& sym : *table)
+      if (sym.type == STT_FUNC && sym.shndx != SHN_UNDEF) functions_.emplace(sym.name, sym.value);
 }
+
+RoutineFootprint::~RoutineFootprint() = default;
 
 const uint8_t* RoutineFootprint::codeAt(uint64_t address, size_t& avail) const {
-  for (const CodeSection& s : code_)
-    if (address >= s.address && address < s.address + s.size) {
-      avail = size_t(s.address + s.size - address);
-      return object_.data() + s.offset + (address - s.address);
+  for (const elf::Section* s : code_)
+    if (s->contains(address)) {
+      avail = size_t(s->addr + s->size - address);
+      return image_->sectionBytes(*s).data() + (address - s->addr);
     }
   return nullptr;
 }

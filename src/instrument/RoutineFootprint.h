@@ -18,9 +18,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "elf/ElfImage.h"
 #include "x86/Decoder.h"
 #include "x86/Semantics.h"
 
@@ -33,8 +35,10 @@ struct Footprint {
 
 class RoutineFootprint {
  public:
-  // `object`: the analysis shared object's bytes (ELF64).
+  // `object`: the analysis shared object's bytes, read with elf::ElfImage
+  // (copied: the footprint does not keep `object`).
   RoutineFootprint(const std::vector<uint8_t>& object, const x86::Decoder& decoder);
+  ~RoutineFootprint();
   // Heavy (the defaults above) unless the routine's code proves otherwise.
   Footprint of(const std::string& routine) const;
 
@@ -42,12 +46,9 @@ class RoutineFootprint {
   Footprint walk(uint64_t entry) const;
   const uint8_t* codeAt(uint64_t address, size_t& avail) const;
 
-  struct CodeSection {
-    uint64_t address, size, offset;
-  };
-  const std::vector<uint8_t>& object_;
   const x86::Decoder& decoder_;
-  std::vector<CodeSection> code_;       // executable sections except the PLT
+  std::unique_ptr<elf::ElfImage> image_;     // null when the object cannot be read
+  std::vector<const elf::Section*> code_;    // executable sections except the PLT
   std::map<std::string, uint64_t> functions_;
   mutable std::map<uint64_t, Footprint> memo_;  // by entry address
 };
