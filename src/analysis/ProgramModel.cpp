@@ -11,16 +11,12 @@
 
 namespace atomx::analysis {
 
-namespace {
-
-unwind::ByteView viewOf(const elf::ElfImage& image, const char* name) {
+unwind::ByteView sectionView(const elf::ElfImage& image, const char* name) {
   const elf::Section* s = image.sectionByName(name);
   if (!s || !s->hasFileBytes()) return {};
   auto bytes = image.sectionBytes(*s);
   return {bytes.data(), bytes.size(), s->addr};
 }
-
-}  // namespace
 
 std::string fileObstacle(const elf::ElfImage& image) {
   switch (image.kind()) {
@@ -47,7 +43,7 @@ std::unique_ptr<ProgramModel> analyzeProgram(const elf::ElfImage& image) {
   discoverProcedures(program);
   resolvePltNames(program, model->decoder);
   disassemble(program, model->decoder);
-  model->unwind = unwind::parseEhFrame(viewOf(image, ".eh_frame"), viewOf(image, ".gcc_except_table"));
+  model->unwind = unwind::parseEhFrame(sectionView(image, ".eh_frame"), sectionView(image, ".gcc_except_table"));
   std::vector<LandingPad> pads;
   for (const unwind::Fde& fde : model->unwind.fdes)
     for (const unwind::CallSite& cs : fde.callSites)

@@ -44,6 +44,10 @@ struct ProgramModel {
 // rewriter's decision (rewrite::checkRewritable).
 std::unique_ptr<ProgramModel> analyzeProgram(const elf::ElfImage& image);
 
+// The file bytes of the section called `name`, at its address, for the
+// unwind readers and writers (empty if absent or SHT_NOBITS).
+unwind::ByteView sectionView(const elf::ElfImage& image, const char* name);
+
 // Why atomx does not rewrite `image` at all ("" when it does): a shared
 // object or a static executable (not supported yet), or a file without
 // static relocations for its code.  The one policy: the rewriter refuses

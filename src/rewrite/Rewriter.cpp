@@ -18,13 +18,6 @@ double secondsSince(Clock::time_point t0) {
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-unwind::ByteView viewOf(const elf::ElfImage& image, const char* name) {
-  const elf::Section* s = image.sectionByName(name);
-  if (!s || !s->hasFileBytes()) return {};
-  auto bytes = image.sectionBytes(*s);
-  return {bytes.data(), bytes.size(), s->addr};
-}
-
 }  // namespace
 
 void checkRewritable(const elf::ElfImage& image) {
@@ -94,8 +87,8 @@ void Rewriter::buildUnwindTables() {
     ranges.push_back({p.start, p.end, m.newStart, m.newEnd});
   }
   const unwind::Translate translate = [this](uint64_t old) { return layout_->translate(old); };
-  const unwind::ByteView ehFrame = viewOf(image_, ".eh_frame");
-  const unwind::ByteView except = viewOf(image_, ".gcc_except_table");
+  const unwind::ByteView ehFrame = analysis::sectionView(image_, ".eh_frame");
+  const unwind::ByteView except = analysis::sectionView(image_, ".gcc_except_table");
   const unwind::UnwindLayout sizes = unwind::planUnwind(model_->unwind, ehFrame, except, ranges, translate);
   ehFrameAddr_ = alignUp(codeEnd_, elf::ElfWriter::kPageSize);
   hdrAddr_ = alignUp(ehFrameAddr_ + sizes.ehFrameSize, unwind::kEhFrameHdrAlign);
