@@ -6,16 +6,13 @@
 // predecessors.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "assembled_program.h"
 #include "elf/ElfImage.h"
-#include "rewrite/Rewriter.h"
 
 namespace atomx {
 namespace {
@@ -71,29 +68,18 @@ spin:   jmp spin
         .size spin, .-spin
 )";
 
-bool run(const std::string& cmd) { return std::system(cmd.c_str()) == 0; }
-
 class CfgEdgesTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    char dir[] = "/tmp/atomx-cfgedges.XXXXXX";
-    if (!mkdtemp(dir)) return;
-    const std::string src = std::string(dir) + "/c.s";
-    path_ = new std::string(std::string(dir) + "/c");
-    std::ofstream(src) << kSource;
-    if (!run("cc -Wl,--emit-relocs -o " + *path_ + " " + src)) path_->clear();
-  }
+  static void SetUpTestSuite() { program_ = new testing::AssembledProgram(kSource); }
   static void TearDownTestSuite() {
-    if (path_ && !path_->empty()) run("rm -rf " + path_->substr(0, path_->rfind('/')));
+    delete program_;
+    program_ = nullptr;
   }
   void SetUp() override {
-    if (!path_ || path_->empty()) GTEST_SKIP() << "cannot assemble the test program";
-    image_ = std::make_unique<elf::ElfImage>(elf::ElfImage::load(*path_));
-    rewriter_ = std::make_unique<rewrite::Rewriter>(*image_);
-    rewriter_->analyze();
+    if (!program_->ok()) GTEST_SKIP() << "cannot assemble the test program";
   }
   const ir::Procedure& proc(const std::string& name) {
-    for (const ir::Procedure& p : rewriter_->program().procs)
+    for (const ir::Procedure& p : program_->model().program.procs)
       if (p.name == name) return p;
     ADD_FAILURE() << "no procedure " << name;
     static ir::Procedure none;
@@ -112,7 +98,7 @@ class CfgEdgesTest : public ::testing::Test {
     std::string s;
     for (const ir::OutEdge& e : p.blocks.at(b).outs) {
       s += (s.empty() ? "" : " ") + std::string(ir::edgeKindName(e.kind));
-      if (e.target) s += ":" + rewriter_->program().describe(e.target);
+      if (e.target) s += ":" + program_->model().program.describe(e.target);
     }
     return s;
   }
@@ -122,11 +108,9 @@ class CfgEdgesTest : public ::testing::Test {
     return s;
   }
 
-  static std::string* path_;
-  std::unique_ptr<elf::ElfImage> image_;
-  std::unique_ptr<rewrite::Rewriter> rewriter_;
+  static testing::AssembledProgram* program_;
 };
-std::string* CfgEdgesTest::path_ = nullptr;
+testing::AssembledProgram* CfgEdgesTest::program_ = nullptr;
 
 TEST_F(CfgEdgesTest, CallsComeBackThroughTheirFallThrough) {
   const ir::Procedure& p = proc("calls");

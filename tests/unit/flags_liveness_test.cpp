@@ -4,16 +4,13 @@
 // with what the x86 manual says.  Bits: CF 1, PF 2, AF 4, ZF 8, SF 16, OF 32.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <string>
 
+#include "assembled_program.h"
 #include "analysis/FlagsLiveness.h"
 #include "elf/ElfImage.h"
-#include "rewrite/Rewriter.h"
 
 namespace atomx {
 namespace {
@@ -112,49 +109,34 @@ m_overflow:
         .size overflow, .-overflow
 )";
 
-bool run(const std::string& cmd) { return std::system(cmd.c_str()) == 0; }
-
 class FlagsLivenessTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    char dir[] = "/tmp/atomx-flags.XXXXXX";
-    if (!mkdtemp(dir)) return;
-    const std::string src = std::string(dir) + "/f.s";
-    path_ = new std::string(std::string(dir) + "/f");
-    std::ofstream(src) << kSource;
-    if (!run("cc -Wl,--emit-relocs -o " + *path_ + " " + src)) path_->clear();
-  }
-
+  static void SetUpTestSuite() { program_ = new testing::AssembledProgram(kSource); }
   static void TearDownTestSuite() {
-    if (path_ && !path_->empty()) run("rm -rf " + path_->substr(0, path_->rfind('/')));
+    delete program_;
+    program_ = nullptr;
   }
-
   void SetUp() override {
-    if (!path_ || path_->empty()) GTEST_SKIP() << "cannot assemble the test program";
-    image_ = std::make_unique<elf::ElfImage>(elf::ElfImage::load(*path_));
-    rewriter_ = std::make_unique<rewrite::Rewriter>(*image_);
-    rewriter_->analyze();
+    if (!program_->ok()) GTEST_SKIP() << "cannot assemble the test program";
   }
 
   // Live flags before the instruction at local symbol `mark`.
   uint8_t liveAt(const std::string& mark) {
     uint64_t addr = 0;
-    for (const elf::Symbol& s : image_->symbols())
+    for (const elf::Symbol& s : program_->image().symbols())
       if (s.name == mark) addr = s.value;
     EXPECT_NE(addr, 0u) << mark;
-    const ir::Program& program = rewriter_->program();
+    const ir::Program& program = program_->model().program;
     const ir::Procedure* p = program.procAt(addr);
     EXPECT_NE(p, nullptr) << mark;
     if (!p) return 0xff;
-    analysis::FlagsLiveness live(program, *p, rewriter_->decoder());
+    analysis::FlagsLiveness live(program, *p, program_->model().decoder);
     return live.before(uint32_t(p->insnIndexAt(addr)));
   }
 
-  static std::string* path_;
-  std::unique_ptr<elf::ElfImage> image_;
-  std::unique_ptr<rewrite::Rewriter> rewriter_;
+  static testing::AssembledProgram* program_;
 };
-std::string* FlagsLivenessTest::path_ = nullptr;
+testing::AssembledProgram* FlagsLivenessTest::program_ = nullptr;
 
 TEST_F(FlagsLivenessTest, LiveAcrossAnInstructionThatLeavesThemAlone) { EXPECT_EQ(liveAt("m_across_mov"), ZF); }
 TEST_F(FlagsLivenessTest, ShiftByClMayWriteNothing) { EXPECT_EQ(liveAt("m_shiftcl") & ZF, ZF); }
