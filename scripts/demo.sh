@@ -18,13 +18,17 @@ build/bin/atomx "$work/wordfreq" -o "$work/wordfreq.atomx" --poison-original
 "$work/wordfreq.atomx" < examples/wordfreq.c > "$work/rewritten.txt"
 echo "--- output of the rewritten program (first lines):"
 head -n 5 "$work/rewritten.txt"
-cmp -s "$work/native.txt" "$work/rewritten.txt" && echo "--- identical to the original's"
+cmp -s "$work/native.txt" "$work/rewritten.txt" ||
+  { echo "demo.sh: FAIL: the rewritten program's output differs from the original's" >&2; exit 1; }
+echo "--- identical to the original's"
 
 echo
 echo "=== instrument: build/bin/atomx wordfreq tools/paper/branch_inst.c tools/paper/branch_anal.c -o wordfreq.atom"
 build/bin/atomx "$work/wordfreq" tools/paper/branch_inst.c tools/paper/branch_anal.c -o "$work/wordfreq.atom"
 (cd "$work" && ./wordfreq.atom < "$root/examples/wordfreq.c" > instrumented.txt)
-cmp -s "$work/native.txt" "$work/instrumented.txt" && echo "--- output identical to the original's"
+cmp -s "$work/native.txt" "$work/instrumented.txt" ||
+  { echo "demo.sh: FAIL: the instrumented program's output differs from the original's" >&2; exit 1; }
+echo "--- output identical to the original's"
 echo "--- btaken.out, the 5 most executed conditional branches (PCs are the original's: addr2line finds them):"
 tail -n +2 "$work/btaken.out" | awk '{ print $2 + $3, $1, $2, $3 }' | sort -k1,1nr | head -n 5 |
   while read -r total pc taken not; do

@@ -4,6 +4,15 @@ export LC_ALL=C TZ=UTC LANG=C
 unset LANGUAGE GZIP BZIP2 BZIP XZ_OPT XZ_DEFAULTS LZIP_OPT POSIXLY_CORRECT
 umask 022
 
+# WORKLOAD_ONE_THREAD=1: where a program lets the workload choose its number
+# of threads (xz -T), one thread, so that the work done -- not only the
+# output -- is the same in every run, Valgrind's included.  The oracles that
+# compare counts per procedure set it; the output checks do not, and run the
+# threaded code.
+threads() { # threads N: N, or 1 under WORKLOAD_ONE_THREAD
+  if [[ ${WORKLOAD_ONE_THREAD:-} == 1 ]]; then echo 1; else echo "$1"; fi
+}
+
 # gen_text SEED LINES: pseudo-English text, one line per record, from a
 # Park-Miller generator (all arithmetic exact in doubles, so any awk gives
 # the same bytes). Compresses roughly like real text.

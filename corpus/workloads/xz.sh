@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# xz workload: multi-threaded (-T2) compression and decompression of a
-# multi-block stream, single-threaded presets, BCJ/delta filter chains, the
-# .lzma format, listing, and error paths.
+# xz workload: multi-threaded (-T2; -T1 with WORKLOAD_ONE_THREAD=1)
+# compression and decompression of a multi-block stream, single-threaded
+# presets, BCJ/delta filter chains, the .lzma format, listing, and error
+# paths.
 # Usage: xz.sh BINARY   (cwd: an empty scratch directory)
 . "$(dirname "$0")/_common.sh"
 B=$1
+T=-T$(threads 2)  # -T1 under WORKLOAD_ONE_THREAD (_common.sh)
 
 gen_text 3 15000 >text.txt
 awk 'BEGIN { x = 7; for (i = 0; i < 30000; i++) { x = (x * 16807) % 2147483647; printf "%d,%d,%d\n", i, i * 3 % 1000, x % 65536 } }' >table.csv
 
-# Multi-threaded: small blocks so that both worker threads get work; the
+# Multi-threaded ($T): small blocks so that both worker threads get work; the
 # output depends only on the block size, not on thread scheduling.
-run "compress -T2" "$B" -T2 --block-size=128KiB -6 -c text.txt >text.mt.xz
-run "decompress -T2" "$B" -T2 -d -c text.mt.xz >text.mt.out
-run "compress -T2 stdin" "$B" -T2 --block-size=100KiB -3 <table.csv >table.mt.xz
-run "test -T2" "$B" -T2 -t text.mt.xz table.mt.xz
+run "compress $T" "$B" $T --block-size=128KiB -6 -c text.txt >text.mt.xz
+run "decompress $T" "$B" $T -d -c text.mt.xz >text.mt.out
+run "compress $T stdin" "$B" $T --block-size=100KiB -3 <table.csv >table.mt.xz
+run "test $T" "$B" $T -t text.mt.xz table.mt.xz
 
 # single-threaded presets and formats
 run "compress -0" "$B" -T1 -0 -c text.txt >text.0.xz
@@ -46,7 +48,7 @@ printf 'XYZ' | dd of=corrupt.xz bs=1 seek=50000 conv=notrunc status=none
 run "corrupt" "$B" -T1 -d -c corrupt.xz >corrupt.out
 cp text.mt.xz badheader.xz
 printf 'XYZ' | dd of=badheader.xz bs=1 seek=16 conv=notrunc status=none
-run "bad block header -T2" "$B" -T2 -d -c badheader.xz >badheader.out
+run "bad block header $T" "$B" $T -d -c badheader.xz >badheader.out
 head -c 70000 text.0.xz >trunc.xz
 run "truncated" "$B" -d -c trunc.xz >trunc.out
 run "not xz" "$B" -d -c text.txt >/dev/null

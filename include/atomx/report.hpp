@@ -13,12 +13,20 @@
 //     for (...) { j.beginObject(); j.key("pc").hex(pc); j.key("taken").value(n); j.endObject(); }
 //     j.endArray();
 //     j.endObject();  // and a newline
+//
+// For the oracles' self-tests only: with ATOMX_TEST_MISCOUNT=KEY in the
+// environment, the first positive integer written under KEY inside an array
+// (a record, not a total) is written one too high, so that every checker can
+// show it catches a tool that is off by one (tests/oracles/CMakeLists.txt);
+// ARRAY.KEY: only in the records of the array written under key ARRAY.
 #pragma once
 
 #include <atomx/analysis.h>
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -37,17 +45,30 @@ inline FILE* openToolOutput(const char* name) {
 // the caller only says what comes next.  At most 32 levels of nesting.
 class JsonWriter {
  public:
-  explicit JsonWriter(FILE* out) : out_(out) {}
+  explicit JsonWriter(FILE* out) : out_(out), miscount_(std::getenv("ATOMX_TEST_MISCOUNT")) {}
 
   JsonWriter& beginObject() { open('{'); return *this; }
   JsonWriter& endObject() { close('}'); return *this; }
-  JsonWriter& beginArray() { open('['); return *this; }
-  JsonWriter& endArray() { close(']'); return *this; }
+  JsonWriter& beginArray() {
+    open('[');
+    if (arrays_ < kMaxDepth) std::memcpy(arrayKey_[arrays_], lastKey_, sizeof lastKey_);
+    ++arrays_;
+    return *this;
+  }
+  JsonWriter& endArray() { close(']'); --arrays_; return *this; }
   JsonWriter& key(const char* k) {
     separate();
     string(k);
     std::fputc(':', out_);
     afterKey_ = true;
+    if (miscount_) {
+      std::snprintf(lastKey_, sizeof lastKey_, "%s", k);
+      const char* dot = std::strchr(miscount_, '.');
+      const char* inner = arrays_ > 0 && arrays_ <= kMaxDepth ? arrayKey_[arrays_ - 1] : "";
+      miscountNext_ = arrays_ > 0 && std::strcmp(k, dot ? dot + 1 : miscount_) == 0 &&
+                      (!dot || (std::strlen(inner) == size_t(dot - miscount_) &&
+                                std::strncmp(inner, miscount_, size_t(dot - miscount_)) == 0));
+    }
     return *this;
   }
   JsonWriter& value(const char* s) {
@@ -60,10 +81,18 @@ class JsonWriter {
   JsonWriter& value(bool b) { separate(); std::fputs(b ? "true" : "false", out_); return *this; }
   JsonWriter& value(int v) { return value(static_cast<long long>(v)); }
   JsonWriter& value(long v) { return value(static_cast<long long>(v)); }
-  JsonWriter& value(long long v) { separate(); std::fprintf(out_, "%lld", v); return *this; }
+  JsonWriter& value(long long v) {
+    separate();
+    std::fprintf(out_, "%lld", v + (v > 0 && miscounted()));
+    return *this;
+  }
   JsonWriter& value(unsigned v) { return value(static_cast<unsigned long long>(v)); }
   JsonWriter& value(unsigned long v) { return value(static_cast<unsigned long long>(v)); }
-  JsonWriter& value(unsigned long long v) { separate(); std::fprintf(out_, "%llu", v); return *this; }
+  JsonWriter& value(unsigned long long v) {
+    separate();
+    std::fprintf(out_, "%llu", v + (v > 0 && miscounted()));
+    return *this;
+  }
   JsonWriter& value(double v) {
     separate();
     if (v != v || v - v != 0) std::fputs("null", out_);  // NaN and infinities are not JSON
@@ -78,6 +107,11 @@ class JsonWriter {
   }
 
  private:
+  bool miscounted() {  // ATOMX_TEST_MISCOUNT: once per writer
+    if (!miscountNext_) return false;
+    miscount_ = nullptr, miscountNext_ = false;
+    return true;
+  }
   void separate() {
     if (afterKey_) { afterKey_ = false; return; }
     if (depth_ > 0 && !first_[depth_ - 1]) std::fputc(',', out_);
@@ -110,6 +144,11 @@ class JsonWriter {
   int depth_ = 0;
   bool first_[kMaxDepth] = {};
   bool afterKey_ = false;
+  int arrays_ = 0;  // arrays open around what is written next
+  char lastKey_[32] = {};  // ATOMX_TEST_MISCOUNT only: the key written last,
+  char arrayKey_[kMaxDepth][32] = {};  // and the one each open array was written under
+  const char* miscount_;
+  bool miscountNext_ = false;
 };
 
 // The `n` NUL-terminated strings of a table built with atomx::appendString.

@@ -29,19 +29,18 @@ memory: the retry check of the compare-and-swap it emulates them with),
 while to atomx (as to ATOM) these are no branches: the Bc at those addresses
 (found with objdump) is reported apart.
 
---runs N runs the instrumented program's workload N times and leaves out
-the procedures whose counts differ between those runs: their work depends on
-the time, on random numbers or addresses (lua seeds its string hashes with
-both) or on thread scheduling, so no second run, Valgrind's included, can
-match them exactly.  With --vary-schedule every other of those runs has one
-CPU, so that its threads run one at a time as they do under Valgrind: a
-procedure whose counts depend on how threads interleave (a loop that waits
-for another thread) then differs between the runs and is left out, while
-on a machine with two CPUs and more the schedule of the others is stable
-enough to hide it.  --allow-differ PROC leaves out a procedure whose
-behaviour depends on the file itself (cet's find_props walks the program
-headers, and the rewritten file has more) or on the machine (see
-corpus_branch.sh).
+What is compared is decided by tests/setaside.py, the policy every
+per-procedure oracle shares: --set-aside 'PROC=REASON' leaves out a
+procedure whose behaviour depends on the file itself (cet's find_props
+walks the program headers, and the rewritten file has more), on addresses
+or time, or on thread scheduling (corpus/set_aside.txt names those of the
+corpus programs).  --runs N runs the instrumented program's workload N
+times: a procedure whose counts differ between those runs and is not set
+aside fails.  With --vary-schedule every other of those runs has one CPU,
+so that its threads run one at a time as they do under Valgrind: a
+procedure whose counts depend on how threads interleave then differs
+between the runs.  --min-share PCT: the branches compared must be at
+least PCT% of those the tool counted.
 
 Exit status 0 when everything matches; 1 with the differing procedures listed.
 """
@@ -56,6 +55,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import setaside  # noqa: E402
 TOOLS = {
     # ATOM's Figures 2 and 3: plain counters, so single-threaded programs only.
     "paper": [os.path.join(ROOT, "tools/paper/branch_inst.c"), os.path.join(ROOT, "tools/paper/branch_anal.c")],
@@ -193,23 +194,26 @@ def main():
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--tool", choices=sorted(TOOLS), default="paper",
                     help="paper: tools/paper (not thread-safe); modern: tools/branch (atomic counters)")
-    ap.add_argument("--allow-differ", action="append", default=[], metavar="PROC",
-                    help="do not compare PROC (it behaves differently in the rewritten file by design)")
+    ap.add_argument("--tool-files", nargs=2, metavar=("INST", "ANAL"),
+                    help="the paper's tool from these two files instead (the self-test gives a wrong one)")
+    setaside.add_arguments(ap)
     ap.add_argument("--runs", type=int, default=1, metavar="N",
-                    help="run the instrumented workload N times; procedures whose counts differ between "
-                         "runs (time, randomness, thread scheduling) are listed and not compared")
+                    help="run the instrumented workload N times; a procedure whose counts differ between "
+                         "the runs and is not set aside fails")
     ap.add_argument("--vary-schedule", action="store_true",
                     help="pin every other run of the instrumented workload to one CPU, so that procedures "
                          "whose counts depend on thread scheduling differ between the runs")
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
+    set_aside = setaside.parse(o.set_aside, ap)
     prog = os.path.abspath(o.prog)
     work = tempfile.mkdtemp(prefix="atomx-branch.")
     try:
         atom = os.path.join(work, os.path.basename(prog) + ".atom")
         report = os.path.join(work, "report.json")
-        r = subprocess.run([o.atomx, prog] + TOOLS[o.tool] + ["-o", atom, "-q", "--report", report], capture_output=True, text=True)
+        tool_args = o.tool_files if o.tool_files else TOOLS[o.tool]
+        r = subprocess.run([o.atomx, prog] + tool_args + ["-o", atom, "-q", "--report", report], capture_output=True, text=True)
         if r.returncode != 0:
             print(f"FAIL {o.prog}: atomx failed:\n{r.stderr}")
             return 1
@@ -294,7 +298,6 @@ def main():
                             tool[canon[name]] += int(taken) + int(not_taken)
             runs.append(tool)
         tool = runs[0]
-        varying = sorted({n for r in runs[1:] for n in set(r) | set(tool) if r[n] != tool[n]})
         # Valgrind's Bc per function of PROG, over every process, without the
         # branches only Valgrind sees (valgrind_only_branches).
         valgrind_only = valgrind_only_branches(prog)
@@ -306,25 +309,23 @@ def main():
                 func = canon.get(func)
                 if func in names:
                     (valgrind_only_bc if addr in valgrind_only else cg)[func] += bc
-        compared = sorted(names - set(o.allow_differ) - set(varying))
-        for name in compared:
+        sel = setaside.Selection(names, runs, lambda n: tool[n], set_aside, o.min_share, canon,
+                                 "conditional branches executed")
+        failures += sel.problems
+        for name in sel.compared:
             if tool[name] != cg[name]:
                 failures.append(f"{name}: tool {tool[name]}, Valgrind Bc {cg[name]}")
-        compared_branches = sum(tool[n] for n in compared)
-        total = sum(tool.values())
+        for line in sel.notes():
+            print("note:", line)
+        if unmoved:
+            print(f"note: not compared (left in place by atomx, not instrumented): {', '.join(sorted(unmoved))}")
         if failures:
-            print(f"FAIL {o.prog}: {len(failures)} difference(s) over {len(compared)} procedures")
+            print(f"FAIL {o.prog}: {len(failures)} problem(s) over {len(sel.compared)} procedures compared")
             for f in failures[:40]:
                 print("   ", f)
             return 1
-        if unmoved:
-            print(f"note: not compared (left in place by atomx, not instrumented): {', '.join(sorted(unmoved))}")
-        if varying:
-            print(f"note: not compared (counts differ between the {o.runs} runs): {', '.join(varying)}")
-        print(f"PASS {o.prog}: {len(compared)} procedures, {compared_branches} of {total} conditional branches executed"
-              " compared, all equal to Valgrind's Bc"
-              f" (set aside: {sum(valgrind_only_bc.values())} Bc of rep and atomic instructions"
-              + (f"; not compared: {', '.join(o.allow_differ)}" if o.allow_differ else "") + ")")
+        print(f"PASS {o.prog}: {len(sel.compared)} procedures, {sel.summary()}, all equal to Valgrind's Bc"
+              f" (apart: {sum(valgrind_only_bc.values())} Bc of rep and atomic instructions)")
         return 0
     finally:
         if o.keep:

@@ -2,7 +2,7 @@
 """branch.json against Valgrind's Bc (conditional branches), per function.
 
     branch_json_vs_callgrind.py --atomx ATOMX PROG [--workload SCRIPT] [--runs N]
-                                [--allow-differ PROC]... [-- ARGS...]
+                                [--set-aside PROC=REASON]... [-- ARGS...]
 
 The approach of tests/branch/branch_vs_cachegrind.py (which checks
 btaken.out), applied to the extended tool's branch.json: instruments PROG
@@ -24,7 +24,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
-from vgharness import Run, Symbols, valgrind_only_branches, harness_args  # noqa: E402
+from vgharness import Run, Symbols, valgrind_only_branches, harness_args, setaside  # noqa: E402
 
 
 def main():
@@ -60,7 +60,6 @@ def main():
                         tool[name] += n
             per_run.append(tool)
         tool = per_run[0]
-        varying = sorted({n for t in per_run[1:] for n in set(t) | set(tool) if t[n] != tool[n]})
         valgrind_only = valgrind_only_branches(run.prog)
         names = {sym.canon[n] for _, _, n in sym.syms if n not in run.unmoved}
         cg, cg_set_aside = collections.Counter(), 0
@@ -75,23 +74,25 @@ def main():
         for fn, addr, m in run.callgrind("Bcm"):
             if sym.canon.get(fn) in names and addr not in valgrind_only:
                 bcm += m
-        compared = sorted(names - set(o.allow_differ) - set(varying))
+        sel = setaside.Selection(names, per_run, lambda n: tool[n], o.set_aside, o.min_share, sym.canon,
+                                 "conditional branches executed")
+        failures += sel.problems
+        compared = sel.compared
         for n in compared:
             if tool[n] != cg[n]:
                 failures.append(f"{n}: branch.json {tool[n]}, Valgrind Bc {cg[n]}")
+        for line in sel.notes():
+            print("note:", line)
         if failures:
-            print(f"FAIL {o.prog}: {len(failures)} difference(s) over {len(compared)} functions")
+            print(f"FAIL {o.prog}: {len(failures)} problem(s) over {len(compared)} functions compared")
             for f in failures[:40]:
                 print("   ", f)
             return 1
-        if varying:
-            print(f"note: not compared (counts differ between the {o.runs} runs): {', '.join(varying)}")
         acc = 100.0 * (1 - miss / executed) if executed else 0.0
         vacc = 100.0 * (1 - bcm / sum(cg.values())) if sum(cg.values()) else 0.0
-        print(f"PASS {o.prog}: {len(compared)} functions, {sum(tool[n] for n in compared)} conditional branches"
-              f" equal to Valgrind's Bc (set aside: {cg_set_aside} Bc of rep and atomic instructions);"
-              f" 2-bit predictor accuracy {acc:.2f}% (Valgrind's simulator: {vacc:.2f}%)"
-              + (f"; not compared: {', '.join(o.allow_differ)}" if o.allow_differ else ""))
+        print(f"PASS {o.prog}: {len(compared)} functions, {sel.summary()}, equal to Valgrind's Bc"
+              f" (apart: {cg_set_aside} Bc of rep and atomic instructions);"
+              f" 2-bit predictor accuracy {acc:.2f}% (Valgrind's simulator: {vacc:.2f}%)")
         return 0
     finally:
         run.close()

@@ -25,8 +25,10 @@ instruments and Valgrind can name (a sized function symbol):
 The program's own output (stdout, stderr, exit status) must be unchanged
 (the runs, native, instrumented and under cachegrind:
 tests/tools/dyninst/vgharness.py).
---allow-differ PROC skips a procedure whose accesses depend on the run
-(time, thread scheduling, the machine).  Exit status 0 when all agree.
+--set-aside 'PROC=REASON' skips a procedure whose accesses depend on the
+run (time, thread scheduling, the machine); one whose accesses vary between
+--runs N runs and is not set aside fails (tests/setaside.py).  Exit status
+0 when all agree.
 """
 import collections
 import os
@@ -34,7 +36,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
-from vgharness import Run, Symbols, harness_args  # noqa: E402
+from vgharness import Run, Symbols, harness_args, setaside  # noqa: E402
 
 
 def cachegrind_costs(path):
@@ -107,9 +109,6 @@ def main():
                         t = tool[name]
                         t[0] += i["reads"]; t[1] += i["read_misses"]; t[2] += i["writes"]; t[3] += i["write_misses"]
         tool = runs[0]
-        varying = sorted({n for r in runs[1:] for n in set(r) | set(tool) if (r[n][0], r[n][2]) != (tool[n][0], tool[n][2])})
-        if varying:
-            print(f"note: not compared (accesses differ between the {o.runs} runs): {', '.join(varying)}")
         canon = sym.canon
         cg = collections.defaultdict(lambda: [0, 0, 0, 0])
         for path in run.valgrind_files():
@@ -120,7 +119,14 @@ def main():
                         cg[func][k] += c[k]
         names = {canon[n] for _, _, n in sym.syms if n not in run.unmoved}
         # Valgrind names the code below main "(below main)", with libc's.
-        compared = sorted(names - {canon.get(n, n) for n in o.allow_differ} - set(varying) - {canon.get("_start")})
+        names.discard(canon.get("_start"))
+        # Accesses must not vary between runs (misses may: addresses do).
+        sel = setaside.Selection(names, [{n: (r[n][0], r[n][2]) for n in r} for r in runs],
+                                 lambda n: tool[n][0] + tool[n][2], o.set_aside, o.min_share, canon, "accesses")
+        failures += sel.problems
+        compared = sel.compared
+        for line in sel.notes():
+            print("note:", line)
         exact = set(compared) if o.all_misses_exact else {canon.get(n, n) for n in o.exact_misses}
         for n in exact - set(compared):
             failures.append(f"{n}: asked to compare exactly, but not a compared procedure")
@@ -140,11 +146,11 @@ def main():
                             ", ".join(f"{n} {tool[n][1] + tool[n][3]} vs {cg[n][1] + cg[n][3]}" for n in worst))
         geo = f"D1={size},{o.assoc},{o.line}"
         if failures:
-            print(f"FAIL {o.prog} [{geo}]: {len(failures)} difference(s) over {len(compared)} procedures")
+            print(f"FAIL {o.prog} [{geo}]: {len(failures)} problem(s) over {len(compared)} procedures compared")
             for f in failures[:40]:
                 print("   ", f)
             return 1
-        print(f"PASS {o.prog} [{geo}]: {len(compared)} procedures, {acc} accesses equal to cachegrind's Dr+Dw; "
+        print(f"PASS {o.prog} [{geo}]: {len(compared)} procedures, {sel.summary()}, equal to cachegrind's Dr+Dw; "
               f"misses {tm} vs cachegrind {cm} ({diff:.2f}% apart), exact in {len(exact)} procedure(s)")
         return 0
     finally:

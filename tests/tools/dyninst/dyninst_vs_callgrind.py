@@ -2,7 +2,7 @@
 """The dyninst tool against Valgrind's Ir (instructions executed), per function.
 
     dyninst_vs_callgrind.py --atomx ATOMX PROG [--workload SCRIPT] [--runs N]
-                            [--allow-differ PROC]... [-- ARGS...]
+                            [--set-aside PROC=REASON]... [-- ARGS...]
 
 Instruments PROG with `atomx -T dyninst`, runs it and the original under
 callgrind (--dump-instr=yes) with the same workload (vgharness.py), and
@@ -17,9 +17,9 @@ instructions-retired counter does).  Both sides leave them out of the
 per-function comparison; the tool's executions of them are counted from the
 blocks that hold them (objdump finds them), and the two rep totals are printed.
 
---runs N / --allow-differ PROC: as in tests/branch/branch_vs_cachegrind.py
-(procedures whose counts vary between runs, or that behave differently in
-the rewritten file or under Valgrind, are listed and not compared).
+--runs N, --set-aside 'PROC=REASON', --min-share PCT: what is compared is
+decided by tests/setaside.py (a procedure that varies between the runs
+must be set aside with its reason).
 Exit status 0 when everything matches; 1 with the differing functions listed.
 """
 import collections
@@ -27,7 +27,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vgharness import Run, Symbols, rep_addresses, harness_args  # noqa: E402
+from vgharness import Run, Symbols, rep_addresses, harness_args, setaside  # noqa: E402
 
 
 def tool_counts(jsons, sym, reps):
@@ -73,7 +73,6 @@ def main():
                 failures.append("the tool wrote no dyninst.json")
             per_run.append(tool_counts(jsons, sym, reps))
         tool, tool_rep = per_run[0]
-        varying = sorted({n for t, _ in per_run[1:] for n in set(t) | set(tool) if t[n] != tool[n]})
         names = {sym.canon[n] for _, _, n in sym.syms if n not in run.unmoved}
         cg, cg_rep = collections.Counter(), collections.Counter()
         # By address: callgrind names some functions its own way ("(below main)").
@@ -81,24 +80,25 @@ def main():
             fn = sym(addr)
             if fn in names:
                 (cg_rep if addr in reps else cg)[fn] += ir
-        compared = sorted(names - set(o.allow_differ) - set(varying))
+        sel = setaside.Selection(names, [t for t, _ in per_run], lambda n: tool[n], o.set_aside, o.min_share,
+                                 sym.canon, "instructions executed")
+        failures += sel.problems
+        compared = sel.compared
         for n in compared:
             if tool[n] != cg[n]:
                 failures.append(f"{n}: dyninst {tool[n]}, Valgrind Ir {cg[n]} ({tool[n] - cg[n]:+d})")
+        for line in sel.notes():
+            print("note:", line)
+        if run.unmoved:
+            print(f"note: not compared (left in place by atomx, not instrumented): {', '.join(sorted(run.unmoved))}")
         if failures:
-            print(f"FAIL {o.prog}: {len(failures)} difference(s) over {len(compared)} functions")
+            print(f"FAIL {o.prog}: {len(failures)} problem(s) over {len(compared)} functions compared")
             for f in failures[:40]:
                 print("   ", f)
             return 1
-        if run.unmoved:
-            print(f"note: not compared (left in place by atomx, not instrumented): {', '.join(sorted(run.unmoved))}")
-        if varying:
-            print(f"note: not compared (counts differ between the {o.runs} runs): {', '.join(varying)}")
-        print(f"PASS {o.prog}: {len(compared)} functions, {sum(tool[n] for n in compared)} instructions"
-              f" (of {sum(tool.values())} counted) equal to Valgrind's Ir"
+        print(f"PASS {o.prog}: {len(compared)} functions, {sel.summary()}, equal to Valgrind's Ir"
               f"; rep instructions apart: {sum(tool_rep[n] for n in compared)} executions,"
-              f" {sum(cg_rep[n] for n in compared)} Valgrind Ir"
-              + (f"; not compared: {', '.join(o.allow_differ)}" if o.allow_differ else ""))
+              f" {sum(cg_rep[n] for n in compared)} Valgrind Ir")
         return 0
     finally:
         run.close()

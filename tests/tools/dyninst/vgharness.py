@@ -23,19 +23,31 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "branch"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import setaside  # noqa: E402
 from branch_vs_cachegrind import (callgrind_costs, function_symbols, canonical_names,  # noqa: E402,F401
                                    valgrind_only_branches)
 
 
+class _Parser(argparse.ArgumentParser):
+    def parse_args(self, *a, **k):
+        o = super().parse_args(*a, **k)
+        o.set_aside = setaside.parse(o.set_aside, self)  # {procedure: reason}
+        return o
+
+
 def harness_args(description):
-    """The options every Run-based checker takes; add your own, then parse_args()."""
-    ap = argparse.ArgumentParser(description=description)
+    """The options every Run-based checker takes; add your own, then
+    parse_args() (o.set_aside is then {procedure: reason}; compare with
+    setaside.Selection)."""
+    ap = _Parser(description=description)
     ap.add_argument("--atomx", required=True)
     ap.add_argument("--workload", help="corpus/workloads/NAME.sh: run it instead of PROG ARGS")
     ap.add_argument("--timeout", type=int, default=1800)
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
-    ap.add_argument("--runs", type=int, default=1, help="runs of each; functions whose counts vary are set aside")
-    ap.add_argument("--allow-differ", action="append", default=[], metavar="PROC")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="runs of the instrumented workload; a function whose counts vary and is not set aside fails")
+    setaside.add_arguments(ap)
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
     return ap

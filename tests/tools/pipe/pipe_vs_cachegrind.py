@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The pipe tool's instruction counts against Valgrind's Ir, per procedure.
 
-    pipe_vs_cachegrind.py --atomx ATOMX PROG [--workload SCRIPT] [--runs N] [--allow-differ PROC] [-- ARGS...]
+    pipe_vs_cachegrind.py --atomx ATOMX PROG [--workload SCRIPT] [--runs N] [--set-aside PROC=REASON]... [-- ARGS...]
 
 pipe counts instructions as (block executions x instructions in the block);
 callgrind (--dump-instr=yes) counts each instruction executed.  For every
@@ -11,9 +11,8 @@ which Valgrind counts once per iteration and pipe once per execution: those
 are set aside on both sides (their callgrind Ir, and their block's count).
 Also checks the program's output is unchanged (the runs, native,
 instrumented and under callgrind: tests/tools/dyninst/vgharness.py).
---runs N and --allow-differ PROC work as in tests/branch/branch_vs_cachegrind.py
-(procedures whose counts vary between runs, or that behave differently
-under Valgrind, are listed and not compared).  Exit status 0 when equal.
+--runs N, --set-aside 'PROC=REASON' and --min-share PCT: what is compared
+is decided by tests/setaside.py.  Exit status 0 when equal.
 """
 import bisect
 import collections
@@ -22,7 +21,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
-from vgharness import Run, Symbols, rep_addresses, harness_args  # noqa: E402
+from vgharness import Run, Symbols, rep_addresses, harness_args, setaside  # noqa: E402
 
 
 def main():
@@ -61,7 +60,6 @@ def main():
                     rep_execs += b["count"] * nrep
         runs.append(tool)
     tool = runs[0]
-    varying = sorted({n for r in runs[1:] for n in set(r) | set(tool) if r[n] != tool[n] and n})
     names = {sym.canon[n] for _, _, n in sym.syms if n not in run.unmoved}
     cg, cg_rep = collections.Counter(), 0
     repset = set(reps)
@@ -74,23 +72,25 @@ def main():
                 cg_rep += ir
             else:
                 cg[func] += ir
-    compared = sorted(names - set(o.allow_differ) - set(varying))
+    sel = setaside.Selection(names, runs, lambda n: tool[n], o.set_aside, o.min_share, sym.canon,
+                             "instructions executed")
+    failures += sel.problems
+    compared = sel.compared
     for n in compared:
         if tool[n] != cg[n]:
             failures.append(f"{n}: pipe {tool[n]} instructions, Valgrind Ir {cg[n]}")
+    for line in sel.notes():
+        print("note:", line)
+    if run.unmoved:
+        print(f"note: not compared (left in place by atomx): {', '.join(sorted(run.unmoved))}")
     if failures:
-        print(f"FAIL {o.prog}: {len(failures)} difference(s) over {len(compared)} procedures; kept {run.work}")
+        print(f"FAIL {o.prog}: {len(failures)} problem(s) over {len(compared)} procedures compared; kept {run.work}")
         for f in failures[:40]:
             print("   ", f)
         return 1
-    if run.unmoved:
-        print(f"note: not compared (left in place by atomx): {', '.join(sorted(run.unmoved))}")
-    if varying:
-        print(f"note: not compared (counts differ between the {o.runs} runs): {', '.join(varying)}")
     run.close()
-    print(f"PASS {o.prog}: {len(compared)} procedures, {sum(tool[n] for n in compared)} of {sum(tool.values())} "
-          f"instructions executed compared, all equal to Valgrind's Ir (set aside: {rep_execs} executions of rep "
-          f"instructions, {cg_rep} Ir)")
+    print(f"PASS {o.prog}: {len(compared)} procedures, {sel.summary()}, all equal to Valgrind's Ir"
+          f" (apart: {rep_execs} executions of rep instructions, {cg_rep} Ir)")
     return 0
 
 

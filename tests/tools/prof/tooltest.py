@@ -2,7 +2,7 @@
 """The profiling tools (prof, gprof, inline) against Valgrind's callgrind.
 
     tooltest.py --atomx ATOMX --tool prof|gprof|inline PROG [--workload SCRIPT] [--runs N]
-                [--allow-differ PROC] [-- ARGS...]
+                [--set-aside PROC=REASON]... [--min-share PCT] [-- ARGS...]
 
 Instruments PROG with the shipped tool (`atomx PROG -T TOOL`), runs the
 instrumented program, the original, and the original under
@@ -35,11 +35,12 @@ counted in the calling function, and its functions are found by address,
 not by name (it names _start's code differently, recursion levels f'2).
 The three runs are tests/tools/dyninst/vgharness.py's.
 
---runs N runs the instrumented workload N times; procedures (and arcs and
-sites) whose counts differ between runs are set aside (time, randomness,
-thread scheduling).  --allow-differ PROC sets aside a procedure that behaves
-differently by design (reads the file's own headers, or x87 precision under
-Valgrind).  Exit status 0 when everything compared is equal.
+--runs N runs the instrumented workload N times; --set-aside 'PROC=REASON'
+leaves out a procedure (with its arcs and call sites) that behaves
+differently by design (reads the file's own headers, x87 precision under
+Valgrind, time or thread scheduling); one whose counts differ between the
+runs and is not set aside fails; --min-share PCT (tests/setaside.py).
+Exit status 0 when everything compared is equal.
 """
 import bisect
 import collections
@@ -208,7 +209,6 @@ def compare(o, run):
                 annotate_checked += 1
         runs.append(total)
     tool = runs[0]
-    varying = {k for r in runs[1:] for k in set(r) | set(tool) if r[k] != tool[k]}
 
     # Valgrind's side, over every process.
     obj = os.path.basename(prog)
@@ -246,35 +246,52 @@ def compare(o, run):
                 elif o.tool == "inline":
                     vg[("site", site, callee)] += count
 
-    names = {syms.canon[n] for _, _, n in syms.syms if n not in unmoved} - set(o.allow_differ)
-    varying_names = set()
-    for k in varying:
-        varying_names.add(str(k[1]) if k[0] != "site" else str(syms(k[1])))
+    all_names = {syms.canon[n] for _, _, n in syms.syms if n not in unmoved}
+
+    def owner(k):  # the procedure a key belongs to: its own, the caller's, the call site's
+        return syms(k[1]) if k[0] == "site" else k[1]
+
+    # What is compared is decided per procedure (tests/setaside.py): all of
+    # a procedure's keys must agree between the runs.
+    per_proc = []
+    for r in runs:
+        m = collections.defaultdict(list)
+        for k, v in r.items():
+            m[owner(k)].append((str(k), v))
+        per_proc.append({p: sorted(v) for p, v in m.items()})
+    weight = collections.Counter()
+    for k, v in tool.items():
+        if k[0] in ("ir", "site"):
+            weight[owner(k)] += v
+    sel = vgharness.setaside.Selection(all_names, per_proc, lambda n: weight[n], o.set_aside, o.min_share, syms.canon,
+                             "calls" if o.tool == "inline" else "instructions executed")
+    failures += sel.problems
+    names = set(sel.compared)
+    callees = all_names - set(sel.set_aside)
     keys = set(tool) | set(vg)
 
     def comparable(k):
-        if k in varying or k in rep_lines:
+        if k in rep_lines:
             return False
         if k[0] == "site":  # call instructions (callgrind lists tail jumps as calls too)
-            return k[1] in call_addrs and syms(k[1]) in names and k[2] in names
+            return k[1] in call_addrs and syms(k[1]) in names and k[2] in callees
         if k[0] == "arc":
-            return k[1] in names and k[2] in names
+            return k[1] in names and k[2] in callees
         return k[1] in names  # ir, line: the procedure
 
     compared = sorted((k for k in keys if comparable(k)), key=str)
     for k in compared:
         if tool[k] != vg[k]:
             failures.append(f"{describe(k)}: tool {tool[k]}, callgrind {vg[k]}")
+    for line in sel.notes():
+        print("note:", line)
+    if unmoved:
+        print(f"note: not compared (left in place by atomx): {', '.join(sorted(unmoved))}")
     if failures:
-        print(f"FAIL {o.prog} [{o.tool}]: {len(failures)} difference(s) over {len(compared)} compared")
+        print(f"FAIL {o.prog} [{o.tool}]: {len(failures)} problem(s) over {len(compared)} compared")
         for f in failures[:40]:
             print("   ", f)
         return 1
-    if unmoved:
-        print(f"note: not compared (left in place by atomx): {', '.join(sorted(unmoved))}")
-    if varying:
-        print(f"note: not compared (counts differ between the {o.runs} runs): {len(varying)} keys in "
-              f"{', '.join(sorted(varying_names)[:20])}")
     kinds = collections.Counter(k[0] for k in compared)
     sums = collections.Counter()
     for k in compared:
@@ -283,7 +300,7 @@ def compare(o, run):
     print(f"PASS {o.prog} [{o.tool}]: " + "; ".join(f"{kinds[k]} {what[k]} ({sums[k]}) equal to callgrind's" for k in sorted(kinds))
           + (f"; set aside {rep_ir} Ir of rep-prefixed instructions" if o.tool != "inline" else "")
           + (f"; callgrind_annotate read {annotate_checked} tool file(s), totals equal" if annotate_checked else "")
-          + (f"; not compared: {', '.join(o.allow_differ)}" if o.allow_differ else ""))
+          + f"; {sel.summary()}")
     return 0
 
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Unit test of tests/setaside.py, the policy that decides what every
+per-procedure oracle compares: a procedure that varies between runs must be
+named with a reason, and set-asides cannot push the compared share below
+the floor."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import setaside  # noqa: E402
+
+
+class SelectionTest(unittest.TestCase):
+    names = {"a", "b", "c"}
+    runs = [{"a": 10, "b": 5, "c": 85}, {"a": 10, "b": 6, "c": 85}]
+
+    def select(self, set_aside, min_share=99.0, runs=None):
+        runs = runs or self.runs
+        return setaside.Selection(self.names, runs, lambda n: runs[0].get(n, 0), set_aside, min_share)
+
+    def test_unnamed_varying_procedure_fails(self):
+        s = self.select({}, min_share=0)
+        self.assertEqual(s.varying, ["b"])
+        self.assertEqual(len(s.problems), 1)
+        self.assertIn("b: its counts differ between the 2 runs", s.problems[0])
+        self.assertNotIn("b", s.compared)
+
+    def test_named_varying_procedure_passes(self):
+        s = self.select({"b": "polls a queue"}, min_share=90)
+        self.assertEqual(s.problems, [])
+        self.assertEqual(s.compared, ["a", "c"])
+        self.assertEqual(s.notes(), ["set aside: b: polls a queue [varied between runs]"])
+        self.assertAlmostEqual(s.share(), 95.0)
+
+    def test_floor(self):
+        s = self.select({"b": "polls a queue"}, min_share=99)
+        self.assertEqual(len(s.problems), 1)
+        self.assertIn("only 95.00%", s.problems[0])
+        s = self.select({"b": "x", "c": "y"}, min_share=0)
+        self.assertEqual(s.compared, ["a"])
+        self.assertEqual(s.problems, [])
+
+    def test_procedure_missing_from_a_run_varies(self):
+        s = self.select({}, min_share=0, runs=[{"a": 1, "b": 1, "c": 1}, {"a": 1, "c": 1}])
+        self.assertEqual(s.varying, ["b"])
+
+    def test_canonical_names(self):
+        s = setaside.Selection({"f"}, [{"f": 1}, {"f": 2}], lambda n: 1, {"f_alias": "why"}, 0,
+                               canon={"f_alias": "f"})
+        self.assertEqual(s.problems, [])
+
+    def test_parse(self):
+        self.assertEqual(setaside.parse(["p=a reason = with equals"]), {"p": "a reason = with equals"})
+        for bad in ["p", "p=", "=reason", "p=  "]:
+            with self.assertRaises(ValueError):
+                setaside.parse([bad])
+
+
+if __name__ == "__main__":
+    unittest.main()
