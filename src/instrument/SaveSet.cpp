@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
-#include <unordered_map>
 
 #include <runtime/abi.h>
 
 #include "analysis/FlagsLiveness.h"
+#include "analysis/RegisterLiveness.h"
 #include "support/Error.h"
 
 namespace atomx::instrument {
@@ -114,21 +114,53 @@ CallSaves chooseCallSaves(const Site& site, const std::vector<Footprint>& footpr
   return s;
 }
 
+struct SiteLiveness::PerProcedure {
+  analysis::FlagsLiveness flags;
+  bool directionClear;
+  std::unique_ptr<analysis::RegisterLiveness> registers;  // on first demand
+};
+
+SiteLiveness::SiteLiveness(const Engine& engine) : engine_(engine) {}
+SiteLiveness::~SiteLiveness() = default;
+
+SiteLiveness::PerProcedure& SiteLiveness::of(const ir::Procedure& proc) {
+  if (procs_.size() <= proc.id) procs_.resize(proc.id + 1);
+  std::unique_ptr<PerProcedure>& p = procs_[proc.id];
+  if (!p) {
+    const bool setsDirection = std::any_of(proc.insns.begin(), proc.insns.end(),
+                                           [](const x86::Insn& in) { return in.mnemonic == ZYDIS_MNEMONIC_STD; });
+    p.reset(new PerProcedure{analysis::FlagsLiveness(engine_.program(), proc, engine_.decoder()), !setsDirection,
+                             nullptr});
+  }
+  return *p;
+}
+
+uint8_t SiteLiveness::flags(const Site& s) {
+  if (!s.proc) return analysis::kAllStatusFlags;
+  const analysis::FlagsLiveness& live = of(*s.proc).flags;
+  if (s.edgeTarget) return live.at(s.edgeTarget);
+  return s.afterInsn ? live.after(s.insn) : live.before(s.insn);
+}
+
+bool SiteLiveness::directionClear(const Site& s) { return s.proc && of(*s.proc).directionClear; }
+
+x86::RegSet SiteLiveness::deadRegisters(const Site& s) {
+  if (!s.proc) return {};
+  PerProcedure& p = of(*s.proc);
+  if (!p.registers)
+    p.registers = std::make_unique<analysis::RegisterLiveness>(engine_.program(), *s.proc, engine_.decoder());
+  const x86::RegSet live = s.edgeTarget ? p.registers->at(s.edgeTarget)
+                           : s.afterInsn ? p.registers->after(s.insn)
+                                         : p.registers->before(s.insn);
+  return x86::RegSet{uint64_t(uint16_t(~live.gprs()))};
+}
+
 void markLiveFlags(const Engine& engine, std::vector<Site>& sites) {
-  std::unordered_map<uint32_t, std::unique_ptr<analysis::FlagsLiveness>> liveness;
-  std::unordered_map<uint32_t, bool> setsDirection;
+  SiteLiveness liveness(engine);
   for (Site& s : sites) {
     if (!s.proc) continue;
-    auto& live = liveness[s.proc->id];
-    if (!live) {
-      live = std::make_unique<analysis::FlagsLiveness>(engine.program(), *s.proc, engine.decoder());
-      setsDirection[s.proc->id] = std::any_of(s.proc->insns.begin(), s.proc->insns.end(),
-                                              [](const x86::Insn& in) { return in.mnemonic == ZYDIS_MNEMONIC_STD; });
-    }
-    if (s.edgeTarget) s.liveFlags = live->at(s.edgeTarget);
-    else if (s.afterInsn) s.liveFlags = live->after(s.insn);
-    else s.liveFlags = live->before(s.insn);
-    s.directionClear = !setsDirection[s.proc->id];
+    s.liveFlags = liveness.flags(s);
+    s.directionClear = liveness.directionClear(s);
   }
 }
 

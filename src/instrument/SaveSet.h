@@ -2,8 +2,11 @@
 // may use, in the spirit of DynamoRIO's drreg.  Call sites, direct bodies
 // and inline counter increments all ask here:
 //
-//   - markLiveFlags(): the status flags live at each site
-//     (analysis::FlagsLiveness) and whether DF is known clear;
+//   - SiteLiveness: what is live where a site runs -- the status flags
+//     (analysis::FlagsLiveness), whether DF is known clear, and the general
+//     registers inserted code may use without saving them
+//     (analysis::RegisterLiveness); markLiveFlags() records the first two
+//     in every site;
 //   - chooseCallSaves(): how a site reaches its routines (which runtime
 //     dispatcher, runtime/abi.h slots; or a direct body) from those flags
 //     and what the routines clobber (RoutineFootprint);
@@ -21,6 +24,7 @@
 #include <Zydis/Zydis.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "instrument/Plan.h"
@@ -40,9 +44,33 @@ struct BodyKind {
   x86::RegSet saves;      // direct bodies: the general registers saved
 };
 
-// Sets each site's liveFlags (analysis::FlagsLiveness) and directionClear
-// (DF is clear: the procedure has no `std`): increments keep the live
-// flags, and a call site saves none where none is live.
+// What is live where a site runs (before its instruction, after it, or on
+// its edge), per procedure analysed once, on first demand.
+class SiteLiveness {
+ public:
+  explicit SiteLiveness(const Engine& engine);
+  ~SiteLiveness();
+  SiteLiveness(const SiteLiveness&) = delete;
+  SiteLiveness& operator=(const SiteLiveness&) = delete;
+
+  // The status flags live at the site (bits as analysis::kAllStatusFlags).
+  uint8_t flags(const Site& site);
+  // DF is known clear at the site: its procedure has no `std`.
+  bool directionClear(const Site& site);
+  // The general registers dead at the site: code inserted there may
+  // overwrite them without saving them.  Empty for a site outside the
+  // program's procedures (an exit hook).
+  x86::RegSet deadRegisters(const Site& site);
+
+ private:
+  struct PerProcedure;
+  PerProcedure& of(const ir::Procedure& proc);
+  const Engine& engine_;
+  std::vector<std::unique_ptr<PerProcedure>> procs_;  // by procedure id
+};
+
+// Sets each site's liveFlags and directionClear (SiteLiveness): increments
+// keep the live flags, and a call site saves none where none is live.
 void markLiveFlags(const Engine& engine, std::vector<Site>& sites);
 
 // The whole decision for one call site.
