@@ -46,7 +46,7 @@ enum {
    * src/instrument/RoutineFootprint).  Same frame, same body convention.
    * (Most light sites call no dispatcher at all: atomx gives them a body
    * that saves only the caller-saved registers their routines write;
-   * src/instrument/CallCode.h.) */
+   * src/instrument/SaveSet.h decides.) */
   kAtomxSlotEnterLight = 48,
   /* enter and enter-light without saving RFLAGS: for sites where no status
    * flag is live and whose procedure never sets DF (atomx decides:

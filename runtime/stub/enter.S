@@ -1,6 +1,8 @@
-/* Slots 24, 48, 56, 64: the dispatchers every inserted call goes through.
- * This is the one place that decides what is saved around an analysis
- * call; see abi.h.  Site code:
+/* Slots 24, 48, 56, 64: the dispatchers of the inserted calls that save
+ * the complete state.  Which of them a site calls, or whether it calls a
+ * direct body that saves less, is decided in one place in atomx,
+ * src/instrument/SaveSet.h; this file is what those dispatchers save (the
+ * frame is abi.h's AtomxFrame).  Site code:
  *     lea  -128(%rsp), %rsp          # step over the red zone
  *     call blob+SLOT                 # -> here
  *     nopl disp32(%rax)              # 0f 1f 80 <disp32>: body = end of nop + disp32

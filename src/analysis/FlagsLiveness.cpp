@@ -4,7 +4,7 @@
 
 namespace atomx::analysis {
 
-FlagsLiveness::Effect FlagsLiveness::effect(uint32_t index) const {
+Transfer<uint8_t> FlagsLiveness::effect(uint32_t index) const {
   const x86::Insn& in = proc_.insns[index];
   // A callee may change every flag, and the ABI lets no flag reach it.
   if (in.flow == x86::Flow::Call || in.flow == x86::Flow::IndirectCall) return {0, kAllStatusFlags};
@@ -32,14 +32,12 @@ uint8_t FlagsLiveness::at(uint64_t target) const {
 }
 
 FlagsLiveness::FlagsLiveness(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder)
-    : program_(program), proc_(proc), decoder_(decoder), before_(proc.insns.size(), kAllStatusFlags) {
-  std::vector<Effect> effects(proc.insns.size());
-  for (uint32_t i = 0; i < proc.insns.size(); ++i) effects[i] = effect(i);
-  const size_t n = proc.blocks.size();
-  std::vector<uint8_t> liveIn(n, 0);
+    : program_(program), proc_(proc), decoder_(decoder) {
+  std::vector<Transfer<uint8_t>> transfer(proc.insns.size());
+  for (uint32_t i = 0; i < proc.insns.size(); ++i) transfer[i] = effect(i);
   // What a block's last instruction leaves live: its successors' needs, and
   // the rule for control leaving the procedure.
-  auto liveOut = [&](const ir::Block& b) {
+  auto liveOut = [&](const ir::Block& b, const std::vector<uint8_t>& liveIn) {
     const x86::Insn& last = proc.insns[b.firstInsn + b.insnCount - 1];
     uint8_t out = 0;
     bool fallThroughEdge = false;
@@ -66,26 +64,9 @@ FlagsLiveness::FlagsLiveness(const ir::Program& program, const ir::Procedure& pr
     }
     return out;
   };
-  // Backward data flow to a fixed point; blocks in reverse address order
-  // converge in a few rounds.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t k = n; k-- > 0;) {
-      const ir::Block& b = proc.blocks[k];
-      uint8_t live = liveOut(b);
-      for (uint32_t i = b.firstInsn + b.insnCount; i-- > b.firstInsn;)
-        live = uint8_t((live & ~effects[i].writes) | effects[i].reads);
-      if (live != liveIn[k]) liveIn[k] = live, changed = true;
-    }
-  }
-  for (size_t k = 0; k < n; ++k) {
-    const ir::Block& b = proc.blocks[k];
-    uint8_t live = liveOut(b);
-    for (uint32_t i = b.firstInsn + b.insnCount; i-- > b.firstInsn;) {
-      live = uint8_t((live & ~effects[i].writes) | effects[i].reads);
-      before_[i] = live;
-    }
-  }
+  before_ = liveBefore(proc, transfer, liveOut);
+  // Unreachable code (no block): everything live.
+  for (uint8_t& f : before_) f &= kAllStatusFlags;
 }
 
 }  // namespace atomx::analysis

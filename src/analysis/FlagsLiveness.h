@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/Liveness.h"
 #include "ir/Program.h"
 #include "x86/Decoder.h"
 
@@ -35,11 +36,7 @@ class FlagsLiveness {
   uint8_t at(uint64_t target) const;
 
  private:
-  struct Effect {
-    uint8_t reads = 0;
-    uint8_t writes = 0;  // always written
-  };
-  Effect effect(uint32_t insn) const;
+  Transfer<uint8_t> effect(uint32_t insn) const;  // reads, and always writes
   uint8_t leaving(uint64_t target) const;  // control goes to `target`, outside this procedure
 
   const ir::Program& program_;

@@ -15,57 +15,9 @@ namespace {
 using x86::Assembler;
 using x86::mem;
 
-constexpr ZydisRegister kFrame = ZYDIS_REGISTER_RBX;  // the saved state is found from here (callee-saved)
+constexpr ZydisRegister kFrame = kFrameRegister;  // the saved state is found from here (SaveSet.h)
 constexpr ZydisRegister kArgRegs[6] = {ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDX,
                                        ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_R8,  ZYDIS_REGISTER_R9};
-
-// Where a body finds the program's state, as offsets from kFrame.
-struct SavedState {
-  int32_t reg[16];    // each general register (hardware number); kLive: still in the register
-  int32_t rflags;     // kLive: not saved
-  int32_t appStack;   // the program's %rsp at the site
-  static constexpr int32_t kLive = -1;
-};
-
-// Behind a dispatcher (runtime/stub/enter.S): everything, as AtomxFrame.
-constexpr SavedState kDispatcherState = {
-    {offsetof(AtomxFrame, rax), offsetof(AtomxFrame, rcx), offsetof(AtomxFrame, rdx), offsetof(AtomxFrame, rbx),
-     SavedState::kLive,         offsetof(AtomxFrame, rbp), offsetof(AtomxFrame, rsi), offsetof(AtomxFrame, rdi),
-     offsetof(AtomxFrame, r8),  offsetof(AtomxFrame, r9),  offsetof(AtomxFrame, r10), offsetof(AtomxFrame, r11),
-     offsetof(AtomxFrame, r12), offsetof(AtomxFrame, r13), offsetof(AtomxFrame, r14), offsetof(AtomxFrame, r15)},
-    offsetof(AtomxFrame, rflags),
-    kAtomxFrameAppStack};
-
-// A direct body pushes the registers of BodyKind::saves in this order (RFLAGS,
-// when saved, before them); %rbx, pushed last, keeps the frame (and the
-// unaligned %rsp) across the calls.  The rest stay live.
-constexpr ZydisRegister kDirectOrder[10] = {ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX,
-                                            ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_R8,
-                                            ZYDIS_REGISTER_R9,  ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11,
-                                            ZYDIS_REGISTER_RBX};
-constexpr x86::RegSet bit(ZydisRegister r) { return x86::RegSet::gpr(unsigned(r - ZYDIS_REGISTER_RAX)); }
-constexpr x86::RegSet kCallerSaved = bit(ZYDIS_REGISTER_RAX) | bit(ZYDIS_REGISTER_RCX) | bit(ZYDIS_REGISTER_RDX) |
-                                     bit(ZYDIS_REGISTER_RSI) | bit(ZYDIS_REGISTER_RDI) | bit(ZYDIS_REGISTER_R8) |
-                                     bit(ZYDIS_REGISTER_R9) | bit(ZYDIS_REGISTER_R10) | bit(ZYDIS_REGISTER_R11);
-
-std::vector<ZydisRegister> directPushes(x86::RegSet saves) {
-  std::vector<ZydisRegister> regs;
-  for (ZydisRegister r : kDirectOrder)
-    if (!(saves & bit(r)).empty()) regs.push_back(r);
-  return regs;
-}
-
-SavedState directState(const BodyKind& kind) {
-  SavedState s{};
-  for (int32_t& r : s.reg) r = SavedState::kLive;
-  const std::vector<ZydisRegister> pushed = directPushes(kind.saves);
-  const int32_t n = int32_t(pushed.size());
-  for (int32_t k = 0; k < n; ++k) s.reg[pushed[size_t(k)] - ZYDIS_REGISTER_RAX] = 8 * (n - 1 - k);
-  s.rflags = kind.saveFlags ? 8 * n : SavedState::kLive;
-  // Above the pushes: the return address into the site code, then the red zone it stepped over.
-  s.appStack = 8 * n + (kind.saveFlags ? 8 : 0) + 8 + 128;
-  return s;
-}
 
 ZydisRegister to32(ZydisRegister r64) { return ZydisRegister(ZYDIS_REGISTER_EAX + (r64 - ZYDIS_REGISTER_RAX)); }
 
@@ -90,17 +42,11 @@ void loadAppRegister(Assembler& a, const SavedState& saved, ZydisRegister reg, Z
   }
 }
 
-// Values computed through a call or a syscall (Body::computeWithCall).
-bool needsCall(const Arg& a, const x86::Insn* insn) {
-  if (a.kind() == Arg::Kind::ThreadId) return true;
-  return a.kind() == Arg::Kind::BranchTarget && !(insn && insn->isDirectBranch());
-}
-
 class Body {
  public:
   Body(const Engine& engine, DataPool& pool, const Site& site, BodyKind kind, Assembler& a, const CodeAddresses& addr)
       : engine_(engine), pool_(pool), site_(site), kind_(kind),
-        saved_(kind.direct ? directState(kind) : kDispatcherState), a_(a), addr_(addr) {
+        saved_(savedState(kind)), a_(a), addr_(addr) {
     if (site.proc) {
       decoded_ = engine.decode(*site.proc, site.insn);
       insn_ = &site.proc->insns[site.insn];
@@ -128,7 +74,7 @@ class Body {
 
  private:
   // The site called this body itself (allowsDirectBody): save what the
-  // routines and the argument code may change (directBodySaves), skip everything before the runtime
+  // routines and the argument code may change (SaveSet.h), skip everything before the runtime
   // is ready (ld.so runs program code before the entry point, when the
   // routine table is still empty), call, restore.
   void emitDirect() {
@@ -366,25 +312,17 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
     if (c.op.hasIndex()) used |= x86::RegSet::gpr(unsigned(c.op.index));
     checks.push_back(c);
   }
-  std::vector<ZydisRegister> scratch;
-  for (AddressCheck& c : checks) {
-    if (c.isStatic) continue;
-    for (int hw = 1; hw < 16 && c.scratch == ZYDIS_REGISTER_NONE; ++hw)  // never rax (lahf) or rsp
-      if (hw != 4 && !used.has(unsigned(hw))) {
-        used |= x86::RegSet::gpr(unsigned(hw));
-        c.scratch = ZydisRegister(ZYDIS_REGISTER_RAX + hw);
-        scratch.push_back(c.scratch);
-      }
-    if (c.scratch == ZYDIS_REGISTER_NONE) throw InternalError("no scratch register for a counter's address");
-  }
-  // A test writes CF too; a bare inc leaves it alone.
-  const uint8_t keep = scratch.empty() ? site.liveFlags & ~1 : site.liveFlags;
-  const bool arith = keep & 0x1f, overflow = keep & 0x20;
-  const bool frame = keep || !scratch.empty();
-  if (frame) a.stepOverRedZone();
+  const size_t tests = size_t(std::count_if(checks.begin(), checks.end(), [](const AddressCheck& c) { return !c.isStatic; }));
+  const IncrementSaves saves = reserveForIncrements(site.liveFlags, used, tests);
+  const std::vector<ZydisRegister>& scratch = saves.scratch;
+  size_t next = 0;
+  for (AddressCheck& c : checks)
+    if (!c.isStatic) c.scratch = scratch[next++];
+  const bool keep = saves.keepFlags, arith = saves.keepArith, overflow = saves.keepOverflow;
+  if (saves.redZone) a.stepOverRedZone();
   for (ZydisRegister r : scratch) a.push(r);
   if (keep) a.push(ZYDIS_REGISTER_RAX);
-  const int32_t below = (frame ? 128 : 0) + 8 * int32_t(scratch.size() + (keep ? 1 : 0));  // to the program's %rsp
+  const int32_t below = saves.below;  // to the program's %rsp
   for (const AddressCheck& c : checks) {
     if (c.isStatic) continue;
     // The registers still hold the program's values; %rsp moved by `below`.
@@ -418,7 +356,7 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
   if (arith) a.sahf();
   if (keep) a.pop(ZYDIS_REGISTER_RAX);
   for (size_t k = scratch.size(); k-- > 0;) a.pop(scratch[k]);
-  if (frame) a.stepBackOverRedZone();
+  if (saves.redZone) a.stepBackOverRedZone();
 }
 
 void emitCallPart(uint64_t enter, uint64_t body, Assembler& a) {
@@ -451,33 +389,6 @@ void emitSite(const Engine& engine, const Site& site, bool atomic, uint64_t at, 
   emitIncrements(engine, site, atomic, addresses, a);
   if (site.needsCall()) emitCallPart(enter, body, a);
   if (out.size() - start != site.codeSize) throw InternalError("site code has the wrong size");
-}
-
-bool allowsDirectBody(const Site& site) {
-  if (!site.proc || site.exitHook || site.calls.empty()) return false;
-  const x86::Insn& insn = site.proc->insns[site.insn];
-  for (const CallRequest* c : site.calls)
-    for (const Arg& arg : c->args)
-      if (needsCall(arg, &insn)) return false;
-  return true;
-}
-
-x86::RegSet directBodySaves(const Site& site, x86::RegSet routinesWrite) {
-  x86::RegSet saves = (routinesWrite & kCallerSaved) | bit(kFrame);
-  for (const CallRequest* c : site.calls) {
-    for (size_t k = 0; k < c->args.size() && k < 6; ++k) saves |= bit(kArgRegs[k]);
-    if (c->args.size() > 6) saves |= bit(ZYDIS_REGISTER_RAX);  // stack arguments go through rax
-    for (const Arg& arg : c->args)
-      switch (arg.kind()) {
-        case Arg::Kind::Constant: case Arg::Kind::String: case Arg::Kind::Array: case Arg::Kind::PC:
-        case Arg::Kind::Counters: case Arg::Kind::AccessSize: case Arg::Kind::Register: case Arg::Kind::ProcArg:
-        case Arg::Kind::ReturnValue:
-          break;  // straight into the argument register
-        default:  // effectiveAddress, branchCondition (and anything new): their scratch registers
-          saves |= bit(ZYDIS_REGISTER_RAX) | bit(ZYDIS_REGISTER_R10) | bit(ZYDIS_REGISTER_R11);
-      }
-  }
-  return saves;
 }
 
 void BodyWriter::emit(const Site& site, BodyKind kind, uint64_t at, const CodeAddresses& addresses,

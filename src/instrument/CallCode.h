@@ -5,7 +5,7 @@
 //   lea -128(%rsp),%rsp; call enter; nopl body(%rax); lea 128(%rsp),%rsp
 // The body, generated here, computes each call's arguments from the saved
 // state and calls the analysis routine through the routine table.  What is
-// saved depends on the site's BodyKind (Instrumenter::chooseEnters decides):
+// saved depends on the site's BodyKind (SaveSet.h decides):
 //   - dispatched: `enter` is one of the runtime's dispatchers, which saves
 //     the complete state as an AtomxFrame (runtime/stub/enter.S) and calls
 //     the body;
@@ -22,6 +22,7 @@
 
 #include "instrument/Engine.h"
 #include "instrument/Plan.h"
+#include "instrument/SaveSet.h"
 #include "x86/Semantics.h"
 
 namespace atomx::instrument {
@@ -50,20 +51,6 @@ class DataPool {
   std::vector<uint8_t> bytes_;
   std::map<std::string, uint64_t> offsets_;
 };
-
-// How a site's body is reached, and what it saves (see the top).
-struct BodyKind {
-  bool direct = false;
-  bool saveFlags = true;  // direct bodies: RFLAGS too (and DF cleared for the calls)
-  x86::RegSet saves;      // direct bodies: the general registers saved
-};
-// Whether the site's arguments allow a direct body (its routines must also be light).
-bool allowsDirectBody(const Site& site);
-// What a direct body for `site` saves, given the general registers its
-// routines may write: those of them that are caller-saved, the argument
-// registers and scratch registers its argument code uses, and %rbx (the
-// frame).  Callee-saved registers the routines restore themselves.
-x86::RegSet directBodySaves(const Site& site, x86::RegSet routinesWrite);
 
 // A site's code in the application: its counter increments inline, then,
 // if it has calls, the call part.  `enter` and `body` matter only then.

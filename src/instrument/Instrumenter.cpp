@@ -140,13 +140,8 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
   return codeEnd_;
 }
 
-// What is saved around each site: without the vector state when every
-// routine the site calls leaves it alone (RoutineFootprint), without RFLAGS
-// where no status flag is live and DF is known clear; an _exit hook runs
-// ProgramAfter, which may do anything.  A light site whose arguments need
-// no call gets a direct body (CallCode.h), which saves only the registers
-// its routines and its argument code write; the others call a runtime
-// dispatcher.
+// What is saved around each site: SaveSet.h decides, from what the
+// routines touch (RoutineFootprint) and the flags live at the site.
 void Instrumenter::chooseEnters() {
   const RoutineFootprint footprints(analysisObject_, engine_.decoder());
   std::vector<Footprint> footprint(engine_.routines().size());
@@ -157,17 +152,10 @@ void Instrumenter::chooseEnters() {
   for (size_t s = 0; s < plan_.sites().size(); ++s) {
     const Site& site = plan_.sites()[s];
     if (!site.needsCall()) continue;
-    bool light = !site.exitHook;
-    x86::RegSet written;
-    for (const CallRequest* c : site.calls) {
-      light = light && !footprint[c->routine].vectorState;
-      written |= footprint[c->routine].registers;
-    }
-    const bool noFlags = !site.exitHook && site.proc && site.liveFlags == 0 && site.directionClear;
-    static constexpr uint32_t kSlot[2][2] = {{kAtomxSlotEnter, kAtomxSlotEnterNoFlags},
-                                             {kAtomxSlotEnterLight, kAtomxSlotEnterLightNoFlags}};
-    siteEnter_[s] = runtimeAddress_ + kSlot[light][noFlags];
-    if (light && allowsDirectBody(site)) bodyKind_[s] = BodyKind{true, !noFlags, directBodySaves(site, written)};
+    const CallSaves saves = chooseCallSaves(site, footprint);
+    siteEnter_[s] = runtimeAddress_ + saves.enterSlot;
+    bodyKind_[s] = saves.body;
+    const bool light = saves.light, noFlags = saves.noFlags;
     lightSites_ += light;
     noFlagsSites_ += noFlags;
     directSites_ += bodyKind_[s].direct;

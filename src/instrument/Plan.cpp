@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <memory>
 
-#include "analysis/FlagsLiveness.h"
 #include "instrument/CallCode.h"
+#include "instrument/SaveSet.h"
 #include "support/Error.h"
 #include "support/Hex.h"
 
@@ -178,25 +178,8 @@ void Plan::place(const IncrementRequest& inc) {
   sites_[site].increments.push_back(&inc);
 }
 
-// The flags live where each site runs: increments keep them, and a call
-// site saves none where none is live.
-void Plan::findLiveFlags() {
-  std::unordered_map<uint32_t, std::unique_ptr<analysis::FlagsLiveness>> liveness;
-  std::unordered_map<uint32_t, bool> setsDirection;
-  for (Site& s : sites_) {
-    if (!s.proc) continue;
-    auto& live = liveness[s.proc->id];
-    if (!live) {
-      live = std::make_unique<analysis::FlagsLiveness>(engine_.program(), *s.proc, engine_.decoder());
-      setsDirection[s.proc->id] = std::any_of(s.proc->insns.begin(), s.proc->insns.end(),
-                                              [](const x86::Insn& in) { return in.mnemonic == ZYDIS_MNEMONIC_STD; });
-    }
-    if (s.edgeTarget) s.liveFlags = live->at(s.edgeTarget);
-    else if (s.afterInsn) s.liveFlags = live->after(s.insn);
-    else s.liveFlags = live->before(s.insn);
-    s.directionClear = !setsDirection[s.proc->id];
-  }
-}
+// The flags live where each site runs (SaveSet.h).
+void Plan::findLiveFlags() { markLiveFlags(engine_, sites_); }
 
 void Plan::addExitHooks() {
   // _exit skips atexit handlers; the program's own calls to it run

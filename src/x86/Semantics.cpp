@@ -193,6 +193,7 @@ void addUnlisted(const ZydisDecodedInstruction& insn, Semantics& s) {
     case ZYDIS_MNEMONIC_SYSCALL:  // the number and arguments in, the result in %rax (Zydis lists rcx, r11)
       s.read |= gprs({0, 7, 6, 2, 10, 8, 9});
       s.written |= RegSet::gpr(0);
+      s.killed |= RegSet::gpr(0);
       break;
     case ZYDIS_MNEMONIC_VZEROUPPER:
     case ZYDIS_MNEMONIC_VZEROALL:  // no operands listed; the upper halves (or all) of ymm0..15
@@ -213,6 +214,9 @@ Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperan
     if (op.type == ZYDIS_OPERAND_TYPE_REGISTER) {
       if (op.actions & ZYDIS_OPERAND_ACTION_MASK_READ) s.read |= RegSet::of(op.reg.value);
       if (op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) s.written |= RegSet::of(op.reg.value);
+      const ZydisRegisterClass cls = ZydisRegisterGetClass(op.reg.value);
+      if ((op.actions & ZYDIS_OPERAND_ACTION_WRITE) && (cls == ZYDIS_REGCLASS_GPR64 || cls == ZYDIS_REGCLASS_GPR32))
+        s.killed |= RegSet::of(op.reg.value);
       s.vectorState |= vectorStateRegister(op.reg.value);
     } else if (op.type == ZYDIS_OPERAND_TYPE_MEMORY) {
       s.read |= RegSet::of(op.mem.base) | RegSet::of(op.mem.index);

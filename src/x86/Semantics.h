@@ -108,6 +108,8 @@ inline constexpr uint8_t kNoCondition = 0xff;
 struct Semantics {
   RegSet read;      // registers read, memory operands' base and index included
   RegSet written;   // registers written (always or conditionally)
+  RegSet killed;    // general registers always overwritten whole (a 64-bit or a
+                    // zero-extending 32-bit write; not cmov, not 8/16-bit parts)
   FlagEffect flags;
   MemOperand mem[kMaxMemOperands];  // accesses only: not lea's or a nop's operand
   uint8_t memCount = 0;

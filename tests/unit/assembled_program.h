@@ -5,12 +5,14 @@
 // edges); a test suite builds it once in SetUpTestSuite.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "analysis/ProgramModel.h"
 #include "elf/ElfImage.h"
@@ -36,6 +38,12 @@ class AssembledProgram {
 
   // False when the program could not be assembled (the tests then skip).
   bool ok() const { return model_ != nullptr; }
+  // The address of symbol `name` (a `mark:` label or a procedure), 0 if none.
+  uint64_t address(const std::string& name) const {
+    for (const elf::Symbol& s : image_->symbols())
+      if (s.name == name) return s.value;
+    return 0;
+  }
   const elf::ElfImage& image() const { return *image_; }
   const analysis::ProgramModel& model() const { return *model_; }
 
@@ -43,6 +51,32 @@ class AssembledProgram {
   std::string dir_;
   std::unique_ptr<elf::ElfImage> image_;
   std::unique_ptr<analysis::ProgramModel> model_;
+};
+
+// A test suite over one assembled program, built once for the suite (and
+// skipped when it cannot be): Derived gives `static const char* source()`.
+template <class Derived>
+class AssembledProgramTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { program_ = new AssembledProgram(Derived::source()); }
+  static void TearDownTestSuite() {
+    delete program_;
+    program_ = nullptr;
+  }
+  void SetUp() override {
+    if (!program_->ok()) GTEST_SKIP() << "cannot assemble the test program";
+  }
+  const analysis::ProgramModel& model() const { return program_->model(); }
+  // The procedure holding label `mark`, and the index of its instruction there.
+  std::pair<const ir::Procedure*, uint32_t> at(const std::string& mark) const {
+    const uint64_t addr = program_->address(mark);
+    EXPECT_NE(addr, 0u) << mark;
+    const ir::Procedure* p = model().program.procAt(addr);
+    EXPECT_NE(p, nullptr) << mark;
+    return {p, p ? uint32_t(p->insnIndexAt(addr)) : 0};
+  }
+
+  inline static AssembledProgram* program_ = nullptr;
 };
 
 }  // namespace atomx::testing

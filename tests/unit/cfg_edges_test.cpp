@@ -68,16 +68,11 @@ spin:   jmp spin
         .size spin, .-spin
 )";
 
-class CfgEdgesTest : public ::testing::Test {
+class CfgEdgesTest : public testing::AssembledProgramTest<CfgEdgesTest> {
+ public:
+  static const char* source() { return kSource; }
+
  protected:
-  static void SetUpTestSuite() { program_ = new testing::AssembledProgram(kSource); }
-  static void TearDownTestSuite() {
-    delete program_;
-    program_ = nullptr;
-  }
-  void SetUp() override {
-    if (!program_->ok()) GTEST_SKIP() << "cannot assemble the test program";
-  }
   const ir::Procedure& proc(const std::string& name) {
     for (const ir::Procedure& p : program_->model().program.procs)
       if (p.name == name) return p;
@@ -107,10 +102,7 @@ class CfgEdgesTest : public ::testing::Test {
     for (const ir::PredEdge& e : ps) s += (s.empty() ? "" : " ") + std::to_string(e.from) + ":" + ir::edgeKindName(e.kind);
     return s;
   }
-
-  static testing::AssembledProgram* program_;
 };
-testing::AssembledProgram* CfgEdgesTest::program_ = nullptr;
 
 TEST_F(CfgEdgesTest, CallsComeBackThroughTheirFallThrough) {
   const ir::Procedure& p = proc("calls");

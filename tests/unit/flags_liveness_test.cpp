@@ -10,7 +10,6 @@
 
 #include "assembled_program.h"
 #include "analysis/FlagsLiveness.h"
-#include "elf/ElfImage.h"
 
 namespace atomx {
 namespace {
@@ -109,34 +108,18 @@ m_overflow:
         .size overflow, .-overflow
 )";
 
-class FlagsLivenessTest : public ::testing::Test {
+class FlagsLivenessTest : public testing::AssembledProgramTest<FlagsLivenessTest> {
+ public:
+  static const char* source() { return kSource; }
+
  protected:
-  static void SetUpTestSuite() { program_ = new testing::AssembledProgram(kSource); }
-  static void TearDownTestSuite() {
-    delete program_;
-    program_ = nullptr;
-  }
-  void SetUp() override {
-    if (!program_->ok()) GTEST_SKIP() << "cannot assemble the test program";
-  }
-
-  // Live flags before the instruction at local symbol `mark`.
+  // Live flags before the instruction at label `mark`.
   uint8_t liveAt(const std::string& mark) {
-    uint64_t addr = 0;
-    for (const elf::Symbol& s : program_->image().symbols())
-      if (s.name == mark) addr = s.value;
-    EXPECT_NE(addr, 0u) << mark;
-    const ir::Program& program = program_->model().program;
-    const ir::Procedure* p = program.procAt(addr);
-    EXPECT_NE(p, nullptr) << mark;
+    const auto [p, insn] = at(mark);
     if (!p) return 0xff;
-    analysis::FlagsLiveness live(program, *p, program_->model().decoder);
-    return live.before(uint32_t(p->insnIndexAt(addr)));
+    return analysis::FlagsLiveness(model().program, *p, model().decoder).before(insn);
   }
-
-  static testing::AssembledProgram* program_;
 };
-testing::AssembledProgram* FlagsLivenessTest::program_ = nullptr;
 
 TEST_F(FlagsLivenessTest, LiveAcrossAnInstructionThatLeavesThemAlone) { EXPECT_EQ(liveAt("m_across_mov"), ZF); }
 TEST_F(FlagsLivenessTest, ShiftByClMayWriteNothing) { EXPECT_EQ(liveAt("m_shiftcl") & ZF, ZF); }

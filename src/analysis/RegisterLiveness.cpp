@@ -1,0 +1,69 @@
+#include "analysis/RegisterLiveness.h"
+
+#include "analysis/Liveness.h"
+
+namespace atomx::analysis {
+
+namespace {
+
+// rdi rsi rdx rcx r8 r9, rax (the number of vector arguments of a varargs
+// call), r10 (a static chain), and rsp.
+constexpr uint16_t kCallReads = (1u << 7) | (1u << 6) | (1u << 2) | (1u << 1) | (1u << 8) | (1u << 9) | (1u << 0) |
+                                (1u << 10) | (1u << 4);
+
+}  // namespace
+
+RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedure& proc,
+                                   const x86::Decoder& decoder)
+    : proc_(proc) {
+  std::vector<Transfer<uint16_t>> transfer(proc.insns.size());
+  bool hasLandingPads = false;
+  for (const ir::Block& b : proc.blocks) hasLandingPads |= b.isLandingPad;
+  for (uint32_t i = 0; i < proc.insns.size(); ++i) {
+    const x86::Insn& in = proc.insns[i];
+    ZydisDecodedInstruction insn;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    const uint8_t* bytes = program.image->bytesAt(in.address, in.length);
+    if (!bytes || !decoder.decodeFull(bytes, in.length, insn, ops)) {
+      transfer[i] = {kAllGprs, 0};  // unknown: reads everything, overwrites nothing
+      continue;
+    }
+    const x86::Semantics s = x86::describe(insn, ops, in.address);
+    transfer[i] = {s.read.gprs(), s.killed.gprs()};
+    if (in.flow == x86::Flow::Call || in.flow == x86::Flow::IndirectCall) {
+      // A call that throws lands on a landing pad with the callee-saved
+      // registers as they were at the call: in a procedure that has landing
+      // pads, every call keeps every register live.
+      transfer[i].reads |= hasLandingPads ? kAllGprs : kCallReads;
+      transfer[i].kills = 0;  // the callee may give back what it was given (-fipa-ra; see the header)
+    }
+  }
+  // What a block's last instruction leaves live: its successors' needs; and
+  // everything where control leaves the procedure (the CFG's edges to the
+  // virtual exit: returns, tail calls, calls that never return, stops,
+  // indirect jumps no table explains).
+  auto liveOut = [&](const ir::Block& b, const std::vector<uint16_t>& liveIn) {
+    for (const ir::OutEdge& o : b.outs)
+      if (ir::leadsToExit(o.kind)) return kAllGprs;
+    const x86::Insn& last = proc.insns[b.firstInsn + b.insnCount - 1];
+    uint16_t out = 0;
+    bool fallThroughEdge = false;
+    for (const ir::Edge& e : b.succs) {
+      out |= liveIn[e.to];
+      fallThroughEdge |= e.kind == ir::EdgeKind::FallThrough;
+    }
+    const bool fallsThrough = last.flow != x86::Flow::Jump && last.flow != x86::Flow::IndirectJump &&
+                              last.flow != x86::Flow::Return && last.flow != x86::Flow::Stop;
+    if (fallsThrough && !fallThroughEdge) return kAllGprs;  // should not happen: the CFG gives an out edge
+    if (last.flow == x86::Flow::IndirectJump && b.succs.empty()) return kAllGprs;
+    return out;
+  };
+  before_ = liveBefore(proc, transfer, liveOut);
+}
+
+x86::RegSet RegisterLiveness::at(uint64_t target) const {
+  const int64_t i = proc_.insnIndexAt(target);
+  return x86::RegSet{i >= 0 ? before_[size_t(i)] : kAllGprs};
+}
+
+}  // namespace atomx::analysis
