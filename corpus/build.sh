@@ -12,6 +12,7 @@
 # make -j$ATOMX_CORPUS_JOBS (default nproc).
 set -euo pipefail
 
+SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../scripts" && pwd)
 CORPUS_DIR=${ATOMX_CORPUS_DIR:-$HOME/.cache/atomx-corpus}
 JOBS=${ATOMX_CORPUS_JOBS:-$(nproc 2>/dev/null || echo 2)}
 SRC_DIR=$CORPUS_DIR/src
@@ -89,13 +90,15 @@ APT_UPDATED=
 apt_update() {
   [[ -n $APT_UPDATED ]] && return 0
   log "apt-get update"
-  apt-get update -qq >"$LOG_DIR/apt-update.log" 2>&1 \
+  as_root apt-get update -qq >"$LOG_DIR/apt-update.log" 2>&1 \
     || { cat "$LOG_DIR/apt-update.log" >&2; die "apt-get update failed"; }
   APT_UPDATED=1
 }
 
 as_root() {
-  if [[ $(id -u) == 0 ]]; then "$@"; else sudo "$@"; fi
+  if [[ $(id -u) == 0 ]]; then "$@"
+  elif command -v sudo >/dev/null; then sudo "$@"
+  else die "'$*' needs root: run as root or install sudo"; fi
 }
 
 ensure_tools() {
@@ -106,10 +109,7 @@ ensure_tools() {
   done
   ((${#missing[@]} == 0)) && return 0
   log "installing build tools: ${missing[*]}"
-  apt_update
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >"$LOG_DIR/apt-install.log" 2>&1 \
-    || { tail -20 "$LOG_DIR/apt-install.log" >&2; die "apt-get install ${missing[*]} failed"; }
+  "$SCRIPTS/apt_install.sh" "${missing[@]}" || die "cannot install ${missing[*]}"
 }
 
 has_sources_index() {

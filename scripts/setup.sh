@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package atomx needs to build, test and benchmark.
-# Safe to run again: packages already installed are skipped quickly.
+# Safe to run again: packages already installed are skipped quickly.  Runs
+# as root or through sudo (scripts/apt_install.sh).
 set -euo pipefail
 
 packages=(
@@ -10,18 +11,7 @@ packages=(
   libgtest-dev                        # unit tests
   valgrind strace                     # independent oracles in tests
   python3 file binutils               # test and corpus scripts
+  dpkg-dev tcl xz-utils bzip2         # the corpus build (corpus/build.sh: dpkg-source; tclsh for sqlite3)
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+exec "$(dirname "$0")/apt_install.sh" "${packages[@]}"
