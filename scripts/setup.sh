@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake make g++ gcc clang            # build atomx; clang builds test variants
+  libclang-rt-14-dev                  # libFuzzer (tests/fuzz)
   libzydis-dev libzycore-dev          # x86 decoder/encoder (docs/DEPENDENCIES.md)
   libdw-dev pkg-config                # DWARF line tables (Inst::sourceLine)
   libgtest-dev                        # unit tests

@@ -27,9 +27,7 @@ trap 'rm -rf "$probe"' EXIT
 echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe/p.cpp"
 if ! clang++ -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" 2>/dev/null; then
   echo "run_fuzz.sh: clang cannot link -fsanitize=fuzzer; installing libclang-rt-14-dev" >&2
-  if [ "$(id -u)" = 0 ]; then apt_get=(apt-get); else apt_get=(sudo apt-get); fi
-  "${apt_get[@]}" update -qq
-  DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq libclang-rt-14-dev
+  "$REPO/scripts/apt_install.sh" libclang-rt-14-dev
   clang++ -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p"
 fi
 
