@@ -13,6 +13,10 @@ Valgrind's Ir at that address (its executions) x the number of operands the
 tool counts there (1, or 2 with size2), i.e. no access missed or counted
 twice; and that the program's output is unchanged.  The unaligned and split
 totals are printed, with the instructions responsible (at most 10).
+And, from objdump instead of the tool: every instruction with a memory
+operand that Valgrind executed in a compared procedure must be in
+unalign.json, with objdump's number of operands (two for movs and cmps);
+the tool may not leave out an access nor say how many operands it has.
 Instructions of procedures named with --set-aside are not compared; a
 procedure whose counts vary between --runs N runs and is not set aside
 fails (tests/setaside.py).
@@ -20,11 +24,48 @@ Exit status 0 when everything matches.
 """
 import collections
 import os
+import re
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
 from vgharness import Run, Symbols, rep_addresses, harness_args, setaside  # noqa: E402
+
+
+# What the tool does not count (tools/unalign/README.md, "Not counted"):
+# no access (lea, nops), prefetches and cache hints, gathers and scatters,
+# accesses over 64 bytes (fxsave, xsave and their restores).
+NOT_ACCESSES = re.compile(r"^(lea|nop|prefetch|clflush|clwb|clflushopt|cldemote|v?p?gather|v?p?scatter|"
+                          r"fxsave|fxrstor|xsave|xrstor|bnd)")
+
+
+def memory_instructions(prog):
+    """pc -> (operands, text) of every instruction objdump shows with an
+    explicit memory operand ("(" in AT&T syntax, or a %fs: absolute
+    address) that the tool counts; operands: 2 for movs and cmps."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", prog], capture_output=True, text=True,
+                         check=True).stdout
+    insts = {}
+    for line in out.splitlines():
+        f = line.split("\t")
+        if len(f) < 2 or not f[1].strip():
+            continue
+        text = f[1].strip()
+        words = text.split()
+        while words and words[0] in ("rep", "repz", "repnz", "repe", "repne", "lock", "notrack", "bnd", "data16",
+                                     "addr32", "cs", "ds", "ss", "es"):
+            words = words[1:]  # prefixes (cs nopw: a padding nop)
+        if not words or NOT_ACCESSES.match(words[0]):
+            continue
+        operands = " ".join(words[1:])
+        if "%gs:" in operands:
+            continue
+        n = operands.count("(")
+        if n == 0 and "%fs:" not in operands:
+            continue
+        insts[int(f[0].strip().rstrip(":"), 16)] = (2 if n >= 2 else 1, text)
+    return insts
 
 
 def main():
@@ -86,6 +127,21 @@ def main():
             if i["accesses"] != ir[pc] * ops:
                 failures.append(f"{i['pc']} in {i['proc']} ({i['inst']}): {i['accesses']} accesses,"
                                 f" Valgrind executed it {ir[pc]} times x {ops} operand(s)")
+        # The instructions objdump says access memory, executed by Valgrind
+        # in the compared procedures: each in the tool's output, with
+        # objdump's operand count.
+        listed = 0
+        for pc, (ops, text) in sorted(memory_instructions(run.prog).items()):
+            if not ir[pc] or sym(pc) not in chosen or pc in reps:
+                continue
+            listed += 1
+            i = insts.get(pc)
+            if i is None:
+                failures.append(f"{pc:#x} in {sym(pc)} ({text}): executed {ir[pc]} times (Valgrind), "
+                                "not in unalign.json")
+            elif (2 if i.get("size2") else 1) != ops:
+                failures.append(f"{pc:#x} in {sym(pc)} ({text}): {ops} memory operand(s) by objdump, "
+                                f"{2 if i.get('size2') else 1} by the tool")
         for line in sel.notes():
             print("note:", line)
         if failures:
@@ -97,7 +153,8 @@ def main():
         un = sum(i["unaligned"] for i in insts.values())
         sp = sum(i["split"] for i in insts.values())
         print(f"PASS {o.prog}: {compared} instructions, accesses = Valgrind's executions x operands"
-              f" ({sel.summary()}); {total} accesses, {un} unaligned, {sp} split")
+              f" ({sel.summary()}); the {listed} executed instructions objdump shows accessing memory all"
+              f" there; {total} accesses, {un} unaligned, {sp} split")
         worst = sorted((i for i in insts.values() if i["unaligned"] or i["split"]),
                        key=lambda i: -(i["unaligned"] + i["split"]))
         for i in worst[:10]:
