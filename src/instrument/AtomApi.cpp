@@ -3,7 +3,13 @@
 #include <atomx/atom.h>
 #include <atomx/atomx.hpp>
 
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdarg>
+#include <cstdio>
+#include <string>
 
 #include "instrument/Engine.h"
 
@@ -17,11 +23,48 @@ atomx::Block in(::Block* b) { return atomx::Block(reinterpret_cast<const detail:
 atomx::Proc in(::Proc* p) { return atomx::Proc(reinterpret_cast<const detail::ProcData*>(p)); }
 atomx::Edge in(::Edge* e) { return atomx::Edge(reinterpret_cast<const detail::EdgeData*>(e)); }
 
+// C's variadic arguments carry no types: a tool that passes 42 where the
+// prototype says char* gives atomx 0x2a to read.  Each pointer atomx reads
+// through is first checked by the kernel (process_vm_readv on our own
+// process fails with EFAULT where nothing is mapped readable), so such a
+// mistake is a message, not a crash.
+bool readable(const void* p, size_t n) {
+  char buf[256];
+  while (n > 0) {
+    const size_t k = n < sizeof buf ? n : sizeof buf;
+    iovec local{buf, k}, remote{const_cast<void*>(p), k};
+    const ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    if (got < 0) return errno != EFAULT;  // EPERM, ENOSYS: cannot tell, so trust it
+    if (got == 0) return false;
+    n -= size_t(got), p = static_cast<const char*>(p) + got;
+  }
+  return true;
+}
+
+// Whether `s` points at a readable NUL-terminated string (of at most 1 MB):
+// mappings are whole pages, so one byte checked per page is enough.
+bool readableString(const char* s) {
+  for (size_t i = 0; i < (size_t(1) << 20); ++i) {
+    if ((i == 0 || (reinterpret_cast<uintptr_t>(s + i) & 4095) == 0) && !readable(s + i, 1)) return false;
+    if (s[i] == '\0') return true;
+  }
+  return false;
+}
+
+std::string badPointer(const instrument::Prototype& proto, size_t index, const void* value, const char* what) {
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%#lx", static_cast<unsigned long>(reinterpret_cast<uintptr_t>(value)));
+  return "AddCall of " + proto.name + ": argument " + std::to_string(index + 1) + " is '" +
+         proto.params[index].text + "' in the prototype " + proto.text + ", but the value passed, " + hex +
+         ", is not the address of " + what + " (an argument of another C type?)";
+}
+
 // Reads the variadic arguments of an AddCall according to the routine's
 // prototype, as C's default argument promotions deliver them.
 std::vector<Arg> readArgs(const instrument::Prototype& proto, va_list ap) {
   std::vector<Arg> args;
-  for (const instrument::Param& p : proto.params) {
+  for (size_t index = 0; index < proto.params.size(); ++index) {
+    const instrument::Param& p = proto.params[index];
     switch (p.kind) {
       case instrument::Param::Kind::Integer:
         if (p.size == 8) args.emplace_back(va_arg(ap, long));
@@ -30,6 +73,7 @@ std::vector<Arg> readArgs(const instrument::Prototype& proto, va_list ap) {
       case instrument::Param::Kind::Pointer:
         if (p.isString) {
           const char* s = va_arg(ap, const char*);
+          if (s && !readableString(s)) throw Error(badPointer(proto, index, s, "a readable string"));
           if (s) args.emplace_back(s);
           else args.emplace_back(0);
         } else {
@@ -58,6 +102,8 @@ std::vector<Arg> readArgs(const instrument::Prototype& proto, va_list ap) {
         const int count = p.arrayLength ? int(p.arrayLength) : va_arg(ap, int);
         const void* data = va_arg(ap, const void*);
         if (count <= 0) throw Error(proto.name + ": array argument '" + p.text + "' with " + std::to_string(count) + " elements");
+        if (!readable(data, size_t(count) * p.size))
+          throw Error(badPointer(proto, index, data, ("an array of " + std::to_string(count) + " elements").c_str()));
         args.emplace_back(data, p.size, size_t(count));
         break;
       }

@@ -403,7 +403,8 @@ def t_error(work, kind):
     addr = symbols(prog)["loop_sum"]  # its first instruction: xor %eax,%eax
     inst, anal = {"argcount": ("err_argcount_inst.cpp", "err_anal.c"), "brcond": ("err_inst.c", "err_anal.c"),
                   "effaddr": ("err_inst.c", "err_anal.c"), "compile": ("err_compile_inst.c", "err_anal.c"),
-                  "undefined": ("err_inst.c", "err_empty_anal.c")}[kind]
+                  "undefined": ("err_inst.c", "err_empty_anal.c"), "wrongtype": ("err_inst.c", "err_anal.c"),
+                  "wrongarray": ("err_inst.c", "err_anal.c")}[kind]
     r = instrument(prog, inst, anal, work, [kind], expect_ok=False)
     check(r.returncode != 0, f"atomx succeeded: {r.stderr}")
     check(not os.path.exists(prog + ".atomx"), "an output file was written")
@@ -415,6 +416,11 @@ def t_error(work, kind):
     lines = err.splitlines()
     eq(len(lines), 1, f"one-line message ({err})")
     check("Probe" in err, f"message does not name the routine: {err}")
+    if kind in ("wrongtype", "wrongarray"):  # a C type mistake in a variadic AddCall: named, not a crash
+        want = {"wrongtype": "argument 1 is 'char*' in the prototype Probe(char*), but the value passed, 0x2a,",
+                "wrongarray": "argument 1 is 'long[4]' in the prototype Probe(long[4]), but the value passed, 0x1000,"}
+        check(want[kind] in err, f"message does not say which argument is wrong: {err}")
+        return
     if kind != "undefined":
         check(re.search(r"0x0*%x\b" % addr, err), f"message does not give the address {addr:#x}: {err}")
 
@@ -540,7 +546,7 @@ for v in ("O2", "O0", "nopie"):
     TESTS[f"mem_light.{v}"] = lambda w, v=v: t_mem(w, v, rsp=True, light=True)
 for how in ("segv", "fault", "abort", "term", "_exit"):
     TESTS[f"killed.{how}"] = lambda w, how=how: t_killed(w, "O2", how)
-for kind in ("argcount", "brcond", "effaddr", "compile", "undefined"):
+for kind in ("argcount", "brcond", "effaddr", "compile", "undefined", "wrongtype", "wrongarray"):
     TESTS[f"error.{kind}"] = lambda w, kind=kind: t_error(w, kind)
 
 if __name__ == "__main__":

@@ -17,6 +17,12 @@ void Instrument(int argc, char **argv) {
   } else if (!strcmp(kind, "effaddr")) {
     AddCallProto("Probe(VALUE)");
     AddCallInst(first, InstBefore, "Probe", EffAddrValue);
+  } else if (!strcmp(kind, "wrongtype")) {  /* an int where the prototype says char* */
+    AddCallProto("Probe(char*)");
+    AddCallInst(first, InstBefore, "Probe", 42);
+  } else if (!strcmp(kind, "wrongarray")) {  /* an int where the prototype says long[] */
+    AddCallProto("Probe(long[4])");
+    AddCallInst(first, InstBefore, "Probe", 4096);
   } else {  /* undefined: fine here, but the analysis file lacks Probe */
     AddCallProto("Probe(long)");
     AddCallInst(first, InstBefore, "Probe", 1L);
