@@ -1,7 +1,9 @@
 #include "instrument/ToolBuild.h"
 
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <elf.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -10,7 +12,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <typeinfo>
 #include <filesystem>
 #include <fstream>
 
@@ -160,6 +164,69 @@ ToolBuild::~ToolBuild() {
   }
 }
 
+namespace {
+
+// While the tool's Instrument runs, a crash in it is the tool's fault, not
+// atomx's: say so, where (addr2line on the plugin, built with -g), and die
+// of the same signal.  Only async-signal-safe calls in the handler.
+struct CrashReport {
+  char tool[512];
+  char plugin[512];
+};
+CrashReport crashReport;
+
+void writeAll(const char* s) {
+  for (size_t n = std::strlen(s); n > 0;) {
+    const ssize_t w = write(2, s, n);
+    if (w <= 0) return;
+    s += w, n -= size_t(w);
+  }
+}
+
+void hexTo(char* out, uintptr_t v) {
+  char digits[17];
+  int k = 0;
+  do digits[k++] = "0123456789abcdef"[v & 15], v >>= 4; while (v);
+  *out++ = '0', *out++ = 'x';
+  while (k) *out++ = digits[--k];
+  *out = '\0';
+}
+
+void onToolCrash(int sig, siginfo_t* info, void* context) {
+  const uintptr_t pc = uintptr_t(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+  char pcText[24], addrText[24];
+  hexTo(pcText, pc);
+  hexTo(addrText, uintptr_t(info->si_addr));
+  writeAll("atomx: ");
+  writeAll(crashReport.tool);
+  writeAll(": its Instrument crashed (SIG");
+  writeAll(sigabbrev_np(sig) ? sigabbrev_np(sig) : "NAL");
+  if (sig == SIGSEGV || sig == SIGBUS) writeAll(", address "), writeAll(addrText);
+  writeAll(") at ");
+  writeAll(pcText);
+  Dl_info where;
+  if (dladdr(reinterpret_cast<void*>(pc), &where) && where.dli_fname && std::strstr(where.dli_fname, "instrument.so")) {
+    char offset[24];
+    hexTo(offset, pc - uintptr_t(where.dli_fbase));
+    writeAll(", in the tool: ");
+    const pid_t child = fork();
+    if (child == 0) {  // "Instrument at tool.c:12" on stderr
+      dup2(2, 1);
+      char* argv[] = {const_cast<char*>("addr2line"), const_cast<char*>("-f"), const_cast<char*>("-p"),
+                      const_cast<char*>("-e"), crashReport.plugin, offset, nullptr};
+      execvp("addr2line", argv);
+      _exit(127);
+    }
+    if (child > 0) waitpid(child, nullptr, 0);
+  } else {
+    writeAll(" (in code the tool called)\n");
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+}  // namespace
+
 void ToolBuild::runInstrument(const std::vector<std::string>& toolArgs) {
   handle_ = dlopen(plugin_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) throw Error(instName_ + ": cannot load the instrumentation: " + dlerror());
@@ -171,7 +238,34 @@ void ToolBuild::runInstrument(const std::vector<std::string>& toolArgs) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  instrument(int(args.size()), argv.data());
+  std::snprintf(crashReport.tool, sizeof crashReport.tool, "%s", instName_.c_str());
+  std::snprintf(crashReport.plugin, sizeof crashReport.plugin, "%s", plugin_.c_str());
+  static const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  struct sigaction crash {}, saved[5];
+  crash.sa_sigaction = onToolCrash;
+  crash.sa_flags = SA_SIGINFO | SA_RESETHAND;
+  sigemptyset(&crash.sa_mask);
+  for (size_t k = 0; k < 5; ++k) sigaction(kSignals[k], &crash, &saved[k]);
+  auto restore = [&] {
+    for (size_t k = 0; k < 5; ++k) sigaction(kSignals[k], &saved[k], nullptr);
+  };
+  try {
+    instrument(int(args.size()), argv.data());
+  } catch (const Error&) {
+    restore();
+    throw;  // atomx's own message (a wrong call, an internal error)
+  } catch (const std::exception& e) {
+    restore();
+    int status = 0;
+    char* type = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status);
+    const std::string name = type ? type : typeid(e).name();
+    std::free(type);
+    throw Error(instName_ + ": its Instrument threw " + name + ": " + e.what());
+  } catch (...) {
+    restore();
+    throw Error(instName_ + ": its Instrument threw an exception that is not a std::exception");
+  }
+  restore();
 }
 
 std::vector<uint8_t> ToolBuild::analysisObject() const {

@@ -404,7 +404,8 @@ def t_error(work, kind):
     inst, anal = {"argcount": ("err_argcount_inst.cpp", "err_anal.c"), "brcond": ("err_inst.c", "err_anal.c"),
                   "effaddr": ("err_inst.c", "err_anal.c"), "compile": ("err_compile_inst.c", "err_anal.c"),
                   "undefined": ("err_inst.c", "err_empty_anal.c"), "wrongtype": ("err_inst.c", "err_anal.c"),
-                  "wrongarray": ("err_inst.c", "err_anal.c")}[kind]
+                  "wrongarray": ("err_inst.c", "err_anal.c"), "crash": ("err_inst.c", "err_anal.c"),
+                  "throw": ("err_throw_inst.cpp", "err_anal.c")}[kind]
     r = instrument(prog, inst, anal, work, [kind], expect_ok=False)
     check(r.returncode != 0, f"atomx succeeded: {r.stderr}")
     check(not os.path.exists(prog + ".atomx"), "an output file was written")
@@ -415,6 +416,17 @@ def t_error(work, kind):
         return
     lines = err.splitlines()
     eq(len(lines), 1, f"one-line message ({err})")
+    if kind == "crash":  # the tool's fault, said as such, with its source line; atomx dies of the signal
+        eq(r.returncode, -11, "exit status (killed by SIGSEGV)")
+        check(re.search(r"err_inst\.c: its Instrument crashed \(SIGSEGV, address 0x0\) at 0x[0-9a-f]+, "
+                        r"in the tool: Instrument at \S*err_inst\.c:\d+", err), f"no crash report: {err}")
+        return
+    if kind == "throw":
+        eq(r.returncode, 1, "exit status")
+        check(err.endswith("err_throw_inst.cpp: its Instrument threw std::out_of_range: block 7 of 3"),
+              f"not the tool's exception: {err}")
+        check("internal error" not in err, f"called an internal error: {err}")
+        return
     check("Probe" in err, f"message does not name the routine: {err}")
     if kind in ("wrongtype", "wrongarray"):  # a C type mistake in a variadic AddCall: named, not a crash
         want = {"wrongtype": "argument 1 is 'char*' in the prototype Probe(char*), but the value passed, 0x2a,",
@@ -546,7 +558,7 @@ for v in ("O2", "O0", "nopie"):
     TESTS[f"mem_light.{v}"] = lambda w, v=v: t_mem(w, v, rsp=True, light=True)
 for how in ("segv", "fault", "abort", "term", "_exit"):
     TESTS[f"killed.{how}"] = lambda w, how=how: t_killed(w, "O2", how)
-for kind in ("argcount", "brcond", "effaddr", "compile", "undefined", "wrongtype", "wrongarray"):
+for kind in ("argcount", "brcond", "effaddr", "compile", "undefined", "wrongtype", "wrongarray", "crash", "throw"):
     TESTS[f"error.{kind}"] = lambda w, kind=kind: t_error(w, kind)
 
 if __name__ == "__main__":

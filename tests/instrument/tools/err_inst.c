@@ -17,6 +17,9 @@ void Instrument(int argc, char **argv) {
   } else if (!strcmp(kind, "effaddr")) {
     AddCallProto("Probe(VALUE)");
     AddCallInst(first, InstBefore, "Probe", EffAddrValue);
+  } else if (!strcmp(kind, "crash")) {  /* the tool's own bug */
+    volatile int *nowhere = 0;
+    *nowhere = 1;
   } else if (!strcmp(kind, "wrongtype")) {  /* an int where the prototype says char* */
     AddCallProto("Probe(char*)");
     AddCallInst(first, InstBefore, "Probe", 42);
