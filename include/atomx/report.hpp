@@ -51,7 +51,7 @@ class JsonWriter {
   JsonWriter& endObject() { close('}'); return *this; }
   JsonWriter& beginArray() {
     open('[');
-    if (arrays_ < kMaxDepth) std::memcpy(arrayKey_[arrays_], lastKey_, sizeof lastKey_);
+    if (miscount_ && arrays_ < kMaxDepth) std::memcpy(arrayKey_[arrays_], lastKey_, sizeof lastKey_);
     ++arrays_;
     return *this;
   }

@@ -37,14 +37,8 @@ FlagsLiveness::FlagsLiveness(const ir::Program& program, const ir::Procedure& pr
   for (uint32_t i = 0; i < proc.insns.size(); ++i) transfer[i] = effect(i);
   // What a block's last instruction leaves live: its successors' needs, and
   // the rule for control leaving the procedure.
-  auto liveOut = [&](const ir::Block& b, const std::vector<uint8_t>& liveIn) {
+  auto liveOut = [&](const ir::Block& b, uint8_t out, bool fallThroughEdge) {
     const x86::Insn& last = proc.insns[b.firstInsn + b.insnCount - 1];
-    uint8_t out = 0;
-    bool fallThroughEdge = false;
-    for (const ir::Edge& e : b.succs) {
-      out |= liveIn[e.to];
-      fallThroughEdge |= e.kind == ir::EdgeKind::FallThrough;
-    }
     switch (last.flow) {
       case x86::Flow::Return:
       case x86::Flow::Stop:

@@ -42,16 +42,10 @@ RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedu
   // everything where control leaves the procedure (the CFG's edges to the
   // virtual exit: returns, tail calls, calls that never return, stops,
   // indirect jumps no table explains).
-  auto liveOut = [&](const ir::Block& b, const std::vector<uint16_t>& liveIn) {
+  auto liveOut = [&](const ir::Block& b, uint16_t out, bool fallThroughEdge) {
     for (const ir::OutEdge& o : b.outs)
       if (ir::leadsToExit(o.kind)) return kAllGprs;
     const x86::Insn& last = proc.insns[b.firstInsn + b.insnCount - 1];
-    uint16_t out = 0;
-    bool fallThroughEdge = false;
-    for (const ir::Edge& e : b.succs) {
-      out |= liveIn[e.to];
-      fallThroughEdge |= e.kind == ir::EdgeKind::FallThrough;
-    }
     const bool fallsThrough = last.flow != x86::Flow::Jump && last.flow != x86::Flow::IndirectJump &&
                               last.flow != x86::Flow::Return && last.flow != x86::Flow::Stop;
     if (fallsThrough && !fallThroughEdge) return kAllGprs;  // should not happen: the CFG gives an out edge

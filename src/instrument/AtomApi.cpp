@@ -51,7 +51,7 @@ bool readableString(const char* s) {
   return false;
 }
 
-std::string badPointer(const instrument::Prototype& proto, size_t index, const void* value, const char* what) {
+std::string badPointer(const instrument::Prototype& proto, size_t index, const void* value, const std::string& what) {
   char hex[32];
   std::snprintf(hex, sizeof hex, "%#lx", static_cast<unsigned long>(reinterpret_cast<uintptr_t>(value)));
   return "AddCall of " + proto.name + ": argument " + std::to_string(index + 1) + " is '" +
@@ -103,7 +103,7 @@ std::vector<Arg> readArgs(const instrument::Prototype& proto, va_list ap) {
         const void* data = va_arg(ap, const void*);
         if (count <= 0) throw Error(proto.name + ": array argument '" + p.text + "' with " + std::to_string(count) + " elements");
         if (!readable(data, size_t(count) * p.size))
-          throw Error(badPointer(proto, index, data, ("an array of " + std::to_string(count) + " elements").c_str()));
+          throw Error(badPointer(proto, index, data, "an array of " + std::to_string(count) + " elements"));
         args.emplace_back(data, p.size, size_t(count));
         break;
       }

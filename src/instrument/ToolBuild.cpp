@@ -17,6 +17,7 @@
 #include <typeinfo>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "elf/ElfImage.h"
 #include "support/Error.h"
@@ -205,7 +206,7 @@ void onToolCrash(int sig, siginfo_t* info, void* context) {
   writeAll(") at ");
   writeAll(pcText);
   Dl_info where;
-  if (dladdr(reinterpret_cast<void*>(pc), &where) && where.dli_fname && std::strstr(where.dli_fname, "instrument.so")) {
+  if (dladdr(reinterpret_cast<void*>(pc), &where) && where.dli_fname && std::strcmp(where.dli_fname, crashReport.plugin) == 0) {
     char offset[24];
     hexTo(offset, pc - uintptr_t(where.dli_fbase));
     writeAll(", in the tool: ");
@@ -225,6 +226,28 @@ void onToolCrash(int sig, siginfo_t* info, void* context) {
   raise(sig);
 }
 
+// onToolCrash for the signals of a crash, and the previous handlers back
+// when it goes.
+class ToolCrashHandlers {
+ public:
+  ToolCrashHandlers() {
+    struct sigaction crash {};
+    crash.sa_sigaction = onToolCrash;
+    crash.sa_flags = SA_SIGINFO | SA_RESETHAND;
+    sigemptyset(&crash.sa_mask);
+    for (size_t k = 0; k < std::size(kSignals); ++k) sigaction(kSignals[k], &crash, &saved_[k]);
+  }
+  ~ToolCrashHandlers() {
+    for (size_t k = 0; k < std::size(kSignals); ++k) sigaction(kSignals[k], &saved_[k], nullptr);
+  }
+  ToolCrashHandlers(const ToolCrashHandlers&) = delete;
+  ToolCrashHandlers& operator=(const ToolCrashHandlers&) = delete;
+
+ private:
+  static constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  struct sigaction saved_[std::size(kSignals)];
+};
+
 }  // namespace
 
 void ToolBuild::runInstrument(const std::vector<std::string>& toolArgs) {
@@ -240,32 +263,20 @@ void ToolBuild::runInstrument(const std::vector<std::string>& toolArgs) {
   argv.push_back(nullptr);
   std::snprintf(crashReport.tool, sizeof crashReport.tool, "%s", instName_.c_str());
   std::snprintf(crashReport.plugin, sizeof crashReport.plugin, "%s", plugin_.c_str());
-  static const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-  struct sigaction crash {}, saved[5];
-  crash.sa_sigaction = onToolCrash;
-  crash.sa_flags = SA_SIGINFO | SA_RESETHAND;
-  sigemptyset(&crash.sa_mask);
-  for (size_t k = 0; k < 5; ++k) sigaction(kSignals[k], &crash, &saved[k]);
-  auto restore = [&] {
-    for (size_t k = 0; k < 5; ++k) sigaction(kSignals[k], &saved[k], nullptr);
-  };
+  const ToolCrashHandlers handlers;  // until Instrument returns or throws
   try {
     instrument(int(args.size()), argv.data());
   } catch (const Error&) {
-    restore();
     throw;  // atomx's own message (a wrong call, an internal error)
   } catch (const std::exception& e) {
-    restore();
     int status = 0;
     char* type = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status);
     const std::string name = type ? type : typeid(e).name();
     std::free(type);
     throw Error(instName_ + ": its Instrument threw " + name + ": " + e.what());
   } catch (...) {
-    restore();
     throw Error(instName_ + ": its Instrument threw an exception that is not a std::exception");
   }
-  restore();
 }
 
 std::vector<uint8_t> ToolBuild::analysisObject() const {
