@@ -46,6 +46,7 @@ Exit status 0 when everything matches; 1 with the differing procedures listed.
 """
 import argparse
 import collections
+import functools
 import json
 import os
 import shutil
@@ -98,22 +99,40 @@ def canonical_names(syms):
     return canon
 
 
+REP_PREFIXES = ("rep", "repz", "repnz", "repe", "repne")
+
+
+@functools.lru_cache(maxsize=None)
+def disassembly(prog):
+    """(address, text) of every instruction `objdump -d` shows in prog, in
+    address order: the one reading of objdump that every checker classifying
+    instructions uses (read once per program)."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", prog], capture_output=True, text=True,
+                         check=True).stdout
+    insts = []
+    for line in out.splitlines():
+        f = line.split("\t")
+        text = "\t".join(f[1:]).strip()
+        if len(f) < 2 or not text:
+            continue
+        try:
+            insts.append((int(f[0].strip().rstrip(":"), 16), text))
+        except ValueError:
+            continue
+    return tuple(insts)
+
+
 def valgrind_only_branches(prog):
     """Addresses of instructions Valgrind counts conditional branches at that
     are none to atomx (or ATOM), from objdump: rep/repz/repnz-prefixed string
     instructions (one Bc per iteration) and atomic read-modify-writes (lock
     prefix, xchg with memory: Valgrind emulates them with a compare-and-swap
     whose retry check it counts)."""
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", prog], capture_output=True, text=True, check=True).stdout
     addrs = set()
-    for line in out.splitlines():
-        f = line.split("\t")
-        if len(f) < 2 or not f[1].split():
-            continue
-        words = f[1].split()
-        if words[0] in ("rep", "repz", "repnz", "repe", "repne", "lock") or \
-                (words[0].startswith("xchg") and "(" in f[1]):
-            addrs.add(int(f[0].strip().rstrip(":"), 16))
+    for addr, text in disassembly(prog):
+        first = text.split()[0]
+        if first in REP_PREFIXES + ("lock",) or (first.startswith("xchg") and "(" in text):
+            addrs.add(addr)
     return addrs
 
 

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "branch"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import setaside  # noqa: E402
 from branch_vs_cachegrind import (callgrind_costs, function_symbols, canonical_names,  # noqa: E402,F401
-                                   valgrind_only_branches)
+                                   valgrind_only_branches, disassembly, REP_PREFIXES)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,14 +55,7 @@ def harness_args(description):
 
 def rep_addresses(prog):
     """Addresses of rep/repz/repnz-prefixed instructions (objdump)."""
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", prog], capture_output=True, text=True,
-                         check=True).stdout
-    addrs = set()
-    for line in out.splitlines():
-        f = line.split("\t")
-        if len(f) >= 2 and f[1].split() and f[1].split()[0] in ("rep", "repz", "repnz", "repe", "repne"):
-            addrs.add(int(f[0].strip().rstrip(":"), 16))
-    return addrs
+    return {addr for addr, text in disassembly(prog) if text.split()[0] in REP_PREFIXES}
 
 
 class Symbols:

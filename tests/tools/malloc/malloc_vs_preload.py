@@ -43,22 +43,12 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
-from vgharness import function_symbols  # noqa: E402
-
-
-def sh(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+from vgharness import disassembly, function_symbols  # noqa: E402
 
 
 def instructions(prog):
     """address -> instruction text (objdump), to find the call before a return address."""
-    insts = {}
-    for line in sh(["objdump", "-d", "--no-show-raw-insn", prog]).splitlines():
-        head, _, text = line.partition(":")
-        head = head.strip()
-        if line.startswith(" ") and head and all(c in "0123456789abcdef" for c in head):
-            insts[int(head, 16)] = text.strip()
-    return insts
+    return dict(disassembly(prog))
 
 
 def calls_library(text):

@@ -66,17 +66,13 @@ class Symbols(vgharness.Symbols):
 def special_addresses(prog):
     """Addresses of rep/repz/repnz-prefixed instructions and of call
     instructions (objdump)."""
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", prog], capture_output=True, text=True, check=True).stdout
     rep, calls = set(), set()
-    for line in out.splitlines():
-        f = line.split("\t")
-        words = f[1].split() if len(f) >= 2 else []
-        if not words:
-            continue
-        if words[0] in ("rep", "repz", "repnz", "repe", "repne"):
-            rep.add(int(f[0].strip().rstrip(":"), 16))
+    for addr, text in vgharness.disassembly(prog):
+        words = text.split()
+        if words[0] in vgharness.REP_PREFIXES:
+            rep.add(addr)
         if words[0].startswith("call") or (len(words) > 1 and words[0] in ("bnd", "notrack") and words[1].startswith("call")):
-            calls.add(int(f[0].strip().rstrip(":"), 16))
+            calls.add(addr)
     return rep, calls
 
 

@@ -25,12 +25,11 @@ Exit status 0 when everything matches.
 import collections
 import os
 import re
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
-from vgharness import Run, Symbols, rep_addresses, harness_args, setaside  # noqa: E402
+from vgharness import Run, Symbols, disassembly, rep_addresses, harness_args, setaside, REP_PREFIXES  # noqa: E402
 
 
 # What the tool does not count (tools/unalign/README.md, "Not counted"):
@@ -44,17 +43,10 @@ def memory_instructions(prog):
     """pc -> (operands, text) of every instruction objdump shows with an
     explicit memory operand ("(" in AT&T syntax, or a %fs: absolute
     address) that the tool counts; operands: 2 for movs and cmps."""
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", prog], capture_output=True, text=True,
-                         check=True).stdout
     insts = {}
-    for line in out.splitlines():
-        f = line.split("\t")
-        if len(f) < 2 or not f[1].strip():
-            continue
-        text = f[1].strip()
+    for addr, text in disassembly(prog):
         words = text.split()
-        while words and words[0] in ("rep", "repz", "repnz", "repe", "repne", "lock", "notrack", "bnd", "data16",
-                                     "addr32", "cs", "ds", "ss", "es"):
+        while words and words[0] in REP_PREFIXES + ("lock", "notrack", "bnd", "data16", "addr32", "cs", "ds", "ss", "es"):
             words = words[1:]  # prefixes (cs nopw: a padding nop)
         if not words or NOT_ACCESSES.match(words[0]):
             continue
@@ -64,7 +56,7 @@ def memory_instructions(prog):
         n = operands.count("(")
         if n == 0 and "%fs:" not in operands:
             continue
-        insts[int(f[0].strip().rstrip(":"), 16)] = (2 if n >= 2 else 1, text)
+        insts[addr] = (2 if n >= 2 else 1, text)
     return insts
 
 
