@@ -57,6 +57,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+import callgrind_file  # noqa: E402
 import setaside  # noqa: E402
 TOOLS = {
     # ATOM's Figures 2 and 3: plain counters, so single-threaded programs only.
@@ -138,52 +139,9 @@ def valgrind_only_branches(prog):
 
 def callgrind_costs(path, object_name, event):
     """(function, instruction address, cost of `event`) of every cost line of
-    object_name in a callgrind file written with --dump-instr=yes (inclusive
-    costs of calls are skipped; a cost left off the end of a line is 0)."""
-    names = {}
-    ob = fn = None
-    last = [0, 0]
-    col = None
-    skip_next = False
-    with open(path) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.startswith("events:"):
-                col = line.split()[1:].index(event)
-                continue
-            if line.startswith("calls="):
-                skip_next = True  # the next line is the call's inclusive cost
-                continue
-            head, _, rest = line.partition("=")
-            if head in ("ob", "fn", "cob", "cfn", "fl", "fi", "fe", "cfi", "cfl") and rest.startswith("("):
-                ident, _, name = rest.partition(")")
-                key = (head.lstrip("c") if head in ("cob", "cfn") else head, ident)
-                if name.strip():
-                    names[key] = name.strip()
-                if head == "ob":
-                    ob = names.get(key)
-                elif head == "fn":
-                    fn = names.get(key)
-                    # Recursion levels are separate functions to callgrind: f'2.
-                    if fn and "'" in fn and fn.rsplit("'", 1)[1].isdigit():
-                        fn = fn.rsplit("'", 1)[0]
-                continue
-            if not line or not (line[0].isdigit() or line[0] in "+-*"):
-                continue
-            parts = line.split()
-            for i in range(2):
-                p = parts[i]
-                if p == "*":
-                    continue
-                if p[0] in "+-":
-                    last[i] += int(p)
-                else:
-                    last[i] = int(p, 0)
-            if skip_next:
-                skip_next = False
-                continue
-            if ob and os.path.basename(ob) == object_name and col is not None:
-                yield fn, last[0], int(parts[2 + col]) if len(parts) > 2 + col else 0
+    object_name in a callgrind file written with --dump-instr=yes
+    (tests/callgrind_file.py reads it)."""
+    return callgrind_file.costs(path, object_name, event)
 
 
 def write_wrapper(path, body):

@@ -10,7 +10,7 @@
 #
 #   tool     checker (in tests/tools/)                 compared with
 #   branch   branch/branch_json_vs_callgrind.py        Bc per function (callgrind)
-#   dyninst  dyninst/dyninst_vs_callgrind.py           Ir per function, rep apart
+#   dyninst  dyninst/dyninst_vs_callgrind.py           Ir per function; rep executions
 #   unalign  unalign/unalign_vs_callgrind.py           executions x operands per instruction
 #   pipe     pipe/pipe_vs_cachegrind.py                Ir per function
 #   prof     prof/tooltest.py --tool prof              Ir per function and source line;

@@ -11,11 +11,15 @@ instruction count (the sum over its blocks of executions x instructions, from
 dyninst.json) equals callgrind's Ir exactly, and that the program's output is
 unchanged.
 
-rep-prefixed string instructions are compared apart: Valgrind counts one Ir
-per iteration (one for %rcx = 0), dyninst one per execution (as the CPU's
-instructions-retired counter does).  Both sides leave them out of the
-per-function comparison; the tool's executions of them are counted from the
-blocks that hold them (objdump finds them), and the two rep totals are printed.
+rep-prefixed string instructions count once per execution, as the CPU's
+instructions-retired counter counts them and dyninst does, while Valgrind
+counts one Ir per arrival (each iteration jumps back to the instruction).
+Their executions are taken from callgrind's jumps (Ir less the jumps from
+the instruction to itself, vgharness.Run.rep_executions) and compared per
+function too, on their own: a function's rep executions (the tool's counted
+from the blocks that hold them, objdump finding them) must equal
+callgrind's, and so must its instructions with each rep instruction counted
+once per execution.
 
 --runs N, --set-aside 'PROC=REASON', --min-share PCT: what is compared is
 decided by tests/setaside.py (a procedure that varies between the runs
@@ -42,7 +46,7 @@ def tool_counts(jsons, sym, reps):
             if name is None:
                 continue
             r = sum(1 for a in range(pc, end) if a in reps)
-            total[name] += b["count"] * (b["insts"] - r)
+            total[name] += b["count"] * b["insts"]
             rep[name] += b["count"] * r
     return total, rep
 
@@ -76,10 +80,15 @@ def main():
         names = {sym.canon[n] for _, _, n in sym.syms if n not in run.unmoved}
         cg, cg_rep = collections.Counter(), collections.Counter()
         # By address: callgrind names some functions its own way ("(below main)").
+        rep_exec = run.rep_executions()
         for _, addr, ir in run.callgrind("Ir"):
             fn = sym(addr)
-            if fn in names:
-                (cg_rep if addr in reps else cg)[fn] += ir
+            if fn in names and addr not in reps:
+                cg[fn] += ir
+        for addr, n in rep_exec.items():
+            if sym(addr) in names:
+                cg[sym(addr)] += n
+                cg_rep[sym(addr)] += n
         sel = setaside.Selection(names, [t for t, _ in per_run], lambda n: tool[n], o.set_aside, o.min_share,
                                  sym.canon, "instructions executed")
         failures += sel.problems
@@ -87,6 +96,9 @@ def main():
         for n in compared:
             if tool[n] != cg[n]:
                 failures.append(f"{n}: dyninst {tool[n]}, Valgrind Ir {cg[n]} ({tool[n] - cg[n]:+d})")
+            if tool_rep[n] != cg_rep[n]:
+                failures.append(f"{n}: rep-prefixed instructions executed {tool_rep[n]} times to dyninst,"
+                                f" {cg_rep[n]} to callgrind ({tool_rep[n] - cg_rep[n]:+d})")
         for line in sel.notes():
             print("note:", line)
         if run.unmoved:
@@ -97,8 +109,8 @@ def main():
                 print("   ", f)
             return 1
         print(f"PASS {o.prog}: {len(compared)} functions, {sel.summary()}, equal to Valgrind's Ir"
-              f"; rep instructions apart: {sum(tool_rep[n] for n in compared)} executions,"
-              f" {sum(cg_rep[n] for n in compared)} Valgrind Ir")
+              f" (rep-prefixed instructions counted once per execution: {sum(tool_rep[n] for n in compared)}"
+              f" executions in {sum(1 for n in compared if tool_rep[n])} functions, equal to callgrind's)")
         return 0
     finally:
         run.close()

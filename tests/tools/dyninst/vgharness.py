@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "branch"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+import callgrind_file  # noqa: E402
 import setaside  # noqa: E402
 from branch_vs_cachegrind import (callgrind_costs, function_symbols, canonical_names,  # noqa: E402,F401
                                    valgrind_only_branches, disassembly, REP_PREFIXES)
@@ -91,7 +92,9 @@ class Run:
     process), .cgdir (Valgrind's files, one per process), .unmoved
     (procedures atomx left in place).
 
-    valgrind: "callgrind" (run with --dump-instr=yes) or "cachegrind";
+    valgrind: "callgrind" (run with --dump-instr=yes --collect-jumps=yes
+    --compress-pos=no, so that rep_executions() can read its jumps) or
+    "cachegrind";
     valgrind_opts: more of its options.  collect: names of other files the
     tool writes (NAME, or NAME.PID from a forked child) to keep; discard:
     names of files it writes that nobody reads, removed after each process
@@ -149,7 +152,7 @@ class Run:
         ]
         if with_valgrind:
             vg = self.valgrind
-            opts = (["--dump-instr=yes"] if vg == "callgrind" else []) + ["--demangle=no"] + self.vg_opts
+            opts = (["--dump-instr=yes", "--collect-jumps=yes", "--compress-pos=no"] if vg == "callgrind" else []) + ["--demangle=no"] + self.vg_opts
             wrappers.append((vg, f"exec valgrind -q --tool={vg} {' '.join(opts)}"
                              f' --{vg}-out-file="{self.cgdir}/cg.%p" "{cg_binary}" "$@"\n'))
         self.results, self.outputs = {}, []
@@ -184,6 +187,12 @@ class Run:
         """(function, address, cost) over every process callgrind saw."""
         for path in self.valgrind_files():
             yield from callgrind_costs(path, os.path.basename(self.prog), event)
+
+    def rep_executions(self):
+        """{address: executions} of PROG's rep-prefixed string instructions,
+        over every process callgrind saw (callgrind_file.executions: Valgrind
+        counts an Ir per iteration, the tools one per execution)."""
+        return callgrind_file.executions(self.valgrind_files(), os.path.basename(self.prog), rep_addresses(self.prog))
 
     def json_outputs(self, run=0):
         for path in self.outputs[run]:

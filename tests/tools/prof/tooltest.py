@@ -14,8 +14,10 @@ function symbols; aliases and `f.cold` parts merged, procedures atomx leaves
 in place excluded):
 
   prof    instructions per procedure (TOOL.json) with callgrind's Ir, the Ir
-          of rep-prefixed string instructions set apart on both sides
-          (Valgrind counts one Ir per iteration, the tool one per execution);
+          of a rep-prefixed string instruction counted once per execution
+          on both sides (Valgrind counts one Ir per iteration: its
+          executions are its Ir less its jumps to itself), and those
+          executions compared per procedure on their own too;
           and `callgrind_annotate` on the tool's callgrind file: it must run,
           and its per-function totals must equal prof.json's;
   gprof   the same for instructions, plus calls per caller -> callee arc
@@ -52,6 +54,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
 import vgharness  # noqa: E402
+import callgrind_file  # noqa: E402
 
 
 class Symbols(vgharness.Symbols):
@@ -76,66 +79,23 @@ def special_addresses(prog):
     return rep, calls
 
 
-def parse_callgrind(path):
-    """A callgrind file written with --dump-instr=yes --compress-strings=no
-    --compress-pos=no: yields ("cost", ob, fn, addr, Ir) per cost line and
-    ("call", ob, fn, site addr, cob, target addr, count) per calls= line; a cost
-    event carries the source file and line too (None when unknown)."""
-    ob = fn = cob = cfn = fl = fi = None
-    ir_col = 0
-    npos = 1
-    pending = None
-    with open(path) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.startswith("positions:"):
-                npos = len(line.split()[1:])
-            elif line.startswith("events:"):
-                ir_col = line.split()[1:].index("Ir")
-            elif line.startswith("ob="):
-                ob = cob = line[3:]
-            elif line.startswith("fl="):
-                fl = fi = line[3:]
-            elif line.startswith(("fi=", "fe=")):
-                fi = line[3:]
-            elif line.startswith("fn="):
-                fn = line[3:]
-                cob = ob
-                fi = fl
-            elif line.startswith("cob="):
-                cob = line[4:]
-            elif line.startswith("cfn="):
-                cfn = line[4:]
-            elif line.startswith("calls="):
-                pending = line[6:].split()  # count, target position
-            elif line and (line[0].isdigit() or line[0] == "0"):
-                parts = line.split()
-                addr = int(parts[0], 0)
-                if pending is not None:
-                    yield ("call", ob, fn, addr, cob, int(pending[1], 0), int(pending[0]))
-                    pending = None
-                    cob = ob
-                elif len(parts) > npos + ir_col:
-                    yield ("cost", ob, fn, addr, int(parts[npos + ir_col]), fi,
-                           int(parts[1], 0) if npos > 1 else None)
-
-
 def tool_counts(tool, data, syms, rep):
     """From one TOOL.json: Counter of comparable keys -> counts.
-    keys: ("ir", proc), ("arc", caller, callee), ("site", pc, callee)."""
+    keys: ("ir", proc), ("rep", proc), ("line", proc, file, line),
+    ("arc", caller, callee), ("site", pc, callee)."""
     c = collections.Counter()
     if tool in ("prof", "gprof"):
         for p in data["procedures"]:
             name = syms(int(p["pc"], 16))
             if name:
                 c[("ir", name)] += p["instructions"]
-        # rep-prefixed instructions count one per execution of their block
-        # here, one per iteration to Valgrind: set apart on both sides.
+        # rep-prefixed instructions, once per execution of their block: also
+        # on their own, to be compared with callgrind's executions of them.
         for b in data["blocks"]:
             pc, end = int(b["pc"], 16), int(b["end"], 16)
             n = bisect.bisect_left(rep, end) - bisect.bisect_left(rep, pc)
             if n and syms(pc):
-                c[("ir", syms(pc))] -= b["count"] * n
+                c[("rep", syms(pc))] += b["count"] * n
     if tool == "prof":
         # Per source line, for lines the line table names (a -g build).
         for ln in data["lines"]:
@@ -163,7 +123,7 @@ def main():
     # --skip-plt=no: a PLT stub's instructions are its own, not the
     # caller's.  The tool's callgrind file lies beside its JSON file.
     run = vgharness.Run(o.atomx, o.prog, o.tool, workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
-                        valgrind_opts=["--compress-strings=no", "--compress-pos=no", "--skip-plt=no"],
+                        valgrind_opts=["--compress-strings=no", "--skip-plt=no"],
                         collect=[f"callgrind.out.atomx-{o.tool}"], keep=o.keep)
     try:
         try:
@@ -209,30 +169,27 @@ def compare(o, run):
     # Valgrind's side, over every process.
     obj = os.path.basename(prog)
     vg = collections.Counter()
-    rep_ir = 0
-    rep_lines = set()  # lines holding a rep instruction: not compared
+    rep_line = {}  # rep instruction -> its line's key
     for path in run.valgrind_files():
-        for ev in parse_callgrind(path):
-            if not ev[1] or os.path.basename(ev[1]) != obj:
+        for ev in callgrind_file.read(path):
+            if not ev.ob or os.path.basename(ev.ob) != obj:
                 continue
             # Functions by address, not by callgrind's names: _start is
             # "(below main)"'s caller under another name, recursion levels
             # are f'2, code with no symbol is 0x....
-            if ev[0] == "cost":
-                _, _, _, addr, ir, file, line = ev
+            if type(ev) is callgrind_file.Cost:
+                addr, ir, file, line = ev.addr, ev.costs.get("Ir", 0), ev.file, ev.line
                 fn = syms(addr)
                 if fn and o.tool != "inline":
                     line_key = ("line", fn, os.path.basename(file), line) if file and file != "???" and line else None
-                    if addr in rep_set:
-                        rep_ir += ir
-                        if line_key:
-                            rep_lines.add(line_key)
+                    if addr in rep_set:  # counted below, once per execution
+                        rep_line[addr] = line_key
                     else:
                         vg[("ir", fn)] += ir
                         if line_key and o.tool == "prof":
                             vg[line_key] += ir
-            else:
-                _, _, _, site, cob, target, count = ev
+            elif type(ev) is callgrind_file.Call:
+                site, cob, target, count = ev.addr, ev.cob, ev.target, ev.count
                 fn = syms(site)
                 callee = syms(target) if cob and os.path.basename(cob) == obj else None
                 if not (fn and callee) or target in syms.cold_starts:
@@ -241,6 +198,17 @@ def compare(o, run):
                     vg[("arc", fn, callee)] += count
                 elif o.tool == "inline":
                     vg[("site", site, callee)] += count
+
+    # rep-prefixed string instructions: Valgrind counts an Ir per iteration,
+    # the tools one per execution; callgrind's jumps give the executions.
+    if o.tool != "inline":
+        for addr, n in run.rep_executions().items():
+            fn = syms(addr)
+            if fn:
+                vg[("ir", fn)] += n
+                vg[("rep", fn)] += n
+                if rep_line.get(addr) and o.tool == "prof":
+                    vg[rep_line[addr]] += n
 
     all_names = {syms.canon[n] for _, _, n in syms.syms if n not in unmoved}
 
@@ -267,13 +235,11 @@ def compare(o, run):
     keys = set(tool) | set(vg)
 
     def comparable(k):
-        if k in rep_lines:
-            return False
         if k[0] == "site":  # call instructions (callgrind lists tail jumps as calls too)
             return k[1] in call_addrs and syms(k[1]) in names and k[2] in callees
         if k[0] == "arc":
             return k[1] in names and k[2] in callees
-        return k[1] in names  # ir, line: the procedure
+        return k[1] in names  # ir, rep, line: the procedure
 
     compared = sorted((k for k in keys if comparable(k)), key=str)
     for k in compared:
@@ -292,9 +258,8 @@ def compare(o, run):
     sums = collections.Counter()
     for k in compared:
         sums[k[0]] += tool[k]
-    what = {"ir": "procedures' instructions", "line": "source lines' instructions", "arc": "caller->callee arcs' calls", "site": "call sites' calls"}
+    what = {"ir": "procedures' instructions", "rep": "procedures' rep-prefixed instructions' executions", "line": "source lines' instructions", "arc": "caller->callee arcs' calls", "site": "call sites' calls"}
     print(f"PASS {o.prog} [{o.tool}]: " + "; ".join(f"{kinds[k]} {what[k]} ({sums[k]}) equal to callgrind's" for k in sorted(kinds))
-          + (f"; set aside {rep_ir} Ir of rep-prefixed instructions" if o.tool != "inline" else "")
           + (f"; callgrind_annotate read {annotate_checked} tool file(s), totals equal" if annotate_checked else "")
           + f"; {sel.summary()}")
     return 0
@@ -303,6 +268,8 @@ def compare(o, run):
 def describe(k):
     if k[0] == "ir":
         return f"{k[1]}: Ir"
+    if k[0] == "rep":
+        return f"{k[1]}: executions of rep-prefixed instructions"
     if k[0] == "line":
         return f"{k[1]}, {k[2]}:{k[3]}: Ir"
     if k[0] == "arc":
