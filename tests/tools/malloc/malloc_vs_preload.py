@@ -19,9 +19,14 @@ that function tail-called the allocator (libstdc++'s basic_string::_M_create
 jumps to operator new, __cxa_end_catch to free), a library's call.  A
 tail-call site of the program called from a library (a deleting destructor
 that libstdc++ calls jumps to operator delete) returns into the library:
-the shim cannot count it, so the tool may count more calls through
-tail-call sites than the oracle; they are listed, and the sizes must
-account for them exactly.  --exact allows no such difference.
+the shim cannot count it.  So calls through tail-call sites are counted
+independently, by Valgrind: the same workload runs under callgrind
+(--dump-instr=yes --skip-plt=no: a PLT stub is not charged to the
+jump through it), and each tail-call site's count must equal the Ir of
+its jump instruction, exactly; the shim's calls through tail-call sites
+must not exceed those, and what it could not see must account exactly for
+the tool's extra calls per function and in sizes.  --exact allows no such
+difference (every tail call seen by the shim too).
 Call sites inside procedures atomx leaves in place (--report "unmoved") are
 not instrumented and are left out of both sides.
 
@@ -43,7 +48,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
-from vgharness import disassembly, function_symbols  # noqa: E402
+from vgharness import disassembly, function_symbols, callgrind_file  # noqa: E402
 
 
 def instructions(prog):
@@ -98,29 +103,38 @@ def main():
     bindir = os.path.join(work, "bin")
     os.mkdir(bindir)
     binary = os.path.join(bindir, name)
-    toolout, shimout = os.path.join(work, "tool"), os.path.join(work, "shim")
-    os.mkdir(toolout), os.mkdir(shimout)
+    toolout, shimout, cgout = (os.path.join(work, d) for d in ("tool", "shim", "cg"))
+    os.mkdir(toolout), os.mkdir(shimout), os.mkdir(cgout)
+    # Under callgrind, a copy of PROG at a path as long as the wrapper's.
+    os.mkdir(os.path.join(work, "cgb"))
+    cg_binary = os.path.join(work, "cgb", name)
+    subprocess.run(["cp", prog, cg_binary], check=True)
     wrappers = {
         "native": f'exec -a "$0" "{prog}" "$@"\n',
         "atom": f'(exec -a "$0" "{atom}" "$@"); rc=$?\n'
                 f'for f in malloc.json malloc.json.*; do [ -f "$f" ] && mv "$f" "{toolout}/$f.$$.$(date +%s%N)"; done\n'
                 'rm -f malloc.out malloc.out.*; exit $rc\n',
         "shim": f'MALLOC_SHIM_DIR="{shimout}" LD_PRELOAD="{shim}" exec -a "$0" "{prog}" "$@"\n',
+        "callgrind": f'exec valgrind -q --tool=callgrind --dump-instr=yes --skip-plt=no --callgrind-out-file="{cgout}/cg.%p" '
+                     f'"{cg_binary}" "$@"\n',
     }
     results = {}
-    for k, (kind, body) in enumerate(wrappers.items()):
+
+    def run(kind):
         with open(binary, "w") as f:
-            f.write("#!/bin/bash\n" + body)
+            f.write("#!/bin/bash\n" + wrappers[kind])
         os.chmod(binary, 0o755)
-        d = os.path.join(work, f"run{k}")
+        d = os.path.join(work, f"run{list(wrappers).index(kind)}")  # equal-length paths
         os.mkdir(d)
         cmd = ["bash", os.path.abspath(o.workload), binary] if o.workload else [binary] + o.args
         p = subprocess.run(cmd, cwd=d, capture_output=True, timeout=o.timeout)
         results[kind] = (p.returncode, p.stdout, p.stderr)
-    failures = []
-    for kind in ("atom", "shim"):
         if results[kind] != results["native"]:
             failures.append(f"program output changed under {kind} (status {results['native'][0]} -> {results[kind][0]})")
+
+    failures = []
+    for kind in ("native", "atom", "shim"):
+        run(kind)
 
     syms = function_symbols(prog)
     starts_sym = [s for s, _, _ in syms]
@@ -131,7 +145,7 @@ def main():
 
     # The tool: per function, per (function, size), per non-tail site; tail calls per function.
     t_fn, t_size, t_site, t_tail = (collections.Counter() for _ in range(4))
-    tail_sites = set()
+    tail_sites = collections.Counter()  # pc -> calls through it
     files = os.listdir(toolout)
     if not files:
         failures.append("the tool wrote no malloc.json")
@@ -143,7 +157,7 @@ def main():
         for s in j["sites"]:
             if s["tail_call"]:
                 t_tail[s["function"]] += s["calls"]
-                tail_sites.add(int(s["pc"], 16))
+                tail_sites[int(s["pc"], 16)] += s["calls"]
             else:
                 t_site[(s["function"], int(s["pc"], 16))] += s["calls"]
         # sizes are over all allocating functions; split them with the shim's function list below
@@ -189,9 +203,25 @@ def main():
                     s_site[(func, call)] += count
                 else:  # the return address of a tail call's caller
                     s_tail[func] += count
+    # Calls through each tail-call site, independently: the executions of
+    # its jump instruction under callgrind (run only when there are some).
+    if tail_sites:
+        run("callgrind")
+    jumps = collections.Counter()
+    for fn in os.listdir(cgout):
+        for _, addr, ir in callgrind_file.costs(os.path.join(cgout, fn), name, "Ir"):
+            if addr in tail_sites:
+                jumps[addr] += ir
+    for pc in sorted(tail_sites):
+        if tail_sites[pc] != jumps[pc]:
+            failures.append(f"tail-call site at {pc:#x} ({proc_of(pc)}): tool {tail_sites[pc]} calls,"
+                            f" its jump executed {jumps[pc]} times under callgrind")
     # Calls through tail-call sites the shim could not see (their caller is
     # a library): the tool's excess, per function, and in sizes.  Zero with
     # --exact; otherwise never negative, and listed.
+    if sum(s_tail.values()) > sum(jumps.values()):
+        failures.append(f"the oracle saw {sum(s_tail.values())} calls through tail-call sites, callgrind"
+                        f" {sum(jumps.values())} executions of their jumps")
     excess = collections.Counter({f: t_tail[f] - s_tail[f] for f in t_tail if t_tail[f] != s_tail[f]})
     excess_sizes = collections.Counter({k: t_size[k] - s_size[k] for k in set(t_size) | set(s_size) if t_size[k] != s_size[k]})
     unseen_ok = not o.exact and all(v > 0 for v in excess.values()) and all(v > 0 for v in excess_sizes.values()) and \
@@ -223,7 +253,8 @@ def main():
     total = sum(t_fn.values())
     print(f"PASS {o.prog}: {total} allocator calls in {len(t_fn)} functions, {sum(t_size.values())} allocations "
           f"of {len(t_size)} distinct sizes, {len(t_site)} sites (+{sum(t_tail.values())} calls through "
-          f"{len(tail_sites)} tail-call sites) equal to the LD_PRELOAD oracle"
+          f"{len(tail_sites)} tail-call sites, each equal to its jump's executions under callgrind)"
+          f" equal to the LD_PRELOAD oracle"
           + (f"; not compared (left in place by atomx): {', '.join(sorted(unmoved))}" if unmoved else ""))
     if excess:
         print("note: calls through tail-call sites the oracle cannot see (called from a library): "
