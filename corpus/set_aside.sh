@@ -12,6 +12,9 @@ while read -r p oracles what reason; do
   [[ $oracles == '*' || ,$oracles, == *,"$oracle",* ]] || continue
   if [[ $what == --* ]]; then
     echo "$what"
+  elif [[ $what == misses:* ]]; then  # the cache checker: misses not held to the per-procedure tolerance
+    [[ -n $reason ]] || { echo "set_aside.sh: $prog $what has no reason" >&2; exit 2; }
+    echo "--miss-aside=${what#misses:}=$reason"
   else
     [[ -n $reason ]] || { echo "set_aside.sh: $prog $what has no reason" >&2; exit 2; }
     echo "--set-aside=$what=$reason"

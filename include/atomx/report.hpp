@@ -18,7 +18,8 @@
 // environment, the first positive integer written under KEY inside an array
 // (a record, not a total) is written one too high, so that every checker can
 // show it catches a tool that is off by one (tests/oracles/CMakeLists.txt);
-// ARRAY.KEY: only in the records of the array written under key ARRAY.
+// ARRAY.KEY: only in the records of the array written under key ARRAY;
+// KEY#N (or ARRAY.KEY#N): the N-th such positive integer instead of the first.
 #pragma once
 
 #include <atomx/analysis.h>
@@ -45,7 +46,9 @@ inline FILE* openToolOutput(const char* name) {
 // the caller only says what comes next.  At most 32 levels of nesting.
 class JsonWriter {
  public:
-  explicit JsonWriter(FILE* out) : out_(out), miscount_(std::getenv("ATOMX_TEST_MISCOUNT")) {}
+  explicit JsonWriter(FILE* out) : out_(out), miscount_(std::getenv("ATOMX_TEST_MISCOUNT")) {
+    if (const char* hash = miscount_ ? std::strchr(miscount_, '#') : nullptr) miscountSkip_ = std::atol(hash + 1) - 1;
+  }
 
   JsonWriter& beginObject() { open('{'); return *this; }
   JsonWriter& endObject() { close('}'); return *this; }
@@ -65,7 +68,9 @@ class JsonWriter {
       std::snprintf(lastKey_, sizeof lastKey_, "%s", k);
       const char* dot = std::strchr(miscount_, '.');
       const char* inner = arrays_ > 0 && arrays_ <= kMaxDepth ? arrayKey_[arrays_ - 1] : "";
-      miscountNext_ = arrays_ > 0 && std::strcmp(k, dot ? dot + 1 : miscount_) == 0 &&
+      const char* want = dot ? dot + 1 : miscount_;
+      const size_t wantLength = std::strcspn(want, "#");
+      miscountNext_ = arrays_ > 0 && std::strlen(k) == wantLength && std::strncmp(k, want, wantLength) == 0 &&
                       (!dot || (std::strlen(inner) == size_t(dot - miscount_) &&
                                 std::strncmp(inner, miscount_, size_t(dot - miscount_)) == 0));
     }
@@ -109,7 +114,9 @@ class JsonWriter {
  private:
   bool miscounted() {  // ATOMX_TEST_MISCOUNT: once per writer
     if (!miscountNext_) return false;
-    miscount_ = nullptr, miscountNext_ = false;
+    miscountNext_ = false;
+    if (miscountSkip_-- > 0) return false;
+    miscount_ = nullptr;
     return true;
   }
   void separate() {
@@ -149,6 +156,7 @@ class JsonWriter {
   char arrayKey_[kMaxDepth][32] = {};  // and the one each open array was written under
   const char* miscount_;
   bool miscountNext_ = false;
+  long miscountSkip_ = 0;  // positive values under the key still to pass over (KEY#N)
 };
 
 // The `n` NUL-terminated strings of a table built with atomx::appendString.

@@ -17,9 +17,12 @@
 #                                                      callgrind_annotate reads its file
 #   gprof    prof/tooltest.py --tool gprof             calls per arc, Ir per function
 #   inline   prof/tooltest.py --tool inline            calls per call site
-#   cache    cache/cache_vs_cachegrind.py              Dr/Dw exact; D1mr+D1mw within
-#                                                      CACHE_TOLERANCE% (5) or, threaded,
-#                                                      CACHE_TOLERANCE_THREADS% (15)
+#   cache    cache/cache_vs_cachegrind.py              Dr/Dw exact; for D1=32K,8-way,64B,
+#                                                      D1mr+D1mw within CACHE_TOLERANCE% (5)
+#                                                      or, threaded, CACHE_TOLERANCE_THREADS%
+#                                                      (15), and per procedure (those with
+#                                                      0.1% of the misses) within
+#                                                      CACHE_PROC_TOLERANCE% (5)
 #   malloc   malloc/malloc_vs_preload.py               an LD_PRELOAD counting shim
 #   syscall  syscall/workload_vs_strace.py             strace -f, per call: calls, errors
 #   io       syscall/workload_vs_strace.py --tool io   strace -f -y, per descriptor and file
@@ -52,6 +55,7 @@ atomx=$(cd "$(dirname "$atomx")" && pwd)/$(basename "$atomx")
 bin_dir=${ATOMX_CORPUS_DIR:-$HOME/.cache/atomx-corpus}/bin
 tol=${CACHE_TOLERANCE:-5}
 tol_threads=${CACHE_TOLERANCE_THREADS:-15}
+ptol=${CACHE_PROC_TOLERANCE:-5}
 
 case $tool in
   branch) check=(python3 "$here/branch/branch_json_vs_callgrind.py"); default=(gzip lzip) ;;
@@ -92,6 +96,7 @@ options() {
       echo "--runs=3"
       "$root/corpus/set_aside.sh" "$1" "$tool"
       case $tool:$1 in
+        cache:*) printf '%s\n' --size=32768 --assoc=8 --line=64 --proc-miss-tolerance="$ptol" ;;&
         cache:pbzip2) echo "--miss-tolerance=$tol_threads" ;;
         cache:*) echo "--miss-tolerance=$tol" ;;
       esac ;;

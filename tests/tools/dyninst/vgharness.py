@@ -155,6 +155,7 @@ class Run:
             opts = (["--dump-instr=yes", "--collect-jumps=yes", "--compress-pos=no"] if vg == "callgrind" else []) + ["--demangle=no"] + self.vg_opts
             wrappers.append((vg, f"exec valgrind -q --tool={vg} {' '.join(opts)}"
                              f' --{vg}-out-file="{self.cgdir}/cg.%p" "{cg_binary}" "$@"\n'))
+        self._binary, self._cg_binary = binary, cg_binary
         self.results, self.outputs = {}, []
         for k, (name, body) in enumerate(wrappers):
             _wrapper(binary, body)
@@ -172,6 +173,21 @@ class Run:
                     jsons = os.path.join(env["ATOMX_TOOL_OUT"], "*", f"{self.tool}.json*")
                     self.outputs.append(sorted(glob.glob(jsons)))
         return self
+
+    def callgrind_again(self):
+        """After run(): the workload once more, under callgrind (Ir per
+        instruction, jumps, positions uncompressed); returns its files, one
+        per process (for a checker whose main Valgrind run was cachegrind)."""
+        out = os.path.join(self.work, "cl")
+        os.mkdir(out)
+        _wrapper(self._binary, "exec valgrind -q --tool=callgrind --dump-instr=yes --collect-jumps=yes"
+                               " --compress-pos=no --skip-plt=no --demangle=no"
+                               f' --callgrind-out-file="{out}/cg.%p" "{self._cg_binary}" "$@"\n')
+        d = os.path.join(self.work, "run9.0.d")  # as long as the others
+        os.mkdir(d)
+        cmd = ["bash", os.path.abspath(self.workload), self._binary] if self.workload else [self._binary] + self.args
+        subprocess.run(cmd, cwd=d, capture_output=True, timeout=self.timeout)
+        return [os.path.join(out, fn) for fn in sorted(os.listdir(out))]
 
     def output_changed(self):
         n, a = self.results["native"], self.results["atom"]
