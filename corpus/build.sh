@@ -118,12 +118,13 @@ has_sources_index() {
   grep -q '^Package:' <<<"$out"
 }
 
-# URI of the first configured Debian archive matching a pattern (mirror that host)
+# URI of the first configured Debian archive matching a pattern (mirror that
+# host), or nothing: a machine may list no security archive, or no .list file.
 configured_uri() { # regex
   { grep -hsE '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
       | sed -E 's/\[[^]]*\]//' | awk '{print $2}'
     grep -hsiE '^[[:space:]]*URIs:' /etc/apt/sources.list.d/*.sources | sed -E 's/^[^:]*:[[:space:]]*//' | tr ' ' '\n'
-  } | grep -E "$1" | head -1
+  } | { grep -E "$1" || true; } | head -1
 }
 
 ensure_deb_src() {
