@@ -12,7 +12,10 @@
 //   * the post-dominator tree covers every block;
 //   * each natural loop's header dominates its whole body;
 //   * up to kNaiveLimit blocks, dominators, post-dominators and loops agree
-//     with the naive definitions (cfg_oracle.h).
+//     with the naive definitions (cfg_oracle.h);
+//   * the witness placement of abstract execution (analysis/Witnesses.h)
+//     solves the tracing problem, as judged by analysis/TracingCheck.h, and
+//     its witness values fit the width it chose.
 // It prints how many programs, procedures, blocks and loops it checked.
 #include <gtest/gtest.h>
 
@@ -30,6 +33,8 @@
 
 #include "cfg_oracle.h"
 #include "elf/ElfImage.h"
+#include "analysis/TracingCheck.h"
+#include "analysis/Witnesses.h"
 #include "rewrite/Rewriter.h"
 
 namespace atomx {
@@ -41,6 +46,7 @@ constexpr uint32_t kNaiveLimit = 150;
 
 struct Totals {
   size_t programs = 0, skipped = 0, procs = 0, blocks = 0, loops = 0, naive = 0, stuckBlocks = 0;
+  size_t arcs = 0, witnesses = 0, blocking = 0, wideProcs = 0, maxWitnesses = 0;
   std::map<std::string, size_t> edges;  // by kind
 };
 
@@ -125,6 +131,21 @@ std::string checkProcedure(const ir::Procedure& p, Totals& totals) {
       return "post-dominators: " + e;
     if (std::string e = oracle::checkLoops(g, 0, loops); !e.empty()) return "loops: " + e;
   }
+  const analysis::TraceGraph tg = analysis::traceGraph(p);
+  const analysis::WitnessPlan plan = analysis::placeWitnesses(p, tg);
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> instrumented;
+  for (size_t k = 0; k < tg.arcs.size(); ++k)
+    if (plan.witness[k] >= 0) {
+      if (uint64_t(plan.witness[k]) >= (plan.width == 1 ? 256u : 65536u)) return "a witness value does not fit its width";
+      instrumented[{tg.arcs[k].from, tg.arcs[k].to}] = uint32_t(plan.witness[k]);
+    }
+  if (std::vector<std::string> problems = analysis::tracingProblems(p, instrumented); !problems.empty())
+    return "witnesses: " + problems[0] + " (" + std::to_string(problems.size()) + " problems)";
+  totals.arcs += tg.arcs.size();
+  totals.witnesses += plan.count;
+  totals.blocking += plan.blocking;
+  totals.wideProcs += plan.width > 1;
+  totals.maxWitnesses = std::max<size_t>(totals.maxWitnesses, plan.count);
   totals.procs++;
   totals.blocks += n;
   totals.loops += loops.loops.size();
@@ -158,7 +179,10 @@ void print(const char* what, const Totals& t) {
               what, t.programs, t.skipped, t.procs, t.blocks, t.loops, t.naive, t.stuckBlocks);
   std::printf("  edges:");
   for (const auto& [kind, count] : t.edges) std::printf(" %s %zu", kind.c_str(), count);
-  std::printf("\n");
+  std::printf("\n  witnesses: %zu on %zu arcs (%.1f%%), %zu of them blocking; at most %zu in a procedure, "
+              "%zu procedures need 2-byte witnesses\n",
+              t.witnesses, t.arcs, t.arcs ? 100.0 * double(t.witnesses) / double(t.arcs) : 0.0, t.blocking,
+              t.maxWitnesses, t.wideProcs);
 }
 
 std::vector<fs::path> executablesUnder(const fs::path& dir) {
