@@ -124,7 +124,7 @@ configured_uri() { # regex
   { grep -hsE '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
       | sed -E 's/\[[^]]*\]//' | awk '{print $2}'
     grep -hsiE '^[[:space:]]*URIs:' /etc/apt/sources.list.d/*.sources | sed -E 's/^[^:]*:[[:space:]]*//' | tr ' ' '\n'
-  } | { grep -E "$1" || true; } | head -1
+  } | grep -E "$1" | head -1 || true
 }
 
 ensure_deb_src() {
