@@ -28,13 +28,13 @@
 // sees at run time.
 #pragma once
 
-#include <cxxabi.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <climits>
 #include <cstdlib>
 #include <initializer_list>
+#include <atomx/demangle.hpp>
 #include <atomx/error.hpp>
 #include <string>
 #include <string_view>
@@ -361,17 +361,7 @@ class Routine {
 
 // Helpers for tools.
 //
-// `symbol` demangled ("mu::ParserBase::Eval() const"), or itself when it is
-// no C++ name.
-inline std::string demangle(std::string_view symbol) {
-  std::string s(symbol);
-  int status = 0;
-  char* d = abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !d) return s;
-  std::string r(d);
-  std::free(d);
-  return r;
-}
+// demangle(symbol): include/atomx/demangle.hpp.
 
 // Appends `s` and a NUL to `table`: many strings in one `char[]` argument,
 // which the analysis side splits again (atomx::splitStrings, report.hpp).

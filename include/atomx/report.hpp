@@ -23,6 +23,7 @@
 #pragma once
 
 #include <atomx/analysis.h>
+#include <atomx/demangle.hpp>
 
 #include <cinttypes>
 #include <cstdio>

@@ -1,11 +1,13 @@
 #include "debuginfo/LineTable.h"
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
+#include <filesystem>
 #include <unordered_map>
 
 namespace atomx::debuginfo {
@@ -30,6 +32,11 @@ LineTable::LineTable(const std::string& path) {
     Dwarf_Lines* lines;
     size_t count;
     if (dwarf_offdie(dwarf, offset + headerSize, &cu) && dwarf_getsrclines(&cu, &lines, &count) == 0) {
+      // A relative name (a source named relative to where the compiler ran)
+      // is joined to the unit's compilation directory, as Valgrind does, so
+      // that tools reading the name from elsewhere find the file.
+      Dwarf_Attribute attr;
+      const char* compDir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
       for (size_t i = 0; i < count; ++i) {
         Dwarf_Line* l = dwarf_onesrcline(lines, i);
         Dwarf_Addr addr;
@@ -41,7 +48,10 @@ LineTable::LineTable(const std::string& path) {
         uint32_t file = kEndOfSequence;
         if (!end) {
           const char* name = dwarf_linesrc(l, nullptr, nullptr);
-          auto [it, added] = fileIndex.emplace(name ? name : "", uint32_t(files_.size()));
+          std::string full = name ? name : "";
+          if (!full.empty() && full[0] != '/' && compDir && compDir[0] == '/')
+            full = (std::filesystem::path(compDir) / full).lexically_normal().string();
+          auto [it, added] = fileIndex.emplace(full, uint32_t(files_.size()));
           if (added) files_.push_back(it->first);
           file = it->second;
         }

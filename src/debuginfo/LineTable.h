@@ -2,6 +2,8 @@
 // DWARF .debug_line, read with elfutils' libdw (docs/DEPENDENCIES.md).
 // Built once, on first use, from every compilation unit's line program, so
 // it works without .debug_aranges (clang does not emit them by default).
+// File names are absolute when the compilation directory is known: a name
+// the line program gives relative to it is joined to it.
 #pragma once
 
 #include <cstdint>

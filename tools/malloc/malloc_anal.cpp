@@ -8,7 +8,6 @@
 #include <atomx/light.hpp>
 #include <atomx/report.hpp>
 
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -78,10 +77,7 @@ void remember(uint64_t p, uint64_t size) {  // mu held
 }
 // A procedure name for people: demangled, at most `width` characters.
 std::string readable(const std::string& name, size_t width) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  std::string r = status == 0 && d ? d : name;
-  std::free(d);
+  const std::string r = atomx::demangle(name);
   return r.size() > width ? r.substr(0, width - 3) + "..." : r;
 }
 std::string sizeClass(int k) {

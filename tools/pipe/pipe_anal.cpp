@@ -3,7 +3,6 @@
 // pipe_inst.cpp computed are weighted by the counts.
 #include <atomx/report.hpp>
 
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -35,10 +34,7 @@ std::vector<std::string> lines(const char* s) {
 // A procedure name for people: demangled (pipe.json keeps the symbol), at
 // most `width` characters.
 std::string readable(const std::string& name, size_t width) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  std::string r = status == 0 && d ? d : name;
-  std::free(d);
+  const std::string r = atomx::demangle(name);
   return r.size() > width ? r.substr(0, width - 3) + "..." : r;
 }
 }  // namespace
