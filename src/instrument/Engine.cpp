@@ -211,6 +211,17 @@ void Engine::check(const Prototype& proto, Point point, const void* where, const
       case Param::Kind::Value:
         if (a.kind() == Arg::Kind::String || a.kind() == Arg::Kind::Array || a.kind() == Arg::Kind::Counters)
           throw Error(what + ", which needs a pointer or array parameter");
+        // A constant must fit the parameter's width, read as a signed or an
+        // unsigned number (-1 for an unsigned int is UINT_MAX, as in C);
+        // the C API passes an int for a narrower parameter, so 300 reaches
+        // here for an unsigned char as it was written.
+        if (p.kind == Param::Kind::Integer && a.kind() == Arg::Kind::Constant && p.size < 8) {
+          const int64_t lo = -(int64_t(1) << (8 * p.size - 1)), hi = (int64_t(1) << (8 * p.size)) - 1;
+          if (a.value() < lo || a.value() > hi)
+            throw Error(what + " " + std::to_string(a.value()) + ", which does not fit in its " +
+                        std::to_string(p.size) + " byte" + (p.size > 1 ? "s" : "") + " (" + std::to_string(lo) +
+                        ".." + std::to_string(hi) + ")");
+        }
         break;
       case Param::Kind::RegV:
         if (a.kind() != Arg::Kind::Register) throw Error(what + ", but REGV takes a register number");

@@ -405,7 +405,8 @@ def t_error(work, kind):
                   "effaddr": ("err_inst.c", "err_anal.c"), "compile": ("err_compile_inst.c", "err_anal.c"),
                   "undefined": ("err_inst.c", "err_empty_anal.c"), "wrongtype": ("err_inst.c", "err_anal.c"),
                   "wrongarray": ("err_inst.c", "err_anal.c"), "crash": ("err_inst.c", "err_anal.c"),
-                  "throw": ("err_throw_inst.cpp", "err_anal.c")}[kind]
+                  "throw": ("err_throw_inst.cpp", "err_anal.c"), "range": ("err_range_inst.cpp", "err_anal.c"),
+                  "rangec": ("err_inst.c", "err_anal.c")}[kind]
     r = instrument(prog, inst, anal, work, [kind], expect_ok=False)
     check(r.returncode != 0, f"atomx succeeded: {r.stderr}")
     check(not os.path.exists(prog + ".atomx"), "an output file was written")
@@ -433,6 +434,11 @@ def t_error(work, kind):
                 "wrongarray": "argument 1 is 'long[4]' in the prototype Probe(long[4]), but the value passed, 0x1000,"}
         check(want[kind] in err, f"message does not say which argument is wrong: {err}")
         return
+    if kind in ("range", "rangec"):  # a constant wider than its parameter
+        want = {"range": "argument 1 (int) is a constant 1099511627781, which does not fit in its 4 bytes "
+                         "(-2147483648..4294967295)",
+                "rangec": "argument 1 (unsigned char) is a constant 300, which does not fit in its 1 byte (-128..255)"}
+        check(want[kind] in err, f"message does not say the constant is out of range: {err}")
     if kind != "undefined":
         check(re.search(r"0x0*%x\b" % addr, err), f"message does not give the address {addr:#x}: {err}")
 
@@ -558,7 +564,8 @@ for v in ("O2", "O0", "nopie"):
     TESTS[f"mem_light.{v}"] = lambda w, v=v: t_mem(w, v, rsp=True, light=True)
 for how in ("segv", "fault", "abort", "term", "_exit"):
     TESTS[f"killed.{how}"] = lambda w, how=how: t_killed(w, "O2", how)
-for kind in ("argcount", "brcond", "effaddr", "compile", "undefined", "wrongtype", "wrongarray", "crash", "throw"):
+for kind in ("argcount", "brcond", "effaddr", "compile", "undefined", "wrongtype", "wrongarray", "crash", "throw",
+             "range", "rangec"):
     TESTS[f"error.{kind}"] = lambda w, kind=kind: t_error(w, kind)
 
 if __name__ == "__main__":

@@ -26,6 +26,9 @@ void Instrument(int argc, char **argv) {
   } else if (!strcmp(kind, "wrongarray")) {  /* an int where the prototype says long[] */
     AddCallProto("Probe(long[4])");
     AddCallInst(first, InstBefore, "Probe", 4096);
+  } else if (!strcmp(kind, "rangec")) {  /* 300 for an unsigned char */
+    AddCallProto("Probe(unsigned char)");
+    AddCallInst(first, InstBefore, "Probe", 300);
   } else {  /* undefined: fine here, but the analysis file lacks Probe */
     AddCallProto("Probe(long)");
     AddCallInst(first, InstBefore, "Probe", 1L);
