@@ -1,6 +1,6 @@
 #include "analysis/TracingCheck.h"
 
-#include <algorithm>
+#include <cstdio>
 #include <set>
 
 namespace atomx::analysis {
