@@ -152,7 +152,12 @@ ToolBuild::ToolBuild(const ToolSources& sources) {
   const char* linkerEnv = std::getenv(anyCxx ? "CXX" : "CC");
   std::vector<std::string> link = {linkerEnv && *linkerEnv ? linkerEnv : (anyCxx ? "c++" : "cc"), "-shared", "-o", analysis_};
   link.insert(link.end(), objects.begin(), objects.end());
-  link.insert(link.end(), {"-Wl,--whole-archive", support, "-Wl,--no-whole-archive"});
+  // As `cc` links a program: libm too (a C analysis file may call log()),
+  // only if used; and every symbol must resolve now (-z defs), so a missing
+  // one stops the rewrite with the linker's message instead of the
+  // instrumented program dying at start-up.
+  link.insert(link.end(), {"-Wl,--whole-archive", support, "-Wl,--no-whole-archive", "-Wl,--as-needed", "-lm",
+                           "-Wl,--no-as-needed", "-Wl,-z,defs"});
   run(link, "the analysis object");
 }
 

@@ -6,7 +6,7 @@ with a tool from tools/, runs the original and the instrumented program in
 empty directories under the same name, requires identical stdout, stderr and
 exit status, and checks the analysis output against expectations computed
 from the program's own behaviour, objdump and nm -- never from atomx."""
-import argparse, collections, os, re, shutil, subprocess, sys, tempfile
+import argparse, collections, math, os, re, shutil, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "tools")
@@ -398,6 +398,20 @@ def t_throws(work, variant):
     run_both(prog, exe, work)
 
 
+def t_libm(work):
+    """A C analysis file calling log(): it links (libm, as cc links a
+    program) and runs; the sum is the one C computes."""
+    prog = build("loops.c", "O2", work)
+    exe = instrument(prog, "libm_inst.c", "libm_anal.c", work)
+    n, i = run(prog, work, "native"), run(exe, work, "inst")
+    eq(i[2], n[2], "exit status of the instrumented program")
+    check(i[0] == n[0], "stdout differs")
+    m = re.search(rb"log sum (\d+\.\d+)", i[1])
+    check(m is not None, f"no report from the analysis routine: {i[1][-300:]!r}")
+    # loop_sum runs 5 times (t_loops' hand-computed counts): 5 log 2.
+    check(abs(float(m.group(1)) - 5 * math.log(2)) < 1e-5, f"log sum {m.group(1)}, not 5 log 2")
+
+
 def t_error(work, kind):
     prog = build("loops.c", "O2", work)
     addr = symbols(prog)["loop_sum"]  # its first instruction: xor %eax,%eax
@@ -406,11 +420,15 @@ def t_error(work, kind):
                   "undefined": ("err_inst.c", "err_empty_anal.c"), "wrongtype": ("err_inst.c", "err_anal.c"),
                   "wrongarray": ("err_inst.c", "err_anal.c"), "crash": ("err_inst.c", "err_anal.c"),
                   "throw": ("err_throw_inst.cpp", "err_anal.c"), "range": ("err_range_inst.cpp", "err_anal.c"),
-                  "rangec": ("err_inst.c", "err_anal.c")}[kind]
+                  "rangec": ("err_inst.c", "err_anal.c"), "unresolved": ("err_inst.c", "err_unresolved_anal.c")}[kind]
     r = instrument(prog, inst, anal, work, [kind], expect_ok=False)
     check(r.returncode != 0, f"atomx succeeded: {r.stderr}")
     check(not os.path.exists(prog + ".atomx"), "an output file was written")
     err = r.stderr.strip()
+    if kind == "unresolved":  # caught when the analysis object is linked, with the linker's words
+        check("undefined reference to `nosuch_helper'" in err, f"no linker message: {err}")
+        check(err.splitlines()[-1].startswith("atomx: building the analysis object failed"), f"last line: {err}")
+        return
     if kind == "compile":
         check(re.search(r"err_compile_inst\.c:\d+:\d+: error:", err), f"no compiler message: {err}")
         eq(err.splitlines()[-1][:6], "atomx:", "last line")
@@ -559,13 +577,14 @@ for v in ("O2", "O0", "nopie"):
     TESTS[f"fork.{v}"] = lambda w, v=v: t_fork(w, v)
     TESTS[f"throws.{v}"] = lambda w, v=v: t_throws(w, v)
 TESTS["loops.noedges"] = lambda w: t_loops(w, "O2", edges=False)
+TESTS["libm"] = lambda w: t_libm(w)
 TESTS["mem.rsp"] = lambda w: t_mem(w, "O2", rsp=True)
 for v in ("O2", "O0", "nopie"):
     TESTS[f"mem_light.{v}"] = lambda w, v=v: t_mem(w, v, rsp=True, light=True)
 for how in ("segv", "fault", "abort", "term", "_exit"):
     TESTS[f"killed.{how}"] = lambda w, how=how: t_killed(w, "O2", how)
 for kind in ("argcount", "brcond", "effaddr", "compile", "undefined", "wrongtype", "wrongarray", "crash", "throw",
-             "range", "rangec"):
+             "range", "rangec", "unresolved"):
     TESTS[f"error.{kind}"] = lambda w, kind=kind: t_error(w, kind)
 
 if __name__ == "__main__":
