@@ -20,6 +20,7 @@ file's path as Valgrind wrote it; addresses are the object's own (Valgrind
 subtracts a shared object's load address).
 """
 import collections
+import os
 import re
 
 Cost = collections.namedtuple("Cost", "ob fn file addr line costs")
@@ -137,7 +138,6 @@ def costs(path, object_name, event):
     """(function, instruction address, cost of `event`) of every cost line of
     the object whose file name is object_name (a call's inclusive cost is not
     a cost line; a cost left off the end of a line is 0)."""
-    import os
     for ev in read(path):
         if type(ev) is Cost and ev.ob and os.path.basename(ev.ob) == object_name:
             yield ev.fn, ev.addr, ev.costs.get(event, 0)
@@ -152,7 +152,6 @@ def executions(paths, object_name, addrs):
     with a jump back to the instruction itself, and each arrival at it is one
     Ir.  So the times it was executed (entered from the code before it) are
     its Ir less the jumps from it to itself."""
-    import os
     ex = collections.Counter()
     for path in paths:
         for ev in read(path):

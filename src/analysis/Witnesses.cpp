@@ -103,16 +103,16 @@ std::vector<bool> blockingArcs(const TraceGraph& g) {
 WitnessPlan placeWitnesses(const ir::Procedure& proc, const TraceGraph& g, const std::vector<double>& blockCounts) {
   WitnessPlan plan;
   plan.witness.assign(g.arcs.size(), -1);
-  const std::vector<bool> blocking = blockingArcs(g);
+  const std::vector<bool> blocking = blockingArcs(g);  // 1.
   const std::vector<double> weight = arcWeights(proc, g, blockCounts);
 
-  // The forest: imaginary EXIT -> n arcs for the places control enters
+  // 2. The forest: imaginary EXIT -> n arcs for the places control enters
   // (first), then the arcs out of indirect jumps (their targets are
   // recorded), then the others by weight; blocking arcs stay out.
   std::vector<TreeEdge> edges;
   for (uint32_t b = 0; b < g.exit; ++b)
     if (g.flags[b] & TraceGraph::kEntered) edges.push_back({g.exit, b, 0, true, false});
-  const size_t firstArc = edges.size();  // 2. the forest
+  const size_t firstArc = edges.size();
   for (size_t k = 0; k < g.arcs.size(); ++k) {
     const TraceArc& a = g.arcs[k];
     const bool indirect = g.flags[a.from] & TraceGraph::kIndirect;

@@ -199,7 +199,7 @@ def main():
         # reason (--miss-aside).  The table is printed either way.
         per_proc = []
         if o.proc_miss_tolerance is not None:
-            miss_aside = setaside.parse(o.miss_aside)
+            miss_aside = {canon.get(n, n): why for n, why in setaside.parse(o.miss_aside).items()}
             floor = cm * o.proc_miss_share / 100.0
             for n in sorted(compared, key=lambda n: -(cg[n][1] + cg[n][3])):
                 t, c = tool[n][1] + tool[n][3], cg[n][1] + cg[n][3]
@@ -207,14 +207,14 @@ def main():
                     continue
                 spread = max(r[n][1] + r[n][3] for r in runs) - min(r[n][1] + r[n][3] for r in runs)
                 apart = 100.0 * (t - c) / c if c else float("inf")
-                verdict = "set aside: " + miss_aside[canon.get(n, n)] if canon.get(n, n) in miss_aside else \
+                verdict = "set aside: " + miss_aside[n] if n in miss_aside else \
                     ("ok" if abs(apart) <= o.proc_miss_tolerance else "OUT")
                 per_proc.append(f"  {n[:44]:44} {t:12} {c:12} {apart:+8.2f}% {spread:10}  {verdict}")
                 if verdict == "OUT":
                     failures.append(f"{n}: misses {t}, cachegrind {c} ({apart:+.2f}%, more than"
                                     f" {o.proc_miss_tolerance}%; {spread} apart between the tool's runs)")
             for n in miss_aside:
-                if n not in {canon.get(x, x) for x in compared}:
+                if n not in compared:
                     failures.append(f"--miss-aside {n}: not a compared procedure")
             print(f"misses per procedure (those with >= {o.proc_miss_share}% of cachegrind's {cm}; tolerance"
                   f" {o.proc_miss_tolerance}%):\n  {'procedure':44} {'tool':>12} {'cachegrind':>12} {'apart':>9}"

@@ -166,8 +166,7 @@ class Run:
                 if name == "atom":
                     env["ATOMX_TOOL_OUT"] = os.path.join(w, f"out.{r}")
                     os.mkdir(env["ATOMX_TOOL_OUT"])
-                cmd = ["bash", os.path.abspath(self.workload), binary] if self.workload else [binary] + self.args
-                p = subprocess.run(cmd, cwd=d, capture_output=True, timeout=self.timeout, env=env)
+                p = self._workload(d, env)
                 self.results.setdefault(name, (p.returncode, p.stdout, p.stderr))
                 if name == "atom":
                     jsons = os.path.join(env["ATOMX_TOOL_OUT"], "*", f"{self.tool}.json*")
@@ -185,9 +184,15 @@ class Run:
                                f' --callgrind-out-file="{out}/cg.%p" "{self._cg_binary}" "$@"\n')
         d = os.path.join(self.work, "run9.0.d")  # as long as the others
         os.mkdir(d)
-        cmd = ["bash", os.path.abspath(self.workload), self._binary] if self.workload else [self._binary] + self.args
-        subprocess.run(cmd, cwd=d, capture_output=True, timeout=self.timeout)
+        self._workload(d)
         return [os.path.join(out, fn) for fn in sorted(os.listdir(out))]
+
+    def _workload(self, cwd, env=None):
+        """The workload (or PROG ARGS) through the wrapper at its binary's
+        path, in `cwd`."""
+        b = self._binary
+        cmd = ["bash", os.path.abspath(self.workload), b] if self.workload else [b] + self.args
+        return subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=self.timeout, env=env)
 
     def output_changed(self):
         n, a = self.results["native"], self.results["atom"]
