@@ -69,6 +69,10 @@ done
 # ... every shipped tool leaves the output of gzip, lzip and muparser (C++)
 # unchanged (corpus_all.sh with no program list: all eight, ~40 minutes) ...
 tests/tools/corpus_all.sh build/bin/atomx gzip lzip muparser
+# ... `atomx trace` and `atomx regen` reproduce, instruction for instruction,
+# what callgrind counts and the naive tracer records on gzip and bzip2
+# (~3 minutes) ...
+tests/trace/corpus_trace.sh build/bin/atomx
 # ... and each one rewritten with the null tool in check mode behaves
 # exactly as before (this prints the closing "N passed, N failed" line).
 corpus/check.sh -- "$PWD/build/bin/atomx" --poison-original

@@ -16,9 +16,13 @@ class ReferenceCollector {
 
   // `from()` describes the referrer, for the message if the reference is bad
   // (built only then: this runs for every reference in the program).
+  // `takesAddress`: the reference stores or computes the address (anything
+  // but a direct branch, a jump-table entry or a landing pad), so code that
+  // is not a direct call may reach the procedure's entry through it.
   template <typename Describe>
-  void refer(uint64_t target, Describe&& from, ir::Procedure* source = nullptr) {
+  void refer(uint64_t target, Describe&& from, ir::Procedure* source = nullptr, bool takesAddress = true) {
     ir::Procedure* proc = program_.procAt(target);
+    if (proc && takesAddress && target == proc->start) proc->addressTaken = true;
     if (!proc || proc == source) return;
     if (!proc->fullyDecoded) return;  // already Unmovable
     if (!proc->isBoundary(target)) {
@@ -54,10 +58,10 @@ void collectCodeReferences(ir::Program& program, const RelocIndex& relocs,
   for (ir::Procedure& proc : program.procs) {
     for (const x86::Insn& insn : proc.insns) {
       if (insn.isDirectBranch() || insn.isRipRelative())
-        refs.refer(insn.target, [&] { return proc.name + " at " + hex(insn.address); }, &proc);
+        refs.refer(insn.target, [&] { return proc.name + " at " + hex(insn.address); }, &proc, !insn.isDirectBranch());
     }
     for (const ir::JumpTable& t : proc.jumpTables)
-      for (uint64_t target : t.entryTargets) refs.refer(target, [&] { return "jump table at " + hex(t.address); }, &proc);
+      for (uint64_t target : t.entryTargets) refs.refer(target, [&] { return "jump table at " + hex(t.address); }, &proc, false);
   }
 
   // Static relocations in data (and absolute ones in code).
@@ -81,7 +85,7 @@ void collectCodeReferences(ir::Program& program, const RelocIndex& relocs,
   refs.refer(image.entry(), [] { return std::string("the entry point"); });
 
   for (const LandingPad& lp : landingPads)
-    refs.refer(lp.address, [&] { return "the landing pad of the call at " + hex(lp.callSite); });
+    refs.refer(lp.address, [&] { return "the landing pad of the call at " + hex(lp.callSite); }, nullptr, false);
 
   for (ir::Procedure& proc : program.procs) {
     std::sort(proc.externalLeaders.begin(), proc.externalLeaders.end());

@@ -9,7 +9,7 @@
 
 namespace atomx::analysis {
 
-TraceGraph traceGraph(const ir::Procedure& proc) {
+TraceGraph traceGraph(const ir::Procedure& proc, const std::vector<bool>& records) {
   TraceGraph g;
   const uint32_t n = uint32_t(proc.blocks.size());
   g.exit = n;
@@ -25,6 +25,7 @@ TraceGraph traceGraph(const ir::Procedure& proc) {
   for (uint32_t b = 0; b < n; ++b) {
     const ir::Block& blk = proc.blocks[b];
     if (blk.isEntry || blk.isLandingPad || blk.isExternalEntry) g.flags[b] |= TraceGraph::kEntered;
+    if (b < records.size() && records[b]) g.flags[b] |= TraceGraph::kRecords;
     for (const ir::Edge& e : blk.succs) {
       if (e.kind == ir::EdgeKind::JumpTable) g.flags[b] |= TraceGraph::kIndirect | TraceGraph::kRecords;
       add(b, e.to);

@@ -65,7 +65,10 @@ struct TraceGraph {
   bool isPredicate(uint32_t n) const { return out[n].size() >= 2 && !(flags[n] & kIndirect); }
 };
 
-TraceGraph traceGraph(const ir::Procedure& proc);
+// `records`: per block, whether it writes to the stream itself when it
+// starts (TracePlan.h: the entry of a procedure outside code may call, the
+// address-taken blocks of one that jumps through pointers); empty for none.
+TraceGraph traceGraph(const ir::Procedure& proc, const std::vector<bool>& records = {});
 
 struct WitnessPlan {
   std::vector<int32_t> witness;  // per arc of the graph: its witness value, or -1

@@ -52,9 +52,20 @@ class DataPool {
   std::map<std::string, uint64_t> offsets_;
 };
 
-// A site's code in the application: its counter increments inline, then,
-// if it has calls, the call part.  `enter` and `body` matter only then.
+// A site's code in the application: its counter increments inline, its
+// trace stores, then, if it has calls, the call part.  `enter` and `body`
+// matter only then.
 uint32_t incrementCodeSize(const Engine& engine, const Site& site, bool atomic);
+// The trace stores of a site, with the cursor in site.storeScratch (or in
+// %rax, saved below the red zone, when that is NONE); no flag is touched:
+//   mov %fs:CURSOR,%r; mov $bytes,disp8(%r)...; lea N(%r),%r; mov %r,%fs:CURSOR
+// The stores run from the highest offset down, so the first one is the
+// one that reaches past the buffer into its guard page, before any byte
+// is written; the recorder's fault handler (runtime/analysis/trace.c)
+// decodes it (66? REX? C6|C7 modrm(mod 01) disp8 imm), gives %r a fresh
+// buffer and lets it run again.
+uint32_t storeCodeSize(const Site& site);
+void emitStores(const Site& site, std::vector<uint8_t>& out);
 void emitSite(const Engine& engine, const Site& site, bool atomic, uint64_t at, uint64_t enter, uint64_t body,
               const CodeAddresses& addresses, std::vector<uint8_t>& out);
 

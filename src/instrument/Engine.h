@@ -71,6 +71,23 @@ struct IncrementRequest {
   AddressTest test;
 };
 
+// Bytes written inline into the running thread's trace buffer, for an
+// abstract-execution trace (instrument/TraceRecorder.h; the buffer's cursor
+// is at %fs:ATOMX_TRACE_CURSOR_OFFSET, include/atomx/trace_format.h).
+struct StoreRequest {
+  enum class At : uint8_t {
+    Before,       // before instruction `insn`
+    After,        // after it: its fall-through (or return, for a call)
+    Taken,        // on the taken edge of the direct branch `insn`
+    TableTarget,  // on every jump-table edge to `target`
+  };
+  At at = At::Before;
+  const ir::Procedure* proc = nullptr;
+  uint32_t insn = 0;
+  uint64_t target = 0;
+  std::vector<uint8_t> bytes;
+};
+
 // BlockAfter runs after the block's last instruction when that instruction
 // falls through or is a call (on return); before it when it is any other
 // control transfer (a branch, a jump, a return), where "after" has no single
@@ -121,6 +138,10 @@ class Engine {
   const std::vector<uint64_t>& counterArrays() const { return counterArrays_; }
   const std::vector<IncrementRequest>& increments() const { return increments_; }
 
+  // Trace stores (StoreRequest), in the order they run where they share a site.
+  void addStore(StoreRequest store) { stores_.push_back(std::move(store)); }
+  const std::vector<StoreRequest>& stores() const { return stores_; }
+
   // The instruction an argument is computed at, for a call at (point, where):
   // null for program points and edges.  Also used to name a call site.
   const detail::InstData* contextInst(Point point, const void* where) const;
@@ -153,6 +174,7 @@ class Engine {
   std::vector<CallRequest> calls_;
   std::vector<uint64_t> counterArrays_;
   std::vector<IncrementRequest> increments_;
+  std::vector<StoreRequest> stores_;
   mutable std::unique_ptr<debuginfo::LineTable> lineTable_;
 };
 

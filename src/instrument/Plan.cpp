@@ -39,7 +39,9 @@ uint32_t skipEndbr(const ir::Procedure& proc, uint32_t i) {
 Plan::Plan(const Engine& engine, bool atomicCounters) : engine_(engine), atomicCounters_(atomicCounters) {
   for (const CallRequest& c : engine.calls()) place(c);
   for (const IncrementRequest& i : engine.increments()) place(i);
-  if (!programAfter_.empty()) addExitHooks();
+  for (const StoreRequest& st : engine.stores()) place(st);
+  // A trace's last chunk is written at exit too (runtime/trace/recorder.c).
+  if (!programAfter_.empty() || !engine.stores().empty()) addExitHooks();
   findLiveFlags();
   sortAndLayTails();
 }
@@ -86,7 +88,10 @@ uint32_t Plan::edgeSite(const detail::EdgeData& e) {
     case ir::EdgeKind::JumpTable: break;
     default: break;  // edge handles are intra-procedural only (Engine): unreachable
   }
-  const uint64_t target = p.blocks[e.to->block].start;
+  return tableSite(p, p.blocks[e.to->block].start);
+}
+
+uint32_t Plan::tableSite(const ir::Procedure& p, uint64_t target) {
   auto [it, fresh] = procs_[p.id].tableStub.emplace(target, uint32_t(sites_.size()));
   if (fresh) {
     Site st;
@@ -178,6 +183,18 @@ void Plan::place(const IncrementRequest& inc) {
   sites_[site].increments.push_back(&inc);
 }
 
+void Plan::place(const StoreRequest& st) {
+  const ir::Procedure& p = *st.proc;
+  uint32_t site = 0;
+  switch (st.at) {
+    case StoreRequest::At::Before: site = beforeSite(p, st.insn); break;
+    case StoreRequest::At::After: site = afterSite(p, st.insn); break;
+    case StoreRequest::At::Taken: site = takenSite(p, st.insn); break;
+    case StoreRequest::At::TableTarget: site = tableSite(p, st.target); break;
+  }
+  sites_[site].stores.push_back(&st);
+}
+
 // The flags live where each site runs (SaveSet.h).
 void Plan::findLiveFlags() { markLiveFlags(engine_, sites_); }
 
@@ -198,7 +215,8 @@ void Plan::addExitHooks() {
 }
 
 void Plan::sortAndLayTails() {
-  for (Site& s : sites_) s.codeSize = incrementCodeSize(engine_, s, atomicCounters_) + (s.needsCall() ? kSiteSize : 0);
+  for (Site& s : sites_)
+    s.codeSize = incrementCodeSize(engine_, s, atomicCounters_) + storeCodeSize(s) + (s.needsCall() ? kSiteSize : 0);
   for (Site& s : sites_)
     std::stable_sort(s.calls.begin(), s.calls.end(),
                      [](const CallRequest* a, const CallRequest* b) { return rank(a->point) < rank(b->point); });

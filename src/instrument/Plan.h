@@ -21,6 +21,8 @@ namespace atomx::instrument {
 
 struct Site {
   std::vector<const IncrementRequest*> increments;  // inline, before the calls, in the order added
+  std::vector<const StoreRequest*> stores;          // inline trace stores, after the increments
+  ZydisRegister storeScratch = ZYDIS_REGISTER_NONE;  // dead here, for the stores' cursor (NONE: saved)
   std::vector<const CallRequest*> calls;  // in the order they run
   const ir::Procedure* proc = nullptr;    // null for program sites
   uint32_t insn = 0;        // the instruction the arguments are computed at
@@ -67,6 +69,8 @@ class Plan {
   uint32_t edgeSite(const detail::EdgeData& edge);
   void place(const CallRequest& call);
   void place(const IncrementRequest& increment);
+  void place(const StoreRequest& store);
+  uint32_t tableSite(const ir::Procedure& proc, uint64_t target);
   void findLiveFlags();
   void addExitHooks();
   void sortAndLayTails();

@@ -161,7 +161,17 @@ void markLiveFlags(const Engine& engine, std::vector<Site>& sites) {
     if (!s.proc) continue;
     s.liveFlags = liveness.flags(s);
     s.directionClear = liveness.directionClear(s);
+    if (!s.stores.empty()) s.storeScratch = storeScratch(liveness.deadRegisters(s));
   }
+}
+
+ZydisRegister storeScratch(x86::RegSet dead) {
+  // A base register whose (reg) and disp8(reg) forms need no SIB byte: not
+  // rsp or r12.  The callee-saved ones last: they are the least often dead.
+  static constexpr unsigned kOrder[] = {0, 1, 2, 6, 7, 8, 9, 10, 11, 3, 5, 13, 14, 15};
+  for (unsigned hw : kOrder)
+    if (dead.has(hw)) return x86::reg64(hw);
+  return ZYDIS_REGISTER_NONE;
 }
 
 IncrementSaves reserveForIncrements(uint8_t liveFlags, x86::RegSet addressRegs, size_t tests) {

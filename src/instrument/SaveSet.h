@@ -70,7 +70,8 @@ class SiteLiveness {
 };
 
 // Sets each site's liveFlags and directionClear (SiteLiveness): increments
-// keep the live flags, and a call site saves none where none is live.
+// keep the live flags, and a call site saves none where none is live; and
+// the storeScratch of a site with trace stores.
 void markLiveFlags(const Engine& engine, std::vector<Site>& sites);
 
 // The whole decision for one call site.
@@ -110,6 +111,10 @@ SavedState savedState(const BodyKind& kind);
 // Values computed through a call or a syscall (ThreadId, an indirect
 // branch target): such a site needs a dispatcher.
 bool needsCall(const Arg& a, const x86::Insn* insn);
+
+// The register trace stores keep the buffer's cursor in: one of `dead`, or
+// NONE when none is usable (the stores then save one below the red zone).
+ZydisRegister storeScratch(x86::RegSet dead);
 
 // What an inline increment sequence saves around itself.
 struct IncrementSaves {

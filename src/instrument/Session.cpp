@@ -16,7 +16,7 @@ Session::~Session() = default;
 std::vector<uint8_t> Session::run() {
   load();
   rewrite::checkRewritable(*image_);
-  if (!options_.tool.instrumentation.empty()) {
+  if (!options_.tool.instrumentation.empty() || options_.trace) {
     buildTool();
     analyze();
     runInstrument();
@@ -40,6 +40,12 @@ void Session::analyze() {
 }
 
 void Session::runInstrument() {
+  if (options_.trace) {
+    const analysis::TracePlan plan = analysis::planTrace(rewriter_->program());
+    tracePlacement_ = plan.digest;
+    traceStores_ = addTraceStores(*engine_, plan);
+    return;
+  }
   const Engine::ApiScope scope(*engine_);
   build_->runInstrument(options_.toolArgs);
 }
@@ -68,6 +74,11 @@ std::vector<std::string> Session::summary() const {
                   std::to_string(instrumenter_->lightSiteCount()) + " without vector state, " +
                   std::to_string(instrumenter_->noFlagsSiteCount()) + " without flags, " +
                   std::to_string(instrumenter_->directSiteCount()) + " direct");
+  if (options_.trace)
+    lines.push_back(out + ": trace stores: " + std::to_string(traceStores_.witnesses) + " witness(es), " +
+                    std::to_string(traceStores_.entries) + " entry tag(s), " + std::to_string(traceStores_.returns) +
+                     " return tag(s), " + std::to_string(traceStores_.blockTags) + " block tag(s), " +
+                    std::to_string(traceStores_.tableTargets) + " jump-table target(s)");
   if (instrumenter_->incrementCount())
     lines.push_back(out + ": " + std::to_string(instrumenter_->incrementCount()) + " inline counter increment(s), " +
                     (atomicWhy_.empty() ? "plain (the program starts no threads)" : "atomic (" + atomicWhy_ + ")"));

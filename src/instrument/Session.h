@@ -8,7 +8,9 @@
 //                     error should not wait for it)
 //   analyze           the program model (analysis::analyzeProgram)
 //   runInstrument     the tool's Instrument(argc, argv), with this
-//                     session's engine as the API's context
+//                     session's engine as the API's context; for a trace
+//                     (SessionOptions::trace), the trace plan's stores
+//                     instead (TraceRecorder.h)
 //   checkRoutines     every declared routine is defined
 //   plan              counters' thread model, sites, inserted code
 //   rewrite           rewrite::Rewriter with the instrumentation added
@@ -25,6 +27,7 @@
 #include "instrument/Engine.h"
 #include "instrument/Instrumenter.h"
 #include "instrument/ToolBuild.h"
+#include "instrument/TraceRecorder.h"
 #include "rewrite/Rewriter.h"
 
 namespace atomx::instrument {
@@ -35,6 +38,9 @@ struct SessionOptions {
   ToolSources tool;                    // empty: no instrumentation
   std::vector<std::string> toolArgs;   // Instrument's argv[1...]
   rewrite::RewriteOptions rewrite;
+  // Record an abstract-execution trace (`atomx trace`): `tool` is then
+  // traceRecorder() and there is no Instrument to run.
+  bool trace = false;
 };
 
 class Session {
@@ -49,6 +55,8 @@ class Session {
   // One line per fact about the instrumentation ("" without a tool): the
   // routines, calls and sites, and how counters are incremented.
   std::vector<std::string> summary() const;
+  // The trace plan's digest (SessionOptions::trace; after run()).
+  uint64_t tracePlacement() const { return tracePlacement_; }
 
  private:
   void load();
@@ -64,7 +72,9 @@ class Session {
   std::unique_ptr<rewrite::Rewriter> rewriter_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Instrumenter> instrumenter_;
-  std::string atomicWhy_;  // why counter increments are atomic ("" = plain)
+  std::string atomicWhy_;
+  uint64_t tracePlacement_ = 0;
+  TraceStoreCounts traceStores_;  // why counter increments are atomic ("" = plain)
 };
 
 }  // namespace atomx::instrument

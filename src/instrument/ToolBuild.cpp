@@ -110,8 +110,14 @@ ToolSources shippedTool(const std::string& name) {
   return t;
 }
 
+ToolSources traceRecorder() {
+  const std::string recorder = installRoot() + "/share/atomx/runtime/recorder.c";
+  if (access(recorder.c_str(), R_OK) != 0) throw Error(recorder + ": atomx's trace recorder is missing");
+  return {"", {recorder}};
+}
+
 ToolBuild::ToolBuild(const ToolSources& sources) {
-  if (access(sources.instrumentation.c_str(), R_OK) != 0)
+  if (!sources.instrumentation.empty() && access(sources.instrumentation.c_str(), R_OK) != 0)
     throw Error(sources.instrumentation + ": cannot read the instrumentation file");
   for (const std::string& f : sources.analysis)
     if (access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read the analysis file");
@@ -125,15 +131,22 @@ ToolBuild::ToolBuild(const ToolSources& sources) {
   const std::string support = root + "/lib/atomx/libatomx_analysis.a";
   if (access(support.c_str(), R_OK) != 0) throw Error(support + ": atomx's analysis support library is missing");
 
-  // The instrumentation plugin.  C is built with -fexceptions so API errors
-  // (C++ exceptions) can pass through the tool's frames.
+  if (!instName_.empty()) buildPlugin(include);
+  buildAnalysis(sources, include, support);
+}
+
+// The instrumentation plugin.  C is built with -fexceptions so API errors
+// (C++ exceptions) can pass through the tool's frames.
+void ToolBuild::buildPlugin(const std::string& include) {
   plugin_ = dir_ + "/instrument.so";
   std::vector<std::string> cmd = {compilerFor(instName_), "-shared", "-fPIC", "-g", "-O1", include};
   if (isCxx(instName_)) cmd.push_back("-std=c++20");
   else cmd.push_back("-fexceptions");
   cmd.insert(cmd.end(), {instName_, "-o", plugin_});
   run(cmd, instName_);
+}
 
+void ToolBuild::buildAnalysis(const ToolSources& sources, const std::string& include, const std::string& support) {
   // The analysis object: each file compiled, then linked with the support
   // library whole (its finish routine must be there even if nothing calls it).
   std::vector<std::string> objects;

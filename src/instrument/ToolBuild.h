@@ -15,7 +15,7 @@
 namespace atomx::instrument {
 
 struct ToolSources {
-  std::string instrumentation;         // inst.c / inst.cpp
+  std::string instrumentation;         // inst.c / inst.cpp (none for the trace recorder)
   std::vector<std::string> analysis;   // anal.c ...
 };
 
@@ -33,6 +33,10 @@ struct ShippedTool {
   std::string summary;
 };
 std::vector<ShippedTool> shippedTools();
+
+// The analysis source of an abstract-execution trace (`atomx trace`):
+// PREFIX/share/atomx/runtime/recorder.c, and no instrumentation file.
+ToolSources traceRecorder();
 
 class ToolBuild {
  public:
@@ -52,6 +56,8 @@ class ToolBuild {
   std::set<std::string> analysisFunctions() const;
 
  private:
+  void buildPlugin(const std::string& include);
+  void buildAnalysis(const ToolSources& sources, const std::string& include, const std::string& support);
   std::string dir_;
   std::string plugin_, analysis_, instName_;
   void* handle_ = nullptr;

@@ -112,6 +112,9 @@ struct Procedure {
   uint32_t section = 0;
   bool sizeInferred = false;  // symbol had no size: extent runs to the next symbol
   int32_t hotPart = -1;       // for a `foo.cold` part: the id of `foo`
+  bool addressTaken = false;  // its entry's address is stored or computed somewhere (a
+                              // relocation, a RIP-relative lea, an exported symbol, the
+                              // entry point): code may reach it other than by a direct branch
   ProcState state = ProcState::Discovered;
   std::string reason;         // why it is Unmovable
 

@@ -3,6 +3,8 @@
 //   atomx PROG [INST.c ANAL.c... | -T NAME] -o OUT [options] [-- TOOL ARGS]
 //   atomx run -T NAME [TOOL ARGS] -- PROG [ARGS]
 //   atomx dump PROG [--proc NAME]
+//   atomx trace [-q] -o TRACE -- PROG [ARGS]
+//   atomx regen TRACE [--blocks | --summary]
 //
 // Every error is one line on stderr and a non-zero exit status.
 #include <sys/stat.h>
@@ -20,7 +22,11 @@
 #include <iostream>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include <atomx/trace.hpp>
+#include <atomx/trace_format.h>
 
 #include "analysis/Dump.h"
 #include "elf/ElfImage.h"
@@ -29,6 +35,7 @@
 #include "rewrite/Report.h"
 #include "rewrite/Rewriter.h"
 #include "support/Error.h"
+#include "trace/TraceFiles.h"
 
 namespace {
 
@@ -71,6 +78,23 @@ constexpr const char* kUsage = R"(usage:
       -q                 print nothing on success
       --atomic-counters  (with a tool) make inline counter increments atomic
                          even where atomx sees no way for PROG to start threads
+  atomx trace [-q] [--cache-dir DIR] -o TRACE -- PROG [ARGS...]
+      Record an abstract-execution trace: instrument PROG (cached as with
+      run) so that it writes a few witness bytes on a minimal set of CFG
+      edges, run it with ARGS (its output stays its own; -q silences atomx's
+      line), and write TRACE/: a manifest tying the trace to PROG's bytes,
+      and one stream per thread.  Exits with PROG's status.  docs/trace.md.
+  atomx regen TRACE [--blocks | --counts | --summary | --untraced]
+      Regenerate the exact instruction trace of every thread from TRACE and
+      the program file alone: one line per executed instruction (`TID PC`,
+      PC in hex, original addresses), or per block with --blocks (`TID START
+      COUNT PROCEDURE`); a call to code outside the trace (shared libraries)
+      is a line `TID call NAME`.  --counts prints `PC N` instead: how often
+      each instruction ran, over every thread, by address.  Totals go to stderr (stdout with
+      --summary, which prints nothing else).  Exits 1 if a thread could not
+      be regenerated to its end (the reason is on stderr).  --untraced
+      lists the procedures whose instructions the trace does not hold
+      (`NAME START END WHY`): calls to them are outside calls.
   atomx dump PROG [--proc NAME]
       Print procedures, basic blocks, instructions (original addresses), CFG
       edges, jump tables, and what could not be analysed.
@@ -244,6 +268,18 @@ std::string defaultCacheDir() {
   return std::string(home) + "/.cache/atomx/run";
 }
 
+// Where the cache (--cache-dir, else defaultCacheDir(); created) keeps PROG
+// instrumented with `label`, under the key of everything that decides it.
+std::string cachedPath(std::string cacheDir, const std::string& prog, const std::string& label, uint64_t key) {
+  if (cacheDir.empty()) cacheDir = defaultCacheDir();
+  std::error_code ec;
+  std::filesystem::create_directories(cacheDir, ec);
+  if (ec) throw atomx::Error(cacheDir + ": cannot create the cache directory: " + ec.message());
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(key));
+  return cacheDir + "/" + std::filesystem::path(prog).filename().string() + "." + label + "." + hex;
+}
+
 // The summaries a shipped tool's processes wrote in the working directory
 // during the run: NAME.out, NAME.out.PID.
 void printSummaries(const std::string& tool, time_t since) {
@@ -264,6 +300,29 @@ void printSummaries(const std::string& tool, time_t since) {
     std::string line;
     while (std::getline(in, line)) std::fprintf(stderr, "%s\n", line.c_str());
   }
+}
+
+// Runs `exe` with argv [first, last) and waits; PROG's status as a shell
+// reports it (128+N if signal N killed it).
+int runChild(const std::string& exe, char** first, char** last) {
+  std::vector<char*> args(first, last);
+  args.push_back(nullptr);
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw atomx::Error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    execv(exe.c_str(), args.data());
+    std::fprintf(stderr, "atomx: cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  // Like a shell: ^C and ^\ are for the program; atomx waits for it.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
 }
 
 int runRun(int argc, char** argv) {
@@ -307,39 +366,177 @@ int runRun(int argc, char** argv) {
     key.addFile(f);
   }
   for (const std::string& a : toolArgs) key.add(a);
-  if (cacheDir.empty()) cacheDir = defaultCacheDir();
-  std::error_code ec;
-  std::filesystem::create_directories(cacheDir, ec);
-  if (ec) throw atomx::Error(cacheDir + ": cannot create the cache directory: " + ec.message());
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(key.h));
   const std::string toolName = shippedName.empty() ? std::filesystem::path(tool.instrumentation).stem().string() : shippedName;
-  const std::string cached = cacheDir + "/" + std::filesystem::path(prog).filename().string() + "." + toolName + "." + hex;
+  const std::string cached = cachedPath(cacheDir, prog, toolName, key.h);
   if (access(cached.c_str(), X_OK) != 0) {
     if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s with %s into %s\n", prog.c_str(), toolName.c_str(), cached.c_str());
     rewriteProgram(prog, cached, tool, toolArgs, atomx::rewrite::RewriteOptions{}, "", true);
   }
 
   const time_t start = time(nullptr);
-  std::vector<char*> args(argv + i + 1, argv + argc);
-  args.push_back(nullptr);
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) throw atomx::Error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    execv(cached.c_str(), args.data());
-    std::fprintf(stderr, "atomx: cannot run %s: %s\n", cached.c_str(), std::strerror(errno));
-    _exit(127);
-  }
-  // Like a shell: ^C and ^\ are for the program; atomx waits for it.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = runChild(cached, argv + i + 1, argv + argc);
   if (!quiet && !shippedName.empty()) printSummaries(shippedName, start);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
+  return status;
+}
+
+// --- atomx trace / atomx regen -----------------------------------------
+
+int runTrace(int argc, char** argv) {
+  std::string dir, cacheDir;
+  bool quiet = false;
+  int i = 2;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") break;
+    if (a == "-o" && i + 1 < argc) dir = argv[++i];
+    else if (a == "-o") usageError("-o needs a directory");
+    else if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
+    else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
+    else if (a == "-q") quiet = true;
+    else usageError("unknown option " + a + " (atomx trace [-q] -o DIR -- PROG [ARGS])");
+  }
+  if (dir.empty()) usageError("trace needs an output directory: atomx trace -o DIR -- PROG [ARGS]");
+  if (i + 1 >= argc) usageError("trace needs a program after --: atomx trace -o DIR -- PROG [ARGS]");
+  const std::string prog = std::filesystem::absolute(findProgram(argv[i + 1])).string();
+
+  Fnv key;
+  key.addFile(prog);
+  key.addFile("/proc/self/exe");
+  const atomx::instrument::ToolSources recorder = atomx::instrument::traceRecorder();
+  for (const std::string& f : recorder.analysis) key.addFile(f);
+  const std::string cached = cachedPath(cacheDir, prog, "trace", key.h);
+  const std::string placementFile = cached + ".placement";
+  uint64_t placement = 0;
+  {
+    std::ifstream in(placementFile);
+    if (!(access(cached.c_str(), X_OK) == 0 && in >> std::hex >> placement)) {
+      if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s for tracing into %s\n", prog.c_str(), cached.c_str());
+      atomx::instrument::SessionOptions options{prog, cached, recorder, {}, {}};
+      options.trace = true;
+      auto& session = *new atomx::instrument::Session(options);
+      writeFile(cached, session.run(), true);
+      placement = session.tracePlacement();
+      std::ofstream out(placementFile);
+      out << std::hex << placement << "\n";
+      if (!out.flush()) throw atomx::Error(placementFile + ": cannot write");
+    }
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) throw atomx::Error(dir + ": cannot create the trace directory");
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string f = e.path().filename().string();
+    if (f == ATOMX_TRACE_MANIFEST || (f.rfind("thread.", 0) == 0 && e.path().extension() == ".axt"))
+      std::filesystem::remove(e.path(), ec);
+  }
+  atomx::trace::Manifest m;
+  m.version = ATOMX_TRACE_VERSION;
+  m.program = prog;
+  m.programSize = std::filesystem::file_size(prog);
+  m.programHash = atomx::trace::fileHash(prog);
+  m.placement = placement;
+  atomx::trace::writeManifest(dir, m);
+
+  setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(dir).c_str(), 1);
+  const int status = runChild(cached, argv + i + 1, argv + argc);
+  if (!quiet) {
+    uint64_t bytes = 0, streams = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+      if (e.path().extension() == ".axt") ++streams, bytes += e.file_size();
+    std::fprintf(stderr, "atomx: trace in %s: %llu thread stream(s), %llu bytes (atomx regen %s)\n", dir.c_str(),
+                 static_cast<unsigned long long>(streams), static_cast<unsigned long long>(bytes), dir.c_str());
+  }
+  return status;
+}
+
+// Prints what the regenerator reports: one line per instruction or block.
+class TextOut : public atomx::trace::Consumer {
+ public:
+  TextOut(bool blocks) : blocks_(blocks) { std::setvbuf(stdout, nullptr, _IOFBF, 1 << 20); }
+  void block(const atomx::trace::BlockRun& b) override {
+    if (b.inherited) return;  // the parent's stream has it
+    if (blocks_) {
+      std::printf("%d %llx %zu %s\n", b.thread, static_cast<unsigned long long>(b.start), b.count, b.procedure);
+      return;
+    }
+    for (size_t k = 0; k < b.count; ++k)
+      std::printf("%d %llx\n", b.thread, static_cast<unsigned long long>(b.insns[k].pc));
+  }
+  void outsideCall(int thread, uint64_t site, const std::string& name) override {
+    std::printf("%d call %s\n", thread, name.empty() ? "*" : name.c_str());
+  }
+  void threadEnd(int thread, const std::string& problem) override {
+    if (!problem.empty()) std::fprintf(stderr, "atomx: thread %d: regenerated up to a problem: %s\n", thread, problem.c_str());
+  }
+
+ private:
+  bool blocks_;
+};
+
+// Executions per instruction address, over every thread.
+class CountOut : public atomx::trace::Consumer {
+ public:
+  void block(const atomx::trace::BlockRun& b) override {
+    if (b.inherited) return;
+    for (size_t k = 0; k < b.count; ++k) ++counts_[b.insns[k].pc];
+  }
+  void threadEnd(int thread, const std::string& problem) override {
+    if (!problem.empty()) std::fprintf(stderr, "atomx: thread %d: regenerated up to a problem: %s\n", thread, problem.c_str());
+  }
+  void print() const {
+    std::vector<std::pair<uint64_t, uint64_t>> sorted(counts_.begin(), counts_.end());
+    std::sort(sorted.begin(), sorted.end());
+    for (const auto& [pc, n] : sorted) std::printf("%llx %llu\n", static_cast<unsigned long long>(pc), static_cast<unsigned long long>(n));
+  }
+
+ private:
+  std::unordered_map<uint64_t, uint64_t> counts_;
+};
+
+class NoOut : public atomx::trace::Consumer {
+ public:
+  void threadEnd(int thread, const std::string& problem) override {
+    if (!problem.empty()) std::fprintf(stderr, "atomx: thread %d: regenerated up to a problem: %s\n", thread, problem.c_str());
+  }
+};
+
+int runRegen(int argc, char** argv) {
+  std::string dir;
+  bool blocks = false, summaryOnly = false, untraced = false, counts = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--blocks") blocks = true;
+    else if (a == "--summary") summaryOnly = true;
+    else if (a == "--untraced") untraced = true;
+    else if (a == "--counts") counts = true;
+    else if (!a.empty() && a[0] == '-') usageError("unknown option " + a + " (atomx regen DIR [--blocks | --counts | --summary | --untraced])");
+    else if (dir.empty()) dir = a;
+    else usageError("more than one trace directory given");
+  }
+  if (dir.empty()) usageError("regen needs a trace directory: atomx regen DIR");
+  if (untraced) {
+    for (const atomx::trace::UntracedProcedure& p : atomx::trace::untracedProcedures(dir))
+      std::printf("%s %llx %llx %s\n", p.name.c_str(), static_cast<unsigned long long>(p.start),
+                  static_cast<unsigned long long>(p.end), p.why.c_str());
+    return 0;
+  }
+  if (int(blocks) + int(summaryOnly) + int(counts) > 1) usageError("--blocks, --counts and --summary do not combine");
+  TextOut text(blocks);
+  NoOut none;
+  CountOut perPc;
+  atomx::trace::Consumer& out = summaryOnly ? static_cast<atomx::trace::Consumer&>(none)
+                                : counts    ? static_cast<atomx::trace::Consumer&>(perPc)
+                                            : text;
+  const atomx::trace::Summary s = atomx::trace::regenerate(dir, out);
+  if (counts) perPc.print();
+  std::fflush(stdout);
+  std::fprintf(summaryOnly ? stdout : stderr,
+               "threads %llu blocks %llu instructions %llu outside-calls %llu stream-bytes %llu incomplete-threads %llu\n",
+               static_cast<unsigned long long>(s.threads), static_cast<unsigned long long>(s.blocks),
+               static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.outsideCalls),
+               static_cast<unsigned long long>(s.streamBytes), static_cast<unsigned long long>(s.incompleteThreads));
+  return s.incompleteThreads ? 1 : 0;
 }
 
 }  // namespace
@@ -364,6 +561,8 @@ int main(int argc, char** argv) {
   try {
     if (first == "dump") return runDump(argc, argv);
     if (first == "run") return runRun(argc, argv);
+    if (first == "trace") return runTrace(argc, argv);
+    if (first == "regen") return runRegen(argc, argv);
     return runRewrite(argc, argv);
   } catch (const atomx::InternalError& e) {
     std::fprintf(stderr, "atomx: internal error: %s\n", e.what());

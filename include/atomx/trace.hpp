@@ -1,0 +1,76 @@
+// Reading an abstract-execution trace (`atomx trace -o DIR -- PROG ...`):
+// the exact sequence of instructions each thread executed in the traced
+// program's own code, regenerated from the witnesses the program wrote and
+// from the program file itself (docs/trace.md).  This is what `atomx regen`
+// prints, and what an offline analyser (a cache simulator, a frequency
+// miner) consumes:
+//
+//   struct Count : atomx::trace::Consumer {
+//     uint64_t n = 0;
+//     void block(const atomx::trace::BlockRun& b) override { n += b.count; }
+//   } c;
+//   atomx::trace::regenerate("run.trace", c);
+//
+// Calls into code outside the trace (shared libraries, procedures atomx
+// left in place) are one event each; their instructions are not in it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace atomx::trace {
+
+struct Instruction {
+  uint64_t pc;      // original address in the program file
+  uint8_t length;   // bytes
+};
+
+// One executed basic block: `count` instructions from `insns`, in order.
+struct BlockRun {
+  int thread;
+  uint64_t start;
+  const Instruction* insns;
+  size_t count;
+  const char* procedure;  // the procedure's symbol
+  // In a forked child's stream: the block ran in its parent, before the
+  // fork (a child's stream holds its parent's path up to the fork).
+  bool inherited;
+};
+
+class Consumer {
+ public:
+  virtual ~Consumer() = default;
+  virtual void threadBegin(int thread) {}
+  virtual void block(const BlockRun& run) {}
+  // A call from the trace to code outside it; `name` as "puts@plt", or ""
+  // for a call through a pointer (the callee's ENTRY follows when it is
+  // traced code).
+  virtual void outsideCall(int thread, uint64_t callSite, const std::string& name) {}
+  // `problem` is empty when the stream was regenerated to its end;
+  // otherwise it says where and why regeneration stopped (a process killed
+  // mid-chunk, a stream that does not fit the program).
+  virtual void threadEnd(int thread, const std::string& problem) {}
+};
+
+struct Summary {
+  uint64_t threads = 0, blocks = 0, instructions = 0, outsideCalls = 0, streamBytes = 0;
+  uint64_t incompleteThreads = 0;
+};
+
+// A procedure of the program whose instructions the trace does not hold
+// (a call to it is an outside call), and why.
+struct UntracedProcedure {
+  std::string name;
+  uint64_t start, end;
+  std::string why;
+};
+std::vector<UntracedProcedure> untracedProcedures(const std::string& dir);
+
+// Regenerates every thread of the trace in `dir`, threads one after
+// another (by thread id).  Throws atomx::Error when the trace cannot be read
+// or does not belong to the program file it names (changed since).
+Summary regenerate(const std::string& dir, Consumer& consumer);
+
+}  // namespace atomx::trace

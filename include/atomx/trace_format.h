@@ -1,0 +1,94 @@
+/* atomx's abstract-execution trace: the one definition of its format,
+ * shared by the recorder (runtime/analysis/trace.c, inside the traced
+ * program) and the reader (src/trace, `atomx regen`), as DynamoRIO's
+ * raw2trace.h is for drmemtrace.  docs/trace.md explains it in prose.
+ *
+ * A trace is a directory:
+ *   manifest            text, one `key value` per line, written by
+ *                       `atomx trace` before the program runs (kManifest*)
+ *   thread.TID.axt      one stream per thread: chunks (AtomxTraceChunk)
+ *
+ * A stream is what the program's inserted stores wrote, cut into chunks at
+ * buffer boundaries.  Each chunk is self-contained (a header, then its
+ * bytes), so a process killed mid-run leaves a stream that decodes up to
+ * its last whole chunk.  The bytes are not self-describing: the regenerator
+ * walks the program's CFG and knows at each point what comes next --
+ *   - a witness, at a predicate (analysis/Witnesses.h: one byte per value,
+ *     or two little-endian where a procedure needs more than 255);
+ *   - a jump table's target, as the target's block index in its procedure
+ *     (two bytes, four where a procedure has more than 65535 blocks);
+ *   - a tag, at the entry of a procedure code outside the trace may call
+ *     (ENTRY, then the procedure's id, four bytes), at an address-taken
+ *     block of a procedure that jumps through pointers (BLOCK, then the
+ *     procedure's id and the block's index, four bytes each; also at a
+ *     landing pad), after a call that may run code outside the trace
+ *     (RETURN), and after a call to setjmp (RESUMED, the procedure's id and
+ *     the calling block's index).
+ */
+#ifndef ATOMX_TRACE_FORMAT_H
+#define ATOMX_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define ATOMX_TRACE_VERSION 1
+
+/* The per-thread cursor: the next free byte of the thread's buffer, at this
+ * offset from the thread pointer (%fs).  It is the first word of glibc's
+ * tcbhead_t.__glibc_unused2 on x86-64, which glibc keeps and never uses. */
+#define ATOMX_TRACE_CURSOR_OFFSET 0x80
+
+/* Tags. */
+#define ATOMX_TRACE_RETURN 0u /* the call that may have run outside code returned */
+#define ATOMX_TRACE_ENTRY 1u  /* a procedure was entered; its id (uint32_t) follows */
+/* A block control may reach from anywhere was reached: a landing pad (the
+ * unwinder delivered an exception there), or an address-taken block of a
+ * procedure that jumps through pointers (a computed goto); its procedure's
+ * id and its block index (uint32_t each) follow. */
+#define ATOMX_TRACE_BLOCK 2u
+/* A call to a setjmp-like function returned: the first time, or again
+ * through longjmp; the calling block's procedure id and block index
+ * (uint32_t each) follow.  It takes the place of RETURN after such calls. */
+#define ATOMX_TRACE_RESUMED 3u
+
+#define ATOMX_TRACE_CHUNK_MAGIC 0x43545841u /* "AXTC" */
+#define ATOMX_TRACE_CODEC_RAW 0u
+#define ATOMX_TRACE_CODEC_ZSTD 1u
+#define ATOMX_TRACE_CODEC_MASK 0xffu
+/* With the codec: the thread's last chunk (it ended, or the process exited).
+ * A stream without one was cut short (the process was killed). */
+#define ATOMX_TRACE_CHUNK_FINAL 0x100u
+/* With the codec: the first chunk a forked child wrote.  The chunks before
+ * it are its parent's, up to the fork (the child continues its path). */
+#define ATOMX_TRACE_CHUNK_CHILD 0x200u
+
+/* Every chunk starts with this header, little-endian, 32 bytes. */
+typedef struct {
+  uint32_t magic;      /* ATOMX_TRACE_CHUNK_MAGIC */
+  uint32_t version;    /* ATOMX_TRACE_VERSION */
+  uint64_t sequence;   /* 0, 1, 2, ... within the stream */
+  uint32_t rawSize;    /* bytes of stream in this chunk, once decoded */
+  uint32_t storedSize; /* bytes that follow the header */
+  uint32_t codec;      /* ATOMX_TRACE_CODEC_*, | ATOMX_TRACE_CHUNK_FINAL */
+  uint32_t checksum;   /* FNV-1a (32 bits) of the stored bytes */
+} AtomxTraceChunk;
+
+/* The recorder's environment: where the streams go.  Unset, the program
+ * runs with its stores discarded (a measurement of the stores alone). */
+#define ATOMX_TRACE_DIR_ENV "ATOMX_TRACE_DIR"
+
+/* Manifest keys. */
+#define ATOMX_TRACE_MANIFEST "manifest"
+#define ATOMX_TRACE_KEY_VERSION "atomx-trace"     /* the format version */
+#define ATOMX_TRACE_KEY_PROGRAM "program"         /* the traced file, as given */
+#define ATOMX_TRACE_KEY_PROGRAM_SIZE "program-size"
+#define ATOMX_TRACE_KEY_PROGRAM_HASH "program-hash" /* FNV-1a 64 of its bytes, hex */
+#define ATOMX_TRACE_KEY_PLACEMENT "placement"     /* analysis::TracePlan's digest, hex */
+
+static inline uint32_t atomx_trace_checksum(const void *data, uint64_t n) {
+  const unsigned char *p = (const unsigned char *)data;
+  uint32_t h = 2166136261u;
+  for (uint64_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
+  return h;
+}
+
+#endif

@@ -1,0 +1,405 @@
+/* The recorder of an abstract-execution trace: the analysis object of a
+ * program rewritten by `atomx trace` (built from this file alone, with
+ * libatomx_analysis.a).  The program's inserted stores write straight into
+ * the running thread's buffer through the cursor at
+ * %fs:ATOMX_TRACE_CURSOR_OFFSET (instrument/CallCode.h, emitStores); no
+ * store calls anything.  This file only
+ *   - gives a thread its first buffer, and a full buffer's thread a fresh
+ *     one: both arrive as a fault of the first store of a sequence (the
+ *     cursor is 0 in a new thread, and every buffer ends in a guard page),
+ *     which the SIGSEGV handler recognises, answers and restarts;
+ *   - writes a full buffer as one chunk of the thread's stream
+ *     (include/atomx/trace_format.h), in $ATOMX_TRACE_DIR/thread.TID.axt,
+ *     or nowhere when that is unset (the stores alone, for measurement);
+ *   - writes every thread's last chunk when the thread ends (a destructor
+ *     of the program's own pthread key) and when the process exits.
+ * The program's own SIGSEGV handler must not replace the recorder's: its
+ * GOT slots for sigaction and signal are pointed at wrappers here, which
+ * keep the program's SIGSEGV disposition aside (and hand it back when
+ * asked).  A fault that is not a store's goes to that disposition: the
+ * program's handler, or, for the default, the streams are written and the
+ * process dies as it would have. */
+#define _GNU_SOURCE
+#include <atomx/trace_format.h>
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/ucontext.h>
+#include <unistd.h>
+
+#define BUFFER_BYTES (1u << 20)
+#define GUARD_BYTES 4096u
+
+struct buffer {
+  struct buffer *next; /* the registry, newest first */
+  uint8_t *base;       /* BUFFER_BYTES, then the guard page */
+  uint64_t threadPointer;
+  pid_t pid, tid;
+  int fd;
+  uint64_t sequence;
+  int ended;
+  int childFirst; /* a forked child's next chunk is its first own one */
+  char path[4200]; /* the stream's file, once open */
+};
+
+static struct buffer *registry;
+static char traceDir[4096];
+static int discarding = 1;
+/* The program's SIGSEGV disposition, as it set it (or found it). */
+static struct sigaction programSegv;
+static int (*realSigaction)(int, const struct sigaction *, struct sigaction *);
+static sighandler_t (*realSignal)(int, sighandler_t);
+static pthread_key_t programKey;
+static int (*programSetSpecific)(pthread_key_t, const void *);
+
+static uint64_t thread_pointer(void) {
+  uint64_t tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp));
+  return tp;
+}
+static uint8_t *cursor(void) {
+  uint8_t *c;
+  __asm__ volatile("mov %%fs:%c1, %0" : "=r"(c) : "i"(ATOMX_TRACE_CURSOR_OFFSET));
+  return c;
+}
+static void set_cursor(uint8_t *c) {
+  __asm__ volatile("mov %0, %%fs:%c1" : : "r"(c), "i"(ATOMX_TRACE_CURSOR_OFFSET) : "memory");
+}
+
+static void write_all(int fd, const void *data, size_t n) {
+  const char *p = data;
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return;
+    p += k;
+    n -= (size_t)k;
+  }
+}
+
+static void fail(const char *what) {
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "atomx trace: %s: %s\n", what, strerror(errno));
+  write_all(2, msg, (size_t)n);
+  _exit(127);
+}
+
+/* The thread's stream file: thread.TID.axt, or thread.TID-K.axt when a
+ * program this one exec'd from left one under the same thread id. */
+static void open_stream(struct buffer *b) {
+  for (int k = 0; b->fd < 0; k++) {
+    if (k == 0) snprintf(b->path, sizeof b->path, "%s/thread.%ld.axt", traceDir, (long)b->tid);
+    else snprintf(b->path, sizeof b->path, "%s/thread.%ld-%d.axt", traceDir, (long)b->tid, k);
+    b->fd = open(b->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    if (b->fd < 0 && (errno != EEXIST || k > 1000)) fail(b->path);
+  }
+}
+
+/* A forked child's stream starts with its parent's: the first `chunks`
+ * chunks of the parent's file, the ones written before the fork. */
+static void copy_chunks(const char *from, uint64_t chunks, int to) {
+  static uint8_t data[1 << 16]; /* a forked child has one thread */
+  int fd = open(from, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(from);
+  for (uint64_t i = 0; i < chunks; i++) {
+    AtomxTraceChunk h;
+    if (read(fd, &h, sizeof h) != (ssize_t)sizeof h) fail("cannot read the parent's trace stream");
+    write_all(to, &h, sizeof h);
+    for (uint32_t left = h.storedSize; left > 0;) {
+      ssize_t k = read(fd, data, left < sizeof data ? left : sizeof data);
+      if (k <= 0) fail("cannot read the parent's trace stream");
+      write_all(to, data, (size_t)k);
+      left -= (uint32_t)k;
+    }
+  }
+  close(fd);
+}
+
+/* The bytes [b->base, end) as the stream's next chunk; `final`: its last. */
+static void flush(struct buffer *b, const uint8_t *end, int final) {
+  if (!end || end < b->base || end > b->base + BUFFER_BYTES) end = b->base;
+  const uint32_t n = (uint32_t)(end - b->base);
+  if (n == 0 && !final) return;
+  if (discarding) return;
+  if (b->fd < 0) open_stream(b);
+  AtomxTraceChunk h = {ATOMX_TRACE_CHUNK_MAGIC, ATOMX_TRACE_VERSION, b->sequence++, n, n,
+                       ATOMX_TRACE_CODEC_RAW | (final ? ATOMX_TRACE_CHUNK_FINAL : 0u) |
+                           (b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u),
+                       atomx_trace_checksum(b->base, n)};
+  write_all(b->fd, &h, sizeof h);
+  write_all(b->fd, b->base, n);
+  b->childFirst = 0;
+}
+
+/* This thread's buffer.  A forked child finds its parent's copy and makes
+ * it its own: a stream of its own, from the bytes not yet written. */
+static struct buffer *own_buffer(void) {
+  const uint64_t tp = thread_pointer();
+  const pid_t pid = getpid();
+  for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
+    if (b->ended || b->threadPointer != tp) continue;
+    if (b->pid != pid) {
+      /* The child continues its parent's path: its stream is the parent's
+       * chunks written before the fork, then this buffer (which holds the
+       * rest of the parent's bytes up to the fork), then its own. */
+      char parent[sizeof b->path];
+      strcpy(parent, b->path);
+      if (b->fd >= 0) close(b->fd);
+      b->pid = pid;
+      b->tid = (pid_t)syscall(SYS_gettid);
+      b->fd = -1;
+      b->childFirst = 1;
+      if (!discarding) {
+        open_stream(b);
+        if (b->sequence > 0) copy_chunks(parent, b->sequence, b->fd);
+      }
+    }
+    return b;
+  }
+  return NULL;
+}
+
+static struct buffer *new_buffer(void) {
+  struct buffer *b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  uint8_t *base = mmap(NULL, BUFFER_BYTES + GUARD_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (b == MAP_FAILED || base == MAP_FAILED) fail("cannot map a trace buffer");
+  if (mprotect(base + BUFFER_BYTES, GUARD_BYTES, PROT_NONE) != 0) fail("cannot protect a trace buffer's guard page");
+  b->base = base;
+  b->threadPointer = thread_pointer();
+  b->pid = getpid();
+  b->tid = (pid_t)syscall(SYS_gettid);
+  b->fd = -1;
+  b->next = __atomic_load_n(&registry, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(&registry, &b->next, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+  }
+  if (programSetSpecific) programSetSpecific(programKey, b);
+  return b;
+}
+
+/* The program's thread ends: its last chunk, and a zero cursor, so that a
+ * thread that reuses this thread's descriptor starts a buffer of its own. */
+static void thread_ends(void *value) {
+  struct buffer *b = value;
+  if (!b || b->threadPointer != thread_pointer()) return;
+  flush(b, cursor(), 1);
+  set_cursor(NULL);
+  b->ended = 1;
+  if (b->fd >= 0) close(b->fd);
+  munmap(b->base, BUFFER_BYTES + GUARD_BYTES);
+}
+
+/* Every buffer of this process, at exit (or before a fatal signal). */
+static void flush_all(void) {
+  own_buffer(); /* in a forked child: adopt the parent's copy first */
+  const uint64_t tp = thread_pointer();
+  const pid_t pid = getpid();
+  for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
+    if (b->ended || b->pid != pid) continue;
+    if (b->threadPointer == tp) {
+      flush(b, cursor(), 1);
+      set_cursor(b->base);
+    } else {
+      flush(b, *(uint8_t *const *)(b->threadPointer + ATOMX_TRACE_CURSOR_OFFSET), 1);
+    }
+  }
+}
+
+/* gregs index of each hardware register number. */
+static const int kGreg[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+                              REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+
+static void on_fault(int sig, siginfo_t *info, void *context) {
+  ucontext_t *uc = context;
+  greg_t *g = uc->uc_mcontext.gregs;
+  const uint8_t *p = (const uint8_t *)g[REG_RIP];
+  const uint8_t *slot = cursor();
+  const uintptr_t addr = (uintptr_t)info->si_addr;
+  /* 66? REX? C6|C7 modrm(mod 01, reg 000) disp8: a trace store. */
+  int rexB = 0;
+  if (*p == 0x66) p++;
+  if ((*p & 0xf0) == 0x40) rexB = *p++ & 1;
+  if ((p[0] == 0xc6 || p[0] == 0xc7) && (p[1] & 0xc0) == 0x40 && (p[1] & 0x38) == 0) {
+    const int reg = rexB << 3 | (p[1] & 7);
+    if ((const uint8_t *)g[kGreg[reg]] == slot) {
+      struct buffer *b = own_buffer();
+      const int fresh = slot == NULL && addr < 4096;
+      const int full = b && slot >= b->base && addr >= (uintptr_t)b->base + BUFFER_BYTES &&
+                       addr < (uintptr_t)b->base + BUFFER_BYTES + GUARD_BYTES;
+      if (fresh || full) {
+        if (full) flush(b, slot, 0);
+        if (fresh && !b) b = new_buffer();
+        g[kGreg[reg]] = (greg_t)b->base;
+        set_cursor(b->base);
+        return;
+      }
+    }
+  }
+  /* Not ours: the program's own handler, if it set one ... */
+  struct sigaction program = programSegv;
+  if (program.sa_handler != SIG_DFL && program.sa_handler != SIG_IGN) {
+    if (program.sa_flags & SA_RESETHAND) programSegv.sa_handler = SIG_DFL;
+    if (program.sa_flags & SA_SIGINFO) program.sa_sigaction(sig, info, context);
+    else program.sa_handler(sig);
+    return;
+  }
+  /* ... else keep what the trace has, and let the fault take its course. */
+  flush_all();
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, NULL);
+}
+
+/* The program's sigaction and signal, for SIGSEGV: its disposition is kept
+ * here, the recorder's handler stays installed. */
+static int wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+  if (sig != SIGSEGV) return realSigaction(sig, act, old);
+  if (old) *old = programSegv;
+  if (act) programSegv = *act;
+  return 0;
+}
+
+static sighandler_t wrap_signal(int sig, sighandler_t handler) {
+  if (sig != SIGSEGV) return realSignal(sig, handler);
+  sighandler_t old = programSegv.sa_handler;
+  memset(&programSegv, 0, sizeof programSegv);
+  programSegv.sa_handler = handler;
+  programSegv.sa_flags = SA_RESTART; /* glibc's signal(): BSD semantics */
+  return old;
+}
+
+/* fork: the parent's bytes so far go to its stream first, so that the
+ * child's own bytes start with a chunk of their own (ATOMX_TRACE_CHUNK_CHILD). */
+static pid_t (*realFork)(void);
+static pid_t wrap_fork(void) {
+  struct buffer *b = own_buffer();
+  if (b && cursor() > b->base) {
+    flush(b, cursor(), 0);
+    set_cursor(b->base);
+  }
+  return realFork();
+}
+
+/* exec replaces the image: the streams' last chunks first. */
+static int (*realExecve)(const char *, char *const[], char *const[]);
+static int (*realExecv)(const char *, char *const[]);
+static int (*realExecvp)(const char *, char *const[]);
+static int (*realExecvpe)(const char *, char *const[], char *const[]);
+static int wrap_execve(const char *f, char *const a[], char *const e[]) {
+  flush_all();
+  return realExecve(f, a, e);
+}
+static int wrap_execv(const char *f, char *const a[]) {
+  flush_all();
+  return realExecv(f, a);
+}
+static int wrap_execvp(const char *f, char *const a[]) {
+  flush_all();
+  return realExecvp(f, a);
+}
+static int wrap_execvpe(const char *f, char *const a[], char *const e[]) {
+  flush_all();
+  return realExecvpe(f, a, e);
+}
+
+/* Points the main program's GOT slots for `name` at `wrapper`. */
+static void hook_slots(const struct link_map *program, const char *name, void *wrapper, void **real) {
+  const ElfW(Dyn) *dyn = program->l_ld;
+  if (!dyn) return;
+  uintptr_t symtab = 0, strtab = 0, rela[2] = {0, 0}, relasz[2] = {0, 0};
+  for (; dyn->d_tag != DT_NULL; dyn++) {
+    switch (dyn->d_tag) {
+      case DT_SYMTAB: symtab = dyn->d_un.d_ptr; break;
+      case DT_STRTAB: strtab = dyn->d_un.d_ptr; break;
+      case DT_JMPREL: rela[0] = dyn->d_un.d_ptr; break;
+      case DT_PLTRELSZ: relasz[0] = dyn->d_un.d_val; break;
+      case DT_RELA: rela[1] = dyn->d_un.d_ptr; break;
+      case DT_RELASZ: relasz[1] = dyn->d_un.d_val; break;
+    }
+  }
+  /* ld.so relocates these entries in place for the main program; a PIE's
+   * may still be link-time offsets. */
+  const uintptr_t bias = program->l_addr;
+  uintptr_t relroStart = 0, relroEnd = 0;
+  const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+  for (unsigned long i = 0, n = getauxval(AT_PHNUM); ph && i < n; i++)
+    if (ph[i].p_type == PT_GNU_RELRO) {
+      relroStart = (bias + ph[i].p_vaddr) & ~(uintptr_t)4095;
+      relroEnd = (bias + ph[i].p_vaddr + ph[i].p_memsz + 4095) & ~(uintptr_t)4095;
+    }
+  if (bias && symtab < bias) symtab += bias, strtab += bias, rela[0] += rela[0] ? bias : 0, rela[1] += rela[1] ? bias : 0;
+  if (!symtab || !strtab) return;
+  for (int t = 0; t < 2; t++) {
+    const ElfW(Rela) *r = (const ElfW(Rela) *)rela[t];
+    for (size_t k = 0; r && k < relasz[t] / sizeof *r; k++) {
+      const unsigned type = ELF64_R_TYPE(r[k].r_info);
+      if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
+      const ElfW(Sym) *s = (const ElfW(Sym) *)symtab + ELF64_R_SYM(r[k].r_info);
+      if (strcmp((const char *)strtab + s->st_name, name) != 0) continue;
+      void **slot = (void **)(bias + r[k].r_offset);
+      const uintptr_t page = (uintptr_t)slot & ~(uintptr_t)4095;
+      /* The RELRO part is read-only by now; the rest (a lazily bound
+       * .got.plt) is writable and must stay so. */
+      const int relro = (uintptr_t)slot >= relroStart && (uintptr_t)slot < relroEnd;
+      if (relro && mprotect((void *)page, 4096, PROT_READ | PROT_WRITE) != 0) continue;
+      if (!*real) *real = *slot;
+      *slot = wrapper;
+      if (relro) mprotect((void *)page, 4096, PROT_READ);
+    }
+  }
+}
+
+/* `libc`: the program's libc, whose link map is in the program's
+ * namespace; the first object of that namespace is the program. */
+static void hook_program(void *libc) {
+  const struct link_map *program = libc;
+  while (program->l_prev) program = program->l_prev;
+  hook_slots(program, "sigaction", (void *)wrap_sigaction, (void **)&realSigaction);
+  hook_slots(program, "signal", (void *)wrap_signal, (void **)&realSignal);
+  hook_slots(program, "bsd_signal", (void *)wrap_signal, (void **)&realSignal);
+  hook_slots(program, "__sysv_signal", (void *)wrap_signal, (void **)&realSignal);
+  hook_slots(program, "fork", (void *)wrap_fork, (void **)&realFork);
+  hook_slots(program, "execve", (void *)wrap_execve, (void **)&realExecve);
+  hook_slots(program, "execv", (void *)wrap_execv, (void **)&realExecv);
+  hook_slots(program, "execvp", (void *)wrap_execvp, (void **)&realExecvp);
+  hook_slots(program, "execvpe", (void *)wrap_execvpe, (void **)&realExecvpe);
+}
+
+__attribute__((constructor)) static void start_recorder(void) {
+  const char *dir = getenv(ATOMX_TRACE_DIR_ENV);
+  if (dir && *dir) {
+    if (strlen(dir) >= sizeof traceDir) {
+      errno = ENAMETOOLONG;
+      fail(dir);
+    }
+    strcpy(traceDir, dir);
+    discarding = 0;
+  }
+  /* The program's own libc runs its threads' key destructors. */
+  void *libc = dlmopen(LM_ID_BASE, "libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  if (libc) {
+    int (*keyCreate)(pthread_key_t *, void (*)(void *)) = (int (*)(pthread_key_t *, void (*)(void *)))dlsym(libc, "pthread_key_create");
+    programSetSpecific = (int (*)(pthread_key_t, const void *))dlsym(libc, "pthread_setspecific");
+    if (!keyCreate || !programSetSpecific || keyCreate(&programKey, thread_ends) != 0) programSetSpecific = NULL;
+  }
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_sigaction = on_fault;
+  act.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&act.sa_mask);
+  if (sigaction(SIGSEGV, &act, &programSegv) != 0) fail("cannot install the trace buffer's fault handler");
+  if (libc) hook_program(libc);
+  atexit(flush_all);
+}

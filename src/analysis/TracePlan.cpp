@@ -1,0 +1,195 @@
+#include "analysis/TracePlan.h"
+
+#include <elf.h>
+
+namespace atomx::analysis {
+
+namespace {
+
+struct Digest {
+  uint64_t h = 1469598103934665603ull;
+  void add(uint64_t v) {
+    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
+  }
+};
+
+bool leaves(ir::EdgeKind k) { return k == ir::EdgeKind::TailCall || k == ir::EdgeKind::UnknownIndirect; }
+
+// The witness values first readable after each arc of each predicate.
+void findFirstWitnesses(ProcTrace& t) {
+  const TraceGraph& g = t.graph;
+  t.firstWitnesses.assign(g.arcs.size(), {});
+  std::vector<uint32_t> seenAt(g.nodes(), UINT32_MAX), stack;
+  for (uint32_t p = 0; p < g.nodes(); ++p) {
+    if (!g.isPredicate(p)) continue;
+    for (uint32_t k : g.out[p]) {
+      std::vector<uint32_t>& first = t.firstWitnesses[k];
+      if (t.plan.witness[k] >= 0) {
+        first.push_back(uint32_t(t.plan.witness[k]));
+        continue;
+      }
+      stack.assign(1, g.arcs[k].to);
+      while (!stack.empty()) {
+        const uint32_t x = stack.back();
+        stack.pop_back();
+        if (seenAt[x] == k) continue;
+        seenAt[x] = k;
+        for (uint32_t j : g.out[x]) {
+          if (t.plan.witness[j] >= 0) first.push_back(uint32_t(t.plan.witness[j]));
+          else stack.push_back(g.arcs[j].to);
+        }
+      }
+    }
+  }
+}
+
+// Code that runs before the program's entry point, where the trace buffer
+// has no fault handler yet: IFUNC resolvers (ld.so calls them while it
+// relocates) and .preinit_array functions.
+std::vector<uint64_t> earlyCode(const elf::ElfImage& image) {
+  std::vector<uint64_t> early;
+  for (const elf::Relocation& r : image.dynamicRelocations())
+    if (r.type == R_X86_64_IRELATIVE) early.push_back(uint64_t(r.addend));
+  for (const elf::Symbol& s : image.symbols())
+    if (s.type == STT_GNU_IFUNC) early.push_back(s.value);
+  for (const elf::Symbol& s : image.dynamicSymbols())
+    if (s.type == STT_GNU_IFUNC && s.shndx != SHN_UNDEF) early.push_back(s.value);
+  if (const elf::Section* pre = image.sectionByName(".preinit_array")) {
+    const std::span<const uint8_t> words = image.sectionBytes(*pre);
+    for (uint64_t off = 0; off + 8 <= words.size(); off += 8) {
+      uint64_t v = 0;
+      for (int i = 0; i < 8; ++i) v |= uint64_t(words[off + i]) << (8 * i);
+      for (const elf::Relocation& r : image.dynamicRelocations())
+        if (r.place == pre->addr + off && r.type == R_X86_64_RELATIVE) v = uint64_t(r.addend);
+      early.push_back(v);
+    }
+  }
+  return early;
+}
+
+}  // namespace
+
+bool isSetjmp(const std::string& name) {
+  for (const char* s : {"setjmp@plt", "_setjmp@plt", "__sigsetjmp@plt", "sigsetjmp@plt"})
+    if (name == s) return true;
+  return false;
+}
+
+const ir::Procedure* tracedCode(const ir::Program& program, const TracePlan& plan, uint64_t target) {
+  const ir::Procedure* p = program.procAt(target);
+  if (!p || p->id >= plan.procs.size() || !plan.procs[p->id].traced) return nullptr;
+  const int64_t b = p->blockIndexAt(target);
+  return b >= 0 && p->blocks[size_t(b)].start == target ? p : nullptr;
+}
+
+bool callWritesReturn(const ir::Program& program, const TracePlan& plan, uint64_t target) {
+  const ir::Procedure* q = target ? tracedCode(program, plan, target) : nullptr;
+  return !q || q->start != target || plan.procs[q->id].leavesOutside;
+}
+
+TracePlan planTrace(const ir::Program& program) {
+  TracePlan plan;
+  plan.procs.resize(program.procs.size());
+  const uint64_t entryPoint = program.image ? program.image->entry() : 0;
+  for (const ir::Procedure& p : program.procs) {
+    ProcTrace& t = plan.procs[p.id];
+    t.traced = p.isMovable() && !p.blocks.empty();
+    if (!t.traced) continue;
+    t.enterable = p.addressTaken || p.start == entryPoint;
+    for (uint32_t b = 0; b < p.blocks.size(); ++b)
+      if (p.blocks[b].isEntry) t.entryBlock = b;
+    t.tableWidth = p.blocks.size() <= 0xffff ? 2 : 4;
+  }
+  // Code that runs before the entry point, and every procedure it reaches
+  // by direct branches, stays untraced (outside code).
+  if (program.image) {
+    std::vector<const ir::Procedure*> work;
+    for (uint64_t a : earlyCode(*program.image))
+      if (const ir::Procedure* p = program.procAt(a); p && plan.procs[p->id].traced) {
+        plan.procs[p->id].traced = false;
+        plan.procs[p->id].early = true;
+        work.push_back(p);
+      }
+    while (!work.empty()) {
+      const ir::Procedure* p = work.back();
+      work.pop_back();
+      for (const x86::Insn& in : p->insns)
+        if (in.isDirectBranch())
+          if (const ir::Procedure* q = program.procAt(in.target); q && q != p && plan.procs[q->id].traced) {
+            plan.procs[q->id].traced = false;
+            plan.procs[q->id].early = true;
+            work.push_back(q);
+          }
+    }
+  }
+  // Code left in place may branch to a traced procedure's entry.
+  for (const ir::Procedure& p : program.procs) {
+    if (plan.procs[p.id].traced) continue;
+    for (const x86::Insn& in : p.insns)
+      if (in.isDirectBranch())
+        if (const ir::Procedure* q = tracedCode(program, plan, in.target); q && q->start == in.target)
+          plan.procs[q->id].enterable = true;
+  }
+  // leavesOutside, to a fixed point (through tail calls between traced code).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const ir::Procedure& p : program.procs) {
+      ProcTrace& t = plan.procs[p.id];
+      if (!t.traced || t.leavesOutside) continue;
+      for (const ir::Block& b : p.blocks)
+        for (const ir::OutEdge& e : b.outs) {
+          if (!leaves(e.kind) || t.leavesOutside) continue;
+          const ir::Procedure* q = e.target ? tracedCode(program, plan, e.target) : nullptr;
+          if (!q || plan.procs[q->id].leavesOutside) t.leavesOutside = changed = true;
+        }
+    }
+  }
+  // Jump tables that reach other procedures' blocks.
+  for (const ir::Procedure& p : program.procs) {
+    ProcTrace& t = plan.procs[p.id];
+    t.tagged.assign(p.blocks.size(), false);
+    t.resumes.assign(p.blocks.size(), false);
+  }
+  for (const ir::Procedure& p : program.procs) {
+    if (!plan.procs[p.id].traced) continue;
+    for (const ir::JumpTable& jt : p.jumpTables)
+      for (uint64_t target : jt.entryTargets) {
+        if (p.contains(target)) continue;
+        plan.procs[p.id].crossTables = true;
+        if (const ir::Procedure* q = tracedCode(program, plan, target))
+          plan.procs[q->id].tagged[size_t(q->blockIndexAt(target))] = true;
+      }
+  }
+  Digest d;
+  for (const ir::Procedure& p : program.procs) {
+    ProcTrace& t = plan.procs[p.id];
+    d.add(uint64_t(t.traced) | uint64_t(t.enterable) << 1 | uint64_t(t.leavesOutside) << 2 | uint64_t(t.crossTables) << 3 |
+          uint64_t(t.tableWidth) << 8);
+    if (!t.traced) continue;
+    bool computedGoto = false;
+    for (const ir::Block& b : p.blocks)
+      for (const ir::OutEdge& e : b.outs) computedGoto |= e.kind == ir::EdgeKind::UnknownIndirect;
+    std::vector<bool> records(p.blocks.size(), false);
+    for (uint32_t b = 0; b < p.blocks.size(); ++b) {
+      const ir::Block& blk = p.blocks[b];
+      if ((blk.isLandingPad || (computedGoto && blk.isAddressTaken)) && !blk.isEntry) t.tagged[b] = true;
+      records[b] = t.tagged[b] || (t.enterable && b == t.entryBlock);
+      const x86::Insn& last = p.insns[blk.firstInsn + blk.insnCount - 1];
+      if (last.flow == x86::Flow::Call)
+        if (auto plt = program.pltNames.find(last.target); plt != program.pltNames.end() && isSetjmp(plt->second))
+          t.resumes[b] = true;
+      if (t.tagged[b]) d.add(b);
+      if (t.resumes[b]) d.add(uint64_t(b) << 32);
+    }
+    t.graph = traceGraph(p, records);
+    t.plan = placeWitnesses(p, t.graph);
+    findFirstWitnesses(t);
+    d.add(p.start);
+    d.add(t.plan.width);
+    for (int32_t w : t.plan.witness) d.add(uint64_t(int64_t(w)));
+  }
+  plan.digest = d.h;
+  return plan;
+}
+
+}  // namespace atomx::analysis

@@ -1,0 +1,82 @@
+// TracePlan: everything an abstract-execution trace records, decided from
+// the program model alone, so that the recorder (instrument/TraceRecorder)
+// and the regenerator (src/trace) compute the same plan from the same file.
+// The format of what is written is include/atomx/trace_format.h.
+//
+// Per procedure:
+//   - traced: the procedure is moved (only moved code can hold stores);
+//     code that is not traced -- shared libraries, procedures left in
+//     place -- is "outside": the trace shows a call to it as one event;
+//   - enterable: outside code may call it (its entry's address is taken,
+//     it is the program's entry point, or code left in place branches to
+//     it), so its entry writes ENTRY and its id, and its entry block counts
+//     as a node that records (blocking witnesses go before it);
+//   - tagged blocks: each landing pad, and in a procedure with an indirect
+//     jump no table explains (a computed goto) each block whose address is
+//     taken, writes BLOCK, its procedure's id and its index, so where the
+//     unwinder or the jump went is known;
+//   - a call to setjmp (or sigsetjmp) writes RESUMED, the procedure's id
+//     and the block's index each time it returns, so a longjmp back to it
+//     is known;
+//   - leavesOutside: it may return to its caller from outside code (it
+//     ends in a jump to a PLT entry, to code left in place, through a
+//     pointer, or to a procedure that does), so a call to it writes
+//     RETURN after, as a call to outside code does;
+//   - the witness placement (Witnesses.h) on its trace graph.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/Witnesses.h"
+#include "ir/Program.h"
+
+namespace atomx::analysis {
+
+struct ProcTrace {
+  bool traced = false;
+  bool early = false;  // not traced: runs before the entry point (an IFUNC resolver,
+                       // .preinit_array) or is called by such code
+  bool enterable = false;
+  bool leavesOutside = false;
+  uint32_t entryBlock = 0;
+  uint8_t tableWidth = 2;  // bytes of a jump table's recorded target (block index)
+  // Per block: it writes BLOCK (a landing pad; or the procedure jumps
+  // through pointers and the block's address is taken: a computed goto may
+  // land there).
+  std::vector<bool> tagged;
+  // A jump table of this procedure also reaches other procedures (a .cold
+  // part): each table target is then recorded as BLOCK, its procedure's id
+  // and its index (the stub writes it for this procedure's blocks, the
+  // other procedures' target blocks are tagged), or ENTRY for an entry.
+  bool crossTables = false;
+  // Per block: it ends in a call to a setjmp-like function, which writes
+  // RESUMED (instead of RETURN) each time it returns.
+  std::vector<bool> resumes;
+  TraceGraph graph;
+  WitnessPlan plan;
+  // Per arc of the graph, the witness values a walk can read first after
+  // taking it: its own, or those at the end of witness-free paths from its
+  // target.  Filled for the arcs of predicates (what the regenerator needs).
+  std::vector<std::vector<uint32_t>> firstWitnesses;
+};
+
+struct TracePlan {
+  std::vector<ProcTrace> procs;  // by procedure id
+  uint64_t digest = 0;           // of every decision above: a trace names it
+};
+
+TracePlan planTrace(const ir::Program& program);
+
+// What a call or jump to `target` reaches, as the trace sees it: the traced
+// procedure whose entry (or block) it is, or null for outside code.
+const ir::Procedure* tracedCode(const ir::Program& program, const TracePlan& plan, uint64_t target);
+
+// Whether `name` ("_setjmp@plt") is a setjmp-like function: a call to it may
+// return again, through longjmp.
+bool isSetjmp(const std::string& name);
+
+// Whether a call to `target` (0: through a pointer) is followed by RETURN.
+bool callWritesReturn(const ir::Program& program, const TracePlan& plan, uint64_t target);
+
+}  // namespace atomx::analysis

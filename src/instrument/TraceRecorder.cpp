@@ -1,0 +1,105 @@
+#include "instrument/TraceRecorder.h"
+
+#include <atomx/trace_format.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+namespace atomx::instrument {
+
+namespace {
+
+std::vector<uint8_t> littleEndian(uint64_t v, unsigned width) {
+  std::vector<uint8_t> b(width);
+  for (unsigned i = 0; i < width; ++i) b[i] = uint8_t(v >> (8 * i));
+  return b;
+}
+
+}  // namespace
+
+TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan) {
+  using At = StoreRequest::At;
+  const ir::Program& program = engine.program();
+  TraceStoreCounts counts;
+  for (const ir::Procedure& p : program.procs) {
+    const analysis::ProcTrace& t = plan.procs[p.id];
+    if (!t.traced) continue;
+    auto store = [&](At at, uint32_t insn, uint64_t target, std::vector<uint8_t> bytes) {
+      engine.addStore({at, &p, insn, target, std::move(bytes)});
+    };
+    std::set<uint64_t> tableTargets;
+    for (uint32_t bi = 0; bi < p.blocks.size(); ++bi) {
+      const ir::Block& b = p.blocks[bi];
+      const uint32_t last = b.firstInsn + b.insnCount - 1;
+      const x86::Insn& in = p.insns[last];
+      if (t.enterable && bi == t.entryBlock) {
+        std::vector<uint8_t> bytes = {uint8_t(ATOMX_TRACE_ENTRY)};
+        const std::vector<uint8_t> id = littleEndian(p.id, 4);
+        bytes.insert(bytes.end(), id.begin(), id.end());
+        store(At::Before, b.firstInsn, 0, bytes);
+        ++counts.entries;
+      }
+      if (t.tagged[bi]) {
+        std::vector<uint8_t> bytes = {uint8_t(ATOMX_TRACE_BLOCK)};
+        for (uint64_t v : {uint64_t(p.id), uint64_t(bi)}) {
+          const std::vector<uint8_t> le = littleEndian(v, 4);
+          bytes.insert(bytes.end(), le.begin(), le.end());
+        }
+        store(At::Before, b.firstInsn, 0, bytes);
+        ++counts.blockTags;
+      }
+      const bool returns = std::any_of(b.outs.begin(), b.outs.end(), [](const ir::OutEdge& e) { return e.kind == ir::EdgeKind::Call; });
+      if (returns && t.resumes[bi]) {
+        std::vector<uint8_t> bytes = {uint8_t(ATOMX_TRACE_RESUMED)};
+        for (uint64_t v : {uint64_t(p.id), uint64_t(bi)}) {
+          const std::vector<uint8_t> le = littleEndian(v, 4);
+          bytes.insert(bytes.end(), le.begin(), le.end());
+        }
+        store(At::After, last, 0, bytes);
+        ++counts.returns;
+      } else if (returns && (in.flow == x86::Flow::Call || in.flow == x86::Flow::IndirectCall) &&
+                 analysis::callWritesReturn(program, plan, in.flow == x86::Flow::Call ? in.target : 0)) {
+        store(At::After, last, 0, {uint8_t(ATOMX_TRACE_RETURN)});
+        ++counts.returns;
+      }
+      for (uint32_t k : t.graph.out[bi]) {
+        const int32_t w = t.plan.witness[k];
+        if (w < 0) continue;
+        const std::vector<uint8_t> value = littleEndian(uint64_t(w), t.plan.width);
+        std::set<std::pair<At, uint32_t>> sites;  // one store per site
+        const uint32_t to = t.graph.arcs[k].to;
+        if (to != t.graph.exit) {
+          for (const ir::Edge& e : b.succs)
+            if (e.to == to) sites.insert({e.kind == ir::EdgeKind::Taken ? At::Taken : At::After, last});
+        } else {
+          for (const ir::OutEdge& e : b.outs) {
+            if (!ir::leadsToExit(e.kind)) continue;
+            if (in.flow != x86::Flow::CondBranch) sites.insert({At::Before, last});
+            else sites.insert({e.target == in.target ? At::Taken : At::After, last});
+          }
+        }
+        for (const auto& [at, insn] : sites) store(at, insn, 0, value);
+        ++counts.witnesses;
+      }
+      for (const ir::Edge& e : b.succs)
+        if (e.kind == ir::EdgeKind::JumpTable && tableTargets.insert(p.blocks[e.to].start).second) {
+          std::vector<uint8_t> bytes;
+          if (t.crossTables) {  // BLOCK, id, index: the same record as the other procedures' targets
+            bytes = {uint8_t(ATOMX_TRACE_BLOCK)};
+            for (uint64_t v : {uint64_t(p.id), uint64_t(e.to)}) {
+              const std::vector<uint8_t> le = littleEndian(v, 4);
+              bytes.insert(bytes.end(), le.begin(), le.end());
+            }
+          } else {
+            bytes = littleEndian(e.to, t.tableWidth);
+          }
+          store(At::TableTarget, 0, p.blocks[e.to].start, bytes);
+          ++counts.tableTargets;
+        }
+    }
+  }
+  return counts;
+}
+
+}  // namespace atomx::instrument

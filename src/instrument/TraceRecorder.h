@@ -1,0 +1,28 @@
+// TraceRecorder: what an abstract-execution trace makes the program write,
+// as inline stores (Engine::addStore) -- the recorder side of
+// analysis::TracePlan, whose regenerator side is src/trace.  Per traced
+// procedure:
+//   - ENTRY and its id before the entry block's first instruction, where
+//     outside code may call it; BLOCK, its id and the block's index before
+//     each tagged block (a computed goto's possible targets);
+//   - RETURN after a call that may run outside code (callWritesReturn);
+//     RESUMED, its id and the block's index after a call to setjmp;
+//   - each witness on the edges of its arc: a fall-through after the
+//     block's last instruction, a taken edge in the branch's stub, an arc
+//     to EXIT before the last instruction (or on the edge that leaves);
+//   - each jump-table target's block index, in that target's table stub.
+// The format: include/atomx/trace_format.h.
+#pragma once
+
+#include "analysis/TracePlan.h"
+#include "instrument/Engine.h"
+
+namespace atomx::instrument {
+
+struct TraceStoreCounts {
+  uint64_t entries = 0, returns = 0, witnesses = 0, tableTargets = 0, blockTags = 0;
+};
+
+TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan);
+
+}  // namespace atomx::instrument

@@ -1,0 +1,142 @@
+#include "trace/TraceFiles.h"
+
+#include <atomx/trace_format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "support/Error.h"
+
+namespace atomx::trace {
+
+namespace {
+
+std::string hex64(uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+}  // namespace
+
+uint64_t fileHash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot read");
+  uint64_t h = 1469598103934665603ull;
+  std::vector<char> buf(1 << 16);
+  while (in.read(buf.data(), std::streamsize(buf.size())) || in.gcount() > 0)
+    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ uint8_t(buf[size_t(i)])) * 1099511628211ull;
+  return h;
+}
+
+void writeManifest(const std::string& dir, const Manifest& m) {
+  const std::string path = dir + "/" + ATOMX_TRACE_MANIFEST;
+  std::ofstream out(path);
+  if (!out) throw Error(path + ": cannot create the trace's manifest");
+  out << ATOMX_TRACE_KEY_VERSION << " " << ATOMX_TRACE_VERSION << "\n"
+      << ATOMX_TRACE_KEY_PROGRAM << " " << m.program << "\n"
+      << ATOMX_TRACE_KEY_PROGRAM_SIZE << " " << m.programSize << "\n"
+      << ATOMX_TRACE_KEY_PROGRAM_HASH << " " << hex64(m.programHash) << "\n"
+      << ATOMX_TRACE_KEY_PLACEMENT << " " << hex64(m.placement) << "\n";
+  if (!out.flush()) throw Error(path + ": write failed");
+}
+
+Manifest readManifest(const std::string& dir) {
+  const std::string path = dir + "/" + ATOMX_TRACE_MANIFEST;
+  std::ifstream in(path);
+  if (!in) throw Error(dir + ": not a trace directory (no " + ATOMX_TRACE_MANIFEST + ")");
+  std::map<std::string, std::string> kv;
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t sp = line.find(' ');
+    if (sp == std::string::npos) throw Error(path + ": malformed line '" + line + "'");
+    kv[line.substr(0, sp)] = line.substr(sp + 1);
+  }
+  auto need = [&](const char* key) -> const std::string& {
+    auto it = kv.find(key);
+    if (it == kv.end()) throw Error(path + ": no '" + key + "' line");
+    return it->second;
+  };
+  Manifest m;
+  try {
+    m.version = uint32_t(std::stoul(need(ATOMX_TRACE_KEY_VERSION)));
+    if (m.version != ATOMX_TRACE_VERSION)
+      throw Error(path + ": trace format version " + std::to_string(m.version) + ", this atomx reads version " +
+                  std::to_string(ATOMX_TRACE_VERSION));
+    m.program = need(ATOMX_TRACE_KEY_PROGRAM);
+    m.programSize = std::stoull(need(ATOMX_TRACE_KEY_PROGRAM_SIZE));
+    m.programHash = std::stoull(need(ATOMX_TRACE_KEY_PROGRAM_HASH), nullptr, 16);
+    m.placement = std::stoull(need(ATOMX_TRACE_KEY_PLACEMENT), nullptr, 16);
+  } catch (const std::logic_error&) {
+    throw Error(path + ": malformed number");
+  }
+  return m;
+}
+
+std::vector<Stream> readStreams(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<Stream> streams;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("thread.", 0) != 0 || name.size() < 12 || name.compare(name.size() - 4, 4, ".axt") != 0) continue;
+    // thread.TID.axt, or thread.TID-K.axt (a program exec'd in the same thread)
+    const std::string id = name.substr(7, name.size() - 11);
+    const std::string tid = id.substr(0, id.find('-'));
+    if (tid.empty() || id.find_first_not_of("0123456789-") != std::string::npos || tid.size() > 9) continue;
+    Stream s;
+    s.name = name;
+    s.thread = std::stoi(tid);
+    std::ifstream in(e.path(), std::ios::binary);
+    std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t at = 0;
+    while (at < file.size()) {
+      AtomxTraceChunk h;
+      if (file.size() - at < sizeof h) {
+        s.problem = "the stream ends inside chunk " + std::to_string(s.chunks) + "'s header (the process was killed?)";
+        break;
+      }
+      std::memcpy(&h, file.data() + at, sizeof h);
+      if (h.magic != ATOMX_TRACE_CHUNK_MAGIC || h.version != ATOMX_TRACE_VERSION || h.sequence != s.chunks) {
+        s.problem = "chunk " + std::to_string(s.chunks) + " has a bad header";
+        break;
+      }
+      if (file.size() - at - sizeof h < h.storedSize) {
+        s.problem = "the stream ends inside chunk " + std::to_string(s.chunks) + " (the process was killed?)";
+        break;
+      }
+      const uint8_t* data = file.data() + at + sizeof h;
+      if (atomx_trace_checksum(data, h.storedSize) != h.checksum) {
+        s.problem = "chunk " + std::to_string(s.chunks) + " is damaged (checksum)";
+        break;
+      }
+      if ((h.codec & ATOMX_TRACE_CODEC_MASK) != ATOMX_TRACE_CODEC_RAW || h.rawSize != h.storedSize) {
+        s.problem = "chunk " + std::to_string(s.chunks) + " uses an unknown codec";
+        break;
+      }
+      if (h.codec & ATOMX_TRACE_CHUNK_CHILD) s.childFrom = s.bytes.size();
+      s.bytes.insert(s.bytes.end(), data, data + h.storedSize);
+      at += sizeof h + h.storedSize;
+      ++s.chunks;
+      s.complete = h.codec & ATOMX_TRACE_CHUNK_FINAL;
+      if (s.complete && at < file.size()) {
+        s.problem = "bytes after the final chunk";
+        break;
+      }
+    }
+    if (s.problem.empty() && !s.complete)
+      s.problem = "the stream ends after chunk " + std::to_string(s.chunks) + " without its final chunk (the process was killed?)";
+    streams.push_back(std::move(s));
+  }
+  if (ec) throw Error(dir + ": cannot list the trace directory: " + ec.message());
+  std::sort(streams.begin(), streams.end(), [](const Stream& a, const Stream& b) {
+    return a.thread != b.thread ? a.thread < b.thread : a.name < b.name;
+  });
+  return streams;
+}
+
+}  // namespace atomx::trace

@@ -1,0 +1,41 @@
+// The files of a trace directory (include/atomx/trace_format.h): the
+// manifest, written by `atomx trace` before the program runs, and the
+// per-thread streams, which the recorder writes and the regenerator reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace atomx::trace {
+
+struct Manifest {
+  uint32_t version = 0;
+  std::string program;
+  uint64_t programSize = 0;
+  uint64_t programHash = 0;
+  uint64_t placement = 0;
+};
+
+// FNV-1a (64 bits) of a file's bytes: ties a trace to its program.
+uint64_t fileHash(const std::string& path);
+
+void writeManifest(const std::string& dir, const Manifest& m);
+// Throws atomx::Error when missing, malformed or of another version.
+Manifest readManifest(const std::string& dir);
+
+struct Stream {
+  int thread = 0;
+  std::string name;            // thread.TID.axt, or thread.TID-K.axt
+  std::vector<uint8_t> bytes;  // the chunks' contents, in order
+  uint64_t chunks = 0;
+  bool complete = false;       // the last chunk read is the thread's final one
+  uint64_t childFrom = 0;      // a forked child's: where its own bytes begin (before: its parent's)
+  std::string problem;         // why the stream ends early ("" when whole)
+};
+// Every thread.TID.axt (and thread.TID-K.axt: K-th program exec'd in the
+// same thread) of `dir`, by thread id.  A stream whose last chunk
+// is cut short (the process was killed) keeps its whole chunks and says so.
+std::vector<Stream> readStreams(const std::string& dir);
+
+}  // namespace atomx::trace

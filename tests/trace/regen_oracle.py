@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""`atomx trace` + `atomx regen` against independent oracles.
+
+    regen_oracle.py --atomx ATOMX [--callgrind] [--set-aside PROC=REASON]...
+                    PROG [ARGS...]
+
+Runs PROG ARGS natively, traced (`atomx trace -q`), and under the naive
+tracer (naive_inst.cpp: a call before every block with its address), each
+in its own directory of the same length, and checks:
+  - the traced program's status, stdout and stderr are the native ones;
+  - `atomx regen --blocks` regenerates every thread to its end, and its
+    block sequence equals, entry for entry, the naive tracer's (threads
+    matched in the order of their ids);
+  - with --callgrind, the instructions regenerated at each address of the
+    program's traced procedures equal callgrind's Ir there (a rep-prefixed
+    instruction: its executions, Ir less its jumps to itself), on a run of
+    the original program under callgrind with the same arguments.
+--set-aside PROC=REASON leaves a procedure out of the callgrind comparison;
+--threads-vary compares how often each block ran over all threads instead
+of each thread's sequence (for a program whose threads share work
+differently in each run).  Procedures the trace leaves out (`atomx regen
+--untraced`: code that runs before the entry point, code left in place) are
+left out of both comparisons.
+Exit status 0 when everything matches; 1 with the differences listed.
+"""
+import argparse
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "tools", "dyninst"))
+from vgharness import Symbols, rep_addresses, callgrind_file  # noqa: E402
+
+
+def run(cmd, cwd, timeout):
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def regen_blocks(atomx, trace):
+    """{thread: [block start, ...]}, and the problems regen reported."""
+    p = subprocess.run([atomx, "regen", trace, "--blocks"], capture_output=True, text=True)
+    threads = collections.defaultdict(list)
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if f[1] != "call":
+            threads[int(f[0])].append(int(f[1], 16))
+    problems = [l for l in p.stderr.splitlines() if "problem" in l]
+    if p.returncode != 0 and not problems:
+        problems.append(f"atomx regen exited {p.returncode}: {p.stderr.strip()}")
+    return threads, problems
+
+
+def regen_counts(atomx, trace):
+    """{instruction address: executions} over every thread."""
+    p = subprocess.run([atomx, "regen", trace, "--counts"], capture_output=True, text=True)
+    return {int(a, 16): int(n) for a, n in (l.split() for l in p.stdout.splitlines())}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("--callgrind", action="store_true")
+    ap.add_argument("--set-aside", action="append", default=[])
+    ap.add_argument("--processes", action="store_true",
+                    help="the program forks and execs itself: compare each instruction's executions over every"
+                         " process with callgrind's (--trace-children=yes), not with the naive tracer, whose"
+                         " per-thread files a fork or an exec mixes up")
+    ap.add_argument("--threads-vary", action="store_true",
+                    help="the program shares work between threads differently in each run: compare"
+                         " how often each block ran over all threads, not each thread's sequence")
+    ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("prog")
+    ap.add_argument("args", nargs="*")
+    o = ap.parse_args()
+    prog = os.path.abspath(o.prog)
+    o.atomx = os.path.abspath(o.atomx)
+    aside = dict(s.split("=", 1) for s in o.set_aside)
+    w = tempfile.mkdtemp(prefix="atomx-regen.")
+    try:
+        dirs = {k: os.path.join(w, k + ".d") for k in ("n", "t", "v", "c")}
+        for d in dirs.values():
+            os.mkdir(d)
+        cache = os.path.join(w, "cache")
+        trace = os.path.join(w, "trace")
+        failures = []
+        native = run([prog] + o.args, dirs["n"], o.timeout)
+        traced = run([o.atomx, "trace", "-q", "--cache-dir", cache, "-o", trace, "--", prog] + o.args, dirs["t"], o.timeout)
+        if traced != native:
+            failures.append(f"program output changed when traced (status {native[0]} -> {traced[0]},"
+                            f" stdout same: {native[1] == traced[1]}, stderr same: {native[2] == traced[2]})"
+                            + (f"\n      {traced[2][-400:]!r}" if traced[2] != native[2] else ""))
+        naive = run([o.atomx, "run", os.path.join(HERE, "naive_inst.cpp"), os.path.join(HERE, "naive_anal.c"),
+                     "-q", "--cache-dir", cache, "--", prog] + o.args, dirs["v"], o.timeout)
+        if naive != native:
+            failures.append(f"program output changed under the naive tracer (status {native[0]} -> {naive[0]})")
+        regen, problems = regen_blocks(o.atomx, trace)
+        failures += problems
+        # What the trace leaves out (outside code: regen --untraced says why)
+        # is left out of the naive tracer's sequence and of the comparison.
+        untraced = subprocess.run([o.atomx, "regen", trace, "--untraced"], capture_output=True, text=True).stdout
+        spans = [(int(f[1], 16), int(f[2], 16), f[0]) for f in (l.split(None, 3) for l in untraced.splitlines())]
+        outside = lambda a: any(s <= a < e for s, e, _ in spans)  # noqa: E731
+        expected = {}
+        for f in sorted(os.listdir(dirs["v"])):
+            if f.startswith("naive."):
+                with open(os.path.join(dirs["v"], f)) as fh:
+                    expected[int(f.split(".")[1])] = [a for a in (int(l, 16) for l in fh.read().split()) if not outside(a)]
+        # Threads are matched by their sequences (ids differ between runs):
+        # each regenerated thread with an equal naive one, if there is one.
+        if o.processes:
+            expected = {}
+            regen = {}
+        got_threads, want_threads = sorted(regen), sorted(t for t in expected if expected[t])
+        unmatched = list(want_threads)
+        order = []
+        for g in got_threads:
+            e = next((e for e in unmatched if expected[e] == regen[g]), None)
+            if e is not None:
+                unmatched.remove(e)
+            order.append(e)
+        want_threads = [e if e is not None else (unmatched.pop(0) if unmatched else None) for e in order]
+        want_threads = [e for e in want_threads if e is not None]
+        if len(got_threads) != len(want_threads):
+            failures.append(f"{len(got_threads)} thread(s) regenerated, the naive tracer saw {len(want_threads)}")
+        blocks = 0
+        if o.threads_vary:
+            mine = collections.Counter(a for t in regen.values() for a in t)
+            theirs = collections.Counter(a for t in expected.values() for a in t)
+            blocks = sum(theirs.values())
+            for a in sorted(set(mine) | set(theirs)):
+                if mine[a] != theirs[a]:
+                    failures.append(f"block {hex(a)} ran {mine[a]} times in the regenerated threads, {theirs[a]} in the naive tracer's")
+            got_threads = want_threads = []
+        for g, e in zip(got_threads, want_threads):
+            a, b = regen[g], expected[e]
+            blocks += len(b)
+            if a != b:
+                k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+                failures.append(f"thread {g}: block {k} of {len(b)} differs: regen {hex(a[k]) if k < len(a) else 'end'},"
+                                f" naive {hex(b[k]) if k < len(b) else 'end'} (regen has {len(a)} blocks)")
+        compared = 0
+        if o.callgrind:
+            cgdir = os.path.join(w, "cg")
+            os.mkdir(cgdir)
+            run(["valgrind", "-q", "--tool=callgrind", "--dump-instr=yes", "--collect-jumps=yes", "--compress-pos=no",
+                 "--skip-plt=no", "--trace-children=yes", f"--callgrind-out-file={cgdir}/cg.%p", prog] + o.args,
+                dirs["c"], o.timeout)
+            cgfiles = [os.path.join(cgdir, f) for f in sorted(os.listdir(cgdir))]
+            report = os.path.join(w, "report.json")
+            subprocess.run([o.atomx, prog, "-o", os.devnull, "-q", "--report", report], check=True)
+            with open(report) as f:
+                unmoved = {p["name"] for p in json.load(f).get("unmoved", [])}
+            sym = Symbols(prog)
+            names = {sym.canon[n] for s, _, n in sym.syms if n not in unmoved and not outside(s)} - set(aside)
+            # Valgrind counts _start's code as "(below main)" with libc's, and
+            # on clang's builds not at all: it is compared with the naive
+            # tracer only (as the other callgrind oracles leave it out).
+            names.discard(sym.canon.get("_start"))
+            reps = rep_addresses(prog)
+            cg = collections.Counter()
+            base = os.path.basename(prog)
+            for cgout in cgfiles:
+                for fn, addr, ir in callgrind_file.costs(cgout, base, "Ir"):
+                    if sym(addr) in names and addr not in reps:
+                        cg[addr] += ir
+            for addr, n in callgrind_file.executions(cgfiles, base, reps).items():
+                if sym(addr) in names:
+                    cg[addr] += n
+            mine = {a: n for a, n in regen_counts(o.atomx, trace).items() if sym(a) in names}
+            diffs = [(a, mine.get(a, 0), cg.get(a, 0)) for a in sorted(set(mine) | set(cg)) if mine.get(a, 0) != cg.get(a, 0)]
+            compared = sum(cg.values())
+            for a, m, c in diffs[:20]:
+                failures.append(f"{hex(a)} ({sym(a)}): regenerated {m} times, callgrind Ir {c}")
+            if len(diffs) > 20:
+                failures.append(f"... {len(diffs)} addresses differ in all")
+        if failures:
+            print(f"FAIL {o.prog}: {len(failures)} problem(s)")
+            for f in failures[:40]:
+                print("   ", f)
+            return 1
+        print(f"PASS {o.prog}: " + (f"{len(regen)} thread(s), {blocks} blocks equal to the naive tracer's" if not o.processes
+                                    else "every process")
+              + (" (per block over all threads)" if o.threads_vary else "")
+              + (f"; {compared} instructions, each address equal to callgrind's Ir" if o.callgrind else "")
+              + (f"; set aside: {', '.join(f'{k} ({v})' for k, v in aside.items())}" if aside else "")
+              + (f"; untraced: {len(spans)} procedure(s) ({', '.join(n for _, _, n in spans[:4])}"
+                 f"{', ...' if len(spans) > 4 else ''})" if spans else ""))
+        return 0
+    finally:
+        if o.keep:
+            print("kept", w)
+        else:
+            shutil.rmtree(w, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
