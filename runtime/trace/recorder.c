@@ -21,6 +21,7 @@
  * process dies as it would have. */
 #define _GNU_SOURCE
 #include <atomx/trace_format.h>
+#include <zstd.h>
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -51,6 +52,8 @@ struct buffer {
   uint64_t sequence;
   int ended;
   int childFirst; /* a forked child's next chunk is its first own one */
+  ZSTD_CCtx *zstd;   /* this thread's compressor */
+  uint8_t *packed;   /* ZSTD_compressBound(BUFFER_BYTES) bytes */
   char path[4200]; /* the stream's file, once open */
 };
 
@@ -134,12 +137,22 @@ static void flush(struct buffer *b, const uint8_t *end, int final) {
   if (n == 0 && !final) return;
   if (discarding) return;
   if (b->fd < 0) open_stream(b);
-  AtomxTraceChunk h = {ATOMX_TRACE_CHUNK_MAGIC, ATOMX_TRACE_VERSION, b->sequence++, n, n,
-                       ATOMX_TRACE_CODEC_RAW | (final ? ATOMX_TRACE_CHUNK_FINAL : 0u) |
-                           (b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u),
-                       atomx_trace_checksum(b->base, n)};
+  /* zstd at level 1: the program waits while this runs. */
+  const uint8_t *stored = b->base;
+  uint32_t storedSize = n, codec = ATOMX_TRACE_CODEC_RAW;
+  if (n > 0) {
+    if (!b->zstd) b->zstd = ZSTD_createCCtx();
+    if (!b->packed) b->packed = mmap(NULL, ZSTD_compressBound(BUFFER_BYTES), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b->zstd && b->packed != MAP_FAILED) {
+      const size_t k = ZSTD_compressCCtx(b->zstd, b->packed, ZSTD_compressBound(BUFFER_BYTES), b->base, n, 1);
+      if (!ZSTD_isError(k) && k < n) stored = b->packed, storedSize = (uint32_t)k, codec = ATOMX_TRACE_CODEC_ZSTD;
+    }
+  }
+  AtomxTraceChunk h = {ATOMX_TRACE_CHUNK_MAGIC, ATOMX_TRACE_VERSION, b->sequence++, n, storedSize,
+                       codec | (final ? ATOMX_TRACE_CHUNK_FINAL : 0u) | (b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u),
+                       atomx_trace_checksum(stored, storedSize)};
   write_all(b->fd, &h, sizeof h);
-  write_all(b->fd, b->base, n);
+  write_all(b->fd, stored, storedSize);
   b->childFirst = 0;
 }
 

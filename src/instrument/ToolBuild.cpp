@@ -113,7 +113,7 @@ ToolSources shippedTool(const std::string& name) {
 ToolSources traceRecorder() {
   const std::string recorder = installRoot() + "/share/atomx/runtime/recorder.c";
   if (access(recorder.c_str(), R_OK) != 0) throw Error(recorder + ": atomx's trace recorder is missing");
-  return {"", {recorder}};
+  return {"", {recorder}, {"-lzstd"}};
 }
 
 ToolBuild::ToolBuild(const ToolSources& sources) {
@@ -165,6 +165,7 @@ void ToolBuild::buildAnalysis(const ToolSources& sources, const std::string& inc
   const char* linkerEnv = std::getenv(anyCxx ? "CXX" : "CC");
   std::vector<std::string> link = {linkerEnv && *linkerEnv ? linkerEnv : (anyCxx ? "c++" : "cc"), "-shared", "-o", analysis_};
   link.insert(link.end(), objects.begin(), objects.end());
+  link.insert(link.end(), sources.libraries.begin(), sources.libraries.end());
   // As `cc` links a program: libm too (a C analysis file may call log()),
   // only if used; and every symbol must resolve now (-z defs), so a missing
   // one stops the rewrite with the linker's message instead of the

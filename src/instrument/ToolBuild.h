@@ -17,6 +17,7 @@ namespace atomx::instrument {
 struct ToolSources {
   std::string instrumentation;         // inst.c / inst.cpp (none for the trace recorder)
   std::vector<std::string> analysis;   // anal.c ...
+  std::vector<std::string> libraries;  // more for the analysis object's link (-lzstd for the recorder)
 };
 
 bool isSourceFile(const std::string& path);

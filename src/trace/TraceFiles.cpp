@@ -1,6 +1,7 @@
 #include "trace/TraceFiles.h"
 
 #include <atomx/trace_format.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -114,12 +115,23 @@ std::vector<Stream> readStreams(const std::string& dir) {
         s.problem = "chunk " + std::to_string(s.chunks) + " is damaged (checksum)";
         break;
       }
-      if ((h.codec & ATOMX_TRACE_CODEC_MASK) != ATOMX_TRACE_CODEC_RAW || h.rawSize != h.storedSize) {
+      if (h.codec & ATOMX_TRACE_CHUNK_CHILD) s.childFrom = s.bytes.size();
+      const uint32_t codec = h.codec & ATOMX_TRACE_CODEC_MASK;
+      if (codec == ATOMX_TRACE_CODEC_RAW && h.rawSize == h.storedSize) {
+        s.bytes.insert(s.bytes.end(), data, data + h.storedSize);
+      } else if (codec == ATOMX_TRACE_CODEC_ZSTD) {
+        const size_t at0 = s.bytes.size();
+        s.bytes.resize(at0 + h.rawSize);
+        const size_t n = ZSTD_decompress(s.bytes.data() + at0, h.rawSize, data, h.storedSize);
+        if (ZSTD_isError(n) || n != h.rawSize) {
+          s.bytes.resize(at0);
+          s.problem = "chunk " + std::to_string(s.chunks) + " does not decompress";
+          break;
+        }
+      } else {
         s.problem = "chunk " + std::to_string(s.chunks) + " uses an unknown codec";
         break;
       }
-      if (h.codec & ATOMX_TRACE_CHUNK_CHILD) s.childFrom = s.bytes.size();
-      s.bytes.insert(s.bytes.end(), data, data + h.storedSize);
       at += sizeof h + h.storedSize;
       ++s.chunks;
       s.complete = h.codec & ATOMX_TRACE_CHUNK_FINAL;

@@ -9,12 +9,14 @@ w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
 "$atomx" trace -q --cache-dir "$w/cache" -o "$w/t" -- "$prog" >/dev/null &
 pid=$!
-# Wait for the second chunk (1 MiB each), then kill the program (atomx's child).
+# Wait for the first chunk (1 MiB of stream before compression), let a few
+# more come, then kill the program (atomx's child).
 for _ in $(seq 1200); do
   size=$(stat -c %s "$w"/t/thread.*.axt 2>/dev/null | head -n 1 || true)
-  [[ -n "$size" && "$size" -gt 2000000 ]] && break
+  [[ -n "$size" && "$size" -gt 0 ]] && break
   sleep 0.05
 done
+sleep 0.5
 child=""
 for stat in /proc/[0-9]*/stat; do  # atomx's child (pgrep needs procps)
   read -r cpid _ _ ppid _ <"$stat" 2>/dev/null || continue
