@@ -2,16 +2,11 @@
 
 #include <elf.h>
 
+#include "support/Fnv.h"
+
 namespace atomx::analysis {
 
 namespace {
-
-struct Digest {
-  uint64_t h = 1469598103934665603ull;
-  void add(uint64_t v) {
-    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
-  }
-};
 
 bool leaves(ir::EdgeKind k) { return k == ir::EdgeKind::TailCall || k == ir::EdgeKind::UnknownIndirect; }
 
@@ -160,10 +155,10 @@ TracePlan planTrace(const ir::Program& program) {
           plan.procs[q->id].tagged[size_t(q->blockIndexAt(target))] = true;
       }
   }
-  Digest d;
+  Fnv64 d;  // of every decision: TracePlan::digest
   for (const ir::Procedure& p : program.procs) {
     ProcTrace& t = plan.procs[p.id];
-    d.add(uint64_t(t.traced) | uint64_t(t.enterable) << 1 | uint64_t(t.leavesOutside) << 2 | uint64_t(t.crossTables) << 3 |
+    d.addWord(uint64_t(t.traced) | uint64_t(t.enterable) << 1 | uint64_t(t.leavesOutside) << 2 | uint64_t(t.crossTables) << 3 |
           uint64_t(t.tableWidth) << 8);
     if (!t.traced) continue;
     bool computedGoto = false;
@@ -178,15 +173,15 @@ TracePlan planTrace(const ir::Program& program) {
       if (last.flow == x86::Flow::Call)
         if (auto plt = program.pltNames.find(last.target); plt != program.pltNames.end() && isSetjmp(plt->second))
           t.resumes[b] = true;
-      if (t.tagged[b]) d.add(b);
-      if (t.resumes[b]) d.add(uint64_t(b) << 32);
+      if (t.tagged[b]) d.addWord(b);
+      if (t.resumes[b]) d.addWord(uint64_t(b) << 32);
     }
     t.graph = traceGraph(p, records);
     t.plan = placeWitnesses(p, t.graph);
     findFirstWitnesses(t);
-    d.add(p.start);
-    d.add(t.plan.width);
-    for (int32_t w : t.plan.witness) d.add(uint64_t(int64_t(w)));
+    d.addWord(p.start);
+    d.addWord(t.plan.width);
+    for (int32_t w : t.plan.witness) d.addWord(uint64_t(int64_t(w)));
   }
   plan.digest = d.h;
   return plan;

@@ -3,8 +3,8 @@
 #include <atomx/trace_format.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
-#include <tuple>
 
 namespace atomx::instrument {
 
@@ -14,6 +14,16 @@ std::vector<uint8_t> littleEndian(uint64_t v, unsigned width) {
   std::vector<uint8_t> b(width);
   for (unsigned i = 0; i < width; ++i) b[i] = uint8_t(v >> (8 * i));
   return b;
+}
+
+// A tag and its words (four bytes each): ENTRY id, BLOCK id index, RESUMED id index.
+std::vector<uint8_t> tagRecord(unsigned tag, std::initializer_list<uint64_t> words) {
+  std::vector<uint8_t> bytes = {uint8_t(tag)};
+  for (uint64_t w : words) {
+    const std::vector<uint8_t> le = littleEndian(w, 4);
+    bytes.insert(bytes.end(), le.begin(), le.end());
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -34,29 +44,16 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
       const uint32_t last = b.firstInsn + b.insnCount - 1;
       const x86::Insn& in = p.insns[last];
       if (t.enterable && bi == t.entryBlock) {
-        std::vector<uint8_t> bytes = {uint8_t(ATOMX_TRACE_ENTRY)};
-        const std::vector<uint8_t> id = littleEndian(p.id, 4);
-        bytes.insert(bytes.end(), id.begin(), id.end());
-        store(At::Before, b.firstInsn, 0, bytes);
+        store(At::Before, b.firstInsn, 0, tagRecord(ATOMX_TRACE_ENTRY, {p.id}));
         ++counts.entries;
       }
       if (t.tagged[bi]) {
-        std::vector<uint8_t> bytes = {uint8_t(ATOMX_TRACE_BLOCK)};
-        for (uint64_t v : {uint64_t(p.id), uint64_t(bi)}) {
-          const std::vector<uint8_t> le = littleEndian(v, 4);
-          bytes.insert(bytes.end(), le.begin(), le.end());
-        }
-        store(At::Before, b.firstInsn, 0, bytes);
+        store(At::Before, b.firstInsn, 0, tagRecord(ATOMX_TRACE_BLOCK, {p.id, bi}));
         ++counts.blockTags;
       }
       const bool returns = std::any_of(b.outs.begin(), b.outs.end(), [](const ir::OutEdge& e) { return e.kind == ir::EdgeKind::Call; });
       if (returns && t.resumes[bi]) {
-        std::vector<uint8_t> bytes = {uint8_t(ATOMX_TRACE_RESUMED)};
-        for (uint64_t v : {uint64_t(p.id), uint64_t(bi)}) {
-          const std::vector<uint8_t> le = littleEndian(v, 4);
-          bytes.insert(bytes.end(), le.begin(), le.end());
-        }
-        store(At::After, last, 0, bytes);
+        store(At::After, last, 0, tagRecord(ATOMX_TRACE_RESUMED, {p.id, bi}));
         ++counts.returns;
       } else if (returns && (in.flow == x86::Flow::Call || in.flow == x86::Flow::IndirectCall) &&
                  analysis::callWritesReturn(program, plan, in.flow == x86::Flow::Call ? in.target : 0)) {
@@ -84,17 +81,9 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
       }
       for (const ir::Edge& e : b.succs)
         if (e.kind == ir::EdgeKind::JumpTable && tableTargets.insert(p.blocks[e.to].start).second) {
-          std::vector<uint8_t> bytes;
-          if (t.crossTables) {  // BLOCK, id, index: the same record as the other procedures' targets
-            bytes = {uint8_t(ATOMX_TRACE_BLOCK)};
-            for (uint64_t v : {uint64_t(p.id), uint64_t(e.to)}) {
-              const std::vector<uint8_t> le = littleEndian(v, 4);
-              bytes.insert(bytes.end(), le.begin(), le.end());
-            }
-          } else {
-            bytes = littleEndian(e.to, t.tableWidth);
-          }
-          store(At::TableTarget, 0, p.blocks[e.to].start, bytes);
+          // With crossTables, BLOCK: the same record as the other procedures' targets.
+          store(At::TableTarget, 0, p.blocks[e.to].start,
+                t.crossTables ? tagRecord(ATOMX_TRACE_BLOCK, {p.id, e.to}) : littleEndian(e.to, t.tableWidth));
           ++counts.tableTargets;
         }
     }

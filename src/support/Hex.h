@@ -20,4 +20,11 @@ inline std::string hex(uint64_t value) {
   return std::string(p, buf + sizeof buf);
 }
 
+// "00000000001a2b2c": 16 digits, no prefix (names and manifests).
+inline std::string hex16(uint64_t value) {
+  char buf[16];
+  for (int i = 15; i >= 0; --i, value >>= 4) buf[i] = "0123456789abcdef"[value & 15];
+  return std::string(buf, sizeof buf);
+}
+
 }  // namespace atomx

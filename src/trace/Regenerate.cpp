@@ -89,6 +89,13 @@ class Walker {
     sum_.instructions += blk.insnCount;
   }
 
+  // A call or jump from `site` to code outside the trace (`target` 0:
+  // through a pointer).
+  void outsideCall(uint64_t site, uint64_t target) {
+    out_.outsideCall(tid_, site, target ? prog_.describe(target) : std::string());
+    ++sum_.outsideCalls;
+  }
+
   void returnFromProc() {
     if (stack_.empty()) {
       p_ = nullptr;
@@ -159,9 +166,7 @@ class Walker {
         mode_ = Mode::Block;
         return "";
       }
-    auto plt = prog_.pltNames.find(way->target);
-    out_.outsideCall(tid_, last.address, plt != prog_.pltNames.end() ? plt->second : prog_.describe(way->target));
-    ++sum_.outsideCalls;
+    outsideCall(last.address, way->target);
     mode_ = Mode::Tags;
     tail_ = true;
     return "";
@@ -341,13 +346,7 @@ class Walker {
             entryConsumed_ = blockConsumed_ = false;
             break;
           }
-          if (target) {
-            auto plt = prog_.pltNames.find(target);
-            out_.outsideCall(tid_, last.address, plt != prog_.pltNames.end() ? plt->second : prog_.describe(target));
-          } else {
-            out_.outsideCall(tid_, last.address, "");
-          }
-          ++sum_.outsideCalls;
+          outsideCall(last.address, target);
           mode_ = Mode::Tags;
           tail_ = false;
           break;

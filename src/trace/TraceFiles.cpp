@@ -11,27 +11,15 @@
 #include <sstream>
 
 #include "support/Error.h"
+#include "support/Fnv.h"
+#include "support/Hex.h"
 
 namespace atomx::trace {
 
-namespace {
-
-std::string hex64(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
-}  // namespace
-
 uint64_t fileHash(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot read");
-  uint64_t h = 1469598103934665603ull;
-  std::vector<char> buf(1 << 16);
-  while (in.read(buf.data(), std::streamsize(buf.size())) || in.gcount() > 0)
-    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ uint8_t(buf[size_t(i)])) * 1099511628211ull;
-  return h;
+  Fnv64 h;
+  h.addFile(path);
+  return h.h;
 }
 
 void writeManifest(const std::string& dir, const Manifest& m) {
@@ -41,8 +29,8 @@ void writeManifest(const std::string& dir, const Manifest& m) {
   out << ATOMX_TRACE_KEY_VERSION << " " << ATOMX_TRACE_VERSION << "\n"
       << ATOMX_TRACE_KEY_PROGRAM << " " << m.program << "\n"
       << ATOMX_TRACE_KEY_PROGRAM_SIZE << " " << m.programSize << "\n"
-      << ATOMX_TRACE_KEY_PROGRAM_HASH << " " << hex64(m.programHash) << "\n"
-      << ATOMX_TRACE_KEY_PLACEMENT << " " << hex64(m.placement) << "\n";
+      << ATOMX_TRACE_KEY_PROGRAM_HASH << " " << hex16(m.programHash) << "\n"
+      << ATOMX_TRACE_KEY_PLACEMENT << " " << hex16(m.placement) << "\n";
   if (!out.flush()) throw Error(path + ": write failed");
 }
 

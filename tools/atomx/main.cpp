@@ -35,6 +35,8 @@
 #include "rewrite/Report.h"
 #include "rewrite/Rewriter.h"
 #include "support/Error.h"
+#include "support/Fnv.h"
+#include "support/Hex.h"
 #include "trace/TraceFiles.h"
 
 namespace {
@@ -222,23 +224,6 @@ int runRewrite(int argc, char** argv) {
 
 // --- atomx run ---------------------------------------------------------
 
-// FNV-1a, 64 bits: names a cached instrumented program after everything that
-// decides its bytes.  Not for security: the cache is the user's own.
-struct Fnv {
-  uint64_t h = 1469598103934665603ull;
-  void add(const void* data, size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  }
-  void add(const std::string& s) { add(s.data(), s.size() + 1); }  // with the NUL: "a","b" != "ab"
-  void addFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw atomx::Error(path + ": cannot read");
-    char buf[1 << 16];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) add(buf, size_t(in.gcount()));
-  }
-};
-
 // PROG as execvp would find it.
 std::string findProgram(const std::string& prog) {
   if (prog.find('/') != std::string::npos) {
@@ -275,9 +260,7 @@ std::string cachedPath(std::string cacheDir, const std::string& prog, const std:
   std::error_code ec;
   std::filesystem::create_directories(cacheDir, ec);
   if (ec) throw atomx::Error(cacheDir + ": cannot create the cache directory: " + ec.message());
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(key));
-  return cacheDir + "/" + std::filesystem::path(prog).filename().string() + "." + label + "." + hex;
+  return cacheDir + "/" + std::filesystem::path(prog).filename().string() + "." + label + "." + atomx::hex16(key);
 }
 
 // The summaries a shipped tool's processes wrote in the working directory
@@ -356,7 +339,7 @@ int runRun(int argc, char** argv) {
   const std::string progAsGiven = argv[i + 1];
   const std::string prog = findProgram(progAsGiven);
 
-  Fnv key;
+  atomx::Fnv64 key;
   key.addFile(prog);
   key.addFile("/proc/self/exe");  // atomx and its runtime
   key.add(tool.instrumentation);
@@ -399,7 +382,7 @@ int runTrace(int argc, char** argv) {
   if (i + 1 >= argc) usageError("trace needs a program after --: atomx trace -o DIR -- PROG [ARGS]");
   const std::string prog = std::filesystem::absolute(findProgram(argv[i + 1])).string();
 
-  Fnv key;
+  atomx::Fnv64 key;
   key.addFile(prog);
   key.addFile("/proc/self/exe");
   const atomx::instrument::ToolSources recorder = atomx::instrument::traceRecorder();
@@ -450,8 +433,18 @@ int runTrace(int argc, char** argv) {
   return status;
 }
 
+// What every output of atomx regen does: a thread that could not be
+// regenerated to its end is one line on stderr (and regen exits 1).  Used
+// as is, with --summary.
+class RegenOut : public atomx::trace::Consumer {
+ public:
+  void threadEnd(int thread, const std::string& problem) override {
+    if (!problem.empty()) std::fprintf(stderr, "atomx: thread %d: regenerated up to a problem: %s\n", thread, problem.c_str());
+  }
+};
+
 // Prints what the regenerator reports: one line per instruction or block.
-class TextOut : public atomx::trace::Consumer {
+class TextOut : public RegenOut {
  public:
   TextOut(bool blocks) : blocks_(blocks) { std::setvbuf(stdout, nullptr, _IOFBF, 1 << 20); }
   void block(const atomx::trace::BlockRun& b) override {
@@ -466,23 +459,17 @@ class TextOut : public atomx::trace::Consumer {
   void outsideCall(int thread, uint64_t site, const std::string& name) override {
     std::printf("%d call %s\n", thread, name.empty() ? "*" : name.c_str());
   }
-  void threadEnd(int thread, const std::string& problem) override {
-    if (!problem.empty()) std::fprintf(stderr, "atomx: thread %d: regenerated up to a problem: %s\n", thread, problem.c_str());
-  }
 
  private:
   bool blocks_;
 };
 
 // Executions per instruction address, over every thread.
-class CountOut : public atomx::trace::Consumer {
+class CountOut : public RegenOut {
  public:
   void block(const atomx::trace::BlockRun& b) override {
     if (b.inherited) return;
     for (size_t k = 0; k < b.count; ++k) ++counts_[b.insns[k].pc];
-  }
-  void threadEnd(int thread, const std::string& problem) override {
-    if (!problem.empty()) std::fprintf(stderr, "atomx: thread %d: regenerated up to a problem: %s\n", thread, problem.c_str());
   }
   void print() const {
     std::vector<std::pair<uint64_t, uint64_t>> sorted(counts_.begin(), counts_.end());
@@ -492,13 +479,6 @@ class CountOut : public atomx::trace::Consumer {
 
  private:
   std::unordered_map<uint64_t, uint64_t> counts_;
-};
-
-class NoOut : public atomx::trace::Consumer {
- public:
-  void threadEnd(int thread, const std::string& problem) override {
-    if (!problem.empty()) std::fprintf(stderr, "atomx: thread %d: regenerated up to a problem: %s\n", thread, problem.c_str());
-  }
 };
 
 int runRegen(int argc, char** argv) {
@@ -523,7 +503,7 @@ int runRegen(int argc, char** argv) {
   }
   if (int(blocks) + int(summaryOnly) + int(counts) > 1) usageError("--blocks, --counts and --summary do not combine");
   TextOut text(blocks);
-  NoOut none;
+  RegenOut none;
   CountOut perPc;
   atomx::trace::Consumer& out = summaryOnly ? static_cast<atomx::trace::Consumer&>(none)
                                 : counts    ? static_cast<atomx::trace::Consumer&>(perPc)
