@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 # How long each part takes on 2 cores (CI: 90 minutes for all of it): setup
 # and build ~5 min, the corpus ~20 (cached after the first run), ctest ~15,
 # the fuzzing pass ~7, the corpus checks below ~27; CI measured 54 minutes
-# for all of it on a clean clone before the trace checks were added.
+# for all of it on a clean clone before the trace checks were added, 52
+# with gzip's and bzip2's (corpus_trace.sh now runs 16 programs, ~8 minutes).
 start=$SECONDS
 trap 'echo "test.sh: $(((SECONDS - start) / 60)) min"' EXIT
 scripts/setup.sh
@@ -70,8 +71,9 @@ done
 # unchanged (corpus_all.sh with no program list: all eight, ~40 minutes) ...
 tests/tools/corpus_all.sh build/bin/atomx gzip lzip muparser
 # ... `atomx trace` and `atomx regen` reproduce, instruction for instruction,
-# what callgrind counts and the naive tracer records on gzip and bzip2
-# (~2 minutes) ...
+# what callgrind counts and the naive tracer records, and per function what
+# cachegrind counts, on every corpus program's gcc and clang -O2 builds
+# (~8 minutes) ...
 tests/trace/corpus_trace.sh build/bin/atomx
 # ... and each one rewritten with the null tool in check mode behaves
 # exactly as before (this prints the closing "N passed, N failed" line).

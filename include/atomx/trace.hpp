@@ -57,6 +57,9 @@ class Consumer {
 struct Summary {
   uint64_t threads = 0, blocks = 0, instructions = 0, outsideCalls = 0, streamBytes = 0;
   uint64_t incompleteThreads = 0;
+  // Of the stream's records: witness values, and jump-table targets (the
+  // rest of its bytes are tags).
+  uint64_t witnesses = 0, tableTargets = 0;
 };
 
 // A procedure of the program whose instructions the trace does not hold
@@ -67,6 +70,18 @@ struct UntracedProcedure {
   std::string why;
 };
 std::vector<UntracedProcedure> untracedProcedures(const std::string& dir);
+
+// The trace's event log (include/atomx/trace_format.h, ATOMX_TRACE_EVENTS):
+// processes and threads starting and ending, fork, exec, in the order they
+// happened (by time; lines of one process in the order it wrote them).
+// Empty for a trace recorded without one.
+struct Event {
+  uint64_t ns;         // CLOCK_MONOTONIC
+  int pid, thread;
+  std::string kind;    // process, thread, stream, thread-end, fork, forked, exec, ...
+  std::string detail;  // what it concerns: a pid, a stream's file, a path
+};
+std::vector<Event> events(const std::string& dir);
 
 // Regenerates every thread of the trace in `dir`, threads one after
 // another (by thread id).  Throws atomx::Error when the trace cannot be read

@@ -7,6 +7,8 @@
  *   manifest            text, one `key value` per line, written by
  *                       `atomx trace` before the program runs (kManifest*)
  *   thread.TID.axt      one stream per thread: chunks (AtomxTraceChunk)
+ *   events              the processes' and threads' events, in order
+ *                       (ATOMX_TRACE_EVENTS)
  *
  * A stream is what the program's inserted stores wrote, cut into chunks at
  * buffer boundaries.  Each chunk is self-contained (a header, then its
@@ -76,6 +78,24 @@ typedef struct {
  * runs with its stores discarded (a measurement of the stores alone). */
 #define ATOMX_TRACE_DIR_ENV "ATOMX_TRACE_DIR"
 
+/* The event log: text, a line per event, appended by every process of the
+ * trace as it happens:  NS PID TID EVENT [ARG]
+ * NS is CLOCK_MONOTONIC in nanoseconds (the order across processes); the
+ * events:
+ *   process PPID     a process of the traced program started (its parent)
+ *   thread           a thread's first witness (it has a buffer now)
+ *   stream FILE      the thread's stream file was opened
+ *   thread-end       the thread ended; its last chunk is written
+ *   fork CHILD       fork() returned in the parent
+ *   forked PARENT    the forked child wrote its first bytes of its own
+ *   exec FILE        about to exec FILE (the streams are written)
+ *   exec-failed ERRNO  and it returned
+ *   exit             the process is ending (exit, main returned, its
+ *                    own _exit, a fatal signal the atomx runtime catches)
+ *   killed SIGNAL    a fatal signal the recorder saw (its streams written)
+ * A process killed by SIGKILL, or ended by _exit, has no last line. */
+#define ATOMX_TRACE_EVENTS "events"
+
 /* Manifest keys. */
 #define ATOMX_TRACE_MANIFEST "manifest"
 #define ATOMX_TRACE_KEY_VERSION "atomx-trace"     /* the format version */
@@ -83,6 +103,28 @@ typedef struct {
 #define ATOMX_TRACE_KEY_PROGRAM_SIZE "program-size"
 #define ATOMX_TRACE_KEY_PROGRAM_HASH "program-hash" /* FNV-1a 64 of its bytes, hex */
 #define ATOMX_TRACE_KEY_PLACEMENT "placement"     /* analysis::TracePlan's digest, hex */
+
+/* `atomx regen --binary FILE`: the regenerated instruction stream for
+ * other programs (docs/trace.md).  A header (magic, version: two uint32_t),
+ * then records, little-endian and packed, each starting with a kind byte:
+ *   THREAD_BEGIN  kind, 0, 0 (uint16_t), thread (uint32_t)
+ *   BLOCK         kind, flags (ATOMX_REGEN_INHERITED), count (uint16_t),
+ *                 start (uint64_t), then `count` bytes: each instruction's
+ *                 length in order (the first is at start); a block of more
+ *                 than 65535 instructions is several records
+ *   CALL          kind, 0, name length (uint16_t), call site (uint64_t),
+ *                 then the name ("puts@plt"; empty: through a pointer)
+ *   THREAD_END    kind, 0, problem length (uint16_t), thread (uint32_t),
+ *                 then the problem (empty: regenerated to its end)
+ * Threads follow one another: a BLOCK or CALL belongs to the THREAD_BEGIN
+ * before it. */
+#define ATOMX_REGEN_MAGIC 0x49545841u /* "AXTI" */
+#define ATOMX_REGEN_VERSION 1u
+#define ATOMX_REGEN_THREAD_BEGIN 1u
+#define ATOMX_REGEN_BLOCK 2u
+#define ATOMX_REGEN_CALL 3u
+#define ATOMX_REGEN_THREAD_END 4u
+#define ATOMX_REGEN_INHERITED 1u /* the block ran in the parent, before the fork */
 
 static inline uint32_t atomx_trace_checksum(const void *data, uint64_t n) {
   const unsigned char *p = (const unsigned char *)data;

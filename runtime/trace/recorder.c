@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BUFFER_BYTES (1u << 20)
@@ -99,6 +101,37 @@ static void fail(const char *what) {
   _exit(127);
 }
 
+/* One line of the trace's event log (ATOMX_TRACE_EVENTS): the monotonic
+ * clock, the process and thread, the event and what it concerns.  One
+ * write to a file opened for appending, which every process of the trace
+ * shares: the lines of different processes do not mix, and their order in
+ * time is the clock's. */
+static int eventsFd = -1;
+static void event(const char *what, const char *format, ...) {
+  if (discarding) return;
+  if (eventsFd < 0) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", traceDir, ATOMX_TRACE_EVENTS);
+    eventsFd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (eventsFd < 0) fail(path);
+  }
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  char line[4400];
+  int n = snprintf(line, sizeof line, "%llu %ld %ld %s", (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
+                   (long)getpid(), (long)syscall(SYS_gettid), what);
+  if (format && n < (int)sizeof line - 2) {
+    line[n++] = ' ';
+    va_list args;
+    va_start(args, format);
+    n += vsnprintf(line + n, sizeof line - (size_t)n - 1, format, args);
+    va_end(args);
+  }
+  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+  line[n++] = '\n';
+  write_all(eventsFd, line, (size_t)n);
+}
+
 /* The thread's stream file: thread.TID.axt, or thread.TID-K.axt when a
  * program this one exec'd from left one under the same thread id. */
 static void open_stream(struct buffer *b) {
@@ -108,6 +141,7 @@ static void open_stream(struct buffer *b) {
     b->fd = open(b->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
     if (b->fd < 0 && (errno != EEXIST || k > 1000)) fail(b->path);
   }
+  event("stream", "%s", strrchr(b->path, '/') + 1);
 }
 
 /* A forked child's stream starts with its parent's: the first `chunks`
@@ -137,7 +171,9 @@ static void flush(struct buffer *b, const uint8_t *end, int final) {
   if (n == 0 && !final) return;
   if (discarding) return;
   if (b->fd < 0) open_stream(b);
-  /* zstd at level 1: the program waits while this runs. */
+  /* zstd at level 1: the program waits while this runs (levels below 1
+   * were no faster on gzip's stream: they save less time compressing than
+   * they add writing). */
   const uint8_t *stored = b->base;
   uint32_t storedSize = n, codec = ATOMX_TRACE_CODEC_RAW;
   if (n > 0) {
@@ -169,6 +205,7 @@ static struct buffer *own_buffer(void) {
        * rest of the parent's bytes up to the fork), then its own. */
       char parent[sizeof b->path];
       strcpy(parent, b->path);
+      event("forked", "%ld", (long)getppid());
       if (b->fd >= 0) close(b->fd);
       b->pid = pid;
       b->tid = (pid_t)syscall(SYS_gettid);
@@ -198,6 +235,7 @@ static struct buffer *new_buffer(void) {
   while (!__atomic_compare_exchange_n(&registry, &b->next, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
   }
   if (programSetSpecific) programSetSpecific(programKey, b);
+  event("thread", NULL);
   return b;
 }
 
@@ -207,6 +245,7 @@ static void thread_ends(void *value) {
   struct buffer *b = value;
   if (!b || b->threadPointer != thread_pointer()) return;
   flush(b, cursor(), 1);
+  event("thread-end", NULL);
   set_cursor(NULL);
   b->ended = 1;
   if (b->fd >= 0) close(b->fd);
@@ -227,6 +266,11 @@ static void flush_all(void) {
       flush(b, *(uint8_t *const *)(b->threadPointer + ATOMX_TRACE_CURSOR_OFFSET), 1);
     }
   }
+}
+
+static void at_exit(void) {
+  flush_all();
+  event("exit", NULL);
 }
 
 /* gregs index of each hardware register number. */
@@ -269,6 +313,7 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
   }
   /* ... else keep what the trace has, and let the fault take its course. */
   flush_all();
+  event("killed", "%d", sig);
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
@@ -302,7 +347,9 @@ static pid_t wrap_fork(void) {
     flush(b, cursor(), 0);
     set_cursor(b->base);
   }
-  return realFork();
+  const pid_t child = realFork();
+  if (child > 0) event("fork", "%ld", (long)child);
+  return child;
 }
 
 /* exec replaces the image: the streams' last chunks first. */
@@ -310,21 +357,31 @@ static int (*realExecve)(const char *, char *const[], char *const[]);
 static int (*realExecv)(const char *, char *const[]);
 static int (*realExecvp)(const char *, char *const[]);
 static int (*realExecvpe)(const char *, char *const[], char *const[]);
-static int wrap_execve(const char *f, char *const a[], char *const e[]) {
+static void exec_begins(const char *file) {
   flush_all();
-  return realExecve(f, a, e);
+  event("exec", "%s", file);
+}
+static int exec_failed(int status) {
+  const int e = errno;
+  event("exec-failed", "%d", e);
+  errno = e;
+  return status;
+}
+static int wrap_execve(const char *f, char *const a[], char *const e[]) {
+  exec_begins(f);
+  return exec_failed(realExecve(f, a, e));
 }
 static int wrap_execv(const char *f, char *const a[]) {
-  flush_all();
-  return realExecv(f, a);
+  exec_begins(f);
+  return exec_failed(realExecv(f, a));
 }
 static int wrap_execvp(const char *f, char *const a[]) {
-  flush_all();
-  return realExecvp(f, a);
+  exec_begins(f);
+  return exec_failed(realExecvp(f, a));
 }
 static int wrap_execvpe(const char *f, char *const a[], char *const e[]) {
-  flush_all();
-  return realExecvpe(f, a, e);
+  exec_begins(f);
+  return exec_failed(realExecvpe(f, a, e));
 }
 
 /* Points the main program's GOT slots for `name` at `wrapper`. */
@@ -414,5 +471,6 @@ __attribute__((constructor)) static void start_recorder(void) {
   sigemptyset(&act.sa_mask);
   if (sigaction(SIGSEGV, &act, &programSegv) != 0) fail("cannot install the trace buffer's fault handler");
   if (libc) hook_program(libc);
-  atexit(flush_all);
+  event("process", "%ld", (long)getppid());
+  atexit(at_exit);
 }

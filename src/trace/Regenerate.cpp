@@ -203,6 +203,7 @@ class Walker {
       if (t.crossTables) return crossTableTarget(ended);
       uint64_t target;
       if (!read(t.tableWidth, target)) return ended = true, "";
+      ++sum_.tableTargets;
       bool known = false;
       for (uint32_t k : outs) known |= g.arcs[k].to == target;
       if (!known) return "jump-table target " + std::to_string(target) + " is no successor" + at();
@@ -224,6 +225,7 @@ class Walker {
     if (t.plan.witness[arc] >= 0) {
       uint64_t w;
       if (!read(t.plan.width, w)) return ended = true, "";
+      ++sum_.witnesses;
       if (w != uint64_t(t.plan.witness[arc]))
         return "witness " + std::to_string(w) + " where " + std::to_string(t.plan.witness[arc]) + " was due" + at();
     }

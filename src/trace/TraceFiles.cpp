@@ -1,5 +1,7 @@
 #include "trace/TraceFiles.h"
 
+#include <atomx/trace.hpp>
+
 #include <atomx/trace_format.h>
 #include <zstd.h>
 
@@ -137,6 +139,22 @@ std::vector<Stream> readStreams(const std::string& dir) {
     return a.thread != b.thread ? a.thread < b.thread : a.name < b.name;
   });
   return streams;
+}
+
+std::vector<Event> events(const std::string& dir) {
+  std::vector<Event> out;
+  std::ifstream in(dir + "/" ATOMX_TRACE_EVENTS);
+  std::string line;
+  for (unsigned n = 1; std::getline(in, line); ++n) {
+    std::istringstream fields(line);
+    Event e;
+    if (!(fields >> e.ns >> e.pid >> e.thread >> e.kind))
+      throw Error(dir + "/" ATOMX_TRACE_EVENTS ":" + std::to_string(n) + ": not an event line");
+    std::getline(fields >> std::ws, e.detail);
+    out.push_back(std::move(e));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Event& a, const Event& b) { return a.ns < b.ns; });
+  return out;
 }
 
 }  // namespace atomx::trace

@@ -1,21 +1,60 @@
 #!/usr/bin/env bash
-# corpus_trace.sh ATOMX [PROGRAM...]: `atomx trace` + `atomx regen` on corpus
-# programs (default: gzip-gcc-O2 bzip2-gcc-O2; lzip-gcc-O2 passes too), compressing a
-# 150 KB file: output unchanged, the block sequence equal to the naive
-# tracer's, and every instruction's executions equal to callgrind's Ir
-# (tests/trace/regen_oracle.py).
-set -euo pipefail
+# corpus_trace.sh ATOMX [PROGRAM...]: `atomx trace` + `atomx regen` on the
+# corpus programs (default: every program, its gcc -O2 and clang -O2
+# builds; or the variants named), each running one command of its kind
+# below, two at a time: the program's output unchanged when traced, the
+# block sequence of every thread equal to the naive tracer's, every
+# instruction's executions equal to callgrind's Ir, and every function's Ir
+# in `atomx regen --cachegrind-out` equal to cachegrind's
+# (tests/trace/regen_oracle.py).  Needs the corpus (corpus/build.sh).
+set -uo pipefail
 atomx=$(realpath "$1")
 shift
 progs=("$@")
-((${#progs[@]})) || progs=(gzip-gcc-O2 bzip2-gcc-O2)
+if ((${#progs[@]} == 0)); then
+  for p in gzip bzip2 xz pbzip2 lua sqlite3 lzip muparser; do progs+=("$p-gcc-O2" "$p-clang-O2"); done
+fi
 bin_dir=${ATOMX_CORPUS_DIR:-$HOME/.cache/atomx-corpus}/bin
 here=$(dirname "$(realpath "$0")")
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
-head -c 150000 "$atomx" >"$w/input"
-failed=0
-for p in "${progs[@]}"; do
-  python3 "$here/regen_oracle.py" --atomx "$atomx" --callgrind "$bin_dir/$p" -- -c "$w/input" || failed=1
-done
-exit $failed
+head -c 60000 "$atomx" >"$w/input"
+cat >"$w/exprs" <<'IN'
+a*3+b/2
+sin(1)*cos(b)+sqrt(2)
+min(4,a,b,7)
+a>2 ? 5 : b
+(((3)))-(-(-4))
+1+
+(2
+sin()
+a=2, b=a*2+1, a+b
+sum(1,2,3,4,5)
+strfun2("text",1,2)
+3=4
+throw(1)
+1+1
+IN
+
+one() {
+  local v=$1 args=() opts=()
+  case ${v%%-*} in
+    gzip | bzip2) args=(-c "$w/input") ;;
+    lzip) args=(-1 -c "$w/input") ;;
+    xz) args=(-T1 -1 -c "$w/input") ;;
+    # Its threads share the blocks differently in each run.
+    pbzip2) args=(-p2 -b1 -c "$w/input"); opts=(--threads-vary) ;;
+    lua) args=(-e 'local t = {} for i = 1, 3000 do t[i] = tostring(i * 7919 % 1000) end
+                   table.sort(t) local ok, e = pcall(error, "x") print(#table.concat(t), ok, e)') ;;
+    sqlite3) args=(:memory: 'CREATE TABLE t(a, b);
+        WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000) INSERT INTO t SELECT x, x * x % 97 FROM c;
+        CREATE INDEX tb ON t(b); SELECT b, count(*), sum(a) FROM t GROUP BY b ORDER BY 2 DESC, 1 LIMIT 3; SELECT nosuch();') ;;
+    muparser) opts=(--stdin "$w/exprs") ;;
+    *) echo "corpus_trace.sh: no command for $v" >&2; return 1 ;;
+  esac
+  python3 "$here/regen_oracle.py" --atomx "$atomx" --cachegrind "${opts[@]}" "$bin_dir/$v" -- "${args[@]}" 2>&1 |
+    sed "s|$bin_dir/||"
+}
+export -f one
+export atomx w here bin_dir
+printf '%s\n' "${progs[@]}" | xargs -P 2 -I{} bash -c 'one {}'

@@ -1,6 +1,6 @@
 /* The naive tracer's analysis: every block address, in order, per thread,
- * as text lines in naive.TID (beside the program, in its working
- * directory). */
+ * as text lines in $ATOMX_NAIVE_DIR/naive.TID (default: the program's
+ * working directory). */
 #define _GNU_SOURCE
 #include <atomx/analysis.h>
 #include <stdio.h>
@@ -11,8 +11,9 @@ static __thread FILE *out;
 
 void NaiveBlock(long pc) {
   if (!out) {
-    char name[64];
-    snprintf(name, sizeof name, "naive.%d", (int)gettid());
+    char name[4200];
+    const char *dir = getenv("ATOMX_NAIVE_DIR");
+    snprintf(name, sizeof name, "%s/naive.%d", dir && *dir ? dir : ".", (int)gettid());
     out = fopen(name, "w");
     if (!out) abort();
     setvbuf(out, NULL, _IOFBF, 1 << 16);

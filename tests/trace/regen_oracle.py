@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`atomx trace` + `atomx regen` against independent oracles.
 
-    regen_oracle.py --atomx ATOMX [--callgrind] [--set-aside PROC=REASON]...
-                    PROG [ARGS...]
+    regen_oracle.py --atomx ATOMX [--callgrind | --cachegrind] [--stdin FILE]
+                    [--set-aside PROC=REASON]... PROG [ARGS...]
 
 Runs PROG ARGS natively, traced (`atomx trace -q`), and under the naive
 tracer (naive_inst.cpp: a call before every block with its address), each
@@ -14,7 +14,16 @@ in its own directory of the same length, and checks:
   - with --callgrind, the instructions regenerated at each address of the
     program's traced procedures equal callgrind's Ir there (a rep-prefixed
     instruction: its executions, Ir less its jumps to itself), on a run of
-    the original program under callgrind with the same arguments.
+    the original program under callgrind with the same arguments;
+  - with --cachegrind (implies --callgrind), the Ir of each of those
+    procedures in `atomx regen --cachegrind-out`'s file equals the Ir
+    cachegrind's own file gives the function on a run of the original
+    (less, for a rep-prefixed instruction, its iterations after the first:
+    Valgrind counts an Ir per iteration, callgrind's jumps say how many;
+    cachegrind runs with --vex-guest-chase=no, without which it counts some
+    instructions twice),
+    names matched as cachegrind writes them (demangled; an alias or a
+    `.cold` part under its function's name).
 --set-aside PROC=REASON leaves a procedure out of the callgrind comparison;
 --threads-vary compares how often each block ran over all threads instead
 of each thread's sequence (for a program whose threads share work
@@ -38,9 +47,19 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "tools", "dyninst"))
 from vgharness import Symbols, rep_addresses, callgrind_file  # noqa: E402
 
 
-def run(cmd, cwd, timeout):
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout)
+STDIN = None  # --stdin: every run of the program reads this file
+
+
+def run(cmd, cwd, timeout, env=None):
+    with open(STDIN or os.devnull, "rb") as stdin:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout, env=env, stdin=stdin)
     return p.returncode, p.stdout, p.stderr
+
+
+def valgrind(o, prog, cwd, options):
+    """PROG ARGS under valgrind OPTIONS (an output file option with %p: one
+    file per process)."""
+    return run(["valgrind", "-q", "--trace-children=yes"] + options + [prog] + o.args, cwd, o.timeout)
 
 
 def regen_blocks(atomx, trace):
@@ -63,10 +82,81 @@ def regen_counts(atomx, trace):
     return {int(a, 16): int(n) for a, n in (l.split() for l in p.stdout.splitlines())}
 
 
+def cachegrind_functions(path):
+    """{function: Ir} of a cachegrind output file (every file's lines)."""
+    ir = collections.Counter()
+    fn = None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("fn="):
+                fn = line[3:].rstrip("\n")
+            elif line[:1].isdigit() and fn is not None:
+                ir[fn] += int(line.split()[1])
+    return ir
+
+
+def cachegrind_check(o, prog, mine_file, cwd, w, sym, names, reps, cgfiles, base):
+    """Oracle (b): Ir per function, `atomx regen --cachegrind-out`'s file
+    (mine_file) against cachegrind's own; returns (functions compared,
+    {function set aside: the other objects that have one of its name},
+    problems)."""
+    theirs_file = os.path.join(w, "cachegrind.out")
+    # Chasing branches into one superblock, cachegrind counts some
+    # instructions twice (gzip's deflate: 2,847,875 Ir, callgrind and
+    # --vex-guest-chase=no 2,832,707), as it misses some Bc
+    # (tests/branch/branch_vs_cachegrind.py).
+    os.mkdir(theirs_file)
+    valgrind(o, prog, cwd, ["--tool=cachegrind", "--cache-sim=no", "--vex-guest-chase=no",
+                            f"--cachegrind-out-file={theirs_file}/cachegrind.out.%p"])
+    # The names as cachegrind writes them: demangled, each mapped to the
+    # demangled name of its canonical symbol (aliases, `.cold` parts).
+    mangled = sorted(n for n in sym.canon if n.startswith("_Z"))  # as Valgrind: _GLOBAL__I_... stays
+    plain = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    demangle = dict(zip(mangled, plain))
+    demangle.update((n, n) for n in sym.canon if not n.startswith("_Z"))
+    canon = {demangle[n]: demangle[c] for n, c in sym.canon.items()}
+    compared = {demangle[n] for n in names}
+    # Iterations of rep-prefixed instructions after the first, per function.
+    extra = collections.Counter()
+    execs = callgrind_file.executions(cgfiles, base, reps)
+    for cgout in cgfiles:
+        for fn, addr, ir in callgrind_file.costs(cgout, base, "Ir"):
+            if addr in reps and sym(addr) in names:
+                extra[demangle[sym(addr)]] += ir
+    for addr, n in execs.items():
+        if sym(addr) in names:
+            extra[demangle[sym(addr)]] -= n
+    # A name another object also defines (lua's check_match, ld.so's):
+    # cachegrind's files say nothing of objects, so it is set aside.
+    shared = collections.defaultdict(set)
+    for cgout in cgfiles:
+        for ev in callgrind_file.read(cgout):
+            if type(ev) is callgrind_file.Cost and ev.ob and os.path.basename(ev.ob) != base and ev.fn:
+                shared[canon.get(ev.fn, ev.fn)].add(os.path.basename(ev.ob))
+    aside = {fn: shared[fn] for fn in compared if fn in shared}
+    compared -= set(aside)
+    mine, theirs = collections.Counter(), collections.Counter()
+    for fn, n in cachegrind_functions(mine_file).items():
+        mine[canon.get(fn, fn)] += n
+    for f in os.listdir(theirs_file):
+        for fn, n in cachegrind_functions(os.path.join(theirs_file, f)).items():
+            if canon.get(fn) in compared:
+                theirs[canon[fn]] += n
+    problems = []
+    for fn in sorted(compared):
+        want = theirs[fn] - extra[fn]
+        if mine[fn] != want:
+            problems.append(f"function {fn}: Ir {mine[fn]} in atomx regen's cachegrind file, cachegrind {theirs[fn]}"
+                            + (f" less {extra[fn]} rep iterations" if extra[fn] else ""))
+    return len([f for f in compared if theirs[f] or mine[f]]), aside, problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--atomx", required=True)
     ap.add_argument("--callgrind", action="store_true")
+    ap.add_argument("--cachegrind", action="store_true")
     ap.add_argument("--set-aside", action="append", default=[])
     ap.add_argument("--processes", action="store_true",
                     help="the program forks and execs itself: compare each instruction's executions over every"
@@ -75,17 +165,24 @@ def main():
     ap.add_argument("--threads-vary", action="store_true",
                     help="the program shares work between threads differently in each run: compare"
                          " how often each block ran over all threads, not each thread's sequence")
+    ap.add_argument("--stdin", help="a file every run of PROG reads as its standard input (default: /dev/null)")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
     prog = os.path.abspath(o.prog)
+    global STDIN
+    STDIN = o.stdin and os.path.abspath(o.stdin)
     o.atomx = os.path.abspath(o.atomx)
     aside = dict(s.split("=", 1) for s in o.set_aside)
-    w = tempfile.mkdtemp(prefix="atomx-regen.")
+    o.callgrind |= o.cachegrind
+    w = o.work = tempfile.mkdtemp(prefix="atomx-regen.")
     try:
-        dirs = {k: os.path.join(w, k + ".d") for k in ("n", "t", "v", "c")}
+        # Every run is of a copy, W/p/NAME, which Valgrind gets stripped.
+        os.mkdir(os.path.join(w, "p"))
+        prog = shutil.copy2(prog, os.path.join(w, "p", os.path.basename(prog)))
+        dirs = {k: os.path.join(w, k + ".d") for k in ("n", "t", "v", "c", "g")}
         for d in dirs.values():
             os.mkdir(d)
         cache = os.path.join(w, "cache")
@@ -97,8 +194,11 @@ def main():
             failures.append(f"program output changed when traced (status {native[0]} -> {traced[0]},"
                             f" stdout same: {native[1] == traced[1]}, stderr same: {native[2] == traced[2]})"
                             + (f"\n      {traced[2][-400:]!r}" if traced[2] != native[2] else ""))
-        naive = run([o.atomx, "run", os.path.join(HERE, "naive_inst.cpp"), os.path.join(HERE, "naive_anal.c"),
-                     "-q", "--cache-dir", cache, "--", prog] + o.args, dirs["v"], o.timeout)
+        naive_tool = [os.path.join(HERE, "naive_inst.cpp"), os.path.join(HERE, "naive_anal.c")]
+        naive_dir = os.path.join(w, "naive")
+        os.mkdir(naive_dir)
+        naive = run([o.atomx, "run"] + naive_tool + ["-q", "--cache-dir", cache, "--", prog] + o.args, dirs["v"],
+                    o.timeout, dict(os.environ, ATOMX_NAIVE_DIR=naive_dir))
         if naive != native:
             failures.append(f"program output changed under the naive tracer (status {native[0]} -> {naive[0]})")
         regen, problems = regen_blocks(o.atomx, trace)
@@ -109,9 +209,9 @@ def main():
         spans = [(int(f[1], 16), int(f[2], 16), f[0]) for f in (l.split(None, 3) for l in untraced.splitlines())]
         outside = lambda a: any(s <= a < e for s, e, _ in spans)  # noqa: E731
         expected = {}
-        for f in sorted(os.listdir(dirs["v"])):
+        for f in sorted(os.listdir(naive_dir)):
             if f.startswith("naive."):
-                with open(os.path.join(dirs["v"], f)) as fh:
+                with open(os.path.join(naive_dir, f)) as fh:
                     expected[int(f.split(".")[1])] = [a for a in (int(l, 16) for l in fh.read().split()) if not outside(a)]
         # Threads are matched by their sequences (ids differ between runs):
         # each regenerated thread with an equal naive one, if there is one.
@@ -148,12 +248,11 @@ def main():
                                 f" naive {hex(b[k]) if k < len(b) else 'end'} (regen has {len(a)} blocks)")
         compared = 0
         if o.callgrind:
-            cgdir = os.path.join(w, "cg")
-            os.mkdir(cgdir)
-            run(["valgrind", "-q", "--tool=callgrind", "--dump-instr=yes", "--collect-jumps=yes", "--compress-pos=no",
-                 "--skip-plt=no", "--trace-children=yes", f"--callgrind-out-file={cgdir}/cg.%p", prog] + o.args,
-                dirs["c"], o.timeout)
-            cgfiles = [os.path.join(cgdir, f) for f in sorted(os.listdir(cgdir))]
+            mine = regen_counts(o.atomx, trace)
+            mine_cg = os.path.join(w, "regen.cg")
+            r = subprocess.run([o.atomx, "regen", trace, "--cachegrind-out", mine_cg], capture_output=True, text=True)
+            if r.returncode != 0:
+                failures.append(f"atomx regen --cachegrind-out exited {r.returncode}: {r.stderr.strip()}")
             report = os.path.join(w, "report.json")
             subprocess.run([o.atomx, prog, "-o", os.devnull, "-q", "--report", report], check=True)
             with open(report) as f:
@@ -165,6 +264,18 @@ def main():
             # tracer only (as the other callgrind oracles leave it out).
             names.discard(sym.canon.get("_start"))
             reps = rep_addresses(prog)
+            # Valgrind runs the program without its DWARF (function symbols
+            # kept): Valgrind 3.19 cannot read clang 14's DWARF 5, and names
+            # functions by their symbols either way.  In place, at the same
+            # path: the work of some programs depends on their path (gzip's
+            # last_component, the strings lua hashes).  The trace no longer
+            # matches its program file from here on.
+            subprocess.run(["objcopy", "--strip-debug", prog], check=True)
+            cgdir = os.path.join(w, "cg")
+            os.mkdir(cgdir)
+            valgrind(o, prog, dirs["c"], ["--tool=callgrind", "--dump-instr=yes", "--collect-jumps=yes", "--compress-pos=no",
+                                        "--skip-plt=no", f"--callgrind-out-file={cgdir}/cg.%p"])
+            cgfiles = [os.path.join(cgdir, f) for f in sorted(os.listdir(cgdir))]
             cg = collections.Counter()
             base = os.path.basename(prog)
             for cgout in cgfiles:
@@ -174,13 +285,16 @@ def main():
             for addr, n in callgrind_file.executions(cgfiles, base, reps).items():
                 if sym(addr) in names:
                     cg[addr] += n
-            mine = {a: n for a, n in regen_counts(o.atomx, trace).items() if sym(a) in names}
+            mine = {a: n for a, n in mine.items() if sym(a) in names}
             diffs = [(a, mine.get(a, 0), cg.get(a, 0)) for a in sorted(set(mine) | set(cg)) if mine.get(a, 0) != cg.get(a, 0)]
             compared = sum(cg.values())
             for a, m, c in diffs[:20]:
                 failures.append(f"{hex(a)} ({sym(a)}): regenerated {m} times, callgrind Ir {c}")
             if len(diffs) > 20:
                 failures.append(f"... {len(diffs)} addresses differ in all")
+            if o.cachegrind:
+                functions, shared, problems = cachegrind_check(o, prog, mine_cg, dirs["g"], w, sym, names, reps, cgfiles, base)
+                failures += problems
         if failures:
             print(f"FAIL {o.prog}: {len(failures)} problem(s)")
             for f in failures[:40]:
@@ -190,6 +304,9 @@ def main():
                                     else "every process")
               + (" (per block over all threads)" if o.threads_vary else "")
               + (f"; {compared} instructions, each address equal to callgrind's Ir" if o.callgrind else "")
+              + (f"; {functions} functions' Ir equal to cachegrind's" if o.cachegrind else "")
+              + (f" (not compared, another object has one of the name: "
+                 f"{', '.join(f'{k} ({min(v)})' for k, v in sorted(shared.items()))})" if o.cachegrind and shared else "")
               + (f"; set aside: {', '.join(f'{k} ({v})' for k, v in aside.items())}" if aside else "")
               + (f"; untraced: {len(spans)} procedure(s) ({', '.join(n for _, _, n in spans[:4])}"
                  f"{', ...' if len(spans) > 4 else ''})" if spans else ""))

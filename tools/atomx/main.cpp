@@ -3,8 +3,8 @@
 //   atomx PROG [INST.c ANAL.c... | -T NAME] -o OUT [options] [-- TOOL ARGS]
 //   atomx run -T NAME [TOOL ARGS] -- PROG [ARGS]
 //   atomx dump PROG [--proc NAME]
-//   atomx trace [-q] -o TRACE -- PROG [ARGS]
-//   atomx regen TRACE [--blocks | --summary]
+//   atomx trace [-q] [--instrument OUT] -o TRACE -- PROG [ARGS]
+//   atomx regen TRACE [--blocks | --counts | --summary | --untraced] [--cachegrind-out F] [--binary F]
 //
 // Every error is one line on stderr and a non-zero exit status.
 #include <sys/stat.h>
@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -38,6 +39,7 @@
 #include "support/Fnv.h"
 #include "support/Hex.h"
 #include "trace/TraceFiles.h"
+#include "RegenOutputs.h"
 
 namespace {
 
@@ -80,23 +82,37 @@ constexpr const char* kUsage = R"(usage:
       -q                 print nothing on success
       --atomic-counters  (with a tool) make inline counter increments atomic
                          even where atomx sees no way for PROG to start threads
-  atomx trace [-q] [--cache-dir DIR] -o TRACE -- PROG [ARGS...]
+  atomx trace [-q] [--cache-dir DIR] [--instrument OUT] -o TRACE -- PROG [ARGS...]
       Record an abstract-execution trace: instrument PROG (cached as with
       run) so that it writes a few witness bytes on a minimal set of CFG
       edges, run it with ARGS (its output stays its own; -q silences atomx's
       line), and write TRACE/: a manifest tying the trace to PROG's bytes,
       and one stream per thread.  Exits with PROG's status.  docs/trace.md.
-  atomx regen TRACE [--blocks | --counts | --summary | --untraced]
+      --instrument OUT   do not run PROG: write the instrumented program to
+                         OUT and TRACE's manifest; every process of OUT run
+                         with ATOMX_TRACE_DIR=TRACE adds its streams to TRACE
+                         (and, without it, runs with the stores discarded)
+  atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events]
+                    [--cachegrind-out FILE] [--binary FILE]
       Regenerate the exact instruction trace of every thread from TRACE and
       the program file alone: one line per executed instruction (`TID PC`,
       PC in hex, original addresses), or per block with --blocks (`TID START
       COUNT PROCEDURE`); a call to code outside the trace (shared libraries)
       is a line `TID call NAME`.  --counts prints `PC N` instead: how often
-      each instruction ran, over every thread, by address.  Totals go to stderr (stdout with
-      --summary, which prints nothing else).  Exits 1 if a thread could not
-      be regenerated to its end (the reason is on stderr).  --untraced
-      lists the procedures whose instructions the trace does not hold
-      (`NAME START END WHY`): calls to them are outside calls.
+      each instruction ran, over every thread, by address.
+      --cachegrind-out FILE  Ir per function and source line, in cachegrind's
+                         format (cg_annotate FILE)
+      --binary FILE      the instruction stream as binary records ("-":
+                         stdout; include/atomx/trace_format.h, AtomxRegen*)
+      With either and no text option, no text is printed.  The totals line
+      goes to stderr (stdout with --summary, which prints nothing else, or
+      when only files are written).  Exits 1 if a thread could not be
+      regenerated to its end (the reason is on stderr).  --untraced lists
+      the procedures whose instructions the trace does not hold (`NAME START
+      END WHY`): calls to them are outside calls.  --events prints the
+      processes' and threads' events in order (`US PID TID EVENT [ARG]`, US
+      microseconds since the first): process, thread, stream, thread-end,
+      fork, forked, exec, exec-failed, exit, killed (docs/trace.md).
   atomx dump PROG [--proc NAME]
       Print procedures, basic blocks, instructions (original addresses), CFG
       edges, jump tables, and what could not be analysed.
@@ -365,7 +381,7 @@ int runRun(int argc, char** argv) {
 // --- atomx trace / atomx regen -----------------------------------------
 
 int runTrace(int argc, char** argv) {
-  std::string dir, cacheDir;
+  std::string dir, cacheDir, instrumentTo;
   bool quiet = false;
   int i = 2;
   for (; i < argc; ++i) {
@@ -373,13 +389,16 @@ int runTrace(int argc, char** argv) {
     if (a == "--") break;
     if (a == "-o" && i + 1 < argc) dir = argv[++i];
     else if (a == "-o") usageError("-o needs a directory");
+    else if (a == "--instrument" && i + 1 < argc) instrumentTo = argv[++i];
+    else if (a == "--instrument") usageError("--instrument needs an output file");
     else if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
     else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
     else if (a == "-q") quiet = true;
-    else usageError("unknown option " + a + " (atomx trace [-q] -o DIR -- PROG [ARGS])");
+    else usageError("unknown option " + a + " (atomx trace [-q] [--instrument OUT] -o DIR -- PROG [ARGS])");
   }
   if (dir.empty()) usageError("trace needs an output directory: atomx trace -o DIR -- PROG [ARGS]");
   if (i + 1 >= argc) usageError("trace needs a program after --: atomx trace -o DIR -- PROG [ARGS]");
+  if (!instrumentTo.empty() && i + 2 < argc) usageError("--instrument does not run PROG: give no ARGS");
   const std::string prog = std::filesystem::absolute(findProgram(argv[i + 1])).string();
 
   atomx::Fnv64 key;
@@ -410,7 +429,7 @@ int runTrace(int argc, char** argv) {
   if (ec || !std::filesystem::is_directory(dir)) throw atomx::Error(dir + ": cannot create the trace directory");
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string f = e.path().filename().string();
-    if (f == ATOMX_TRACE_MANIFEST || (f.rfind("thread.", 0) == 0 && e.path().extension() == ".axt"))
+    if (f == ATOMX_TRACE_MANIFEST || f == ATOMX_TRACE_EVENTS || (f.rfind("thread.", 0) == 0 && e.path().extension() == ".axt"))
       std::filesystem::remove(e.path(), ec);
   }
   atomx::trace::Manifest m;
@@ -421,6 +440,19 @@ int runTrace(int argc, char** argv) {
   m.placement = placement;
   atomx::trace::writeManifest(dir, m);
 
+  if (!instrumentTo.empty()) {
+    // The traced program for someone else to run (a test harness, a
+    // workload that runs it many times): every process of it that runs with
+    // ATOMX_TRACE_DIR=DIR adds its threads' streams to this trace.
+    std::ifstream in(cached, std::ios::binary);
+    const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (!in.good() && !in.eof()) throw atomx::Error(cached + ": cannot read");
+    writeFile(instrumentTo, bytes, true);
+    if (!quiet)
+      std::fprintf(stderr, "atomx: %s records into %s when run with %s=%s\n", instrumentTo.c_str(), dir.c_str(),
+                   ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(dir).c_str());
+    return 0;
+  }
   setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(dir).c_str(), 1);
   const int status = runChild(cached, argv + i + 1, argv + argc);
   if (!quiet) {
@@ -433,68 +465,57 @@ int runTrace(int argc, char** argv) {
   return status;
 }
 
-// What every output of atomx regen does: a thread that could not be
-// regenerated to its end is one line on stderr (and regen exits 1).  Used
-// as is, with --summary.
-class RegenOut : public atomx::trace::Consumer {
+// Hands every event to each of several outputs.
+class Tee : public atomx::trace::Consumer {
  public:
-  void threadEnd(int thread, const std::string& problem) override {
-    if (!problem.empty()) std::fprintf(stderr, "atomx: thread %d: regenerated up to a problem: %s\n", thread, problem.c_str());
+  explicit Tee(std::vector<atomx::trace::Consumer*> to) : to_(std::move(to)) {}
+  void threadBegin(int t) override {
+    for (auto* c : to_) c->threadBegin(t);
   }
-};
-
-// Prints what the regenerator reports: one line per instruction or block.
-class TextOut : public RegenOut {
- public:
-  TextOut(bool blocks) : blocks_(blocks) { std::setvbuf(stdout, nullptr, _IOFBF, 1 << 20); }
   void block(const atomx::trace::BlockRun& b) override {
-    if (b.inherited) return;  // the parent's stream has it
-    if (blocks_) {
-      std::printf("%d %llx %zu %s\n", b.thread, static_cast<unsigned long long>(b.start), b.count, b.procedure);
-      return;
-    }
-    for (size_t k = 0; k < b.count; ++k)
-      std::printf("%d %llx\n", b.thread, static_cast<unsigned long long>(b.insns[k].pc));
+    for (auto* c : to_) c->block(b);
   }
-  void outsideCall(int thread, uint64_t site, const std::string& name) override {
-    std::printf("%d call %s\n", thread, name.empty() ? "*" : name.c_str());
+  void outsideCall(int t, uint64_t site, const std::string& name) override {
+    for (auto* c : to_) c->outsideCall(t, site, name);
+  }
+  void threadEnd(int t, const std::string& problem) override {
+    for (auto* c : to_) c->threadEnd(t, problem);
   }
 
  private:
-  bool blocks_;
-};
-
-// Executions per instruction address, over every thread.
-class CountOut : public RegenOut {
- public:
-  void block(const atomx::trace::BlockRun& b) override {
-    if (b.inherited) return;
-    for (size_t k = 0; k < b.count; ++k) ++counts_[b.insns[k].pc];
-  }
-  void print() const {
-    std::vector<std::pair<uint64_t, uint64_t>> sorted(counts_.begin(), counts_.end());
-    std::sort(sorted.begin(), sorted.end());
-    for (const auto& [pc, n] : sorted) std::printf("%llx %llu\n", static_cast<unsigned long long>(pc), static_cast<unsigned long long>(n));
-  }
-
- private:
-  std::unordered_map<uint64_t, uint64_t> counts_;
+  std::vector<atomx::trace::Consumer*> to_;
 };
 
 int runRegen(int argc, char** argv) {
-  std::string dir;
-  bool blocks = false, summaryOnly = false, untraced = false, counts = false;
+  std::string dir, cachegrindOut, binaryOut;
+  bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false;
+  const char* usage =
+      " (atomx regen DIR [--blocks | --counts | --summary | --untraced | --events] [--cachegrind-out FILE] [--binary FILE])";
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--blocks") blocks = true;
     else if (a == "--summary") summaryOnly = true;
     else if (a == "--untraced") untraced = true;
     else if (a == "--counts") counts = true;
-    else if (!a.empty() && a[0] == '-') usageError("unknown option " + a + " (atomx regen DIR [--blocks | --counts | --summary | --untraced])");
+    else if (a == "--events") events = true;
+    else if (a == "--cachegrind-out" && i + 1 < argc) cachegrindOut = argv[++i];
+    else if (a == "--binary" && i + 1 < argc) binaryOut = argv[++i];
+    else if (a == "--cachegrind-out" || a == "--binary") usageError(a + " needs a file");
+    else if (!a.empty() && a[0] == '-') usageError("unknown option " + a + usage);
     else if (dir.empty()) dir = a;
     else usageError("more than one trace directory given");
   }
   if (dir.empty()) usageError("regen needs a trace directory: atomx regen DIR");
+  if ((untraced || events) && (untraced + events + blocks + summaryOnly + counts > 1 || !cachegrindOut.empty() || !binaryOut.empty()))
+    usageError(std::string(untraced ? "--untraced" : "--events") + " combines with no other output");
+  if (events) {
+    const std::vector<atomx::trace::Event> log = atomx::trace::events(dir);
+    if (log.empty()) throw atomx::Error(dir + ": the trace has no event log");
+    for (const atomx::trace::Event& e : log)
+      std::printf("%llu %d %d %s%s%s\n", static_cast<unsigned long long>((e.ns - log.front().ns) / 1000), e.pid, e.thread,
+                  e.kind.c_str(), e.detail.empty() ? "" : " ", e.detail.c_str());
+    return 0;
+  }
   if (untraced) {
     for (const atomx::trace::UntracedProcedure& p : atomx::trace::untracedProcedures(dir))
       std::printf("%s %llx %llx %s\n", p.name.c_str(), static_cast<unsigned long long>(p.start),
@@ -502,20 +523,33 @@ int runRegen(int argc, char** argv) {
     return 0;
   }
   if (int(blocks) + int(summaryOnly) + int(counts) > 1) usageError("--blocks, --counts and --summary do not combine");
-  TextOut text(blocks);
-  RegenOut none;
-  CountOut perPc;
-  atomx::trace::Consumer& out = summaryOnly ? static_cast<atomx::trace::Consumer&>(none)
-                                : counts    ? static_cast<atomx::trace::Consumer&>(perPc)
-                                            : text;
-  const atomx::trace::Summary s = atomx::trace::regenerate(dir, out);
-  if (counts) perPc.print();
+  if (binaryOut == "-" && (blocks || counts)) usageError("--binary - and text on stdout do not combine");
+  // The text trace is the output when no other is asked for.
+  const bool text = blocks || (!summaryOnly && !counts && cachegrindOut.empty() && binaryOut.empty());
+  std::unique_ptr<atomx::cli::TextOut> textOut;
+  std::unique_ptr<atomx::cli::BinaryOut> binary;
+  atomx::cli::CountOut perPc;
+  atomx::cli::ProblemsOut problems;
+  std::vector<atomx::trace::Consumer*> outs{&problems};
+  if (text) outs.push_back((textOut = std::make_unique<atomx::cli::TextOut>(blocks)).get());
+  if (!binaryOut.empty()) outs.push_back((binary = std::make_unique<atomx::cli::BinaryOut>(binaryOut)).get());
+  if (counts || !cachegrindOut.empty()) outs.push_back(&perPc);
+  Tee tee(outs);
+  const atomx::trace::Summary s = atomx::trace::regenerate(dir, tee);
+  if (counts) perPc.print(stdout);
+  if (binary) binary->close();
+  if (!cachegrindOut.empty()) {
+    const atomx::trace::Manifest m = atomx::trace::readManifest(dir);
+    perPc.writeCachegrind(cachegrindOut, m.program, m.program + " (atomx regen " + dir + ")");
+  }
   std::fflush(stdout);
-  std::fprintf(summaryOnly ? stdout : stderr,
-               "threads %llu blocks %llu instructions %llu outside-calls %llu stream-bytes %llu incomplete-threads %llu\n",
+  std::fprintf(summaryOnly || (binaryOut != "-" && !text && !counts) ? stdout : stderr,
+               "threads %llu blocks %llu instructions %llu outside-calls %llu stream-bytes %llu incomplete-threads %llu"
+               " witnesses %llu table-targets %llu\n",
                static_cast<unsigned long long>(s.threads), static_cast<unsigned long long>(s.blocks),
                static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.outsideCalls),
-               static_cast<unsigned long long>(s.streamBytes), static_cast<unsigned long long>(s.incompleteThreads));
+               static_cast<unsigned long long>(s.streamBytes), static_cast<unsigned long long>(s.incompleteThreads),
+               static_cast<unsigned long long>(s.witnesses), static_cast<unsigned long long>(s.tableTargets));
   return s.incompleteThreads ? 1 : 0;
 }
 
