@@ -9,6 +9,8 @@
  *   thread.TID.axt      one stream per thread: chunks (AtomxTraceChunk)
  *   events              the processes' and threads' events, in order
  *                       (ATOMX_TRACE_EVENTS)
+ *   profile             with --profile: the block counts the witness
+ *                       placement was weighed with (ATOMX_TRACE_PROFILE)
  *
  * A stream is what the program's inserted stores wrote, cut into chunks at
  * buffer boundaries.  Each chunk is self-contained (a header, then its
@@ -103,6 +105,11 @@ typedef struct {
 #define ATOMX_TRACE_KEY_PROGRAM_SIZE "program-size"
 #define ATOMX_TRACE_KEY_PROGRAM_HASH "program-hash" /* FNV-1a 64 of its bytes, hex */
 #define ATOMX_TRACE_KEY_PLACEMENT "placement"     /* analysis::TracePlan's digest, hex */
+/* With `atomx trace --profile`: the hash of the block counts that weighed
+ * the placement, kept in the file ATOMX_TRACE_PROFILE (`PC COUNT` lines,
+ * hex and decimal, by address), which the regenerator plans with. */
+#define ATOMX_TRACE_KEY_PROFILE "profile"
+#define ATOMX_TRACE_PROFILE "profile"
 
 /* `atomx regen --binary FILE`: the regenerated instruction stream for
  * other programs (docs/trace.md).  A header (magic, version: two uint32_t),

@@ -323,6 +323,11 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
 /* The program's sigaction and signal, for SIGSEGV: its disposition is kept
  * here, the recorder's handler stays installed. */
 static int wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+  if (sig != SIGSEGV && act && sigismember(&act->sa_mask, SIGSEGV)) {
+    struct sigaction copy = *act; /* a handler blocking SIGSEGV: see without_segv */
+    sigdelset(&copy.sa_mask, SIGSEGV);
+    return realSigaction(sig, &copy, old);
+  }
   if (sig != SIGSEGV) return realSigaction(sig, act, old);
   if (old) *old = programSegv;
   if (act) programSegv = *act;
@@ -336,6 +341,30 @@ static sighandler_t wrap_signal(int sig, sighandler_t handler) {
   programSegv.sa_handler = handler;
   programSegv.sa_flags = SA_RESTART; /* glibc's signal(): BSD semantics */
   return old;
+}
+
+/* A thread must not block SIGSEGV: the kernel kills a process whose
+ * blocked SIGSEGV is raised by a fault, and every full buffer faults.  xz
+ * blocks every signal around pthread_create (its threads inherit the mask),
+ * and handlers often block every signal while they run.  The program's
+ * masks are passed on without SIGSEGV: a fault that is not the recorder's
+ * still ends the process (the program's SIGSEGV handler aside), as it would
+ * have. */
+static const sigset_t *without_segv(const sigset_t *set, sigset_t *copy) {
+  if (!set || !sigismember(set, SIGSEGV)) return set;
+  *copy = *set;
+  sigdelset(copy, SIGSEGV);
+  return copy;
+}
+static int (*realSigprocmask)(int, const sigset_t *, sigset_t *);
+static int (*realPthreadSigmask)(int, const sigset_t *, sigset_t *);
+static int wrap_sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+  sigset_t copy;
+  return realSigprocmask(how, how == SIG_UNBLOCK ? set : without_segv(set, &copy), old);
+}
+static int wrap_pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
+  sigset_t copy;
+  return realPthreadSigmask(how, how == SIG_UNBLOCK ? set : without_segv(set, &copy), old);
 }
 
 /* fork: the parent's bytes so far go to its stream first, so that the
@@ -385,6 +414,7 @@ static int wrap_execvpe(const char *f, char *const a[], char *const e[]) {
 }
 
 /* Points the main program's GOT slots for `name` at `wrapper`. */
+static void *programLibc; /* the program's libc (dlmopen's handle) */
 static void hook_slots(const struct link_map *program, const char *name, void *wrapper, void **real) {
   const ElfW(Dyn) *dyn = program->l_ld;
   if (!dyn) return;
@@ -424,6 +454,10 @@ static void hook_slots(const struct link_map *program, const char *name, void *w
        * .got.plt) is writable and must stay so. */
       const int relro = (uintptr_t)slot >= relroStart && (uintptr_t)slot < relroEnd;
       if (relro && mprotect((void *)page, 4096, PROT_READ | PROT_WRITE) != 0) continue;
+      /* The function itself, not what the slot holds: in a program bound
+       * lazily that is the PLT's way to the resolver, which would write the
+       * function into the slot over the wrapper at the first call. */
+      if (!*real) *real = dlsym(programLibc, name);
       if (!*real) *real = *slot;
       *slot = wrapper;
       if (relro) mprotect((void *)page, 4096, PROT_READ);
@@ -434,12 +468,15 @@ static void hook_slots(const struct link_map *program, const char *name, void *w
 /* `libc`: the program's libc, whose link map is in the program's
  * namespace; the first object of that namespace is the program. */
 static void hook_program(void *libc) {
+  programLibc = libc;
   const struct link_map *program = libc;
   while (program->l_prev) program = program->l_prev;
   hook_slots(program, "sigaction", (void *)wrap_sigaction, (void **)&realSigaction);
   hook_slots(program, "signal", (void *)wrap_signal, (void **)&realSignal);
   hook_slots(program, "bsd_signal", (void *)wrap_signal, (void **)&realSignal);
   hook_slots(program, "__sysv_signal", (void *)wrap_signal, (void **)&realSignal);
+  hook_slots(program, "sigprocmask", (void *)wrap_sigprocmask, (void **)&realSigprocmask);
+  hook_slots(program, "pthread_sigmask", (void *)wrap_pthread_sigmask, (void **)&realPthreadSigmask);
   hook_slots(program, "fork", (void *)wrap_fork, (void **)&realFork);
   hook_slots(program, "execve", (void *)wrap_execve, (void **)&realExecve);
   hook_slots(program, "execv", (void *)wrap_execv, (void **)&realExecv);
@@ -470,6 +507,10 @@ __attribute__((constructor)) static void start_recorder(void) {
   act.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&act.sa_mask);
   if (sigaction(SIGSEGV, &act, &programSegv) != 0) fail("cannot install the trace buffer's fault handler");
+  sigset_t segv; /* a process may start with SIGSEGV blocked (see without_segv) */
+  sigemptyset(&segv);
+  sigaddset(&segv, SIGSEGV);
+  sigprocmask(SIG_UNBLOCK, &segv, NULL);
   if (libc) hook_program(libc);
   event("process", "%ld", (long)getppid());
   atexit(at_exit);

@@ -82,7 +82,7 @@ bool callWritesReturn(const ir::Program& program, const TracePlan& plan, uint64_
   return !q || q->start != target || plan.procs[q->id].leavesOutside;
 }
 
-TracePlan planTrace(const ir::Program& program) {
+TracePlan planTrace(const ir::Program& program, const BlockProfile* profile) {
   TracePlan plan;
   plan.procs.resize(program.procs.size());
   const uint64_t entryPoint = program.image ? program.image->entry() : 0;
@@ -177,7 +177,13 @@ TracePlan planTrace(const ir::Program& program) {
       if (t.resumes[b]) d.addWord(uint64_t(b) << 32);
     }
     t.graph = traceGraph(p, records);
-    t.plan = placeWitnesses(p, t.graph);
+    std::vector<double> counts;
+    if (profile) {
+      counts.resize(p.blocks.size(), 0);
+      for (uint32_t b = 0; b < p.blocks.size(); ++b)
+        if (auto it = profile->find(p.blocks[b].start); it != profile->end()) counts[b] = double(it->second);
+    }
+    t.plan = placeWitnesses(p, t.graph, counts);
     findFirstWitnesses(t);
     d.addWord(p.start);
     d.addWord(t.plan.width);

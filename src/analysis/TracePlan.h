@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/Witnesses.h"
@@ -66,7 +67,12 @@ struct TracePlan {
   uint64_t digest = 0;           // of every decision above: a trace names it
 };
 
-TracePlan planTrace(const ir::Program& program);
+// An earlier run's block counts (block start address -> executions), from
+// the dyninst or prof tool: the witness placement's weights (Witnesses.h).
+using BlockProfile = std::unordered_map<uint64_t, uint64_t>;
+
+// `profile`: null to estimate the weights as qpt did.
+TracePlan planTrace(const ir::Program& program, const BlockProfile* profile = nullptr);
 
 // What a call or jump to `target` reaches, as the trace sees it: the traced
 // procedure whose entry (or block) it is, or null for outside code.

@@ -44,17 +44,40 @@ namespace {
 std::vector<double> arcWeights(const ir::Procedure& proc, const TraceGraph& g, const std::vector<double>& counts) {
   std::vector<double> w(g.arcs.size(), 0);
   if (counts.size() == proc.blocks.size()) {
-    // Exact for an arc from a block with one successor (the block's count)
-    // or into a block with one predecessor (that block's count); otherwise
-    // the source's count split evenly, and no more than the target ran.
-    std::vector<uint32_t> into(g.nodes(), 0);
-    for (const TraceArc& a : g.arcs) ++into[a.to];
+    // Arc counts from block counts by flow conservation, as gcc's profile
+    // pass solves them: a node's out-arcs add up to its count, and so do
+    // the in-arcs of a node control enters only through them (not entered
+    // from outside); an arc that is the one unknown of such a sum is known.
+    std::vector<char> known(g.arcs.size(), 0);
+    std::vector<std::vector<uint32_t>> in(g.nodes());
+    for (uint32_t k = 0; k < g.arcs.size(); ++k) in[g.arcs[k].to].push_back(k);
+    auto solve = [&](const std::vector<uint32_t>& arcs, double total) {
+      int unknown = -1;
+      double sum = 0;
+      for (uint32_t k : arcs) {
+        if (known[k]) sum += w[k];
+        else if (unknown >= 0) return false;
+        else unknown = int(k);
+      }
+      if (unknown < 0) return false;
+      w[size_t(unknown)] = std::max(0.0, total - sum);
+      known[size_t(unknown)] = 1;
+      return true;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t n = 0; n < g.exit; ++n) {
+        if (!g.out[n].empty()) changed |= solve(g.out[n], counts[n]);
+        if (!in[n].empty() && !(g.flags[n] & TraceGraph::kEntered)) changed |= solve(in[n], counts[n]);
+      }
+    }
+    // The rest: the source's count split evenly, and no more than the
+    // target ran.
     for (size_t k = 0; k < g.arcs.size(); ++k) {
+      if (known[k]) continue;
       const TraceArc& a = g.arcs[k];
       const double share = counts[a.from] / double(g.out[a.from].size());
-      if (g.out[a.from].size() == 1) w[k] = counts[a.from];
-      else if (a.to != g.exit && into[a.to] == 1 && !(g.flags[a.to] & TraceGraph::kEntered)) w[k] = counts[a.to];
-      else w[k] = a.to == g.exit ? share : std::min(share, counts[a.to]);
+      w[k] = a.to == g.exit ? share : std::min(share, counts[a.to]);
     }
     return w;
   }

@@ -41,7 +41,7 @@ void Session::analyze() {
 
 void Session::runInstrument() {
   if (options_.trace) {
-    const analysis::TracePlan plan = analysis::planTrace(rewriter_->program());
+    const analysis::TracePlan plan = analysis::planTrace(rewriter_->program(), options_.traceProfile);
     tracePlacement_ = plan.digest;
     traceStores_ = addTraceStores(*engine_, plan);
     return;

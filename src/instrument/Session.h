@@ -41,6 +41,8 @@ struct SessionOptions {
   // Record an abstract-execution trace (`atomx trace`): `tool` is then
   // traceRecorder() and there is no Instrument to run.
   bool trace = false;
+  // With trace: an earlier run's block counts weigh the witness placement.
+  const analysis::BlockProfile* traceProfile = nullptr;
 };
 
 class Session {

@@ -404,7 +404,12 @@ Traced load(const std::string& dir) {
   if (t.image->bytes().size() != m.programSize || fileHash(m.program) != m.programHash)
     throw Error(dir + ": " + m.program + " has changed since it was traced (its size or hash differs)");
   t.model = analysis::analyzeProgram(*t.image);
-  t.plan = analysis::planTrace(t.model->program);
+  analysis::BlockProfile profile;
+  if (m.profile) {
+    profile = readProfile(dir);
+    if (profileHash(profile) != m.profile) throw Error(dir + ": the trace's profile file has changed since it was traced");
+  }
+  t.plan = analysis::planTrace(t.model->program, m.profile ? &profile : nullptr);
   if (t.plan.digest != m.placement)
     throw Error(dir + ": the trace's witness placement differs from this atomx's (recorded by another version?)");
   return t;

@@ -33,6 +33,7 @@ void writeManifest(const std::string& dir, const Manifest& m) {
       << ATOMX_TRACE_KEY_PROGRAM_SIZE << " " << m.programSize << "\n"
       << ATOMX_TRACE_KEY_PROGRAM_HASH << " " << hex16(m.programHash) << "\n"
       << ATOMX_TRACE_KEY_PLACEMENT << " " << hex16(m.placement) << "\n";
+  if (m.profile) out << ATOMX_TRACE_KEY_PROFILE << " " << hex16(m.profile) << "\n";
   if (!out.flush()) throw Error(path + ": write failed");
 }
 
@@ -62,6 +63,7 @@ Manifest readManifest(const std::string& dir) {
     m.programSize = std::stoull(need(ATOMX_TRACE_KEY_PROGRAM_SIZE));
     m.programHash = std::stoull(need(ATOMX_TRACE_KEY_PROGRAM_HASH), nullptr, 16);
     m.placement = std::stoull(need(ATOMX_TRACE_KEY_PLACEMENT), nullptr, 16);
+    if (auto it = kv.find(ATOMX_TRACE_KEY_PROFILE); it != kv.end()) m.profile = std::stoull(it->second, nullptr, 16);
   } catch (const std::logic_error&) {
     throw Error(path + ": malformed number");
   }
@@ -139,6 +141,41 @@ std::vector<Stream> readStreams(const std::string& dir) {
     return a.thread != b.thread ? a.thread < b.thread : a.name < b.name;
   });
   return streams;
+}
+
+namespace {
+std::vector<std::pair<uint64_t, uint64_t>> sorted(const analysis::BlockProfile& profile) {
+  std::vector<std::pair<uint64_t, uint64_t>> v(profile.begin(), profile.end());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+}  // namespace
+
+uint64_t profileHash(const analysis::BlockProfile& profile) {
+  Fnv64 h;
+  for (const auto& [pc, n] : sorted(profile)) {
+    h.addWord(pc);
+    h.addWord(n);
+  }
+  return h.h ? h.h : 1;
+}
+
+void writeProfile(const std::string& dir, const analysis::BlockProfile& profile) {
+  const std::string path = dir + "/" + ATOMX_TRACE_PROFILE;
+  std::ofstream out(path);
+  for (const auto& [pc, n] : sorted(profile)) out << std::hex << pc << " " << std::dec << n << "\n";
+  if (!out.flush()) throw Error(path + ": cannot write the trace's profile");
+}
+
+analysis::BlockProfile readProfile(const std::string& dir) {
+  const std::string path = dir + "/" + ATOMX_TRACE_PROFILE;
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": the trace's profile is missing");
+  analysis::BlockProfile profile;
+  uint64_t pc, n;
+  while (in >> std::hex >> pc >> std::dec >> n) profile[pc] = n;
+  if (!in.eof()) throw Error(path + ": malformed line");
+  return profile;
 }
 
 std::vector<Event> events(const std::string& dir) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/TracePlan.h"
+
 namespace atomx::trace {
 
 struct Manifest {
@@ -15,6 +17,7 @@ struct Manifest {
   uint64_t programSize = 0;
   uint64_t programHash = 0;
   uint64_t placement = 0;
+  uint64_t profile = 0;  // profileHash of the trace's profile file; 0: none
 };
 
 // FNV-1a (64 bits) of a file's bytes: ties a trace to its program.
@@ -23,6 +26,14 @@ uint64_t fileHash(const std::string& path);
 void writeManifest(const std::string& dir, const Manifest& m);
 // Throws atomx::Error when missing, malformed or of another version.
 Manifest readManifest(const std::string& dir);
+
+// The block counts that weighed the witness placement (atomx trace
+// --profile), kept in the trace as `profile`: one `PC COUNT` line per block
+// (hex, decimal), by address.  Throws atomx::Error when unreadable.
+void writeProfile(const std::string& dir, const analysis::BlockProfile& profile);
+analysis::BlockProfile readProfile(const std::string& dir);
+// FNV-1a (64 bits) of the counts, by address; never 0.
+uint64_t profileHash(const analysis::BlockProfile& profile);
 
 struct Stream {
   int thread = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`atomx trace` + `atomx regen` against independent oracles.
 
-    regen_oracle.py --atomx ATOMX [--callgrind | --cachegrind] [--stdin FILE]
+    regen_oracle.py --atomx ATOMX [--callgrind | --cachegrind] [--stdin FILE] [--profile JSON]
                     [--set-aside PROC=REASON]... PROG [ARGS...]
 
 Runs PROG ARGS natively, traced (`atomx trace -q`), and under the naive
@@ -165,6 +165,7 @@ def main():
     ap.add_argument("--threads-vary", action="store_true",
                     help="the program shares work between threads differently in each run: compare"
                          " how often each block ran over all threads, not each thread's sequence")
+    ap.add_argument("--profile", help="trace with `atomx trace --profile FILE` (the dyninst or prof tool's JSON)")
     ap.add_argument("--stdin", help="a file every run of PROG reads as its standard input (default: /dev/null)")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--keep", action="store_true")
@@ -189,7 +190,9 @@ def main():
         trace = os.path.join(w, "trace")
         failures = []
         native = run([prog] + o.args, dirs["n"], o.timeout)
-        traced = run([o.atomx, "trace", "-q", "--cache-dir", cache, "-o", trace, "--", prog] + o.args, dirs["t"], o.timeout)
+        profile = ["--profile", os.path.abspath(o.profile)] if o.profile else []
+        traced = run([o.atomx, "trace", "-q", "--cache-dir", cache, "-o", trace] + profile + ["--", prog] + o.args,
+                     dirs["t"], o.timeout)
         if traced != native:
             failures.append(f"program output changed when traced (status {native[0]} -> {traced[0]},"
                             f" stdout same: {native[1] == traced[1]}, stderr same: {native[2] == traced[2]})"

@@ -28,6 +28,7 @@
 
 #include <atomx/trace.hpp>
 #include <atomx/trace_format.h>
+#include <nlohmann/json.hpp>
 
 #include "analysis/Dump.h"
 #include "elf/ElfImage.h"
@@ -82,7 +83,7 @@ constexpr const char* kUsage = R"(usage:
       -q                 print nothing on success
       --atomic-counters  (with a tool) make inline counter increments atomic
                          even where atomx sees no way for PROG to start threads
-  atomx trace [-q] [--cache-dir DIR] [--instrument OUT] -o TRACE -- PROG [ARGS...]
+  atomx trace [-q] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
       Record an abstract-execution trace: instrument PROG (cached as with
       run) so that it writes a few witness bytes on a minimal set of CFG
       edges, run it with ARGS (its output stays its own; -q silences atomx's
@@ -92,6 +93,10 @@ constexpr const char* kUsage = R"(usage:
                          OUT and TRACE's manifest; every process of OUT run
                          with ATOMX_TRACE_DIR=TRACE adds its streams to TRACE
                          (and, without it, runs with the stores discarded)
+      --profile JSON     weigh the witness placement with the block counts of
+                         an earlier run of PROG (dyninst.json or prof.json of
+                         `atomx run -T dyninst|prof`; several are summed):
+                         witnesses go where the program ran least
   atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events]
                     [--cachegrind-out FILE] [--binary FILE]
       Regenerate the exact instruction trace of every thread from TRACE and
@@ -380,8 +385,34 @@ int runRun(int argc, char** argv) {
 
 // --- atomx trace / atomx regen -----------------------------------------
 
+// The block counts of the dyninst or prof tool's JSON files (their
+// "blocks": [{"pc": "0x...", "count": N}, ...]), summed over the files.
+atomx::analysis::BlockProfile readBlockProfile(const std::vector<std::string>& files) {
+  atomx::analysis::BlockProfile profile;
+  for (const std::string& path : files) {
+    std::ifstream in(path);
+    if (!in) throw atomx::Error(path + ": cannot read the profile");
+    try {
+      const nlohmann::json j = nlohmann::json::parse(in);
+      const std::string tool = j.value("tool", "");
+      if ((tool != "dyninst" && tool != "prof") || !j.contains("blocks"))
+        throw atomx::Error(path + ": not the JSON of the dyninst or prof tool (no \"blocks\")");
+      for (const nlohmann::json& b : j.at("blocks"))
+        if (const uint64_t n = b.at("count").get<uint64_t>())
+          profile[std::stoull(b.at("pc").get<std::string>(), nullptr, 16)] += n;
+    } catch (const nlohmann::json::exception& e) {
+      throw atomx::Error(path + ": not the JSON of the dyninst or prof tool (" + e.what() + ")");
+    } catch (const std::logic_error&) {
+      throw atomx::Error(path + ": a block's pc is not a hex address");
+    }
+  }
+  if (profile.empty()) throw atomx::Error("the profile counts no executed block");
+  return profile;
+}
+
 int runTrace(int argc, char** argv) {
   std::string dir, cacheDir, instrumentTo;
+  std::vector<std::string> profileFiles;
   bool quiet = false;
   int i = 2;
   for (; i < argc; ++i) {
@@ -391,18 +422,24 @@ int runTrace(int argc, char** argv) {
     else if (a == "-o") usageError("-o needs a directory");
     else if (a == "--instrument" && i + 1 < argc) instrumentTo = argv[++i];
     else if (a == "--instrument") usageError("--instrument needs an output file");
+    else if (a == "--profile" && i + 1 < argc) profileFiles.push_back(argv[++i]);
+    else if (a == "--profile") usageError("--profile needs the JSON of the dyninst or prof tool");
     else if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
     else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
     else if (a == "-q") quiet = true;
-    else usageError("unknown option " + a + " (atomx trace [-q] [--instrument OUT] -o DIR -- PROG [ARGS])");
+    else usageError("unknown option " + a + " (atomx trace [-q] [--instrument OUT] [--profile JSON] -o DIR -- PROG [ARGS])");
   }
   if (dir.empty()) usageError("trace needs an output directory: atomx trace -o DIR -- PROG [ARGS]");
   if (i + 1 >= argc) usageError("trace needs a program after --: atomx trace -o DIR -- PROG [ARGS]");
   if (!instrumentTo.empty() && i + 2 < argc) usageError("--instrument does not run PROG: give no ARGS");
   const std::string prog = std::filesystem::absolute(findProgram(argv[i + 1])).string();
+  atomx::analysis::BlockProfile profile;
+  if (!profileFiles.empty()) profile = readBlockProfile(profileFiles);
+  const uint64_t profileHash = profile.empty() ? 0 : atomx::trace::profileHash(profile);
 
   atomx::Fnv64 key;
   key.addFile(prog);
+  key.addWord(profileHash);
   key.addFile("/proc/self/exe");
   const atomx::instrument::ToolSources recorder = atomx::instrument::traceRecorder();
   for (const std::string& f : recorder.analysis) key.addFile(f);
@@ -415,6 +452,7 @@ int runTrace(int argc, char** argv) {
       if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s for tracing into %s\n", prog.c_str(), cached.c_str());
       atomx::instrument::SessionOptions options{prog, cached, recorder, {}, {}};
       options.trace = true;
+      options.traceProfile = profile.empty() ? nullptr : &profile;
       auto& session = *new atomx::instrument::Session(options);
       writeFile(cached, session.run(), true);
       placement = session.tracePlacement();
@@ -429,7 +467,7 @@ int runTrace(int argc, char** argv) {
   if (ec || !std::filesystem::is_directory(dir)) throw atomx::Error(dir + ": cannot create the trace directory");
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string f = e.path().filename().string();
-    if (f == ATOMX_TRACE_MANIFEST || f == ATOMX_TRACE_EVENTS || (f.rfind("thread.", 0) == 0 && e.path().extension() == ".axt"))
+    if (f == ATOMX_TRACE_MANIFEST || f == ATOMX_TRACE_EVENTS || f == ATOMX_TRACE_PROFILE || (f.rfind("thread.", 0) == 0 && e.path().extension() == ".axt"))
       std::filesystem::remove(e.path(), ec);
   }
   atomx::trace::Manifest m;
@@ -438,6 +476,8 @@ int runTrace(int argc, char** argv) {
   m.programSize = std::filesystem::file_size(prog);
   m.programHash = atomx::trace::fileHash(prog);
   m.placement = placement;
+  m.profile = profileHash;
+  if (profileHash) atomx::trace::writeProfile(dir, profile);
   atomx::trace::writeManifest(dir, m);
 
   if (!instrumentTo.empty()) {
