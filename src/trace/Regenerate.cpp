@@ -438,10 +438,13 @@ Summary regenerate(const std::string& dir, Consumer& consumer) {
   Summary sum;
   std::vector<std::vector<Instruction>> insns(model->program.procs.size());
   Walker walker(model->program, plan, consumer, sum, insns);
-  for (const Stream& s : readStreams(dir)) {
+  // One stream in memory at a time.
+  for (Stream& s : listStreams(dir)) {
+    readStream(s);
     ++sum.threads;
     sum.streamBytes += s.bytes.size();
     walker.run(s);
+    s.bytes = {};
   }
   return sum;
 }

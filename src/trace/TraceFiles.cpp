@@ -70,7 +70,7 @@ Manifest readManifest(const std::string& dir) {
   return m;
 }
 
-std::vector<Stream> readStreams(const std::string& dir) {
+std::vector<Stream> listStreams(const std::string& dir) {
   namespace fs = std::filesystem;
   std::vector<Stream> streams;
   std::error_code ec;
@@ -83,57 +83,8 @@ std::vector<Stream> readStreams(const std::string& dir) {
     if (tid.empty() || id.find_first_not_of("0123456789-") != std::string::npos || tid.size() > 9) continue;
     Stream s;
     s.name = name;
+    s.path = e.path().string();
     s.thread = std::stoi(tid);
-    std::ifstream in(e.path(), std::ios::binary);
-    std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    size_t at = 0;
-    while (at < file.size()) {
-      AtomxTraceChunk h;
-      if (file.size() - at < sizeof h) {
-        s.problem = "the stream ends inside chunk " + std::to_string(s.chunks) + "'s header (the process was killed?)";
-        break;
-      }
-      std::memcpy(&h, file.data() + at, sizeof h);
-      if (h.magic != ATOMX_TRACE_CHUNK_MAGIC || h.version != ATOMX_TRACE_VERSION || h.sequence != s.chunks) {
-        s.problem = "chunk " + std::to_string(s.chunks) + " has a bad header";
-        break;
-      }
-      if (file.size() - at - sizeof h < h.storedSize) {
-        s.problem = "the stream ends inside chunk " + std::to_string(s.chunks) + " (the process was killed?)";
-        break;
-      }
-      const uint8_t* data = file.data() + at + sizeof h;
-      if (atomx_trace_checksum(data, h.storedSize) != h.checksum) {
-        s.problem = "chunk " + std::to_string(s.chunks) + " is damaged (checksum)";
-        break;
-      }
-      if (h.codec & ATOMX_TRACE_CHUNK_CHILD) s.childFrom = s.bytes.size();
-      const uint32_t codec = h.codec & ATOMX_TRACE_CODEC_MASK;
-      if (codec == ATOMX_TRACE_CODEC_RAW && h.rawSize == h.storedSize) {
-        s.bytes.insert(s.bytes.end(), data, data + h.storedSize);
-      } else if (codec == ATOMX_TRACE_CODEC_ZSTD) {
-        const size_t at0 = s.bytes.size();
-        s.bytes.resize(at0 + h.rawSize);
-        const size_t n = ZSTD_decompress(s.bytes.data() + at0, h.rawSize, data, h.storedSize);
-        if (ZSTD_isError(n) || n != h.rawSize) {
-          s.bytes.resize(at0);
-          s.problem = "chunk " + std::to_string(s.chunks) + " does not decompress";
-          break;
-        }
-      } else {
-        s.problem = "chunk " + std::to_string(s.chunks) + " uses an unknown codec";
-        break;
-      }
-      at += sizeof h + h.storedSize;
-      ++s.chunks;
-      s.complete = h.codec & ATOMX_TRACE_CHUNK_FINAL;
-      if (s.complete && at < file.size()) {
-        s.problem = "bytes after the final chunk";
-        break;
-      }
-    }
-    if (s.problem.empty() && !s.complete)
-      s.problem = "the stream ends after chunk " + std::to_string(s.chunks) + " without its final chunk (the process was killed?)";
     streams.push_back(std::move(s));
   }
   if (ec) throw Error(dir + ": cannot list the trace directory: " + ec.message());
@@ -141,6 +92,65 @@ std::vector<Stream> readStreams(const std::string& dir) {
     return a.thread != b.thread ? a.thread < b.thread : a.name < b.name;
   });
   return streams;
+}
+
+void readStream(Stream& s) {
+  s.bytes.clear();
+  s.chunks = 0;
+  s.complete = false;
+  s.childFrom = 0;
+  s.problem.clear();
+  std::ifstream in(s.path, std::ios::binary);
+  if (!in) throw Error(s.path + ": cannot read the stream");
+  std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at = 0;
+  while (at < file.size()) {
+    AtomxTraceChunk h;
+    if (file.size() - at < sizeof h) {
+      s.problem = "the stream ends inside chunk " + std::to_string(s.chunks) + "'s header (the process was killed?)";
+      break;
+    }
+    std::memcpy(&h, file.data() + at, sizeof h);
+    if (h.magic != ATOMX_TRACE_CHUNK_MAGIC || h.version != ATOMX_TRACE_VERSION || h.sequence != s.chunks) {
+      s.problem = "chunk " + std::to_string(s.chunks) + " has a bad header";
+      break;
+    }
+    if (file.size() - at - sizeof h < h.storedSize) {
+      s.problem = "the stream ends inside chunk " + std::to_string(s.chunks) + " (the process was killed?)";
+      break;
+    }
+    const uint8_t* data = file.data() + at + sizeof h;
+    if (atomx_trace_checksum(data, h.storedSize) != h.checksum) {
+      s.problem = "chunk " + std::to_string(s.chunks) + " is damaged (checksum)";
+      break;
+    }
+    if (h.codec & ATOMX_TRACE_CHUNK_CHILD) s.childFrom = s.bytes.size();
+    const uint32_t codec = h.codec & ATOMX_TRACE_CODEC_MASK;
+    if (codec == ATOMX_TRACE_CODEC_RAW && h.rawSize == h.storedSize) {
+      s.bytes.insert(s.bytes.end(), data, data + h.storedSize);
+    } else if (codec == ATOMX_TRACE_CODEC_ZSTD) {
+      const size_t at0 = s.bytes.size();
+      s.bytes.resize(at0 + h.rawSize);
+      const size_t n = ZSTD_decompress(s.bytes.data() + at0, h.rawSize, data, h.storedSize);
+      if (ZSTD_isError(n) || n != h.rawSize) {
+        s.bytes.resize(at0);
+        s.problem = "chunk " + std::to_string(s.chunks) + " does not decompress";
+        break;
+      }
+    } else {
+      s.problem = "chunk " + std::to_string(s.chunks) + " uses an unknown codec";
+      break;
+    }
+    at += sizeof h + h.storedSize;
+    ++s.chunks;
+    s.complete = h.codec & ATOMX_TRACE_CHUNK_FINAL;
+    if (s.complete && at < file.size()) {
+      s.problem = "bytes after the final chunk";
+      break;
+    }
+  }
+  if (s.problem.empty() && !s.complete)
+    s.problem = "the stream ends after chunk " + std::to_string(s.chunks) + " without its final chunk (the process was killed?)";
 }
 
 namespace {

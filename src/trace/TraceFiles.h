@@ -38,6 +38,7 @@ uint64_t profileHash(const analysis::BlockProfile& profile);
 struct Stream {
   int thread = 0;
   std::string name;            // thread.TID.axt, or thread.TID-K.axt
+  std::string path;
   std::vector<uint8_t> bytes;  // the chunks' contents, in order
   uint64_t chunks = 0;
   bool complete = false;       // the last chunk read is the thread's final one
@@ -45,8 +46,11 @@ struct Stream {
   std::string problem;         // why the stream ends early ("" when whole)
 };
 // Every thread.TID.axt (and thread.TID-K.axt: K-th program exec'd in the
-// same thread) of `dir`, by thread id.  A stream whose last chunk
-// is cut short (the process was killed) keeps its whole chunks and says so.
-std::vector<Stream> readStreams(const std::string& dir);
+// same thread) of `dir`, by thread id, not yet read (bytes empty).
+std::vector<Stream> listStreams(const std::string& dir);
+// Reads and decodes one listed stream's chunks into s.bytes.  A stream
+// whose last chunk is cut short (the process was killed) keeps its whole
+// chunks and says so in s.problem.
+void readStream(Stream& s);
 
 }  // namespace atomx::trace
