@@ -3,11 +3,12 @@
 # (scripts/setup.sh): the peers bench/tools.py runs next to atomx, all
 # from Debian 12 (valgrind, strace, ltrace, BOLT 16's llvm-bolt, QEMU user
 # mode; the QEMU block-count plugin is compiled from bench/qemu_bbcount.c at
-# run time).  Safe to run again.
+# run time), and the zstd command, with which bench/trace.py compresses the
+# peers' traces (gzip -1 if it is missing).  Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-packages=(valgrind strace ltrace bolt-16 qemu-user)
+packages=(valgrind strace ltrace bolt-16 qemu-user zstd)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -42,7 +42,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -71,7 +71,8 @@ FIG6 = {
 
 DEFAULT_PROGRAMS = ["lua", "sqlite3", "muparser"]
 
-log = lambda msg: print(f"[tools {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+LOG_NAME = "tools"   # bench/trace.py, which imports this module, logs as "trace"
+log = lambda msg: print(f"[{LOG_NAME} {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------------------
@@ -146,6 +147,7 @@ class Config:
     error: Optional[str] = None
     note: Optional[str] = None
     runs: list = field(default_factory=list)
+    run: Optional[Callable] = None    # (Program, Config, args, round) -> run dict; None: run_workload as is
 
 
 @dataclass
@@ -159,6 +161,7 @@ class Program:
     configs: list = field(default_factory=list)     # Config, excluding the natives
     natives: dict = field(default_factory=dict)     # baseline path -> list of native runs
     native_files: Optional[set] = None              # files a native run leaves in its cwd
+    keep_invocations: bool = False                  # runs also list each invocation's seconds
 
 
 def shipped_tools(atomx):
@@ -306,7 +309,15 @@ def prepare_peer(pr, peer, args, variants):
 # One workload run (the environment of corpus/check.sh and null_rewrite.py)
 # ---------------------------------------------------------------------------
 
-def run_workload(pr, binary, prefix, timeout):
+def run_workload(pr, binary, prefix, timeout, env=None, before="", after="", poll=None):
+    """One workload run; the program's own time is summed over its invocations.
+
+    env: extra environment variables; before/after: shell lines the wrapper runs
+    before and after each invocation, outside the timed part ($rc holds the
+    program's status in after); poll: called every 0.5 s while the workload runs,
+    a string it returns stops the run (the whole process group is killed) and is
+    recorded as "stopped".
+    """
     d = pr.work / "scratch"
     for sub in ("bin", "run", "home", "tmp", "wrap", "out", "toolout", "meta"):
         shutil.rmtree(d / sub, ignore_errors=True)
@@ -320,13 +331,15 @@ def run_workload(pr, binary, prefix, timeout):
     # runs as <d>/bin/<prog>, so argv[0] and every path are the same.
     pre = " ".join(shlex.quote(a.replace("{OUT}", str(d / "toolout"))) for a in prefix)
     wrap = d / "wrap" / pr.prog
-    wrap.write_text("#!/bin/bash\nt0=$EPOCHREALTIME\n"
+    wrap.write_text("#!/bin/bash\n" + (before + "\n" if before else "") + "t0=$EPOCHREALTIME\n"
                     f"{pre} {shlex.quote(str(exe))} \"$@\"\nrc=$?\n"
-                    f"echo \"$t0 $EPOCHREALTIME\" >>{shlex.quote(str(times))}\nexit $rc\n")
+                    f"echo \"$t0 $EPOCHREALTIME\" >>{shlex.quote(str(times))}\n"
+                    + (after + "\n" if after else "") + "exit $rc\n")
     wrap.chmod(0o755)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(d / "home"),
-           "TMPDIR": str(d / "tmp"), "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
+           "TMPDIR": str(d / "tmp"), "LC_ALL": "C", "LANG": "C", "TZ": "UTC", **(env or {})}
     cmd = ["timeout", "-k", "10", str(int(timeout)), "bash", str(pr.workload), str(wrap)]
+    stopped = None
     with open(d / "out" / "stdout", "wb") as so, open(d / "out" / "stderr", "wb") as se:
         ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
@@ -334,21 +347,40 @@ def run_workload(pr, binary, prefix, timeout):
         p = subprocess.Popen(cmd, cwd=d / "run", env=env, stdin=subprocess.DEVNULL, stdout=so, stderr=se,
                              start_new_session=True)
         try:
-            p.wait()
+            if poll is None:
+                p.wait()
+            else:
+                while True:
+                    try:
+                        p.wait(timeout=0.5)
+                        break
+                    except subprocess.TimeoutExpired:
+                        stopped = poll()
+                        if stopped:
+                            os.killpg(p.pid, signal.SIGKILL)
+                            p.wait()
+                            for _ in range(100):   # until the whole group is gone (its files final)
+                                try:
+                                    os.killpg(p.pid, signal.SIGKILL)
+                                except ProcessLookupError:
+                                    break
+                                time.sleep(0.05)
+                            break
         except BaseException:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
             raise
         t1 = time.perf_counter()
         ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    prog_s, calls = 0.0, 0
+    prog_s, calls, each = 0.0, 0, []
     if times.exists():
         for line in times.read_text().splitlines():
             a, b = line.split()
             prog_s += float(b) - float(a)
             calls += 1
+            each.append(float(b) - float(a))
     stdout = (d / "out" / "stdout").read_bytes()
-    return {
+    res = {
         "program_seconds": prog_s,
         "invocations": calls,
         "workload_seconds": t1 - t0,
@@ -359,6 +391,11 @@ def run_workload(pr, binary, prefix, timeout):
         "_stdout": stdout,
         "_files": {str(f.relative_to(d / "run")) for f in (d / "run").rglob("*")},
     }
+    if pr.keep_invocations:
+        res["invocation_seconds"] = each
+    if stopped:
+        res["stopped"] = stopped
+    return res
 
 
 def do_round(pr, r, args):
@@ -387,7 +424,8 @@ def do_round(pr, r, args):
 
         before = native()
         for c in cs:
-            res = run_workload(pr, c.binary, c.prefix, args.timeout * c.timeout_factor)
+            res = c.run(pr, c, args, r) if c.run else \
+                run_workload(pr, c.binary, c.prefix, args.timeout * c.timeout_factor)
             after = native()
             res["round"] = r
             for key in ("program", "workload", "cpu"):

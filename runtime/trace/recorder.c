@@ -67,6 +67,7 @@ static struct sigaction programSegv;
 static int (*realSigaction)(int, const struct sigaction *, struct sigaction *);
 static sighandler_t (*realSignal)(int, sighandler_t);
 static pthread_key_t programKey;
+static void *programLibc; /* the program's libc (dlmopen's handle) */
 static int (*programSetSpecific)(pthread_key_t, const void *);
 
 static uint64_t thread_pointer(void) {
@@ -413,8 +414,51 @@ static int wrap_execvpe(const char *f, char *const a[], char *const e[]) {
   return exec_failed(realExecvpe(f, a, e));
 }
 
+/* execl, execle, execlp: their arguments as an argv (and execle's envp),
+ * then the same way as execv, execve, execvp.  libc's execl* call execve
+ * inside libc, which the GOT hooks do not see. */
+#define EXECL_MAX_ARGS 4096
+static int execl_common(const char *file, const char *arg, va_list ap, int withEnv, int search) {
+  char *argv[EXECL_MAX_ARGS + 1];
+  int n = 0;
+  for (const char *a = arg; a; a = va_arg(ap, const char *)) {
+    if (n == EXECL_MAX_ARGS) {
+      errno = E2BIG;
+      return -1;
+    }
+    argv[n++] = (char *)a;
+  }
+  argv[n] = NULL;
+  char *const *envp = withEnv ? va_arg(ap, char *const *) : NULL;
+  int (*v)(const char *, char *const[]) = (int (*)(const char *, char *const[]))dlsym(programLibc, search ? "execvp" : "execv");
+  int (*ve)(const char *, char *const[], char *const[]) =
+      (int (*)(const char *, char *const[], char *const[]))dlsym(programLibc, "execve");
+  exec_begins(file);
+  return exec_failed(withEnv ? ve(file, argv, envp) : v(file, argv));
+}
+static int wrap_execl(const char *file, const char *arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  const int r = execl_common(file, arg, ap, 0, 0);
+  va_end(ap);
+  return r;
+}
+static int wrap_execle(const char *file, const char *arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  const int r = execl_common(file, arg, ap, 1, 0);
+  va_end(ap);
+  return r;
+}
+static int wrap_execlp(const char *file, const char *arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  const int r = execl_common(file, arg, ap, 0, 1);
+  va_end(ap);
+  return r;
+}
+
 /* Points the main program's GOT slots for `name` at `wrapper`. */
-static void *programLibc; /* the program's libc (dlmopen's handle) */
 static void hook_slots(const struct link_map *program, const char *name, void *wrapper, void **real) {
   const ElfW(Dyn) *dyn = program->l_ld;
   if (!dyn) return;
@@ -482,6 +526,10 @@ static void hook_program(void *libc) {
   hook_slots(program, "execv", (void *)wrap_execv, (void **)&realExecv);
   hook_slots(program, "execvp", (void *)wrap_execvp, (void **)&realExecvp);
   hook_slots(program, "execvpe", (void *)wrap_execvpe, (void **)&realExecvpe);
+  void *execl[3] = {NULL, NULL, NULL}; /* unused: execl_common calls execv* */
+  hook_slots(program, "execl", (void *)wrap_execl, &execl[0]);
+  hook_slots(program, "execle", (void *)wrap_execle, &execl[1]);
+  hook_slots(program, "execlp", (void *)wrap_execlp, &execl[2]);
 }
 
 __attribute__((constructor)) static void start_recorder(void) {

@@ -162,6 +162,8 @@ def main():
                     help="the program forks and execs itself: compare each instruction's executions over every"
                          " process with callgrind's (--trace-children=yes), not with the naive tracer, whose"
                          " per-thread files a fork or an exec mixes up")
+    ap.add_argument("--streams", type=int,
+                    help="the trace must hold exactly this many thread streams (every process's, with --processes)")
     ap.add_argument("--threads-vary", action="store_true",
                     help="the program shares work between threads differently in each run: compare"
                          " how often each block ran over all threads, not each thread's sequence")
@@ -206,6 +208,11 @@ def main():
             failures.append(f"program output changed under the naive tracer (status {native[0]} -> {naive[0]})")
         regen, problems = regen_blocks(o.atomx, trace)
         failures += problems
+        if o.streams is not None:
+            summary = subprocess.run([o.atomx, "regen", trace, "--summary"], capture_output=True, text=True).stdout.split()
+            streams = int(summary[summary.index("threads") + 1]) if "threads" in summary else 0
+            if streams != o.streams:
+                failures.append(f"{streams} thread stream(s) regenerated, {o.streams} expected")
         # What the trace leaves out (outside code: regen --untraced says why)
         # is left out of the naive tracer's sequence and of the comparison.
         untraced = subprocess.run([o.atomx, "regen", trace, "--untraced"], capture_output=True, text=True).stdout
