@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include "../include/atomx/address_map.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -78,12 +80,7 @@ typedef struct AtomxFrame {
 } AtomxFrame;
 enum { kAtomxFrameAppStack = 8 * 17 + 128 };
 
-/* One entry of the address map: new and original code offsets from mapBase,
- * sorted by newOffset.  Every procedure entry and basic-block start is there. */
-typedef struct AtomxAddressPair {
-  uint32_t newOffset;
-  uint32_t oldOffset;
-} AtomxAddressPair;
+/* The address map (AtomxAddressPair): include/atomx/address_map.h. */
 
 #define ATOMX_DESCRIPTOR_MAGIC "ATOMXD01"
 

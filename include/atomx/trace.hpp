@@ -27,7 +27,8 @@ struct Instruction {
   uint8_t length;   // bytes
 };
 
-// One executed basic block: `count` instructions from `insns`, in order.
+// One executed basic block: `count` instructions from `insns`, in order
+// (none when its first instruction faulted: the block was entered).
 struct BlockRun {
   int thread;
   uint64_t start;
@@ -37,6 +38,27 @@ struct BlockRun {
   // In a forked child's stream: the block ran in its parent, before the
   // fork (a child's stream holds its parent's path up to the fork).
   bool inherited;
+  // The rest of a block a signal interrupted (the run before the signal
+  // held its first instructions); `insns` starts where it goes on.
+  bool continued = false;
+};
+
+// A signal handler of the program ran in the thread while it was in
+// traced code (include/atomx/trace_format.h, AtomxTraceMark): `returned`
+// false, called before the instruction at `pc` ran (`faulted`: because it
+// faulted; a faulting instruction is not counted as executed, as hardware
+// does not retire it; it runs if the handler returns to it); true, the
+// handler returned and the thread goes on at `pc`.  A handler that leaves
+// by longjmp or ends the thread has no `returned` event.  Signals that come
+// while the thread is outside the trace (in a library) have no event: the
+// handler's own procedures start with an ENTRY as any callback does.
+struct SignalEvent {
+  int thread;
+  int signo;
+  uint64_t pc;
+  bool returned;
+  bool faulted;
+  bool inherited;  // as BlockRun's
 };
 
 class Consumer {
@@ -48,6 +70,7 @@ class Consumer {
   // for a call through a pointer (the callee's ENTRY follows when it is
   // traced code).
   virtual void outsideCall(int thread, uint64_t callSite, const std::string& name) {}
+  virtual void signal(const SignalEvent& event) {}
   // `problem` is empty when the stream was regenerated to its end;
   // otherwise it says where and why regeneration stopped (a process killed
   // mid-chunk, a stream that does not fit the program).

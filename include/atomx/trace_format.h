@@ -34,7 +34,7 @@
 
 #include <stdint.h>
 
-#define ATOMX_TRACE_VERSION 1
+#define ATOMX_TRACE_VERSION 2
 
 /* The per-thread cursor: the next free byte of the thread's buffer, at this
  * offset from the thread pointer (%fs).  It is the first word of glibc's
@@ -65,16 +65,45 @@
  * it are its parent's, up to the fork (the child continues its path). */
 #define ATOMX_TRACE_CHUNK_CHILD 0x200u
 
-/* Every chunk starts with this header, little-endian, 32 bytes. */
+/* Every chunk starts with this header, little-endian, 40 bytes; the stored
+ * bytes follow, then `marks` AtomxTraceMark records. */
 typedef struct {
   uint32_t magic;      /* ATOMX_TRACE_CHUNK_MAGIC */
   uint32_t version;    /* ATOMX_TRACE_VERSION */
   uint64_t sequence;   /* 0, 1, 2, ... within the stream */
   uint32_t rawSize;    /* bytes of stream in this chunk, once decoded */
-  uint32_t storedSize; /* bytes that follow the header */
+  uint32_t storedSize; /* bytes of stream as stored (compressed) */
   uint32_t codec;      /* ATOMX_TRACE_CODEC_*, | ATOMX_TRACE_CHUNK_FINAL */
-  uint32_t checksum;   /* FNV-1a (32 bits) of the stored bytes */
+  uint32_t checksum;   /* FNV-1a (32 bits) of the stored bytes, then the marks */
+  uint32_t marks;      /* AtomxTraceMark records after the stored bytes */
+  uint32_t reserved;   /* 0 */
 } AtomxTraceChunk;
+
+/* Signals, beside the stream: where a signal handler of the program ran
+ * (an asynchronous signal, or a fault of the program's own) while the
+ * thread was in traced code, and where the thread went on when the handler
+ * returned.  The witness bytes do not say it: a signal can come between
+ * any two instructions, also where no record is due.  Within one
+ * witness-free stretch of the path an instruction occurs at most once, so
+ * the stream position and the interrupted instruction fix the point. */
+typedef struct {
+  uint32_t offset; /* the stream position, in this chunk's raw bytes */
+  uint16_t kind;   /* ATOMX_TRACE_MARK_* */
+  uint16_t signo;
+  uint64_t pc;     /* original address; see the kinds */
+} AtomxTraceMark;
+/* The handler was called before the instruction at pc ran (every record due
+ * before it is in the stream: the recorder completes inserted code the
+ * signal interrupted); pc ATOMX_TRACE_MARK_UNKNOWN: the recorder could not
+ * tell where. */
+#define ATOMX_TRACE_MARK_DELIVERED 1u
+/* The instruction at pc faulted (SIGSEGV, SIGBUS, SIGFPE, SIGILL): as for
+ * DELIVERED, it did not execute (it runs if the handler returns to it). */
+#define ATOMX_TRACE_MARK_FAULTED 2u
+/* The handler of the innermost signal still open returned; pc: where the
+ * thread goes on (the handler changed its context), or 0: where it was. */
+#define ATOMX_TRACE_MARK_RETURNED 3u
+#define ATOMX_TRACE_MARK_UNKNOWN (~(uint64_t)0)
 
 /* The recorder's environment: where the streams go.  Unset, the program
  * runs with its stores discarded (a measurement of the stores alone). */
@@ -115,7 +144,7 @@ typedef struct {
  * other programs (docs/trace.md).  A header (magic, version: two uint32_t),
  * then records, little-endian and packed, each starting with a kind byte:
  *   THREAD_BEGIN  kind, 0, 0 (uint16_t), thread (uint32_t)
- *   BLOCK         kind, flags (ATOMX_REGEN_INHERITED), count (uint16_t),
+ *   BLOCK         kind, flags (INHERITED, CONTINUED), count (uint16_t),
  *                 start (uint64_t), then `count` bytes: each instruction's
  *                 length in order (the first is at start); a block of more
  *                 than 65535 instructions is several records
@@ -123,6 +152,11 @@ typedef struct {
  *                 then the name ("puts@plt"; empty: through a pointer)
  *   THREAD_END    kind, 0, problem length (uint16_t), thread (uint32_t),
  *                 then the problem (empty: regenerated to its end)
+ *   SIGNAL        kind, flags (RETURNED, INHERITED), signal (uint16_t),
+ *                 pc (uint64_t): called before the instruction at pc (or
+ *                 after it, when it faulted), or returned to pc
+ * A BLOCK flagged ATOMX_REGEN_CONTINUED holds the rest of the block the
+ * SIGNAL before it interrupted (its start is the first instruction left).
  * Threads follow one another: a BLOCK or CALL belongs to the THREAD_BEGIN
  * before it. */
 #define ATOMX_REGEN_MAGIC 0x49545841u /* "AXTI" */
@@ -131,13 +165,22 @@ typedef struct {
 #define ATOMX_REGEN_BLOCK 2u
 #define ATOMX_REGEN_CALL 3u
 #define ATOMX_REGEN_THREAD_END 4u
-#define ATOMX_REGEN_INHERITED 1u /* the block ran in the parent, before the fork */
+#define ATOMX_REGEN_SIGNAL 5u
+/* Flags (one bit space for every kind of record): */
+#define ATOMX_REGEN_INHERITED 1u /* BLOCK, SIGNAL: it ran in the parent, before the fork */
+#define ATOMX_REGEN_CONTINUED 2u /* BLOCK: the rest of a block a signal interrupted */
+#define ATOMX_REGEN_RETURNED 4u  /* SIGNAL: the handler returned (else: it was called) */
 
-static inline uint32_t atomx_trace_checksum(const void *data, uint64_t n) {
+/* FNV-1a, 32 bits: atomx_trace_checksum_more(ATOMX_TRACE_CHECKSUM_START, ...)
+ * over the stored bytes, then over the marks. */
+#define ATOMX_TRACE_CHECKSUM_START 2166136261u
+static inline uint32_t atomx_trace_checksum_more(uint32_t h, const void *data, uint64_t n) {
   const unsigned char *p = (const unsigned char *)data;
-  uint32_t h = 2166136261u;
   for (uint64_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
   return h;
+}
+static inline uint32_t atomx_trace_checksum(const void *data, uint64_t n) {
+  return atomx_trace_checksum_more(ATOMX_TRACE_CHECKSUM_START, data, n);
 }
 
 #endif

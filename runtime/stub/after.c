@@ -5,22 +5,19 @@
 #include "sys.h"
 
 /* Slot 8.  Inside the moved code: the greatest map entry whose new offset is
- * at or below the address, plus the distance from it.  Elsewhere the code did
- * not move, so only the bias is removed. */
+ * at or below the address, plus the distance from it (inserted code: the
+ * instruction it stands before).  Elsewhere the code did not move, so only
+ * the bias is removed. */
 uint64_t atomx_original_address(uint64_t runTime) {
   const AtomxDescriptor *d = stub_descriptor();
   uint64_t a = runTime - d->bias;
-  if (a < d->newCodeStart || a >= d->newCodeEnd || d->addressMapCount == 0) return a;
+  if (a < d->newCodeStart || a >= d->newCodeEnd) return a;
   const AtomxAddressPair *map = (const AtomxAddressPair *)(d->addressMap + d->bias);
-  uint64_t off = a - d->mapBase;
-  if (off < map[0].newOffset) return a;
-  uint64_t lo = 0, hi = d->addressMapCount; /* map[lo].newOffset <= off < map[hi].newOffset */
-  while (hi - lo > 1) {
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (map[mid].newOffset <= off) lo = mid;
-    else hi = mid;
-  }
-  return d->mapBase + map[lo].oldOffset + (off - map[lo].newOffset);
+  const uint64_t off = a - d->mapBase;
+  const int64_t at = atomx_map_find(map, d->addressMapCount, off);
+  if (at < 0 || map[at].oldOffset == ATOMX_MAP_NONE) return a;
+  if (map[at].oldOffset & ATOMX_MAP_INSERTED) return d->mapBase + (map[at].oldOffset & ~ATOMX_MAP_INSERTED);
+  return d->mapBase + map[at].oldOffset + (off - map[at].newOffset);
 }
 
 /* programAfterDone: 0 = not started; kRunning | tid = running in thread tid;

@@ -93,7 +93,18 @@ static void resolve_routines(AtomxDescriptor *d, const struct stub_libc *libc, v
     name += stub_strlen(name) + 1;
   }
   d->finish = (uint64_t)dlsym(handle, "atomx_analysis_finish");
-  ((dlerror_fn)libc->dlerror)(); /* clear the error a missing finish left */
+  /* An analysis object that asks for the address map (the trace recorder,
+   * to say where a signal interrupted a thread) gets it, in run-time terms. */
+  AtomxCodeMap *map = (AtomxCodeMap *)dlsym(handle, "atomx_analysis_code_map");
+  if (map) {
+    map->pairs = (const AtomxAddressPair *)(d->addressMap + d->bias);
+    map->count = d->addressMapCount;
+    map->base = d->mapBase + d->bias;
+    map->linkBase = d->mapBase;
+    map->newStart = d->newCodeStart + d->bias;
+    map->newEnd = d->newCodeEnd + d->bias;
+  }
+  ((dlerror_fn)libc->dlerror)(); /* clear the error a missing finish or map left */
 
   /* dlsym of a TLS symbol gives its address in the calling thread; minus the
    * thread pointer (%fs:0 holds the thread pointer itself) that is the

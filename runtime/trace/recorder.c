@@ -20,6 +20,7 @@
  * program's handler, or, for the default, the streams are written and the
  * process dies as it would have. */
 #define _GNU_SOURCE
+#include <atomx/address_map.h>
 #include <atomx/trace_format.h>
 #include <zstd.h>
 
@@ -44,6 +45,7 @@
 
 #define BUFFER_BYTES (1u << 20)
 #define GUARD_BYTES 4096u
+#define MAX_MARKS 256u /* signal marks per chunk; more: the chunk ends early */
 
 struct buffer {
   struct buffer *next; /* the registry, newest first */
@@ -57,15 +59,14 @@ struct buffer {
   ZSTD_CCtx *zstd;   /* this thread's compressor */
   uint8_t *packed;   /* ZSTD_compressBound(BUFFER_BYTES) bytes */
   char path[4200]; /* the stream's file, once open */
+  uint32_t markCount; /* signal marks of the bytes in the buffer */
+  AtomxTraceMark marks[MAX_MARKS];
 };
 
 static struct buffer *registry;
 static char traceDir[4096];
 static int discarding = 1;
-/* The program's SIGSEGV disposition, as it set it (or found it). */
-static struct sigaction programSegv;
 static int (*realSigaction)(int, const struct sigaction *, struct sigaction *);
-static sighandler_t (*realSignal)(int, sighandler_t);
 static pthread_key_t programKey;
 static void *programLibc; /* the program's libc (dlmopen's handle) */
 static int (*programSetSpecific)(pthread_key_t, const void *);
@@ -169,7 +170,9 @@ static void copy_chunks(const char *from, uint64_t chunks, int to) {
 static void flush(struct buffer *b, const uint8_t *end, int final) {
   if (!end || end < b->base || end > b->base + BUFFER_BYTES) end = b->base;
   const uint32_t n = (uint32_t)(end - b->base);
-  if (n == 0 && !final) return;
+  const uint32_t marks = b->markCount;
+  b->markCount = 0;
+  if (n == 0 && marks == 0 && !final) return;
   if (discarding) return;
   if (b->fd < 0) open_stream(b);
   /* zstd at level 1: the program waits while this runs (levels below 1
@@ -185,11 +188,13 @@ static void flush(struct buffer *b, const uint8_t *end, int final) {
       if (!ZSTD_isError(k) && k < n) stored = b->packed, storedSize = (uint32_t)k, codec = ATOMX_TRACE_CODEC_ZSTD;
     }
   }
+  const size_t markBytes = marks * sizeof(AtomxTraceMark);
   AtomxTraceChunk h = {ATOMX_TRACE_CHUNK_MAGIC, ATOMX_TRACE_VERSION, b->sequence++, n, storedSize,
                        codec | (final ? ATOMX_TRACE_CHUNK_FINAL : 0u) | (b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u),
-                       atomx_trace_checksum(stored, storedSize)};
+                       atomx_trace_checksum_more(atomx_trace_checksum(stored, storedSize), b->marks, markBytes), marks, 0};
   write_all(b->fd, &h, sizeof h);
   write_all(b->fd, stored, storedSize);
+  write_all(b->fd, b->marks, markBytes);
   b->childFirst = 0;
 }
 
@@ -242,19 +247,34 @@ static struct buffer *new_buffer(void) {
 
 /* The program's thread ends: its last chunk, and a zero cursor, so that a
  * thread that reuses this thread's descriptor starts a buffer of its own. */
+/* No handler of the program may run between writing a buffer and moving
+ * its cursor: its records would go after the bytes written, and be lost
+ * (a handler that comes later gets a buffer of its own). */
+static void block_signals(sigset_t *old) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, old);
+}
+static void restore_signals(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
 static void thread_ends(void *value) {
   struct buffer *b = value;
   if (!b || b->threadPointer != thread_pointer()) return;
+  sigset_t mask;
+  block_signals(&mask);
   flush(b, cursor(), 1);
   event("thread-end", NULL);
   set_cursor(NULL);
   b->ended = 1;
   if (b->fd >= 0) close(b->fd);
   munmap(b->base, BUFFER_BYTES + GUARD_BYTES);
+  restore_signals(&mask);
 }
 
 /* Every buffer of this process, at exit (or before a fatal signal). */
 static void flush_all(void) {
+  sigset_t mask;
+  block_signals(&mask);
   own_buffer(); /* in a forked child: adopt the parent's copy first */
   const uint64_t tp = thread_pointer();
   const pid_t pid = getpid();
@@ -267,6 +287,7 @@ static void flush_all(void) {
       flush(b, *(uint8_t *const *)(b->threadPointer + ATOMX_TRACE_CURSOR_OFFSET), 1);
     }
   }
+  restore_signals(&mask);
 }
 
 static void at_exit(void) {
@@ -278,38 +299,220 @@ static void at_exit(void) {
 static const int kGreg[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
                               REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
 
+/* The program's dispositions, as it set them through sigaction or signal
+ * (the GOT hooks below).  SIGSEGV's handler is always on_fault, which
+ * passes the faults that are not the recorder's to programActs[SIGSEGV];
+ * another signal with a handler of the program's gets on_signal, which
+ * marks where the handler ran and calls it (`wrapped`). */
+static struct sigaction programActs[NSIG];
+static volatile unsigned char wrapped[NSIG];
+
+/* The address map, filled in by the atomx runtime before the program starts
+ * (include/atomx/address_map.h). */
+AtomxCodeMap atomx_analysis_code_map;
+
+/* A store through register `reg`, which holds the cursor `slot`, faulted at
+ * `addr`: a thread's first store (the cursor is 0) or a full buffer.  Gives
+ * the thread a fresh buffer (writing the full one) and points the register
+ * at it; 0 when the fault is not such a store's. */
+static int swap_buffer(greg_t *g, int reg, uint8_t *slot, uintptr_t addr) {
+  if ((uint8_t *)g[kGreg[reg]] != slot) return 0;
+  struct buffer *b = own_buffer();
+  const int fresh = slot == NULL && addr < 4096;
+  const int full = b && slot >= b->base && addr >= (uintptr_t)b->base + BUFFER_BYTES &&
+                   addr < (uintptr_t)b->base + BUFFER_BYTES + GUARD_BYTES;
+  if (!fresh && !full) return 0;
+  if (full) flush(b, slot, 0);
+  if (fresh && !b) b = new_buffer();
+  g[kGreg[reg]] = (greg_t)b->base;
+  set_cursor(b->base);
+  return 1;
+}
+
+/* 66? REX? C6|C7 modrm(mod 01, reg 000) disp8 imm: a trace store (its
+ * base register in *reg, its offset in *disp, its width in *width); the
+ * length of the instruction, or 0. */
+static int store_form(const uint8_t *p, int *reg, int *disp, int *width) {
+  const uint8_t *q = p;
+  int rexB = 0, wide = 4;
+  if (*q == 0x66) q++, wide = 2;
+  if ((*q & 0xf0) == 0x40) rexB = *q++ & 1;
+  if (!((q[0] == 0xc6 || q[0] == 0xc7) && (q[1] & 0xc0) == 0x40 && (q[1] & 0x38) == 0)) return 0;
+  *reg = rexB << 3 | (q[1] & 7);
+  *disp = (int8_t)q[2];
+  *width = q[0] == 0xc6 ? 1 : wide;
+  return (int)(q + 3 + *width - p);
+}
+
+static void on_fault(int sig, siginfo_t *info, void *context);
+static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *act);
+
+/* Runs one instruction of the code atomx inserted (instrument/CallCode's
+ * emitStores, and the jumps of edge stubs and stitches) on the interrupted
+ * context, as the CPU would have; 0 for an instruction of another form. */
+static int step_inserted(greg_t *g) {
+  uint8_t *p = (uint8_t *)g[REG_RIP];
+  int reg, disp, width;
+  if (store_form(p, &reg, &disp, &width)) {
+    const int len = store_form(p, &reg, &disp, &width);
+    uint8_t *slot = cursor();
+    uint8_t *at = (uint8_t *)g[kGreg[reg]] + disp;
+    struct buffer *b = own_buffer();
+    const int inside = b && (uint8_t *)g[kGreg[reg]] >= b->base && at >= b->base && at + width <= b->base + BUFFER_BYTES;
+    if (!inside) {
+      if (!swap_buffer(g, reg, slot, (uintptr_t)at)) return 0;
+      at = (uint8_t *)g[kGreg[reg]] + disp;
+    }
+    memcpy(at, p + len - width, (size_t)width);
+    g[REG_RIP] += len;
+    return 1;
+  }
+  /* mov %fs:0x80,%r and mov %r,%fs:0x80: 64 REX.W(R) 8B|89 modrm(00 r 100) 25 disp32 */
+  if (p[0] == 0x64 && (p[1] & 0xfb) == 0x48 && (p[2] == 0x8b || p[2] == 0x89) && (p[3] & 0xc7) == 0x04 && p[4] == 0x25 &&
+      p[5] == ATOMX_TRACE_CURSOR_OFFSET && !p[6] && !p[7] && !p[8]) {
+    const int r = ((p[1] & 4) << 1) | ((p[3] >> 3) & 7);
+    if (p[2] == 0x8b) g[kGreg[r]] = (greg_t)cursor();
+    else set_cursor((uint8_t *)g[kGreg[r]]);
+    g[REG_RIP] += 9;
+    return 1;
+  }
+  /* lea disp8(%r),%r: REX.W(R,B) 8D modrm(01 r r) disp8 */
+  if ((p[0] & 0xfa) == 0x48 && p[1] == 0x8d && (p[2] & 0xc0) == 0x40 && ((p[0] & 4) >> 2) == (p[0] & 1) &&
+      ((p[2] >> 3) & 7) == (p[2] & 7) && (p[2] & 7) != 4) {
+    const int r = ((p[0] & 1) << 3) | (p[2] & 7);
+    g[kGreg[r]] += (int8_t)p[3];
+    g[REG_RIP] += 4;
+    return 1;
+  }
+  /* lea disp8(%rsp),%rsp: 48 8D 64 24 d8; lea disp32(%rsp),%rsp: 48 8D A4 24 d32 */
+  if (p[0] == 0x48 && p[1] == 0x8d && p[3] == 0x24 && (p[2] == 0x64 || p[2] == 0xa4)) {
+    int32_t d;
+    if (p[2] == 0x64) d = (int8_t)p[4];
+    else memcpy(&d, p + 4, 4);
+    g[REG_RSP] += d;
+    g[REG_RIP] += p[2] == 0x64 ? 5 : 8;
+    return 1;
+  }
+  if (p[0] == 0x50) { /* push %rax */
+    g[REG_RSP] -= 8;
+    *(greg_t *)g[REG_RSP] = g[REG_RAX];
+    g[REG_RIP] += 1;
+    return 1;
+  }
+  if (p[0] == 0x58) { /* pop %rax */
+    g[REG_RAX] = *(greg_t *)g[REG_RSP];
+    g[REG_RSP] += 8;
+    g[REG_RIP] += 1;
+    return 1;
+  }
+  if (p[0] == 0xe9) { /* jmp rel32 */
+    int32_t d;
+    memcpy(&d, p + 1, 4);
+    g[REG_RIP] += 5 + d;
+    return 1;
+  }
+  if (p[0] == 0xeb) { /* jmp rel8 */
+    g[REG_RIP] += 2 + (int8_t)p[1];
+    return 1;
+  }
+  return 0;
+}
+
+/* Where the interrupted thread is in the program's traced code: the
+ * original address of the instruction it runs next, 0 outside that code
+ * (a library, the recorder, code atomx left in place), or
+ * ATOMX_TRACE_MARK_UNKNOWN.  Inserted code the signal interrupted is run
+ * to its end first, so that every record due before that instruction is
+ * in the stream, and the handler's records come after them, not inside a
+ * sequence of stores that has read the cursor but not yet moved it. */
+static uint64_t interrupted_at(ucontext_t *uc) {
+  const AtomxCodeMap *m = &atomx_analysis_code_map;
+  greg_t *g = uc->uc_mcontext.gregs;
+  for (int steps = 0; steps < 256; steps++) {
+    const uint64_t rip = (uint64_t)g[REG_RIP];
+    if (!m->pairs || rip < m->newStart || rip >= m->newEnd) return 0;
+    const int64_t k = atomx_map_find(m->pairs, m->count, rip - m->base);
+    if (k < 0 || m->pairs[k].oldOffset == ATOMX_MAP_NONE) return 0;
+    if (!(m->pairs[k].oldOffset & ATOMX_MAP_INSERTED)) return m->linkBase + m->pairs[k].oldOffset + (rip - m->base - m->pairs[k].newOffset);
+    if (!step_inserted(g)) return ATOMX_TRACE_MARK_UNKNOWN;
+  }
+  return ATOMX_TRACE_MARK_UNKNOWN;
+}
+
+/* A signal mark at the cursor of the calling thread's buffer (the thread is
+ * at an instruction of its own, not inside inserted code: the cursor is
+ * the stream position). */
+static void add_mark(uint16_t kind, int sig, uint64_t pc) {
+  struct buffer *b = own_buffer();
+  if (!b) {
+    b = new_buffer();
+    set_cursor(b->base);
+  }
+  uint8_t *c = cursor();
+  if (!c || c < b->base || c > b->base + BUFFER_BYTES) {
+    c = b->base;
+    set_cursor(c);
+  }
+  if (b->markCount == MAX_MARKS) { /* the chunk ends here */
+    flush(b, c, 0);
+    c = b->base;
+    set_cursor(c);
+  }
+  b->marks[b->markCount++] = (AtomxTraceMark){(uint32_t)(c - b->base), kind, (uint16_t)sig, pc};
+}
+
+/* Calls the program's handler `act` for a signal that interrupted the
+ * thread at `context`, as the kernel would have: with the program's mask
+ * for it (without SIGSEGV), and marks in the stream where it ran and where
+ * the thread goes on when it returns.  Entered with every signal blocked. */
+static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *slot) {
+  ucontext_t *uc = context;
+  const struct sigaction act = *slot;
+  if (act.sa_flags & SA_RESETHAND) {
+    slot->sa_handler = SIG_DFL;
+    slot->sa_flags &= ~SA_SIGINFO;
+    wrapped[sig] = 0;
+  }
+  const int fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) && info && info->si_code > 0;
+  const uint64_t pc = interrupted_at(uc);
+  const greg_t rip = uc->uc_mcontext.gregs[REG_RIP];
+  if (pc) add_mark(fault && pc != ATOMX_TRACE_MARK_UNKNOWN ? ATOMX_TRACE_MARK_FAULTED : ATOMX_TRACE_MARK_DELIVERED, sig, pc);
+  sigset_t mask = uc->uc_sigmask;
+  for (int s = 1; s < NSIG; s++)
+    if (sigismember(&act.sa_mask, s)) sigaddset(&mask, s);
+  if (!(act.sa_flags & SA_NODEFER)) sigaddset(&mask, sig);
+  sigdelset(&mask, SIGSEGV);
+  pthread_sigmask(SIG_SETMASK, &mask, NULL);
+  if (act.sa_flags & SA_SIGINFO) act.sa_sigaction(sig, info, context);
+  else act.sa_handler(sig);
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, NULL);
+  if (!pc) return;
+  /* The handler returned (it did not longjmp or exit): where the thread
+   * goes on, if the handler moved it. */
+  uint64_t resumed = 0;
+  if (uc->uc_mcontext.gregs[REG_RIP] != rip) {
+    resumed = interrupted_at(uc);
+    if (!resumed) resumed = ATOMX_TRACE_MARK_UNKNOWN;
+  }
+  add_mark(ATOMX_TRACE_MARK_RETURNED, sig, resumed);
+}
+
+static void on_signal(int sig, siginfo_t *info, void *context) {
+  if (sig > 0 && sig < NSIG) deliver(sig, info, context, &programActs[sig]);
+}
+
 static void on_fault(int sig, siginfo_t *info, void *context) {
   ucontext_t *uc = context;
   greg_t *g = uc->uc_mcontext.gregs;
-  const uint8_t *p = (const uint8_t *)g[REG_RIP];
-  const uint8_t *slot = cursor();
-  const uintptr_t addr = (uintptr_t)info->si_addr;
-  /* 66? REX? C6|C7 modrm(mod 01, reg 000) disp8: a trace store. */
-  int rexB = 0;
-  if (*p == 0x66) p++;
-  if ((*p & 0xf0) == 0x40) rexB = *p++ & 1;
-  if ((p[0] == 0xc6 || p[0] == 0xc7) && (p[1] & 0xc0) == 0x40 && (p[1] & 0x38) == 0) {
-    const int reg = rexB << 3 | (p[1] & 7);
-    if ((const uint8_t *)g[kGreg[reg]] == slot) {
-      struct buffer *b = own_buffer();
-      const int fresh = slot == NULL && addr < 4096;
-      const int full = b && slot >= b->base && addr >= (uintptr_t)b->base + BUFFER_BYTES &&
-                       addr < (uintptr_t)b->base + BUFFER_BYTES + GUARD_BYTES;
-      if (fresh || full) {
-        if (full) flush(b, slot, 0);
-        if (fresh && !b) b = new_buffer();
-        g[kGreg[reg]] = (greg_t)b->base;
-        set_cursor(b->base);
-        return;
-      }
-    }
-  }
+  int reg, disp, width;
+  if (store_form((const uint8_t *)g[REG_RIP], &reg, &disp, &width) && swap_buffer(g, reg, cursor(), (uintptr_t)info->si_addr))
+    return;
   /* Not ours: the program's own handler, if it set one ... */
-  struct sigaction program = programSegv;
-  if (program.sa_handler != SIG_DFL && program.sa_handler != SIG_IGN) {
-    if (program.sa_flags & SA_RESETHAND) programSegv.sa_handler = SIG_DFL;
-    if (program.sa_flags & SA_SIGINFO) program.sa_sigaction(sig, info, context);
-    else program.sa_handler(sig);
+  struct sigaction *program = &programActs[SIGSEGV];
+  if (program->sa_handler != SIG_DFL && program->sa_handler != SIG_IGN) {
+    deliver(sig, info, context, program);
     return;
   }
   /* ... else keep what the trace has, and let the fault take its course. */
@@ -321,28 +524,67 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
   sigaction(sig, &dfl, NULL);
 }
 
-/* The program's sigaction and signal, for SIGSEGV: its disposition is kept
- * here, the recorder's handler stays installed. */
+/* on_fault, as SIGSEGV's handler; on the alternate stack when the
+ * program's own SIGSEGV handler wants it (a stack overflow). */
+static int install_fault_handler(int onStack, struct sigaction *old) {
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_sigaction = on_fault;
+  act.sa_flags = SA_SIGINFO | SA_RESTART | (onStack ? SA_ONSTACK : 0);
+  sigfillset(&act.sa_mask); /* no handler of the program runs while a buffer is swapped */
+  return (realSigaction ? realSigaction : sigaction)(SIGSEGV, &act, old);
+}
+
+/* The program's sigaction: SIGSEGV's disposition is kept aside, and a
+ * handler for another signal is installed as on_signal. */
 static int wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
-  if (sig != SIGSEGV && act && sigismember(&act->sa_mask, SIGSEGV)) {
-    struct sigaction copy = *act; /* a handler blocking SIGSEGV: see without_segv */
-    sigdelset(&copy.sa_mask, SIGSEGV);
-    return realSigaction(sig, &copy, old);
+  if (sig <= 0 || sig >= NSIG) return realSigaction(sig, act, old);
+  if (sig == SIGSEGV) {
+    if (old) *old = programActs[SIGSEGV];
+    if (act) {
+      programActs[SIGSEGV] = *act;
+      install_fault_handler(act->sa_flags & SA_ONSTACK, NULL);
+    }
+    return 0;
   }
-  if (sig != SIGSEGV) return realSigaction(sig, act, old);
-  if (old) *old = programSegv;
-  if (act) programSegv = *act;
+  struct sigaction prev, mine;
+  const struct sigaction *give = act;
+  const int handler = act && act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN;
+  if (handler) {
+    programActs[sig] = *act;
+    mine = *act;
+    mine.sa_sigaction = on_signal;
+    mine.sa_flags |= SA_SIGINFO;
+    sigfillset(&mine.sa_mask); /* deliver() sets the program's mask */
+    give = &mine;
+  } else if (act && sigismember(&act->sa_mask, SIGSEGV)) {
+    mine = *act; /* a disposition blocking SIGSEGV: see without_segv */
+    sigdelset(&mine.sa_mask, SIGSEGV);
+    give = &mine;
+  }
+  const unsigned char was = wrapped[sig];
+  const int r = realSigaction(sig, give, &prev);
+  if (r != 0) return r;
+  if (old) *old = was && prev.sa_sigaction == on_signal ? programActs[sig] : prev;
+  if (act) wrapped[sig] = (unsigned char)handler;
   return 0;
 }
 
-static sighandler_t wrap_signal(int sig, sighandler_t handler) {
-  if (sig != SIGSEGV) return realSignal(sig, handler);
-  sighandler_t old = programSegv.sa_handler;
-  memset(&programSegv, 0, sizeof programSegv);
-  programSegv.sa_handler = handler;
-  programSegv.sa_flags = SA_RESTART; /* glibc's signal(): BSD semantics */
-  return old;
+/* signal, bsd_signal (BSD semantics: SA_RESTART, the signal blocked in its
+ * handler) and __sysv_signal (SA_RESETHAND | SA_NODEFER), as glibc makes
+ * them, through wrap_sigaction. */
+static sighandler_t signal_as(int sig, sighandler_t handler, int flags) {
+  struct sigaction act, old;
+  memset(&act, 0, sizeof act);
+  act.sa_handler = handler;
+  act.sa_flags = flags;
+  sigemptyset(&act.sa_mask);
+  if (!(flags & SA_NODEFER) && sig > 0 && sig < NSIG) sigaddset(&act.sa_mask, sig);
+  if (wrap_sigaction(sig, &act, &old) != 0) return SIG_ERR;
+  return old.sa_handler;
 }
+static sighandler_t wrap_signal(int sig, sighandler_t handler) { return signal_as(sig, handler, SA_RESTART); }
+static sighandler_t wrap_sysv_signal(int sig, sighandler_t handler) { return signal_as(sig, handler, SA_RESETHAND | SA_NODEFER); }
 
 /* A thread must not block SIGSEGV: the kernel kills a process whose
  * blocked SIGSEGV is raised by a fault, and every full buffer faults.  xz
@@ -372,11 +614,14 @@ static int wrap_pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
  * child's own bytes start with a chunk of their own (ATOMX_TRACE_CHUNK_CHILD). */
 static pid_t (*realFork)(void);
 static pid_t wrap_fork(void) {
+  sigset_t mask;
+  block_signals(&mask);
   struct buffer *b = own_buffer();
   if (b && cursor() > b->base) {
     flush(b, cursor(), 0);
     set_cursor(b->base);
   }
+  restore_signals(&mask);
   const pid_t child = realFork();
   if (child > 0) event("fork", "%ld", (long)child);
   return child;
@@ -516,9 +761,12 @@ static void hook_program(void *libc) {
   const struct link_map *program = libc;
   while (program->l_prev) program = program->l_prev;
   hook_slots(program, "sigaction", (void *)wrap_sigaction, (void **)&realSigaction);
-  hook_slots(program, "signal", (void *)wrap_signal, (void **)&realSignal);
-  hook_slots(program, "bsd_signal", (void *)wrap_signal, (void **)&realSignal);
-  hook_slots(program, "__sysv_signal", (void *)wrap_signal, (void **)&realSignal);
+  /* signal() goes through wrap_sigaction in a program that calls no sigaction */
+  if (!realSigaction) realSigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(libc, "sigaction");
+  void *signals[3] = {NULL, NULL, NULL}; /* unused: signal_as calls wrap_sigaction */
+  hook_slots(program, "signal", (void *)wrap_signal, &signals[0]);
+  hook_slots(program, "bsd_signal", (void *)wrap_signal, &signals[1]);
+  hook_slots(program, "__sysv_signal", (void *)wrap_sysv_signal, &signals[2]);
   hook_slots(program, "sigprocmask", (void *)wrap_sigprocmask, (void **)&realSigprocmask);
   hook_slots(program, "pthread_sigmask", (void *)wrap_pthread_sigmask, (void **)&realPthreadSigmask);
   hook_slots(program, "fork", (void *)wrap_fork, (void **)&realFork);
@@ -549,12 +797,7 @@ __attribute__((constructor)) static void start_recorder(void) {
     programSetSpecific = (int (*)(pthread_key_t, const void *))dlsym(libc, "pthread_setspecific");
     if (!keyCreate || !programSetSpecific || keyCreate(&programKey, thread_ends) != 0) programSetSpecific = NULL;
   }
-  struct sigaction act;
-  memset(&act, 0, sizeof act);
-  act.sa_sigaction = on_fault;
-  act.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&act.sa_mask);
-  if (sigaction(SIGSEGV, &act, &programSegv) != 0) fail("cannot install the trace buffer's fault handler");
+  if (install_fault_handler(0, &programActs[SIGSEGV]) != 0) fail("cannot install the trace buffer's fault handler");
   sigset_t segv; /* a process may start with SIGSEGV blocked (see without_segv) */
   sigemptyset(&segv);
   sigaddset(&segv, SIGSEGV);

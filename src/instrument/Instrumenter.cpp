@@ -219,28 +219,59 @@ void Instrumenter::appendCode(std::vector<uint8_t>& text, uint64_t textAddress) 
 }
 
 void Instrumenter::addressMap(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const {
-  // Every block start, every edge stub, and the return address of every call
-  // with code inserted after it: original_address() answers exactly for those.
+  // The format: include/atomx/address_map.h.  Per moved procedure, a plain
+  // pair at every block start and at every instruction right after inserted
+  // code, so that every original instruction maps exactly; a flagged pair
+  // at each run of inserted code (before or after an instruction, the
+  // stitching jump, each edge stub: an indirect jump through a table lands
+  // in one, and must report the original target); NONE where it ends.
   std::vector<AtomxAddressPair> pairs;
+  auto offsetOf = [&](uint64_t address) {
+    if (address < mapBase || address - mapBase >= ATOMX_MAP_INSERTED)
+      throw InternalError("an address more than 2 GiB away from the address map's base");
+    return uint32_t(address - mapBase);
+  };
   for (const layout::MovedProc& m : layout.moved()) {
     const ir::Procedure& p = engine_.program().procs[m.proc];
-    for (const ir::Block& b : p.blocks)
-      if (auto n = layout.translate(b.start)) pairs.push_back({uint32_t(*n - mapBase), uint32_t(b.start - mapBase)});
-    // An edge stub stands for the target it jumps on to: an indirect jump
-    // through a table lands in one, and must report the original target.
+    const size_t n = p.insns.size();
+    auto at = [&](uint64_t procOffset) { return offsetOf(m.newStart + procOffset); };
+    std::vector<bool> leader(n, false);
+    for (const ir::Block& b : p.blocks) leader[b.firstInsn] = true;
+    const uint64_t mainEnd = m.tailOffset - (m.needsStitch ? 5 : 0);
+    bool afterInserted = true;
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t before = m.inserted.empty() ? 0 : m.inserted[i];
+      if (before) pairs.push_back({at(m.offset[i]), ATOMX_MAP_INSERTED | offsetOf(p.insns[i].address)});
+      if (before || afterInserted || leader[i]) pairs.push_back({at(m.offset[i] + before), offsetOf(p.insns[i].address)});
+      afterInserted = false;
+      if (const uint32_t after = m.after.empty() ? 0 : m.after[i]) {
+        const uint64_t end = i + 1 < n ? m.offset[i + 1] : mainEnd;
+        pairs.push_back({at(end - after), ATOMX_MAP_INSERTED | offsetOf(i + 1 < n ? p.insns[i + 1].address : p.end)});
+        afterInserted = true;
+      }
+    }
+    if (m.needsStitch) pairs.push_back({at(mainEnd), ATOMX_MAP_INSERTED | offsetOf(p.end)});
     if (const ProcSites* ps = plan_.procSites(p.id))
       for (auto [site, offset] : ps->stubOffset)
-        pairs.push_back({uint32_t(m.newStart + m.tailOffset + offset - mapBase), uint32_t(plan_.sites()[site].edgeTarget - mapBase)});
-    if (m.after.empty()) continue;
-    for (size_t i = 0; i + 1 < p.insns.size(); ++i)
-      if (m.after[i] && p.insns[i].fallsThrough())
-        pairs.push_back({uint32_t(m.newStart + m.offset[i + 1] - m.after[i] - mapBase), uint32_t(p.insns[i + 1].address - mapBase)});
+        pairs.push_back({at(m.tailOffset + offset), ATOMX_MAP_INSERTED | offsetOf(plan_.sites()[site].edgeTarget)});
+    pairs.push_back({offsetOf(m.newEnd), ATOMX_MAP_NONE});
   }
-  std::sort(pairs.begin(), pairs.end(), [](auto& a, auto& b) { return a.newOffset < b.newOffset; });
-  mapCount_ = pairs.size();
-  const size_t at = out.size();
-  out.resize(at + pairs.size() * sizeof(AtomxAddressPair));
-  if (!pairs.empty()) std::memcpy(out.data() + at, pairs.data(), pairs.size() * sizeof(AtomxAddressPair));
+  // By address; where a procedure starts right at another's end, its pair
+  // replaces the NONE.
+  std::stable_sort(pairs.begin(), pairs.end(), [](const AtomxAddressPair& a, const AtomxAddressPair& b) {
+    if (a.newOffset != b.newOffset) return a.newOffset < b.newOffset;
+    const bool aNone = a.oldOffset == ATOMX_MAP_NONE, bNone = b.oldOffset == ATOMX_MAP_NONE;
+    return aNone && !bNone;
+  });
+  std::vector<AtomxAddressPair> unique;
+  for (const AtomxAddressPair& q : pairs) {
+    if (!unique.empty() && unique.back().newOffset == q.newOffset) unique.back() = q;
+    else unique.push_back(q);
+  }
+  mapCount_ = unique.size();
+  const size_t where = out.size();
+  out.resize(where + unique.size() * sizeof(AtomxAddressPair));
+  if (!unique.empty()) std::memcpy(out.data() + where, unique.data(), unique.size() * sizeof(AtomxAddressPair));
 }
 
 std::vector<uint8_t> Instrumenter::readOnlyBytes(const layout::CodeLayout& layout, uint64_t mapBase) const {

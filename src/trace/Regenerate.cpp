@@ -13,9 +13,22 @@
 //             ENTRY walks the procedure it names; RETURN ends the call (a
 //             tail jump leaves it to the caller, whose call wrote it);
 //   AfterCall the call returned: take the block's way on.
+//
+// Signals (the stream's marks, trace_format.h's AtomxTraceMark): a mark at
+// stream position K for instruction X is met where the walk is about to run
+// X with every record before K read.  The block is cut there, the walk
+// pushes a signal frame and reads the handler's records as it reads a
+// callback's, and the RETURNED mark pops the frame and runs the rest.  At a
+// predicate whose witness would come after K, the successor is the one from
+// which X is reached without a witness.  So that the walk reads records in
+// the order the program wrote them, a witness the recorder stores before a
+// block's last instruction (the arc to EXIT of a block that ends in a
+// return or a jump out) is read before that instruction is run.
 #include <atomx/trace.hpp>
 #include <atomx/trace_format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 
@@ -32,12 +45,15 @@ namespace {
 
 class Walker {
  public:
-  Walker(const ir::Program& program, const analysis::TracePlan& plan, Consumer& out, Summary& sum,
-         std::vector<std::vector<Instruction>>& insns)
-      : prog_(program), plan_(plan), out_(out), sum_(sum), insns_(insns) {}
+  Walker(const ir::Program& program, const unwind::EhFrameInfo& unwind, const analysis::TracePlan& plan, Consumer& out,
+         Summary& sum, std::vector<std::vector<Instruction>>& insns)
+      : prog_(program), unwind_(unwind), plan_(plan), out_(out), sum_(sum), insns_(insns) {}
 
   void run(const Stream& s) {
     s_ = &s.bytes;
+    marks_ = &s.marks;
+    nextMark_ = 0;
+    open_.clear();
     childFrom_ = s.childFrom;
     pos_ = 0;
     tid_ = s.thread;
@@ -55,6 +71,13 @@ class Walker {
     uint32_t block;
     bool afterCall;     // resume after the block's call; else in its tag loop
     bool flag;          // afterCall: the call wrote RETURN; tag loop: tail
+    bool signal = false;     // a signal interrupted the block: go on at `resume`
+    uint32_t resume = 0;     // its instruction (index in the block)
+    bool earlyDone = false;  // its early witness was read already
+  };
+  struct Open {  // a signal whose handler runs
+    size_t depth;  // stack_.size() with its frame pushed
+    int signo;
   };
 
   bool peek(unsigned width, uint64_t& v) const {
@@ -71,22 +94,160 @@ class Walker {
   std::string at() const {
     return " (stream byte " + std::to_string(pos_) + ", in " + (p_ ? p_->name + " block " + hex(p_->blocks[b_].start) : std::string("no procedure")) + ")";
   }
-  void emitBlock() {
+  uint64_t markPos() const { return nextMark_ < marks_->size() ? (*marks_)[nextMark_].pos : UINT64_MAX; }
+  // The next mark, if it is a delivery at the current position.
+  const SignalMark* deliveryHere() const {
+    if (pos_ != markPos()) return nullptr;
+    const SignalMark& m = (*marks_)[nextMark_];
+    return m.kind == ATOMX_TRACE_MARK_DELIVERED || m.kind == ATOMX_TRACE_MARK_FAULTED ? &m : nullptr;
+  }
+  // Index of the instruction at `pc` among block b_'s [from, to), or -1.
+  int64_t insnIn(uint64_t pc, uint32_t from, uint32_t to) const {
+    const ir::Block& blk = p_->blocks[b_];
+    for (uint32_t k = from; k < to; ++k)
+      if (p_->insns[blk.firstInsn + k].address == pc) return k;
+    return -1;
+  }
+  // The recorder stores the witness of a block's arc to EXIT before its
+  // last instruction, unless that is a conditional branch (TraceRecorder).
+  bool earlyWitness() const {
+    const analysis::ProcTrace& t = plan_.procs[p_->id];
+    const ir::Block& blk = p_->blocks[b_];
+    if (p_->insns[blk.firstInsn + blk.insnCount - 1].flow == x86::Flow::CondBranch) return false;
+    for (uint32_t k : t.graph.out[b_])
+      if (t.graph.arcs[k].to == t.graph.exit && t.plan.witness[k] >= 0) return true;
+    return false;
+  }
+
+  // Runs block b_ from its instruction from_ on, reading its early witness
+  // where it is due; false when a signal cut it (the walk is in the
+  // handler now).
+  bool runBlock(std::string& problem, bool& ended) {
+    const ir::Block& blk = p_->blocks[b_];
+    const uint32_t last = blk.insnCount - 1;
+    const bool early = !earlyDone_ && earlyWitness();
+    const uint32_t before = early ? last : blk.insnCount;  // run before the early witness
+    if (const SignalMark* m = deliveryHere())
+      if (int64_t k = insnIn(m->pc, from_, before); k >= 0) return cutBlock(uint32_t(k), *m), false;
+    if (early) {
+      const analysis::ProcTrace& t = plan_.procs[p_->id];
+      uint64_t w;
+      if (!read(t.plan.width, w)) return ended = true, false;
+      ++sum_.witnesses;
+      int32_t due = -1;
+      for (uint32_t k : t.graph.out[b_])
+        if (t.graph.arcs[k].to == t.graph.exit) due = t.plan.witness[k];
+      if (w != uint64_t(due))
+        return problem = "witness " + std::to_string(w) + " where " + std::to_string(due) + " was due" + at(), false;
+      earlyDone_ = true;
+      if (const SignalMark* m = deliveryHere())
+        if (int64_t k = insnIn(m->pc, std::max(from_, last), blk.insnCount); k >= 0) return cutBlock(uint32_t(k), *m), false;
+    }
+    emitBlock(from_, blk.insnCount);
+    from_ = 0;
+    return true;
+  }
+
+  // A signal's handler ran before instruction k of block b_ (k faulted, or
+  // a signal came before it ran): the block up to there, then the handler,
+  // as a callback.  A faulting instruction did not execute; it runs when
+  // the handler returns to it.
+  void cutBlock(uint32_t k, const SignalMark& m) {
+    const bool faulted = m.kind == ATOMX_TRACE_MARK_FAULTED;
+    emitBlock(from_, k, faulted);  // a block whose first instruction faults was entered: a run of none
+    out_.signal({tid_, m.signo, m.pc, false, faulted, childFrom_ && pos_ <= childFrom_});
+    ++nextMark_;
+    Frame f{p_, b_, false, false};
+    f.signal = true;
+    f.resume = k;
+    f.earlyDone = earlyDone_;
+    stack_.push_back(f);
+    open_.push_back({stack_.size(), m.signo});
+    from_ = 0;
+    p_ = nullptr;
+    mode_ = Mode::Tags;
+    tail_ = false;
+  }
+
+  // The innermost open signal's handler returned: its frame (and whatever
+  // a handler that jumped out to outside code left above it) goes, and the
+  // interrupted block runs on.
+  std::string signalReturned() {
+    const SignalMark& m = (*marks_)[nextMark_];
+    if (open_.empty() || stack_.size() < open_.back().depth)
+      return "a signal handler returned where none was running" + at();
+    stack_.resize(open_.back().depth);
+    const Frame f = stack_.back();
+    stack_.pop_back();
+    open_.pop_back();
+    ++nextMark_;
+    p_ = f.p;
+    b_ = f.block;
+    from_ = f.resume;
+    earlyDone_ = f.earlyDone;
+    if (m.pc == ATOMX_TRACE_MARK_UNKNOWN) return "a signal handler moved the thread to an unknown place" + at();
+    if (m.pc) {  // the handler moved the thread on
+      int64_t k = -1;
+      for (uint32_t bi = 0; bi < p_->blocks.size() && k < 0; ++bi) {
+        b_ = bi;
+        k = insnIn(m.pc, 0, p_->blocks[bi].insnCount);
+      }
+      if (k < 0) return "a signal handler moved the thread to " + hex(m.pc) + ", outside " + p_->name + at();
+      if (!(b_ == f.block && uint32_t(k) >= f.resume)) earlyDone_ = false;
+      from_ = uint32_t(k);
+    }
+    out_.signal({tid_, m.signo, m.pc ? m.pc : p_->insns[p_->blocks[b_].firstInsn + from_].address, true, false,
+                 childFrom_ && pos_ <= childFrom_});
+    entryConsumed_ = blockConsumed_ = true;
+    resumed_ = true;
+    mode_ = Mode::Block;
+    tail_ = false;
+    return "";
+  }
+
+  // At a predicate whose witness would come after the signal: the arc from
+  // which the interrupted instruction is reached without a witness.
+  int64_t arcToSignal(uint64_t pc) {
+    const analysis::ProcTrace& t = plan_.procs[p_->id];
+    const analysis::TraceGraph& g = t.graph;
+    for (uint32_t k : g.out[b_]) {
+      if (t.plan.witness[k] >= 0 || g.arcs[k].to == g.exit) continue;
+      std::vector<uint32_t> todo = {g.arcs[k].to};
+      std::vector<bool> seen(g.nodes(), false);
+      seen[g.arcs[k].to] = true;
+      while (!todo.empty()) {
+        const uint32_t n = todo.back();
+        todo.pop_back();
+        const ir::Block& blk = p_->blocks[n];
+        for (uint32_t i = 0; i < blk.insnCount; ++i)
+          if (p_->insns[blk.firstInsn + i].address == pc) return k;
+        for (uint32_t a : g.out[n])
+          if (t.plan.witness[a] < 0 && g.arcs[a].to != g.exit && !seen[g.arcs[a].to]) {
+            seen[g.arcs[a].to] = true;
+            todo.push_back(g.arcs[a].to);
+          }
+      }
+    }
+    return -1;
+  }
+
+  void emitBlock(uint32_t from, uint32_t to, bool evenEmpty = false) {
     // For the oracles' self-test only (tests/trace): ATOMX_TEST_REGEN_DROP=N
     // leaves the Nth block regenerated (from 1) out of what is reported.
     static const uint64_t drop = [] {
       const char* v = std::getenv("ATOMX_TEST_REGEN_DROP");
       return v ? std::strtoull(v, nullptr, 10) : 0;
     }();
+    if (from >= to && !(evenEmpty && from == 0)) return;
     if (drop && ++emitted_ == drop) return;
     std::vector<Instruction>& all = insns_[p_->id];
     if (all.empty())
       for (const x86::Insn& in : p_->insns) all.push_back({in.address, uint8_t(in.length)});
     const ir::Block& blk = p_->blocks[b_];
     const bool inherited = childFrom_ && pos_ <= childFrom_;
-    out_.block({tid_, blk.start, all.data() + blk.firstInsn, blk.insnCount, p_->name.c_str(), inherited});
-    ++sum_.blocks;
-    sum_.instructions += blk.insnCount;
+    out_.block({tid_, blk.start, all.data() + blk.firstInsn + from, to - from, p_->name.c_str(), inherited, from > 0});
+    if (from == 0) ++sum_.blocks;
+    sum_.instructions += to - from;
   }
 
   // A call or jump from `site` to code outside the trace (`target` 0:
@@ -105,6 +266,10 @@ class Walker {
     }
     const Frame f = stack_.back();
     stack_.pop_back();
+    if (f.signal) {
+      pending_ = "a procedure returned into the code a signal interrupted, without the handler's return" + at();
+      return;
+    }
     p_ = f.p;
     b_ = f.block;
     if (!p_) {
@@ -124,16 +289,49 @@ class Walker {
   std::string unwindTo(uint32_t id) {
     if (p_ && p_->id == id) return "";
     for (size_t i = stack_.size(); i-- > 0;)
-      if (stack_[i].p && stack_[i].p->id == id) {
+      if (stack_[i].p && stack_[i].p->id == id && !stack_[i].signal) {
         p_ = stack_[i].p;
         stack_.resize(i);
+        while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();  // left by longjmp
         return "";
       }
     return "control came back to " + prog_.procs[id].name + ", which has no activation" + at();
   }
 
+  // The landing pad the unwinder sends a frame to whose call is the last
+  // instruction of block `block` of `p` (its call-site table's entry for the
+  // return address), or 0.
+  uint64_t padOf(const ir::Procedure& p, uint32_t block) const {
+    const ir::Block& blk = p.blocks[block];
+    const x86::Insn& call = p.insns[blk.firstInsn + blk.insnCount - 1];
+    const uint64_t ip = call.address + call.length - 1;
+    if (const unwind::Fde* f = unwind::findFde(unwind_, ip))
+      for (const unwind::CallSite& cs : f->callSites)
+        if (cs.start <= ip && ip < cs.end) return cs.landingPad;
+    return 0;
+  }
+
+  // An exception reached landing pad `block` of procedure `id`: the
+  // innermost activation of `id` whose call in progress has that pad (as
+  // the unwinder finds it, frame by frame: an activation of a recursive
+  // procedure whose call has no pad, or another, is left), or else the
+  // innermost activation of `id`.
+  std::string unwindToPad(uint32_t id, uint32_t block) {
+    const uint64_t pad = prog_.procs[id].blocks[block].start;
+    if (p_ && p_->id == id && padOf(*p_, b_) == pad) return "";
+    for (size_t i = stack_.size(); i-- > 0;)
+      if (stack_[i].p && stack_[i].p->id == id && !stack_[i].signal && padOf(*stack_[i].p, stack_[i].block) == pad) {
+        p_ = stack_[i].p;
+        stack_.resize(i);
+        while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();
+        return "";
+      }
+    return unwindTo(id);
+  }
+
   void stopThread() {
     stack_.clear();
+    open_.clear();
     p_ = nullptr;
     mode_ = Mode::Tags;
     tail_ = false;
@@ -212,7 +410,22 @@ class Walker {
       mode_ = Mode::Block;
       return "";
     }
+    if (earlyDone_) {  // read before the last instruction ran
+      earlyDone_ = false;
+      return leave();
+    }
+    if (deliveryHere() && (g.flags[b_] & analysis::TraceGraph::kIndirect))
+      return "a signal where a jump table's target was due" + at();
     uint32_t arc = outs[0];
+    if (const SignalMark* m = outs.size() > 1 ? deliveryHere() : nullptr) {
+      const int64_t k = arcToSignal(m->pc);
+      if (k < 0) return "a signal at " + hex(m->pc) + ", which no successor reaches" + at();
+      const uint32_t to = g.arcs[uint32_t(k)].to;
+      b_ = to;
+      entryConsumed_ = blockConsumed_ = false;
+      mode_ = Mode::Block;
+      return "";
+    }
     if (outs.size() > 1) {
       uint64_t w;
       if (!peek(t.plan.width, w)) return ended = true, "";
@@ -245,8 +458,18 @@ class Walker {
     bool ended = false;
     while (!ended) {
       std::string problem;
+      if (!pending_.empty()) return pending_;
+      if (pos_ > markPos())
+        return "the signal at stream byte " + std::to_string(markPos()) + " (before " + hex((*marks_)[nextMark_].pc) +
+               ") was not met on the path" + at();
       switch (mode_) {
         case Mode::Tags: {
+          if (pos_ == markPos()) {
+            if ((*marks_)[nextMark_].kind != ATOMX_TRACE_MARK_RETURNED)
+              return "a signal interrupted " + hex((*marks_)[nextMark_].pc) + " while the walk was outside the trace" + at();
+            problem = signalReturned();
+            break;
+          }
           uint64_t tag;
           if (!peek(1, tag)) {
             ended = true;
@@ -284,10 +507,12 @@ class Walker {
             }
             if (!t.tagged[block]) return "BLOCK of a block that writes none" + at();
             // A computed goto of p_ landed, or the unwinder delivered an
-            // exception to a landing pad of the innermost activation of its
-            // procedure (the frames in between are left).
-            if (!(p_ && tail_ && p_->id == id))
+            // exception to a landing pad (the frames in between are left).
+            if (prog_.procs[id].blocks[block].isLandingPad) {
+              if (std::string why = unwindToPad(uint32_t(id), uint32_t(block)); !why.empty()) return why;
+            } else if (!(p_ && tail_ && p_->id == id)) {
               if (std::string why = unwindTo(uint32_t(id)); !why.empty()) return why;
+            }
             b_ = uint32_t(block);
             entryConsumed_ = blockConsumed_ = true;
             mode_ = Mode::Block;
@@ -311,6 +536,8 @@ class Walker {
         }
         case Mode::Block: {
           const analysis::ProcTrace& t = plan_.procs[p_->id];
+          if (!resumed_) earlyDone_ = false;
+          resumed_ = false;
           if (t.enterable && b_ == t.entryBlock && !entryConsumed_) {
             uint64_t tag, id;
             if (!read(1, tag) || !read(4, id)) {
@@ -330,7 +557,7 @@ class Walker {
               return "BLOCK of this block was due, not " + std::to_string(tag) + "/" + std::to_string(id) + at();
           }
           entryConsumed_ = blockConsumed_ = false;
-          emitBlock();
+          if (!runBlock(problem, ended)) break;
           const ir::Block& blk = p_->blocks[b_];
           const x86::Insn& last = p_->insns[blk.firstInsn + blk.insnCount - 1];
           bool calls = false;
@@ -368,6 +595,7 @@ class Walker {
   }
 
   const ir::Program& prog_;
+  const unwind::EhFrameInfo& unwind_;
   const analysis::TracePlan& plan_;
   Consumer& out_;
   Summary& sum_;
@@ -384,6 +612,13 @@ class Walker {
   bool blockConsumed_ = false;  // its BLOCK was
   std::vector<Frame> stack_;
   uint64_t emitted_ = 0;
+  const std::vector<SignalMark>* marks_ = nullptr;
+  size_t nextMark_ = 0;
+  std::vector<Open> open_;
+  uint32_t from_ = 0;        // block b_ runs from this instruction (the rest after a signal)
+  bool earlyDone_ = false;   // block b_'s early witness was read
+  bool resumed_ = false;     // b_ goes on after a signal: its early witness stays read
+  std::string pending_;      // a problem found where no string can be returned
 };
 
 // The program a trace names, checked, with its model and trace plan.
@@ -437,7 +672,7 @@ Summary regenerate(const std::string& dir, Consumer& consumer) {
   const analysis::TracePlan& plan = t.plan;
   Summary sum;
   std::vector<std::vector<Instruction>> insns(model->program.procs.size());
-  Walker walker(model->program, plan, consumer, sum, insns);
+  Walker walker(model->program, model->unwind, plan, consumer, sum, insns);
   // One stream in memory at a time.
   for (Stream& s : listStreams(dir)) {
     readStream(s);

@@ -96,6 +96,7 @@ std::vector<Stream> listStreams(const std::string& dir) {
 
 void readStream(Stream& s) {
   s.bytes.clear();
+  s.marks.clear();
   s.chunks = 0;
   s.complete = false;
   s.childFrom = 0;
@@ -115,16 +116,29 @@ void readStream(Stream& s) {
       s.problem = "chunk " + std::to_string(s.chunks) + " has a bad header";
       break;
     }
-    if (file.size() - at - sizeof h < h.storedSize) {
+    const uint64_t markBytes = uint64_t(h.marks) * sizeof(AtomxTraceMark);
+    if (file.size() - at - sizeof h < h.storedSize + markBytes) {
       s.problem = "the stream ends inside chunk " + std::to_string(s.chunks) + " (the process was killed?)";
       break;
     }
     const uint8_t* data = file.data() + at + sizeof h;
-    if (atomx_trace_checksum(data, h.storedSize) != h.checksum) {
+    const uint8_t* marks = data + h.storedSize;
+    if (atomx_trace_checksum_more(atomx_trace_checksum(data, h.storedSize), marks, markBytes) != h.checksum) {
       s.problem = "chunk " + std::to_string(s.chunks) + " is damaged (checksum)";
       break;
     }
     if (h.codec & ATOMX_TRACE_CHUNK_CHILD) s.childFrom = s.bytes.size();
+    bool marksFit = true;
+    for (uint32_t k = 0; k < h.marks; ++k) {
+      AtomxTraceMark m;
+      std::memcpy(&m, marks + k * sizeof m, sizeof m);
+      marksFit &= m.offset <= h.rawSize && (s.marks.empty() || s.marks.back().pos <= s.bytes.size() + m.offset);
+      s.marks.push_back({s.bytes.size() + m.offset, m.kind, m.signo, m.pc});
+    }
+    if (!marksFit) {
+      s.problem = "chunk " + std::to_string(s.chunks) + " has signal marks out of order";
+      break;
+    }
     const uint32_t codec = h.codec & ATOMX_TRACE_CODEC_MASK;
     if (codec == ATOMX_TRACE_CODEC_RAW && h.rawSize == h.storedSize) {
       s.bytes.insert(s.bytes.end(), data, data + h.storedSize);
@@ -141,7 +155,7 @@ void readStream(Stream& s) {
       s.problem = "chunk " + std::to_string(s.chunks) + " uses an unknown codec";
       break;
     }
-    at += sizeof h + h.storedSize;
+    at += sizeof h + h.storedSize + markBytes;
     ++s.chunks;
     s.complete = h.codec & ATOMX_TRACE_CHUNK_FINAL;
     if (s.complete && at < file.size()) {

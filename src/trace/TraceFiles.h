@@ -35,11 +35,20 @@ analysis::BlockProfile readProfile(const std::string& dir);
 // FNV-1a (64 bits) of the counts, by address; never 0.
 uint64_t profileHash(const analysis::BlockProfile& profile);
 
+// A signal mark (AtomxTraceMark), at its position in the whole stream.
+struct SignalMark {
+  uint64_t pos;
+  uint16_t kind;   // ATOMX_TRACE_MARK_*
+  uint16_t signo;
+  uint64_t pc;
+};
+
 struct Stream {
   int thread = 0;
   std::string name;            // thread.TID.axt, or thread.TID-K.axt
   std::string path;
   std::vector<uint8_t> bytes;  // the chunks' contents, in order
+  std::vector<SignalMark> marks;  // the chunks' signal marks, in order
   uint64_t chunks = 0;
   bool complete = false;       // the last chunk read is the thread's final one
   uint64_t childFrom = 0;      // a forked child's: where its own bytes begin (before: its parent's)

@@ -5,9 +5,10 @@
 
 Traces PROG ARGS, then decodes the binary stream here, from the layout
 include/atomx/trace_format.h documents (AtomxRegen*: header, then
-THREAD_BEGIN / BLOCK with instruction lengths / CALL / THREAD_END records),
-rebuilds from it the text `atomx regen` prints (`TID PC` per instruction,
-each PC the previous one plus its length; `TID call NAME`; blocks a forked
+THREAD_BEGIN / BLOCK with instruction lengths / CALL / THREAD_END / SIGNAL
+records), rebuilds from it the text `atomx regen` prints (`TID PC` per
+instruction, each PC the previous one plus its length; `TID call NAME`;
+`TID signal SIGNO PC` and `TID sigreturn SIGNO PC`; blocks and signals a forked
 child inherited from its parent left out, as the text leaves them out) and
 checks that the two are equal line for line.  Exit status 0 when equal.
 """
@@ -19,7 +20,8 @@ import sys
 import tempfile
 
 MAGIC, VERSION = 0x49545841, 1
-THREAD_BEGIN, BLOCK, CALL, THREAD_END, INHERITED = 1, 2, 3, 4, 1
+THREAD_BEGIN, BLOCK, CALL, THREAD_END, SIGNAL = 1, 2, 3, 4, 5
+INHERITED, RETURNED = 1, 4
 
 
 def decode(data):
@@ -50,6 +52,11 @@ def decode(data):
             lines.append(f"{thread} call {name or '*'}")
         elif kind == THREAD_END:
             pos += 4 + n
+        elif kind == SIGNAL:
+            (pc,) = struct.unpack_from("<Q", data, pos)
+            pos += 8
+            if not flags & INHERITED:
+                lines.append(f"{thread} {'sigreturn' if flags & RETURNED else 'signal'} {n} {pc:x}")
         else:
             raise ValueError(f"record kind {kind} at byte {pos - 4}")
     return lines, threads

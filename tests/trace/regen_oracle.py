@@ -68,7 +68,9 @@ def regen_blocks(atomx, trace):
     threads = collections.defaultdict(list)
     for line in p.stdout.splitlines():
         f = line.split()
-        if f[1] != "call":
+        # Outside calls and signals are not blocks; the rest of a block a
+        # signal interrupted is not a block the naive tracer sees start.
+        if f[1] not in ("call", "signal", "sigreturn") and f[-1] != "continued":
             threads[int(f[0])].append(int(f[1], 16))
     problems = [l for l in p.stderr.splitlines() if "problem" in l]
     if p.returncode != 0 and not problems:
@@ -164,6 +166,12 @@ def main():
                          " per-thread files a fork or an exec mixes up")
     ap.add_argument("--streams", type=int,
                     help="the trace must hold exactly this many thread streams (every process's, with --processes)")
+    ap.add_argument("--signals", metavar="HANDLER,...",
+                    help="the program takes asynchronous signals, whose handlers are these procedures (the first:"
+                         " the one the kernel calls), and prints `ticks N` on stderr, N the handler's calls: compare"
+                         " the status and stdout only, and with callgrind (--callgrind) without the handlers, not"
+                         " with the naive tracer (not async-signal-safe); the handler's entries regenerated must be"
+                         " N, and at least 50 signal marks must have cut the path")
     ap.add_argument("--threads-vary", action="store_true",
                     help="the program shares work between threads differently in each run: compare"
                          " how often each block ran over all threads, not each thread's sequence")
@@ -195,19 +203,37 @@ def main():
         profile = ["--profile", os.path.abspath(o.profile)] if o.profile else []
         traced = run([o.atomx, "trace", "-q", "--cache-dir", cache, "-o", trace] + profile + ["--", prog] + o.args,
                      dirs["t"], o.timeout)
-        if traced != native:
+        handlers = o.signals.split(",") if o.signals else []
+        if handlers:
+            aside.update({h: "a signal handler: it runs as often as the timer fires" for h in handlers})
+        if (traced[:2] != native[:2]) if handlers else (traced != native):
             failures.append(f"program output changed when traced (status {native[0]} -> {traced[0]},"
                             f" stdout same: {native[1] == traced[1]}, stderr same: {native[2] == traced[2]})"
                             + (f"\n      {traced[2][-400:]!r}" if traced[2] != native[2] else ""))
         naive_tool = [os.path.join(HERE, "naive_inst.cpp"), os.path.join(HERE, "naive_anal.c")]
         naive_dir = os.path.join(w, "naive")
         os.mkdir(naive_dir)
-        naive = run([o.atomx, "run"] + naive_tool + ["-q", "--cache-dir", cache, "--", prog] + o.args, dirs["v"],
-                    o.timeout, dict(os.environ, ATOMX_NAIVE_DIR=naive_dir))
+        # The naive tracer's analysis routine is not async-signal-safe: with
+        # --signals, callgrind is the oracle, beside the handler's count.
+        naive = native if handlers else \
+            run([o.atomx, "run"] + naive_tool + ["-q", "--cache-dir", cache, "--", prog] + o.args, dirs["v"],
+                o.timeout, dict(os.environ, ATOMX_NAIVE_DIR=naive_dir))
         if naive != native:
             failures.append(f"program output changed under the naive tracer (status {native[0]} -> {naive[0]})")
         regen, problems = regen_blocks(o.atomx, trace)
         failures += problems
+        if handlers:
+            sym = Symbols(prog)
+            starts = [st for st, _, n in sym.syms if sym.canon[n] == handlers[0]]
+            entries = sum(1 for t in regen.values() for a in t if a in starts)
+            ticks = [int(l.split()[1]) for l in traced[2].decode(errors="replace").splitlines() if l.startswith("ticks ")]
+            marks = sum(1 for l in subprocess.run([o.atomx, "regen", trace, "--blocks"], capture_output=True,
+                                                  text=True).stdout.splitlines() if l.split()[1:2] == ["signal"])
+            if not ticks or entries != ticks[-1]:
+                failures.append(f"{handlers[0]} regenerated {entries} times, the program counted {ticks} calls")
+            if marks < 50:
+                failures.append(f"only {marks} signal(s) interrupted traced code")
+            print(f"{marks} signals cut the regenerated path; {handlers[0]} ran {entries} times")
         if o.streams is not None:
             summary = subprocess.run([o.atomx, "regen", trace, "--summary"], capture_output=True, text=True).stdout.split()
             streams = int(summary[summary.index("threads") + 1]) if "threads" in summary else 0
@@ -225,7 +251,7 @@ def main():
                     expected[int(f.split(".")[1])] = [a for a in (int(l, 16) for l in fh.read().split()) if not outside(a)]
         # Threads are matched by their sequences (ids differ between runs):
         # each regenerated thread with an equal naive one, if there is one.
-        if o.processes:
+        if o.processes or handlers:
             expected = {}
             regen = {}
         got_threads, want_threads = sorted(regen), sorted(t for t in expected if expected[t])
@@ -310,8 +336,9 @@ def main():
             for f in failures[:40]:
                 print("   ", f)
             return 1
-        print(f"PASS {o.prog}: " + (f"{len(regen)} thread(s), {blocks} blocks equal to the naive tracer's" if not o.processes
-                                    else "every process")
+        print(f"PASS {o.prog}: " + (f"{len(regen)} thread(s), {blocks} blocks equal to the naive tracer's"
+                                    if not (o.processes or handlers) else "every process" if o.processes
+                                    else "every thread, cut by signals")
               + (" (per block over all threads)" if o.threads_vary else "")
               + (f"; {compared} instructions, each address equal to callgrind's Ir" if o.callgrind else "")
               + (f"; {functions} functions' Ir equal to cachegrind's" if o.cachegrind else "")

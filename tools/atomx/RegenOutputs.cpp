@@ -24,7 +24,10 @@ TextOut::TextOut(bool blocks) : blocks_(blocks) { std::setvbuf(stdout, nullptr, 
 void TextOut::block(const atomx::trace::BlockRun& b) {
   if (b.inherited) return;  // the parent's stream has it
   if (blocks_) {
-    std::printf("%d %llx %zu %s\n", b.thread, static_cast<unsigned long long>(b.start), b.count, b.procedure);
+    if (b.continued)
+      std::printf("%d %llx %zu %s continued\n", b.thread, static_cast<unsigned long long>(b.insns[0].pc), b.count, b.procedure);
+    else
+      std::printf("%d %llx %zu %s\n", b.thread, static_cast<unsigned long long>(b.start), b.count, b.procedure);
     return;
   }
   // `TID PC` per instruction, formatted here: printf's parsing costs more
@@ -55,6 +58,11 @@ void TextOut::block(const atomx::trace::BlockRun& b) {
 
 void TextOut::outsideCall(int thread, uint64_t, const std::string& name) {
   std::printf("%d call %s\n", thread, name.empty() ? "*" : name.c_str());
+}
+
+void TextOut::signal(const atomx::trace::SignalEvent& e) {
+  if (e.inherited) return;
+  std::printf("%d %s %d %llx\n", e.thread, e.returned ? "sigreturn" : "signal", e.signo, static_cast<unsigned long long>(e.pc));
 }
 
 namespace {
@@ -158,11 +166,18 @@ void BinaryOut::block(const atomx::trace::BlockRun& b) {
   for (size_t from = 0, n; from < b.count; from += n) {
     n = std::min<size_t>(b.count - from, 0xffff);
     buf_.clear();
-    head(buf_, ATOMX_REGEN_BLOCK, b.inherited ? ATOMX_REGEN_INHERITED : 0, n);
+    head(buf_, ATOMX_REGEN_BLOCK, (b.inherited ? ATOMX_REGEN_INHERITED : 0) | (b.continued || from > 0 ? ATOMX_REGEN_CONTINUED : 0), n);
     field(buf_, b.insns[from].pc);
     for (size_t k = from; k < from + n; ++k) buf_.push_back(b.insns[k].length);
     put(buf_.data(), buf_.size());
   }
+}
+
+void BinaryOut::signal(const atomx::trace::SignalEvent& e) {
+  buf_.clear();
+  head(buf_, ATOMX_REGEN_SIGNAL, (e.returned ? ATOMX_REGEN_RETURNED : 0) | (e.inherited ? ATOMX_REGEN_INHERITED : 0), e.signo);
+  field(buf_, e.pc);
+  put(buf_.data(), buf_.size());
 }
 
 void BinaryOut::outsideCall(int, uint64_t site, const std::string& name) {

@@ -30,6 +30,7 @@ class TextOut : public atomx::trace::Consumer {
   explicit TextOut(bool blocks);
   void block(const atomx::trace::BlockRun& b) override;
   void outsideCall(int thread, uint64_t site, const std::string& name) override;
+  void signal(const atomx::trace::SignalEvent& e) override;
 
  private:
   bool blocks_;
@@ -66,6 +67,7 @@ class BinaryOut : public atomx::trace::Consumer {
   void threadBegin(int thread) override;
   void block(const atomx::trace::BlockRun& b) override;
   void outsideCall(int thread, uint64_t site, const std::string& name) override;
+  void signal(const atomx::trace::SignalEvent& e) override;
   void threadEnd(int thread, const std::string& problem) override;
   // Flushes; throws atomx::Error when the stream could not be written.
   void close();

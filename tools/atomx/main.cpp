@@ -518,6 +518,9 @@ class Tee : public atomx::trace::Consumer {
   void outsideCall(int t, uint64_t site, const std::string& name) override {
     for (auto* c : to_) c->outsideCall(t, site, name);
   }
+  void signal(const atomx::trace::SignalEvent& e) override {
+    for (auto* c : to_) c->signal(e);
+  }
   void threadEnd(int t, const std::string& problem) override {
     for (auto* c : to_) c->threadEnd(t, problem);
   }
