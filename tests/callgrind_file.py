@@ -13,7 +13,8 @@ absolute: run with --compress-pos=no to use jumps.
 
 Events (plain tuples' worth of fields, in a small class):
   Cost(ob, fn, file, addr, line, costs)       costs: {event name: count}
-  Call(ob, fn, file, addr, line, cob, cfn, target, count)
+  Call(ob, fn, file, addr, line, cob, cfn, target, count, inclusive)
+                                              inclusive: {event name: the call's inclusive cost}
   Jump(ob, fn, file, addr, line, target, taken, executed)
 A recursion level's function name f'2 is reported as f.  `ob` is the object
 file's path as Valgrind wrote it; addresses are the object's own (Valgrind
@@ -24,7 +25,7 @@ import os
 import re
 
 Cost = collections.namedtuple("Cost", "ob fn file addr line costs")
-Call = collections.namedtuple("Call", "ob fn file addr line cob cfn target count")
+Call = collections.namedtuple("Call", "ob fn file addr line cob cfn target count inclusive")
 Jump = collections.namedtuple("Jump", "ob fn file addr line target taken executed")
 
 _COMPRESSED = re.compile(r"^\((\d+)\)(?: (.*))?$")
@@ -126,7 +127,8 @@ def read(path):
             tpos = [int(t, 0) for t in target] if absolute else None
             taddr = tpos[positions.index("instr")] if tpos and "instr" in positions else None
             if kind == "call":
-                yield Call(ob, fn, fi, addr, lineno, cob, cfn, taddr, args[0])
+                yield Call(ob, fn, fi, addr, lineno, cob, cfn, taddr, args[0],
+                           {e: int(c) for e, c in zip(events, parts[n:])})
                 cob = ob
             else:
                 if not absolute:

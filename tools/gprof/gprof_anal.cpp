@@ -5,7 +5,7 @@
 // (<atomx/targets.hpp>).  At the
 // end: arcs, per-procedure instructions, and an estimate of inclusive cost
 // as gprof makes it (a callee's inclusive cost shared among its callers by
-// call counts; arcs that close a cycle carry none), for gprof.out,
+// call counts; recursive procedures as one node per cycle), for gprof.out,
 // gprof.json and a callgrind file (events: Ir; calls= lines).
 #include <atomx/report.hpp>
 #include <atomx/targets.hpp>
@@ -67,28 +67,105 @@ std::string nameOf(long callee) { return callee >= 0 ? procNames[size_t(callee)]
 
 struct Arc { long caller, callee, tail; uint64_t calls; long line; };  // line: of one of its call sites
 
-// gprof's estimate of inclusive cost: self plus, for each arc out, the
-// callee's inclusive cost times this arc's share of the callee's calls.
+// gprof's estimate of inclusive cost, with cycles as gprof and kcachegrind
+// treat them: the procedures of one strongly connected component of the call
+// graph (a recursive procedure, or procedures that call each other) are one
+// node, whose cost is its members' own plus its share of what it calls
+// outside the cycle; a callee's cost is shared among the arcs that enter it
+// from outside its cycle, by their calls.  Arcs inside a cycle carry none
+// (so the callgrind file's inclusive costs add up: a recursive procedure is
+// not counted again for each level).  A member that is entered from outside
+// its cycle reports the cycle's cost in proportion to its part of those
+// entries; one that is not, its own cost plus what it calls outside.
 struct Inclusive {
-  const std::vector<Arc>& arcs;
-  const std::vector<uint64_t>& self;
-  std::vector<std::vector<size_t>> out;
-  std::vector<uint64_t> calledTimes;
-  std::vector<double> value;
-  std::vector<int> state;  // 0 new, 1 on the stack, 2 done
-  std::vector<double> arcShare;  // each arc's part of its caller's inclusive cost
-  double of(long p) {
-    if (state[size_t(p)] == 2) return value[size_t(p)];
-    if (state[size_t(p)] == 1) return 0;  // a cycle: not counted twice
-    state[size_t(p)] = 1;
-    double v = double(self[size_t(p)]);
-    for (size_t a : out[size_t(p)]) v += arcShare[a] = share(arcs[a]);
-    state[size_t(p)] = 2;
-    return value[size_t(p)] = v;
-  }
-  double share(const Arc& a) {
-    if (a.callee < 0 || a.callee == a.caller || state[size_t(a.callee)] == 1) return 0;
-    return of(a.callee) * double(a.calls) / double(calledTimes[size_t(a.callee)]);
+  std::vector<std::vector<size_t>> out;  // arc indices by caller
+  std::vector<long> cycle;               // per procedure: its component
+  std::vector<double> value;             // per procedure
+  std::vector<double> arcShare;          // per arc: its part of the caller's inclusive cost
+  std::vector<bool> inCycle;             // per procedure: a member of a component of several, or recursive
+
+  Inclusive(const std::vector<Arc>& arcs, const std::vector<uint64_t>& self)
+      : out(self.size()), cycle(self.size(), -1), value(self.size()), arcShare(arcs.size()), inCycle(self.size()) {
+    const size_t n = self.size();
+    for (size_t a = 0; a < arcs.size(); ++a) out[size_t(arcs[a].caller)].push_back(a);
+    // Tarjan's components, without recursion (call graphs can be deep); they
+    // come out callees first.
+    std::vector<long> index(n, -1), low(n, 0), stack;
+    std::vector<bool> onStack(n);
+    std::vector<std::vector<long>> components;
+    long next = 0;
+    for (size_t root = 0; root < n; ++root) {
+      if (index[root] >= 0) continue;
+      std::vector<std::pair<long, size_t>> work = {{long(root), 0}};  // procedure, next arc
+      index[root] = low[root] = next++;
+      stack.push_back(long(root));
+      onStack[root] = true;
+      while (!work.empty()) {
+        auto& [v, k] = work.back();
+        if (k < out[size_t(v)].size()) {
+          const long w = arcs[out[size_t(v)][k++]].callee;
+          if (w < 0) continue;
+          if (index[size_t(w)] < 0) {
+            index[size_t(w)] = low[size_t(w)] = next++;
+            stack.push_back(w);
+            onStack[size_t(w)] = true;
+            work.push_back({w, 0});
+          } else if (onStack[size_t(w)]) {
+            low[size_t(v)] = std::min(low[size_t(v)], index[size_t(w)]);
+          }
+          continue;
+        }
+        const long done = v;
+        work.pop_back();
+        if (!work.empty()) low[size_t(work.back().first)] = std::min(low[size_t(work.back().first)], low[size_t(done)]);
+        if (low[size_t(done)] != index[size_t(done)]) continue;
+        components.emplace_back();
+        for (long w = -1; w != done;) {
+          w = stack.back();
+          stack.pop_back();
+          onStack[size_t(w)] = false;
+          cycle[size_t(w)] = long(components.size() - 1);
+          components.back().push_back(w);
+        }
+      }
+    }
+    // Calls entering each procedure and each component from outside it.
+    std::vector<uint64_t> entries(n), componentEntries(components.size());
+    for (const Arc& a : arcs) {
+      if (a.callee < 0) continue;
+      if (cycle[size_t(a.callee)] == cycle[size_t(a.caller)]) {
+        inCycle[size_t(a.callee)] = inCycle[size_t(a.caller)] = true;
+        continue;
+      }
+      entries[size_t(a.callee)] += a.calls;
+      componentEntries[size_t(cycle[size_t(a.callee)])] += a.calls;
+    }
+    std::vector<double> cost(components.size());
+    for (size_t c = 0; c < components.size(); ++c) {  // callees' components first
+      double v = 0;
+      for (long p : components[c]) {
+        v += double(self[size_t(p)]);
+        for (size_t a : out[size_t(p)]) {
+          const long q = arcs[a].callee;
+          if (q < 0 || size_t(cycle[size_t(q)]) == c) continue;
+          const size_t qc = size_t(cycle[size_t(q)]);
+          arcShare[a] = cost[qc] * double(arcs[a].calls) / double(componentEntries[qc]);
+          v += arcShare[a];
+        }
+      }
+      cost[c] = v;
+      for (long p : components[c]) {
+        if (!inCycle[size_t(p)]) {
+          value[size_t(p)] = v;
+        } else if (entries[size_t(p)]) {
+          value[size_t(p)] = v * double(entries[size_t(p)]) / double(componentEntries[c]);
+        } else {
+          double own = double(self[size_t(p)]);
+          for (size_t a : out[size_t(p)]) own += arcShare[a];
+          value[size_t(p)] = own;
+        }
+      }
+    }
   }
 };
 }  // namespace
@@ -146,11 +223,7 @@ void GprofFinish(const uint64_t* blockCounts) {
     if (std::get<1>(k) >= 0) calledTimes[size_t(std::get<1>(k))] += n;
     allCalls += n;
   }
-  Inclusive inc{arcs, self, std::vector<std::vector<size_t>>(size_t(nproc)), calledTimes,
-                std::vector<double>(size_t(nproc)), std::vector<int>(size_t(nproc)),
-                std::vector<double>(arcs.size())};
-  for (size_t a = 0; a < arcs.size(); ++a) inc.out[size_t(arcs[a].caller)].push_back(a);
-  for (long p = 0; p < nproc; ++p) inc.of(p);
+  const Inclusive inc(arcs, self);
 
   std::vector<long> order;
   for (long p = 0; p < nproc; ++p)
