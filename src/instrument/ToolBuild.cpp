@@ -68,6 +68,26 @@ void run(const std::vector<std::string>& args, const std::string& what) {
 
 bool isSourceFile(const std::string& path) { return endsWith(path, ".c") || isCxx(path); }
 
+bool isLinkInput(const std::string& arg) {
+  if (arg.size() > 2 && (arg.rfind("-l", 0) == 0 || arg.rfind("-L", 0) == 0)) return true;
+  const std::string name = std::filesystem::path(arg).filename().string();
+  return endsWith(name, ".o") || endsWith(name, ".a") || endsWith(name, ".so") ||
+         (name.find(".so.") != std::string::npos && name.find_first_not_of("0123456789.", name.find(".so.") + 4) == std::string::npos);
+}
+
+std::vector<std::string> splitFlags(const std::string& flags) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : flags + " ") {
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (!word.empty()) words.push_back(word), word.clear();
+    } else {
+      word += c;
+    }
+  }
+  return words;
+}
+
 std::vector<ShippedTool> shippedTools() {
   namespace fs = std::filesystem;
   std::vector<ShippedTool> out;
@@ -113,7 +133,7 @@ ToolSources shippedTool(const std::string& name) {
 ToolSources traceRecorder() {
   const std::string recorder = installRoot() + "/share/atomx/runtime/recorder.c";
   if (access(recorder.c_str(), R_OK) != 0) throw Error(recorder + ": atomx's trace recorder is missing");
-  return {"", {recorder}, {"-lzstd"}};
+  return {"", {recorder}, {"-lzstd"}, {}};
 }
 
 ToolBuild::ToolBuild(const ToolSources& sources) {
@@ -121,11 +141,14 @@ ToolBuild::ToolBuild(const ToolSources& sources) {
     throw Error(sources.instrumentation + ": cannot read the instrumentation file");
   for (const std::string& f : sources.analysis)
     if (access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read the analysis file");
+  for (const std::string& f : sources.libraries)
+    if (f[0] != '-' && access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read this file for the analysis object's link");
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/atomx-tool.XXXXXX";
   if (!mkdtemp(pattern.data())) throw Error("cannot create a temporary directory: " + std::string(std::strerror(errno)));
   dir_ = pattern;
   instName_ = sources.instrumentation;
+  cflags_ = sources.cflags;
   const std::string root = installRoot();
   const std::string include = "-I" + root + "/include";
   const std::string support = root + "/lib/atomx/libatomx_analysis.a";
@@ -142,6 +165,7 @@ void ToolBuild::buildPlugin(const std::string& include) {
   std::vector<std::string> cmd = {compilerFor(instName_), "-shared", "-fPIC", "-g", "-O1", include};
   if (isCxx(instName_)) cmd.push_back("-std=c++20");
   else cmd.push_back("-fexceptions");
+  cmd.insert(cmd.end(), cflags_.begin(), cflags_.end());
   cmd.insert(cmd.end(), {instName_, "-o", plugin_});
   run(cmd, instName_);
 }
@@ -157,6 +181,7 @@ void ToolBuild::buildAnalysis(const ToolSources& sources, const std::string& inc
     const std::string obj = dir_ + "/analysis" + std::to_string(i) + ".o";
     std::vector<std::string> c = {compilerFor(f), "-c", "-fPIC", "-O2", "-g", include};
     if (isCxx(f)) c.push_back("-std=c++20");
+    c.insert(c.end(), cflags_.begin(), cflags_.end());  // after atomx's: a user's -O3 wins
     c.insert(c.end(), {f, "-o", obj});
     run(c, f);
     objects.push_back(obj);

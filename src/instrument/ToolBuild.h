@@ -17,10 +17,19 @@ namespace atomx::instrument {
 struct ToolSources {
   std::string instrumentation;         // inst.c / inst.cpp (none for the trace recorder)
   std::vector<std::string> analysis;   // anal.c ...
-  std::vector<std::string> libraries;  // more for the analysis object's link (-lzstd for the recorder)
+  // More for the analysis object's link, in order, after its own objects:
+  // object files, archives, shared objects, -l/-L and --ldflags (-lzstd for
+  // the recorder).
+  std::vector<std::string> libraries;
+  std::vector<std::string> cflags;     // --cflags: for compiling the tool's files
 };
 
 bool isSourceFile(const std::string& path);
+// An argument the analysis object's link takes as it is: NAME.o, NAME.a,
+// NAME.so (NAME.so.N), -lNAME, -LDIR.
+bool isLinkInput(const std::string& arg);
+// "-O3 -DX=1": the words of a --cflags or --ldflags value.
+std::vector<std::string> splitFlags(const std::string& flags);
 
 // A tool shipped with atomx (`atomx -T NAME`): PREFIX/share/atomx/tools/NAME/
 // holds NAME_inst.c[pp] and one or more NAME_anal*.c[pp].  An unknown name
@@ -61,6 +70,7 @@ class ToolBuild {
   void buildAnalysis(const ToolSources& sources, const std::string& include, const std::string& support);
   std::string dir_;
   std::string plugin_, analysis_, instName_;
+  std::vector<std::string> cflags_;
   void* handle_ = nullptr;
 };
 

@@ -412,6 +412,57 @@ def t_libm(work):
     check(abs(float(m.group(1)) - 5 * math.log(2)) < 1e-5, f"log sum {m.group(1)}, not 5 log 2")
 
 
+def t_build_flags(work):
+    """A tool's analysis object built with --cflags, an object file, an
+    archive through -L/-l, and --ldflags: Probe(2) at each of loop_sum's 5
+    calls adds Helper(2) * MULT = 6 * 7 (MULT from --cflags, Helper from
+    the object), so Report prints 210; a missing object is an error that
+    names it."""
+    prog = build("loops.c", "O2", work)
+    obj = os.path.join(work, "flags_helper.o")
+    subprocess.run(["cc", "-c", "-fPIC", os.path.join(TOOLS, "flags_helper.c"), "-o", obj], check=True)
+    subprocess.run(["ar", "rcs", os.path.join(work, "libhelp.a"), obj], check=True)
+    inst, anal = os.path.join(TOOLS, "libm_inst.c"), os.path.join(TOOLS, "flags_anal.c")
+    n = run(prog, work, "native")
+    for k, extra in enumerate(([obj, "--cflags", "-DMULT=7 -O1"], ["--cflags", "-DMULT=7", "-L" + work, "-lhelp"],
+                               ["--cflags", "-DMULT=7", "--ldflags", f"-L{work} -lhelp"])):
+        out = os.path.join(work, f"flags{k}.atomx")
+        r = subprocess.run([A, prog, inst, anal] + extra + ["-o", out, "-q"], capture_output=True, text=True)
+        check(r.returncode == 0, f"atomx failed with {extra}: {r.stderr.strip()[-400:]}")
+        i = run(out, work, f"inst{k}")
+        eq(i[2], n[2], "exit status of the instrumented program")
+        check(b"flags total 210\n" in i[1], f"with {extra}: no 'flags total 210': {i[1][-300:]!r}")
+    r = subprocess.run([A, prog, inst, anal, os.path.join(work, "missing.o"), "--cflags", "-DMULT=7", "-o",
+                        os.path.join(work, "x.atomx"), "-q"], capture_output=True, text=True)
+    check(r.returncode != 0 and "missing.o: cannot read this file" in r.stderr, f"missing object: {r.stderr[-300:]!r}")
+
+
+def t_run_output(work):
+    """`atomx run` with a user's own tool says where its output went: the
+    files written in the working directory during the run (order.log), and
+    shows a short one (libm's tool writes none: it says so); -q says
+    nothing of its own."""
+    prog = build("loops.c", "O2", work)
+    d = os.path.join(work, "run")
+    os.makedirs(d)
+    base = [A, "run", "--cache-dir", os.path.join(work, "cache")]
+    n = run(prog, work, "native")
+    r = subprocess.run(base + [os.path.join(TOOLS, "order_inst.c"), os.path.join(TOOLS, "order_anal.c"), "--", prog],
+                       cwd=d, capture_output=True, text=True)
+    check(r.returncode == n[2], f"atomx run exited {r.returncode}, the program {n[2]}: {r.stderr[-300:]}")
+    size = os.path.getsize(os.path.join(d, "order.log"))
+    check(f"==atomx== order_inst: written in the working directory during the run (by the tool or the program):"
+          f" order.log ({size} bytes)\n==atomx== order.log\nProgramBefore\nProgramAfter\n" in r.stderr,
+          f"no lines naming and showing order.log: {r.stderr[-400:]!r}")
+    r = subprocess.run(base + [os.path.join(TOOLS, "libm_inst.c"), os.path.join(TOOLS, "libm_anal.c"), "--", prog],
+                       cwd=d, capture_output=True, text=True)
+    check("==atomx== libm_inst: no file in the working directory was written during the run" in r.stderr,
+          f"no line saying nothing was written: {r.stderr[-400:]!r}")
+    q = subprocess.run(base + ["-q", os.path.join(TOOLS, "order_inst.c"), os.path.join(TOOLS, "order_anal.c"), "--",
+                               prog], cwd=d, capture_output=True, text=True)
+    check(q.stderr.encode() == n[1] and q.stdout.encode() == n[0], f"-q: output not the program's own: {q.stderr[-300:]!r}")
+
+
 def t_error(work, kind):
     prog = build("loops.c", "O2", work)
     addr = symbols(prog)["loop_sum"]  # its first instruction: xor %eax,%eax
@@ -578,6 +629,8 @@ for v in ("O2", "O0", "nopie"):
     TESTS[f"throws.{v}"] = lambda w, v=v: t_throws(w, v)
 TESTS["loops.noedges"] = lambda w: t_loops(w, "O2", edges=False)
 TESTS["libm"] = lambda w: t_libm(w)
+TESTS["run_output"] = lambda w: t_run_output(w)
+TESTS["build_flags"] = lambda w: t_build_flags(w)
 TESTS["mem.rsp"] = lambda w: t_mem(w, "O2", rsp=True)
 for v in ("O2", "O0", "nopie"):
     TESTS[f"mem_light.{v}"] = lambda w, v=v: t_mem(w, v, rsp=True, light=True)

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -51,10 +52,13 @@ constexpr const char* kUsage = R"(usage:
       ANAL files (the analysis routines) into a shared object, and write OUT:
       PROG with the requested calls, which loads the analysis routines by
       itself when it starts (nothing else is needed beside it).  TOOL ARGS
-      (after --, or any further argument that is not a source file) reach
-      Instrument as argv[1...].  Headers: <atomx/atom.h> (ATOM's C API) and
-      <atomx/atomx.hpp> (typed C++), both documented in their comments;
-      docs/instrumenting.md teaches writing a tool.
+      (after --, or any further argument that is not a source file, object
+      or library) reach Instrument as argv[1...].  Headers: <atomx/atom.h>
+      (ATOM's C API) and <atomx/atomx.hpp> (typed C++), both documented in
+      their comments; docs/instrumenting.md teaches writing a tool.
+      --cflags "FLAGS"   compile the tool's files with these too
+      --ldflags "FLAGS"  link the analysis object with these too
+      X.o X.a X.so -lNAME -LDIR   more for the analysis object's link
   atomx PROG -T NAME -o OUT [options] [-- TOOL ARGS...]
       The same with a tool shipped with atomx (share/atomx/tools/NAME/, its
       README.md documents its options and output); shipped tools are listed
@@ -65,7 +69,9 @@ constexpr const char* kUsage = R"(usage:
       ($XDG_CACHE_HOME/atomx/run, else ~/.cache/atomx/run; reused while PROG,
       the tool and atomx are unchanged), run it with ARGS, then print the
       summary each process of a shipped tool wrote (NAME.out, NAME.out.PID)
-      to stderr.  Exits with PROG's status (128+N if signal N killed it).
+      to stderr; with a tool of your own, the files written in the working
+      directory during the run (by the tool or the program), and the text of
+      each short one.  Exits with PROG's status (128+N if signal N killed it).
       --cache-dir DIR    keep instrumented programs in DIR instead
       -q                 print neither atomx's lines nor the summaries
   atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
@@ -190,6 +196,23 @@ void rewriteProgram(const std::string& prog, const std::string& out, const atomx
   if (!quiet) atomx::rewrite::printSummary(session.rewriter(), prog, std::cerr);
 }
 
+// The options that build a tool: --cflags FLAGS, --ldflags FLAGS, and the
+// link inputs of its analysis object (NAME.o, NAME.a, NAME.so, -lNAME,
+// -LDIR).  True when argv[i] was one (i moved past its value).
+bool buildOption(atomx::instrument::ToolSources& tool, int argc, char** argv, int& i) {
+  const std::string a = argv[i];
+  if (a == "--cflags" || a == "--ldflags") {
+    if (i + 1 >= argc) usageError(a + " needs a value (several flags in one argument: --cflags \"-O3 -DN=4\")");
+    std::vector<std::string> words = atomx::instrument::splitFlags(argv[++i]);
+    std::vector<std::string>& to = a == "--cflags" ? tool.cflags : tool.libraries;
+    to.insert(to.end(), words.begin(), words.end());
+    return true;
+  }
+  if (!atomx::instrument::isLinkInput(a)) return false;
+  tool.libraries.push_back(a);
+  return true;
+}
+
 int runRewrite(int argc, char** argv) {
   std::string prog, out, reportPath;
   atomx::instrument::ToolSources tool;
@@ -221,6 +244,7 @@ int runRewrite(int argc, char** argv) {
       toolArgs.insert(toolArgs.end(), argv + i + 1, argv + argc);
       break;
     }
+    else if ((!prog.empty() || a.rfind("--", 0) == 0) && buildOption(tool, argc, argv, i)) continue;  // PROG comes first
     else if (!a.empty() && a[0] == '-') usageError("unknown option " + a);
     else if (atomx::instrument::isSourceFile(a) && toolArgs.empty()) {
       if (shipped) usageError("-T and tool source files do not combine");
@@ -238,6 +262,8 @@ int runRewrite(int argc, char** argv) {
   if (!tool.instrumentation.empty() && options.padInstructions)
     usageError("--pad-instructions is a check mode of the plain rewrite; it does not combine with a tool");
   if (tool.instrumentation.empty() && !toolArgs.empty()) usageError("tool arguments given, but no tool");
+  if (tool.instrumentation.empty() && (!tool.cflags.empty() || !tool.libraries.empty()))
+    usageError("--cflags, --ldflags, objects and libraries are for a tool's analysis object, but no tool is given");
 
   rewriteProgram(prog, out, tool, toolArgs, options, reportPath, quiet);
   return 0;
@@ -306,6 +332,47 @@ void printSummaries(const std::string& tool, time_t since) {
   }
 }
 
+// The regular files of the working directory: name -> (modification time
+// in nanoseconds, size).
+std::map<std::string, std::pair<int64_t, int64_t>> workingFiles() {
+  std::map<std::string, std::pair<int64_t, int64_t>> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
+    struct stat st;
+    const std::string f = e.path().filename().string();
+    if (stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      files[f] = {int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, int64_t(st.st_size)};
+  }
+  return files;
+}
+
+// What a user's own tool (or the program) wrote in the working directory
+// during the run: where its output went, and a short text file's lines.
+void printWrittenFiles(const std::string& tool, const std::map<std::string, std::pair<int64_t, int64_t>>& before) {
+  std::vector<std::pair<std::string, int64_t>> written;
+  for (const auto& [f, stamp] : workingFiles()) {
+    const auto it = before.find(f);
+    if (it == before.end() || it->second != stamp) written.push_back({f, stamp.second});
+  }
+  if (written.empty()) {
+    std::fprintf(stderr, "==atomx== %s: no file in the working directory was written during the run\n", tool.c_str());
+    return;
+  }
+  std::string list;
+  for (size_t k = 0; k < written.size() && k < 10; ++k)
+    list += (k ? ", " : "") + written[k].first + " (" + std::to_string(written[k].second) + " bytes)";
+  if (written.size() > 10) list += ", and " + std::to_string(written.size() - 10) + " more";
+  std::fprintf(stderr, "==atomx== %s: written in the working directory during the run (by the tool or the program): %s\n",
+               tool.c_str(), list.c_str());
+  for (const auto& [f, size] : written) {  // a short text file is shown, as a shipped tool's summary is
+    if (size == 0 || size > 2048) continue;
+    std::ifstream in(f, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find('\0') != std::string::npos || std::count(text.begin(), text.end(), '\n') > 20) continue;
+    std::fprintf(stderr, "==atomx== %s\n%s%s", f.c_str(), text.c_str(), text.back() == '\n' ? "" : "\n");
+  }
+}
+
 // Runs `exe` with argv [first, last) and waits; PROG's status as a shell
 // reports it (128+N if signal N killed it).
 int runChild(const std::string& exe, char** first, char** last) {
@@ -347,6 +414,7 @@ int runRun(int argc, char** argv) {
     else if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
     else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
     else if (a == "-q") quiet = true;
+    else if (toolArgs.empty() && buildOption(tool, argc, argv, i)) continue;
     else if (atomx::instrument::isSourceFile(a) && toolArgs.empty() && shippedName.empty()) {
       if (tool.instrumentation.empty()) tool.instrumentation = a;
       else tool.analysis.push_back(a);
@@ -370,6 +438,11 @@ int runRun(int argc, char** argv) {
     key.addFile(f);
   }
   for (const std::string& a : toolArgs) key.add(a);
+  for (const std::string& f : tool.cflags) key.add("cflag " + f);
+  for (const std::string& f : tool.libraries) {
+    key.add("link " + f);
+    if (f[0] != '-') key.addFile(f);
+  }
   const std::string toolName = shippedName.empty() ? std::filesystem::path(tool.instrumentation).stem().string() : shippedName;
   const std::string cached = cachedPath(cacheDir, prog, toolName, key.h);
   if (access(cached.c_str(), X_OK) != 0) {
@@ -378,8 +451,10 @@ int runRun(int argc, char** argv) {
   }
 
   const time_t start = time(nullptr);
+  const auto before = shippedName.empty() && !quiet ? workingFiles() : std::map<std::string, std::pair<int64_t, int64_t>>{};
   const int status = runChild(cached, argv + i + 1, argv + argc);
   if (!quiet && !shippedName.empty()) printSummaries(shippedName, start);
+  if (!quiet && shippedName.empty()) printWrittenFiles(toolName, before);
   return status;
 }
 
