@@ -89,6 +89,40 @@ int InstSize(Inst *inst);
 int IsInstType(Inst *inst, InstType type);
 Block *GetInstBlock(Inst *inst);
 
+/* What the C++ API's Inst says (<atomx/atomx.hpp>), for C tools.  Strings
+ * stay valid until the rewrite ends. */
+const char *InstText(Inst *inst);      /* AT&T syntax, absolute branch targets */
+const char *InstMnemonic(Inst *inst);  /* "mov", "jnz" ... */
+const char *InstCategory(Inst *inst);  /* Zydis' category: "BINARY", "COND_BR", "CALL", "SSE" ... */
+/* Memory operands, explicit first, then implicit ones (the stack slot of
+ * push, pop, call and ret; movs' two); lea accesses none. */
+int InstMemOperandCount(Inst *inst);
+int InstAccessSize(Inst *inst, int operand); /* bytes accessed by memory operand `operand` (0: the first) */
+long InstTarget(Inst *inst);           /* a direct branch's original target; 0 for others */
+/* The procedure or imported function a direct call or jump goes to ("main",
+ * "malloc" for malloc@plt, also through the GOT); "" for others. */
+const char *InstCalleeName(Inst *inst);
+/* Registers read and written, as bits: RegBit(RegRAX) ... (any width: eax
+ * and al are rax), RegFlagsBit (the status flags), RegVectorBit(n) (xmm,
+ * ymm or zmm n); for reads also memory operands' base and index. */
+unsigned long InstRegsRead(Inst *inst);
+unsigned long InstRegsWritten(Inst *inst);
+#define RegBit(reg) (1UL << (reg))
+#define RegFlagsBit (1UL << 16)
+#define RegVectorBit(n) (1UL << (32 + (n)))
+/* The source line from DWARF .debug_line: the file as the line table names
+ * it ("" and 0 where the program has none). */
+const char *InstSourceFile(Inst *inst);
+int InstSourceLine(Inst *inst);
+
+/* Stops the rewrite: atomx prints the message (printf format) and exits
+ * with status 1, as it does for its own errors; no output is written. */
+void AtomError(const char *format, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2), noreturn))
+#endif
+    ;
+
 /* Successor edges of a block (fall-through, taken, jump-table targets). */
 Edge *GetFirstSucc(Block *block);
 Edge *GetNextSucc(Edge *edge);

@@ -9,9 +9,11 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <deque>
 #include <string>
 
 #include "instrument/Engine.h"
+#include "support/Hex.h"
 
 using namespace atomx;
 
@@ -151,6 +153,42 @@ long BlockPC(::Block* b) { return long(in(b).pc()); }
 long InstPC(::Inst* i) { return long(in(i).pc()); }
 int InstSize(::Inst* i) { return int(in(i).size()); }
 ::Block* GetInstBlock(::Inst* i) { return out<::Block>(in(i).block().handle()); }
+
+namespace {
+// Strings handed to C tools, kept until the rewrite ends (a deque never moves them).
+const char* keep(std::string s) {
+  static std::deque<std::string> pool;
+  pool.push_back(std::move(s));
+  return pool.back().c_str();
+}
+}  // namespace
+
+const char* InstText(::Inst* i) { return keep(in(i).text()); }
+const char* InstMnemonic(::Inst* i) { return keep(in(i).mnemonic()); }
+const char* InstCategory(::Inst* i) { return keep(in(i).category()); }
+int InstMemOperandCount(::Inst* i) { return int(in(i).memOperandCount()); }
+int InstAccessSize(::Inst* i, int operand) {
+  const atomx::Inst x = in(i);
+  if (operand < 0 || unsigned(operand) >= x.memOperandCount())
+    throw Error("InstAccessSize: operand " + std::to_string(operand) + " of an instruction with " +
+                std::to_string(x.memOperandCount()) + " memory operand(s), at " + hex(x.pc()));
+  return int(x.accessSize(unsigned(operand)));
+}
+long InstTarget(::Inst* i) { return in(i).hasTarget() ? long(in(i).target()) : 0; }
+const char* InstCalleeName(::Inst* i) { return keep(in(i).calleeName()); }
+unsigned long InstRegsRead(::Inst* i) { return in(i).regsRead(); }
+unsigned long InstRegsWritten(::Inst* i) { return in(i).regsWritten(); }
+const char* InstSourceFile(::Inst* i) { return keep(in(i).sourceLine().file); }
+int InstSourceLine(::Inst* i) { return int(in(i).sourceLine().line); }
+
+void AtomError(const char* format, ...) {
+  char message[4096];
+  va_list ap;
+  va_start(ap, format);
+  std::vsnprintf(message, sizeof message, format ? format : "(null)", ap);
+  va_end(ap);
+  throw Error(message);
+}
 
 int IsInstType(::Inst* inst, InstType type) {
   const atomx::Inst i = in(inst);

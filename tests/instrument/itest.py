@@ -471,7 +471,8 @@ def t_error(work, kind):
                   "undefined": ("err_inst.c", "err_empty_anal.c"), "wrongtype": ("err_inst.c", "err_anal.c"),
                   "wrongarray": ("err_inst.c", "err_anal.c"), "crash": ("err_inst.c", "err_anal.c"),
                   "throw": ("err_throw_inst.cpp", "err_anal.c"), "range": ("err_range_inst.cpp", "err_anal.c"),
-                  "rangec": ("err_inst.c", "err_anal.c"), "unresolved": ("err_inst.c", "err_unresolved_anal.c")}[kind]
+                  "rangec": ("err_inst.c", "err_anal.c"), "unresolved": ("err_inst.c", "err_unresolved_anal.c"),
+                  "atomerror": ("err_inst.c", "err_anal.c")}[kind]
     r = instrument(prog, inst, anal, work, [kind], expect_ok=False)
     check(r.returncode != 0, f"atomx succeeded: {r.stderr}")
     check(not os.path.exists(prog + ".atomx"), "an output file was written")
@@ -496,6 +497,11 @@ def t_error(work, kind):
         check(err.endswith("err_throw_inst.cpp: its Instrument threw std::out_of_range: block 7 of 3"),
               f"not the tool's exception: {err}")
         check("internal error" not in err, f"called an internal error: {err}")
+        return
+    if kind == "atomerror":  # the tool's own message, as atomx gives its own
+        eq(r.returncode, 1, "exit status")
+        check(err.endswith("no procedure named nosuch here (42 procedures looked at)") and err.startswith("atomx:"),
+              f"not the tool's message: {err}")
         return
     check("Probe" in err, f"message does not name the routine: {err}")
     if kind in ("wrongtype", "wrongarray"):  # a C type mistake in a variadic AddCall: named, not a crash
@@ -522,7 +528,12 @@ def t_queries(work, variant, noplt=False):
     names = ["main", "local_sum", "tail_alloc"]
     out = os.path.join(work, "queries.txt")
     instrument(prog, "query_inst.cpp", "query_anal.c", work, [out] + names)
-    rows = {int(r[0], 16): r[1:] for r in (l.split("\t") for l in read_lines(out))}
+    rows = {int(r[0], 16): r[1:6] for r in (l.split("\t") for l in read_lines(out))}
+    # ATOM's C API says the same (query_inst.c), to the letter.
+    out_c = os.path.join(work, "queries_c.txt")
+    instrument(prog, "query_inst.c", "query_anal.c", work, [out_c] + names)
+    eq(read_lines(out_c), read_lines(out), "query_inst.c's report (C API) against query_inst.cpp's (C++ API)")
+    mem = {int(r[0], 16): (r[6], r[7]) for r in (l.split("\t") for l in read_lines(out))}
     # Alignment padding between blocks (nops after a ret) belongs to no block.
     padding = re.compile(r"^(nop|xchg\s+%ax,%ax|cs nop|data16|int3)")
     dis = [i for i in disassemble(prog) if i.func in names and (i.addr in rows or not padding.match(i.text))]
@@ -558,6 +569,13 @@ def t_queries(work, variant, noplt=False):
             check(written & FLAGS_BIT, f"{i.addr:#x} {i.text}: writes the flags")
         if mnem == "push":
             check(read & (1 << 4) and written & (1 << 4), f"{i.addr:#x} {i.text}: push reads and writes rsp")
+            eq(mem[i.addr][0], "1:8" if "(" not in i.text else "2:8,8", f"memory operands of {i.text}")
+        if mnem in ("call", "ret"):
+            check(mem[i.addr][0].startswith(("1:8", "2:8,8")), f"{i.addr:#x} {i.text}: its stack slot ({mem[i.addr][0]})")
+        mw = re.match(r"^mov([lq])\s+\$?\S+,-?(0x)?[0-9a-f]*\(%r\w+\)$", i.text)
+        if mw:
+            eq(mem[i.addr][0], "1:" + ("4" if mw.group(1) == "l" else "8"), f"memory operand of {i.text}")
+
         file, num = where.split(" (")[0].rsplit(":", 1)
         want = f"{file}:{num}" if file != "??" else ":0"
         eq(line.strip(), want if num != "?" else ":0", f"sourceLine at {i.addr:#x}")
@@ -637,7 +655,7 @@ for v in ("O2", "O0", "nopie"):
 for how in ("segv", "fault", "abort", "term", "_exit"):
     TESTS[f"killed.{how}"] = lambda w, how=how: t_killed(w, "O2", how)
 for kind in ("argcount", "brcond", "effaddr", "compile", "undefined", "wrongtype", "wrongarray", "crash", "throw",
-             "range", "rangec", "unresolved"):
+             "range", "rangec", "unresolved", "atomerror"):
     TESTS[f"error.{kind}"] = lambda w, kind=kind: t_error(w, kind)
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ void Instrument(int argc, char **argv) {
   } else if (!strcmp(kind, "rangec")) {  /* 300 for an unsigned char */
     AddCallProto("Probe(unsigned char)");
     AddCallInst(first, InstBefore, "Probe", 300);
+  } else if (!strcmp(kind, "atomerror")) {  /* the tool stops the rewrite itself */
+    AtomError("no procedure named %s here (%d procedures looked at)", "nosuch", 42);
   } else {  /* undefined: fine here, but the analysis file lacks Probe */
     AddCallProto("Probe(long)");
     AddCallInst(first, InstBefore, "Probe", 1L);
