@@ -143,20 +143,35 @@ void Plan::place(const CallRequest& c) {
     }
     case Point::ProcBefore: {
       auto* pd = static_cast<const detail::ProcData*>(c.where);
+      if (pd->proc->hotPart >= 0) return;  // a .cold part is entered by jumps inside its procedure
       return add(beforeSite(*pd->proc, pd->firstBlock->firstInst->index));
     }
     case Point::ProcAfter: {
-      // Every way out: returns, jumps to other procedures (tail calls), and
-      // indirect jumps that are not jump tables.
+      // Every way out of the procedure and of its .cold parts (one procedure
+      // split in two: a jump between them is no way out, and a .cold part
+      // has no ProcAfter of its own): returns, jumps to other procedures
+      // (tail calls), and indirect jumps that are not jump tables.
       auto* pd = static_cast<const detail::ProcData*>(c.where);
-      const ir::Procedure& p = *pd->proc;
-      for (const detail::BlockData* b = pd->firstBlock; b != pd->endBlock; ++b) {
-        const uint32_t last = (b->endInst - 1)->index;
-        const x86::Insn& in = p.insns[last];
-        bool exits = in.flow == x86::Flow::Return || (in.flow == x86::Flow::Jump && !p.contains(in.target));
-        if (in.flow == x86::Flow::IndirectJump)
-          exits = std::none_of(b->firstEdge, b->endEdge, [](const detail::EdgeData& e) { return e.kind == ir::EdgeKind::JumpTable; });
-        if (exits) add(siteAt(procs_[p.id].before, last, p, last, false));
+      if (pd->proc->hotPart >= 0) return;
+      const ir::Program& program = engine_.program();
+      const uint32_t hot = pd->proc->id;
+      auto family = [&](uint64_t target) {
+        const ir::Procedure* q = program.procAt(target);
+        return q && (q->id == hot || q->hotPart == int32_t(hot));
+      };
+      std::vector<const detail::ProcData*> parts = {pd};
+      for (const detail::ProcData& q : engine_.procs())
+        if (q.proc->hotPart == int32_t(hot)) parts.push_back(&q);
+      for (const detail::ProcData* part : parts) {
+        const ir::Procedure& p = *part->proc;
+        for (const detail::BlockData* b = part->firstBlock; b != part->endBlock; ++b) {
+          const uint32_t last = (b->endInst - 1)->index;
+          const x86::Insn& in = p.insns[last];
+          bool exits = in.flow == x86::Flow::Return || (in.flow == x86::Flow::Jump && !family(in.target));
+          if (in.flow == x86::Flow::IndirectJump)
+            exits = std::none_of(b->firstEdge, b->endEdge, [](const detail::EdgeData& e) { return e.kind == ir::EdgeKind::JumpTable; });
+          if (exits) add(siteAt(procs_[p.id].before, last, p, last, false));
+        }
       }
       return;
     }

@@ -398,6 +398,38 @@ def t_throws(work, variant):
     run_both(prog, exe, work)
 
 
+def t_unwound(work, variant):
+    """Frames left by an exception (throws.cpp: thrower throws on 7 of its 20
+    calls, middle does not catch) and by longjmp (jumps.c: 5 of run's 10
+    calls jump from deep's 6th level back to run): ProcAfter does not run for
+    them, atomx::FrameTracker counts them from the stack pointers of
+    ProcBefore and ProcAfter, and for every procedure entered = returned +
+    unwound + still active at the end."""
+    expect = {"throws.cpp": {"_Z7throweri": (20, 13, 7, 0), "_Z6middlei": (20, 13, 7, 0)},
+              "jumps.c": {"deep": (60, 30, 30, 0), "run": (10, 10, 0, 0)}}
+    for src, want in expect.items():
+        prog = build(src, variant, work)
+        exe = instrument(prog, "frames_inst.c", "frames_anal.cpp", work)
+        n, i = run_both(prog, exe, work)
+        rows = {r[0]: tuple(int(x) for x in r[1:]) for r in (l.split() for l in read_lines(os.path.join(i[3], "frames.out")))}
+        for name, counts in want.items():
+            eq(rows.get(name), counts, f"{src}: {name} entered, returned, unwound, active")
+        for name, (entered, returned, unwound, active) in rows.items():
+            eq(entered, returned + unwound + active, f"{src}: {name}: entered = returned + unwound + active")
+    # A .cold part is part of its procedure: no ProcBefore of its own, its
+    # ways out are its procedure's, and a jump between the two is none.  (With
+    # a ProcAfter at each jump into a .cold part and at each jump back, the
+    # program's ProcAfter calls outnumbered its ProcBefore calls.)
+    prog = os.path.join(ARGS.programs, variant, "cold_parts")
+    exe = instrument(prog, "frames_inst.c", "frames_anal.cpp", work)
+    n, i = run_both(prog, exe, work)
+    rows = {r[0]: tuple(int(x) for x in r[1:]) for r in (l.split() for l in read_lines(os.path.join(i[3], "frames.out")))}
+    check(not [r for r in rows if ".cold" in r], f"cold_parts: a .cold part was entered: {sorted(rows)}")
+    check(sum(r[1] for r in rows.values()) > 0, "cold_parts: no procedure returned")
+    for name, (entered, returned, unwound, active) in rows.items():
+        eq(entered, returned + unwound + active, f"cold_parts: {name}: entered = returned + unwound + active")
+
+
 def t_libm(work):
     """A C analysis file calling log(): it links (libm, as cc links a
     program) and runs; the sum is the one C computes."""
@@ -645,6 +677,7 @@ for v in ("O2", "O0", "nopie"):
     TESTS[f"threads.{v}"] = lambda w, v=v: t_threads(w, v)
     TESTS[f"fork.{v}"] = lambda w, v=v: t_fork(w, v)
     TESTS[f"throws.{v}"] = lambda w, v=v: t_throws(w, v)
+    TESTS[f"unwound.{v}"] = lambda w, v=v: t_unwound(w, v)
 TESTS["loops.noedges"] = lambda w: t_loops(w, "O2", edges=False)
 TESTS["libm"] = lambda w: t_libm(w)
 TESTS["run_output"] = lambda w: t_run_output(w)
