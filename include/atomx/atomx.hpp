@@ -322,6 +322,15 @@ class Counters {
   // address as the instruction computes it, as effectiveAddress() gives it;
   // not for rep-prefixed string instructions, which may access nothing).
   void incrementIf(Inst i, AddressTest test, size_t k) const;
+  // When control takes edge e, the outcome `taken` of a branch goes to a
+  // 2-bit saturating-counter predictor, inline: counter `state` holds its
+  // state XOR 1 (states 0..3, predicting taken at 2 and above; a counter
+  // starts at 0, so the predictor starts at state 1, weakly not taken), the
+  // state moves one step toward the outcome, and counter `miss` counts the
+  // outcomes it did not predict.
+  // Under threads the counts stay exact (a locked add) and the state is a
+  // plain load and store, as one predictor shared by the threads would be.
+  void predict(Edge e, size_t state, size_t miss, bool taken) const;
   operator Arg() const { return Arg(Arg::Kind::Counters, int64_t(id_)); }             // the array, as a long*
 
   void add(Point point, const void* where, size_t k) const;

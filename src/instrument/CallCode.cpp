@@ -297,6 +297,28 @@ bool staticTest(const AddressTest& t, uint64_t address) { return (address & (t.m
 // A conditional increment computes its address into a scratch register
 // (one the address does not use) before the flags are saved, while every
 // register still holds the program's value, then tests it.
+// A 2-bit saturating-counter predictor's update (Counters::predict), with
+// `r` free and the flags free: s = the counter XOR 1 (a zeroed counter is
+// state 1, weakly not taken); miss += (s >= 2) != taken; s moves one step
+// toward the outcome, within 0..3, and goes back XOR 1.  No branch.
+void emitPrediction(Assembler& a, const x86::Mem& state, const x86::Mem& miss, ZydisRegister r, bool taken,
+                    bool atomic) {
+  a.movLoad(r, state);
+  a.xorImm(r, 1);
+  a.cmpImm(r, 2);              // CF = s < 2: predicted not taken
+  if (!taken) a.raw({0xf5});   // cmc: CF = predicted taken
+  a.adcMemImm(miss, 0, atomic);  // miss += CF (a branch over an inc is slower: it mispredicts as often)
+  if (taken) {
+    a.cmpImm(r, 3);            // CF = s < 3
+    a.adcImm(r, 0);            // s + CF
+  } else {
+    a.cmpImm(r, 1);            // CF = s < 1
+    a.adcImm(r, -1);           // s - 1 + CF
+  }
+  a.xorImm(r, 1);
+  a.movStore(state, r);
+}
+
 void emitIncrements(const Engine& engine, const Site& site, bool atomic, const CodeAddresses& addresses,
                     Assembler& a) {
   if (site.increments.empty()) return;
@@ -314,8 +336,16 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
     if (c.op.hasIndex()) used |= x86::RegSet::gpr(unsigned(c.op.index));
     checks.push_back(c);
   }
+  const size_t predictions = size_t(std::count_if(site.increments.begin(), site.increments.end(), [](const IncrementRequest* inc) {
+    return inc->predict != IncrementRequest::Predict::None;
+  }));
   const size_t tests = size_t(std::count_if(checks.begin(), checks.end(), [](const AddressCheck& c) { return !c.isStatic; }));
-  const IncrementSaves saves = reserveForIncrements(site.liveFlags, used, tests);
+  // A prediction needs a register (a dead one where there is one) and
+  // writes CF, as a test does.
+  const bool savedState = predictions && site.predictScratch == ZYDIS_REGISTER_NONE;
+  if (predictions && !savedState) used |= x86::RegSet::gpr(unsigned(site.predictScratch - ZYDIS_REGISTER_RAX));
+  const IncrementSaves saves = reserveForIncrements(site.liveFlags, used, tests + (savedState ? 1 : 0), predictions > 0);
+  const ZydisRegister stateReg = !predictions ? ZYDIS_REGISTER_NONE : savedState ? saves.scratch.back() : site.predictScratch;
   const std::vector<ZydisRegister>& scratch = saves.scratch;
   size_t next = 0;
   for (AddressCheck& c : checks)
@@ -336,6 +366,11 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
   if (overflow) a.setoAl();
   for (const IncrementRequest* inc : site.increments) {
     const x86::Mem counter = x86::ripAbsolute(addresses.counters.at(inc->counters) + 8 * inc->index);
+    if (inc->predict != IncrementRequest::Predict::None) {
+      emitPrediction(a, counter, x86::ripAbsolute(addresses.counters.at(inc->counters) + 8 * inc->miss), stateReg,
+                     inc->predict == IncrementRequest::Predict::Taken, atomic);
+      continue;
+    }
     if (!inc->conditional) {
       a.incMem(counter, atomic);
       continue;

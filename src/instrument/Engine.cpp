@@ -323,6 +323,17 @@ void Engine::addIncrement(uint32_t counters, uint64_t index, Point point, const 
   increments_.push_back({counters, index, point, where, test != nullptr, test ? *test : AddressTest{}});
 }
 
+void Engine::addPrediction(uint32_t counters, uint64_t state, uint64_t miss, const void* edge, bool taken) {
+  // Checked as two increments at the edge (the array grows to hold both);
+  // the second becomes the prediction.
+  addIncrement(counters, miss, Point::Edge, edge);
+  addIncrement(counters, state, Point::Edge, edge);
+  increments_.erase(increments_.end() - 2);
+  IncrementRequest& r = increments_.back();
+  r.predict = taken ? IncrementRequest::Predict::Taken : IncrementRequest::Predict::NotTaken;
+  r.miss = miss;
+}
+
 void Engine::checkAddressTest(const AddressTest& t, const detail::InstData* inst) const {
   const std::string site = "Counters::incrementIf at " + describe(Point::InstBefore, inst);
   if (t.modulus < 2 || t.modulus > 4096 || (t.modulus & (t.modulus - 1)))

@@ -69,6 +69,11 @@ struct IncrementRequest {
   const void* where = nullptr;
   bool conditional = false;  // only when `test` holds (Counters::incrementIf; InstBefore)
   AddressTest test;
+  // Counters::predict (Edge): instead of an increment, a 2-bit saturating
+  // counter in counter `index` (0..3) moves toward the outcome, and counter
+  // `miss` of the same array counts the outcomes it did not predict.
+  enum class Predict : uint8_t { None, Taken, NotTaken } predict = Predict::None;
+  uint64_t miss = 0;
 };
 
 // Bytes written inline into the running thread's trace buffer, for an
@@ -135,6 +140,7 @@ class Engine {
   void reserveCounters(uint32_t counters, uint64_t count);
   void addIncrement(uint32_t counters, uint64_t index, Point point, const void* where,
                     const AddressTest* test = nullptr);
+  void addPrediction(uint32_t counters, uint64_t state, uint64_t miss, const void* edge, bool taken);
   const std::vector<uint64_t>& counterArrays() const { return counterArrays_; }
   const std::vector<IncrementRequest>& increments() const { return increments_; }
 

@@ -213,6 +213,10 @@ void Counters::add(Point point, const void* where, size_t k) const {
   Engine::current().addIncrement(id_, k, point, where);
 }
 
+void Counters::predict(Edge e, size_t state, size_t miss, bool taken) const {
+  Engine::current().addPrediction(id_, state, miss, e.handle(), taken);
+}
+
 void Counters::incrementIf(Inst i, AddressTest test, size_t k) const {
   Engine::current().addIncrement(id_, k, Point::InstBefore, i.handle(), &test);
 }

@@ -23,6 +23,7 @@ struct Site {
   std::vector<const IncrementRequest*> increments;  // inline, before the calls, in the order added
   std::vector<const StoreRequest*> stores;          // inline trace stores, after the increments
   ZydisRegister storeScratch = ZYDIS_REGISTER_NONE;  // dead here, for the stores' cursor (NONE: saved)
+  ZydisRegister predictScratch = ZYDIS_REGISTER_NONE;  // dead here, for predictions' state (NONE: saved)
   std::vector<const CallRequest*> calls;  // in the order they run
   const ir::Procedure* proc = nullptr;    // null for program sites
   uint32_t insn = 0;        // the instruction the arguments are computed at

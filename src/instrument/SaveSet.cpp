@@ -162,6 +162,9 @@ void markLiveFlags(const Engine& engine, std::vector<Site>& sites) {
     s.liveFlags = liveness.flags(s);
     s.directionClear = liveness.directionClear(s);
     if (!s.stores.empty()) s.storeScratch = storeScratch(liveness.deadRegisters(s));
+    if (std::any_of(s.increments.begin(), s.increments.end(),
+                    [](const IncrementRequest* inc) { return inc->predict != IncrementRequest::Predict::None; }))
+      s.predictScratch = predictionScratch(liveness.deadRegisters(s));
   }
 }
 
@@ -174,7 +177,14 @@ ZydisRegister storeScratch(x86::RegSet dead) {
   return ZYDIS_REGISTER_NONE;
 }
 
-IncrementSaves reserveForIncrements(uint8_t liveFlags, x86::RegSet addressRegs, size_t tests) {
+ZydisRegister predictionScratch(x86::RegSet dead) {
+  static constexpr unsigned kOrder[] = {1, 2, 6, 7, 8, 9, 10, 11, 3, 5, 12, 13, 14, 15};
+  for (unsigned hw : kOrder)
+    if (dead.has(hw)) return x86::reg64(hw);
+  return ZYDIS_REGISTER_NONE;
+}
+
+IncrementSaves reserveForIncrements(uint8_t liveFlags, x86::RegSet addressRegs, size_t tests, bool writesCarry) {
   IncrementSaves r;
   x86::RegSet used = addressRegs;
   for (size_t k = 0; k < tests; ++k) {
@@ -188,7 +198,7 @@ IncrementSaves reserveForIncrements(uint8_t liveFlags, x86::RegSet addressRegs, 
     r.scratch.push_back(chosen);
   }
   // A test writes CF too; a bare inc leaves it alone.
-  r.keepFlags = uint8_t(r.scratch.empty() ? liveFlags & ~x86::flag::CF : liveFlags);
+  r.keepFlags = uint8_t(r.scratch.empty() && !writesCarry ? liveFlags & ~x86::flag::CF : liveFlags);
   r.keepArith = r.keepFlags & (x86::flag::kStatus & ~x86::flag::OF);
   r.keepOverflow = r.keepFlags & x86::flag::OF;
   r.redZone = r.keepFlags || !r.scratch.empty();

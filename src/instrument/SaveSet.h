@@ -127,7 +127,13 @@ struct IncrementSaves {
 };
 // `liveFlags`: live at the site; `addressRegs`: the registers the dynamic
 // addresses read (never chosen as scratch); `tests`: how many dynamic
-// address tests need a scratch register.  A bare inc leaves CF alone.
-IncrementSaves reserveForIncrements(uint8_t liveFlags, x86::RegSet addressRegs, size_t tests);
+// address tests (or predictions without a dead register) need a scratch
+// register.  A bare inc leaves CF alone; `writesCarry`: a prediction
+// (Counters::predict) writes it.
+IncrementSaves reserveForIncrements(uint8_t liveFlags, x86::RegSet addressRegs, size_t tests, bool writesCarry = false);
+// The register a site's predictions (Counters::predict) keep a state in:
+// one of `dead` other than %rax (which lahf may need) and %rsp, or NONE
+// (then one is saved).
+ZydisRegister predictionScratch(x86::RegSet dead);
 
 }  // namespace atomx::instrument

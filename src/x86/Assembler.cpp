@@ -197,6 +197,18 @@ void Assembler::fsSelf(ZydisMnemonic mnemonic, ZydisRegister dst) {
 void Assembler::loadFsSelf(ZydisRegister dst) { fsSelf(ZYDIS_MNEMONIC_MOV, dst); }
 void Assembler::addFsSelf(ZydisRegister dst) { fsSelf(ZYDIS_MNEMONIC_ADD, dst); }
 
+void Assembler::adcMemImm(const Mem& m, int8_t value, bool lock) {
+  auto r = request(ZYDIS_MNEMONIC_ADC);
+  if (lock) r.prefixes = ZYDIS_ATTRIB_HAS_LOCK;
+  r.operand_count = 2;
+  setMem(r.operands[0], m);
+  setImm(r.operands[1], uint64_t(int64_t(value)));
+  encode(r);
+}
+
+void Assembler::adcImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_ADC, dst, uint64_t(int64_t(value))); }
+void Assembler::xorImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_XOR, dst, uint64_t(int64_t(value))); }
+
 void Assembler::incMem(const Mem& m, bool lock) {
   auto r = request(ZYDIS_MNEMONIC_INC);
   if (lock) r.prefixes = ZYDIS_ATTRIB_HAS_LOCK;

@@ -52,6 +52,9 @@ class Assembler {
   void cmpMemImm(const Mem& m, int8_t value);  // cmp $value, m (m.size bytes)
   // `[lock] incq m`: a 64-bit counter, atomically with `lock`.
   void incMem(const Mem& m, bool lock);
+  void adcMemImm(const Mem& m, int8_t value, bool lock);  // adc $value, m (m.size bytes)
+  void adcImm(ZydisRegister dst, int32_t value);
+  void xorImm(ZydisRegister dst, int32_t value);
   // The status flags without pushf/popf (which is slow): lahf/sahf move
   // SF ZF AF PF CF through %ah, `seto %al` keeps OF and `add $0x7f,%al`
   // puts it back (it overflows exactly when %al is 1; sahf then restores

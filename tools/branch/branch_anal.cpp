@@ -1,14 +1,17 @@
 // Analysis routines of the branch tool (branch_inst.cpp).
 //
-// Every thread of the program calls CondBranch, so the counters are atomic
-// (relaxed: only the totals matter, and they are read at program end).  The
-// predictor of each branch is the classic 2-bit saturating counter (Smith
-// 1981): states 0..3, predict taken when the state is >= 2, count up when
-// the branch is taken and down when not, starting at 1 (weakly not taken).
-// Its state is loaded and stored with relaxed atomics, not updated with a
-// compare-and-swap: under threads the predictor sees the threads' outcomes
-// interleaved in whatever order they come (as one shared hardware predictor
-// would) and a concurrent update can be lost; the counts stay exact.
+// The counts live in atomx's inline counters (branch_inst.cpp): per branch
+// k, 4k taken, 4k+1 not taken, 4k+2 mispredicted, 4k+3 the predictor's
+// state.  The predictor of each branch is the classic 2-bit saturating
+// counter (Smith 1981): states 0..3, predict taken when the state is >= 2,
+// count up when the branch is taken and down when not, starting at 1
+// (weakly not taken): the counter holds the state XOR 1, so zero is 1.  The inline code updates it
+// with a plain load and store and counts with locked adds where the
+// program may run threads: under threads the predictor sees the threads'
+// outcomes interleaved in whatever order they come (as one shared hardware
+// predictor would) and a concurrent update can be lost; the counts stay
+// exact.  CondBranch, for the few branches whose edges cannot carry inline
+// code, does the same with relaxed atomics.
 #include <atomx/report.hpp>
 
 #include <algorithm>
@@ -20,11 +23,14 @@
 #include <vector>
 
 namespace {
-struct Site {
-  std::atomic<long> taken{0}, notTaken{0}, mispredicted{0};
-  std::atomic<uint8_t> state{1};  // weakly not taken
+long* counts;  // atomx's counters, 4 per branch
+struct Site {  // branch k's counters
+  long* c;
+  long taken() const { return __atomic_load_n(c, __ATOMIC_RELAXED); }
+  long notTaken() const { return __atomic_load_n(c + 1, __ATOMIC_RELAXED); }
+  long mispredicted() const { return __atomic_load_n(c + 2, __ATOMIC_RELAXED); }
 };
-std::unique_ptr<Site[]> sites;
+Site site(long k) { return {counts + 4 * k}; }
 long nSites;
 const long* sitePc;
 const int* siteProc;
@@ -33,7 +39,7 @@ long topN;
 std::string programPath;
 
 const char* procOf(long k) { return procNames + siteProc[k]; }
-long executed(long k) { return sites[k].taken.load() + sites[k].notTaken.load(); }
+long executed(long k) { return site(k).taken() + site(k).notTaken(); }
 double percent(long a, long b) { return b ? 100.0 * double(a) / double(b) : 0.0; }
 
 void writeBtaken() {  // the paper's btaken.out, as before
@@ -41,7 +47,7 @@ void writeBtaken() {  // the paper's btaken.out, as before
   if (!out) return;
   std::fprintf(out, "PC \t Taken \t Not Taken \n");
   for (long k = 0; k < nSites; ++k)
-    std::fprintf(out, "0x%lx \t %ld \t %ld\n", sitePc[k], sites[k].taken.load(), sites[k].notTaken.load());
+    std::fprintf(out, "0x%lx \t %ld \t %ld\n", sitePc[k], site(k).taken(), site(k).notTaken());
   std::fclose(out);
 }
 
@@ -49,8 +55,8 @@ void table(FILE* out, const char* title, const std::vector<long>& order) {
   std::fprintf(out, "\n%s\n  %-18s %14s %7s %14s %7s  %s\n", title, "pc", "executed", "taken", "mispredicted",
                "miss", "procedure");
   for (long k : order) {
-    const long e = executed(k), m = sites[k].mispredicted.load();
-    std::fprintf(out, "  0x%-16lx %14ld %6.1f%% %14ld %6.1f%%  %s\n", sitePc[k], e, percent(sites[k].taken.load(), e), m,
+    const long e = executed(k), m = site(k).mispredicted();
+    std::fprintf(out, "  0x%-16lx %14ld %6.1f%% %14ld %6.1f%%  %s\n", sitePc[k], e, percent(site(k).taken(), e), m,
                  percent(m, e), procOf(k));
   }
 }
@@ -70,7 +76,7 @@ void writeSummary() {
   if (!out) return;
   long taken = 0, notTaken = 0, miss = 0, live = 0;
   for (long k = 0; k < nSites; ++k) {
-    taken += sites[k].taken.load(), notTaken += sites[k].notTaken.load(), miss += sites[k].mispredicted.load();
+    taken += site(k).taken(), notTaken += site(k).notTaken(), miss += site(k).mispredicted();
     live += executed(k) > 0;
   }
   const long total = taken + notTaken;
@@ -82,7 +88,7 @@ void writeSummary() {
   std::fprintf(out, "  accuracy                         %5.1f%%\n", total ? 100.0 - percent(miss, total) : 0.0);
   if (topN > 0) {
     table(out, "Most executed branches:", topBy(executed));
-    table(out, "Most mispredicted branches:", topBy([](long k) { return sites[k].mispredicted.load(); }));
+    table(out, "Most mispredicted branches:", topBy([](long k) { return site(k).mispredicted(); }));
   }
   std::fclose(out);
 }
@@ -97,7 +103,7 @@ void writeJson() {
   j.key("predictor").value("2-bit saturating counter per branch, initial state 1 (weakly not taken)");
   long taken = 0, notTaken = 0, miss = 0;
   for (long k = 0; k < nSites; ++k)
-    taken += sites[k].taken.load(), notTaken += sites[k].notTaken.load(), miss += sites[k].mispredicted.load();
+    taken += site(k).taken(), notTaken += site(k).notTaken(), miss += site(k).mispredicted();
   j.key("executed").value(taken + notTaken);
   j.key("taken").value(taken);
   j.key("not_taken").value(notTaken);
@@ -107,9 +113,9 @@ void writeJson() {
     j.beginObject();
     j.key("pc").hex(uint64_t(sitePc[k]));
     j.key("proc").value(procOf(k));
-    j.key("taken").value(sites[k].taken.load());
-    j.key("not_taken").value(sites[k].notTaken.load());
-    j.key("mispredicted").value(sites[k].mispredicted.load());
+    j.key("taken").value(site(k).taken());
+    j.key("not_taken").value(site(k).notTaken());
+    j.key("mispredicted").value(site(k).mispredicted());
     j.endObject();
   }
   j.endArray();
@@ -120,18 +126,19 @@ void writeJson() {
 
 extern "C" {
 // The arrays are atomx's copies in the program: they live as long as it.
-void BranchInit(long n, const long* pcs, const int* procOffsets, const char* names, long top, const char* path) {
-  sites = std::make_unique<Site[]>(size_t(n ? n : 1));
+void BranchInit(long n, const long* pcs, const int* procOffsets, const char* names, long top, const char* path,
+                long* counters) {
   nSites = n, sitePc = pcs, siteProc = procOffsets, procNames = names, topN = top, programPath = path;
+  counts = counters;
 }
 
 void CondBranch(long n, long taken) {
-  Site& s = sites[n];
-  (taken ? s.taken : s.notTaken).fetch_add(1, std::memory_order_relaxed);
-  const uint8_t state = s.state.load(std::memory_order_relaxed);
-  if ((state >= 2) != (taken != 0)) s.mispredicted.fetch_add(1, std::memory_order_relaxed);
-  const uint8_t next = taken ? (state < 3 ? state + 1 : 3) : (state > 0 ? state - 1 : 0);
-  if (next != state) s.state.store(next, std::memory_order_relaxed);
+  long* c = counts + 4 * n;
+  __atomic_fetch_add(c + (taken ? 0 : 1), 1, __ATOMIC_RELAXED);
+  const long state = __atomic_load_n(c + 3, __ATOMIC_RELAXED) ^ 1;  // held XOR 1 (Counters::predict)
+  if ((state >= 2) != (taken != 0)) __atomic_fetch_add(c + 2, 1, __ATOMIC_RELAXED);
+  const long next = taken ? (state < 3 ? state + 1 : 3) : (state > 0 ? state - 1 : 0);
+  if (next != state) __atomic_store_n(c + 3, next ^ 1, __ATOMIC_RELAXED);
 }
 
 void BranchFini() {
