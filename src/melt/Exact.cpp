@@ -119,7 +119,8 @@ std::vector<ExactMiner::Found> ExactMiner::top(size_t k) {
         while (t < s.size() && s[t] == r.blocks[(j + t) % rn]) ++t;
         m += t == s.size();
       }
-      if (m && n.occurrences <= m * r.occurrences) {
+      // At least half of its occurrences can lie inside r's.
+      if (m && n.occurrences <= 2 * m * r.occurrences) {
         explained = true;
         break;
       }

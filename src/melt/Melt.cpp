@@ -1,6 +1,7 @@
 #include "melt/Melt.h"
 
 #include <algorithm>
+#include <deque>
 #include <numeric>
 
 #include "melt/Exact.h"
@@ -73,6 +74,62 @@ struct Pass2 : trace::Consumer {
   }
   void outsideCall(int, uint64_t, const std::string&) override { melter.cut(); }
   void threadEnd(int, const std::string&) override { melter.cut(); }
+};
+
+// Pass 3, by text only: each reported sequence's first occurrence, so its
+// pcs are one place where it ran (KMP over the instruction ids).
+struct Locate : trace::Consumer {
+  Symbols& syms;
+  struct Want {
+    const std::vector<uint32_t>* ids;
+    std::vector<uint64_t>* pcs;
+    std::vector<size_t> fail;
+    size_t matched = 0;
+    std::deque<uint64_t> recent;  // the pcs of the partial match
+    bool found = false;
+  };
+  std::vector<Want> wants;
+  size_t left = 0;
+  explicit Locate(Symbols& s) : syms(s) {}
+  void want(const std::vector<uint32_t>& ids, std::vector<uint64_t>& pcs) {
+    Want w;
+    w.ids = &ids;
+    w.pcs = &pcs;
+    w.fail.assign(ids.size() + 1, 0);
+    for (size_t i = 1, k = 0; i < ids.size(); ++i) {
+      while (k && ids[i] != ids[k]) k = w.fail[k];
+      if (ids[i] == ids[k]) ++k;
+      w.fail[i + 1] = k;
+    }
+    wants.push_back(std::move(w));
+    ++left;
+  }
+  void cut() {
+    for (Want& w : wants) w.matched = 0, w.recent.clear();
+  }
+  void threadBegin(int) override { cut(); }
+  void block(const trace::BlockRun& run) override {
+    if (run.inherited || !left) return;
+    const std::vector<uint32_t>* insns;
+    syms.block(run, &insns);
+    for (Want& w : wants) {
+      if (w.found) continue;
+      const std::vector<uint32_t>& ids = *w.ids;
+      for (size_t k = 0; k < insns->size() && !w.found; ++k) {
+        while (w.matched && (*insns)[k] != ids[w.matched]) w.matched = w.fail[w.matched];
+        if ((*insns)[k] == ids[w.matched]) ++w.matched;
+        w.recent.push_back(run.insns[k].pc);
+        while (w.recent.size() > w.matched) w.recent.pop_front();
+        if (w.matched == ids.size()) {
+          w.pcs->assign(w.recent.begin(), w.recent.end());
+          w.found = true;
+          --left;
+        }
+      }
+    }
+  }
+  void outsideCall(int, uint64_t, const std::string&) override { cut(); }
+  void threadEnd(int, const std::string&) override { cut(); }
 };
 
 }  // namespace
@@ -150,6 +207,24 @@ Report mine(const std::string& dir, const Options& options) {
       q.insns = ranked(std::move(q.insns));
     }
   }
+  if (options.identity == Identity::Text) {
+    // Sequences in instruction ids (not ranks), and where each first ran.
+    std::vector<std::vector<uint32_t>> ids;
+    std::vector<Sequence*> seqs;
+    for (Sequence& q : r.seed.sequences) seqs.push_back(&q);
+    for (Sequence& q : r.exact.sequences) seqs.push_back(&q);
+    ids.reserve(seqs.size());
+    for (Sequence* q : seqs) {
+      ids.emplace_back();
+      for (uint32_t k : q->insns) ids.back().push_back(order[k]);
+    }
+    Locate locate(syms);
+    for (size_t k = 0; k < seqs.size(); ++k) locate.want(ids[k], seqs[k]->pcs);
+    if (!seqs.empty()) trace::regenerate(dir, locate);
+  }
+  for (std::vector<Sequence>* list : {&r.seed.sequences, &r.exact.sequences})
+    for (Sequence& q : *list)
+      for (uint64_t pc : q.pcs) q.procedures.push_back(syms.procedureAt(pc));
   return r;
 }
 

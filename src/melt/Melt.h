@@ -42,7 +42,10 @@
 //   - a power v v ... v of a shorter sequence v (v covers as much);
 //   - a sequence explained by one reported before it, r: one that occurs at
 //     m > 0 places in r read cyclically (a factor of r r starting in r, as a
-//     rotation of r is), and no more often than m x r's occurrences.
+//     rotation of r is), and at most 2 x m x r's occurrences times (so at
+//     least half of its occurrences can lie inside r's: the rotations and
+//     pieces of a loop body reported already, or of one path through it).
+//   These rules choose what is listed; they change no count.
 // One pass over the trace, streaming: a trie of the distinct candidates
 // (each node a candidate: parent, last block, occurrences, where its last
 // counted occurrence ends), walked from each block position.  Memory grows
@@ -78,7 +81,8 @@ struct Instruction {
 
 struct Sequence {
   std::vector<uint32_t> insns;  // indices into Report::instructions, in order
-  std::vector<uint64_t> pcs;    // original addresses in order (by text: where each was first executed)
+  std::vector<uint64_t> pcs;    // original addresses in order (by text: of its first occurrence)
+  std::vector<std::string> procedures;  // of each pc
   uint64_t occurrences = 0;
   uint64_t coverage() const { return occurrences * insns.size(); }
   bool cyclic = false;          // seed: found as the period of a cyclic chunk
@@ -127,7 +131,8 @@ size_t kneeRank(const std::vector<uint64_t>& sortedCounts);
 size_t smallestPeriod(const std::vector<uint32_t>& s);
 
 // Regenerates the trace in `dir` (once for the coverage and the exact
-// method, once more for the seed's melting) and mines it.  Throws
+// method, once more for the seed's melting, and by text once more to find
+// where each reported sequence first ran) and mines it.  Throws
 // atomx::Error when the trace cannot be read.
 Report mine(const std::string& dir, const Options& options);
 

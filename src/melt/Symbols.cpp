@@ -27,7 +27,17 @@ uint32_t Symbols::instruction(const trace::Instruction& i, uint32_t procedure) {
     id = byText_.try_emplace(text(i.pc, i.length, true), next).first->second;
   }
   if (id == next) first_.push_back({i.pc, procedure, i.length});
+  if (identity_ == Identity::Text) procedureOfPc_.emplace(i.pc, procedure);
   return id;
+}
+
+std::string Symbols::procedureAt(uint64_t pc) const {
+  if (identity_ == Identity::Address) {
+    auto it = byPc_.find(pc);
+    return it == byPc_.end() ? "" : procedure(it->second);
+  }
+  auto it = procedureOfPc_.find(pc);
+  return it == procedureOfPc_.end() ? "" : procedures_[it->second];
 }
 
 uint32_t Symbols::block(const trace::BlockRun& run, const std::vector<uint32_t>** insns) {

@@ -49,6 +49,8 @@ class Symbols {
   // The first address seen for an instruction id, and its procedure.
   uint64_t pc(uint32_t insn) const { return first_[insn].pc; }
   const std::string& procedure(uint32_t insn) const { return procedures_[first_[insn].procedure]; }
+  // The procedure of any address executed so far ("" for none).
+  std::string procedureAt(uint64_t pc) const;
   // AT&T text of the instruction at `pc` (at its own address, as objdump
   // shows it; `atZero`: decoded as if at address 0, the text identity).
   std::string text(uint64_t pc, uint8_t length, bool atZero) const;
@@ -74,6 +76,7 @@ class Symbols {
   std::unique_ptr<x86::Decoder> decoder_;
   std::unordered_map<std::pair<uint64_t, size_t>, Cached, KeyHash> byStart_;
   std::unordered_map<uint64_t, uint32_t> byPc_;
+  std::unordered_map<uint64_t, uint32_t> procedureOfPc_;  // by text: every address's procedure
   std::unordered_map<std::string, uint32_t> byText_;
   std::unordered_map<std::vector<uint32_t>, uint32_t, IdsHash> byInsns_;  // text identity's blocks
   std::vector<First> first_;

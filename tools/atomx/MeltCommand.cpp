@@ -38,7 +38,8 @@ docs/melting.md explains the methods and the report.
         at most --max-length instructions, ranked by length x non-overlapping
         occurrences (counted left to right in each thread); a sequence that
         occurs once, a power of a shorter one, or one explained by a sequence
-        ranked above it is skipped
+        r ranked above it (it lies in r read cyclically, and at least half of
+        its occurrences can be r's) is skipped
   --threshold N|auto  (auto) the seed's threshold, in executions; auto takes
         the knee of the sorted cumulative coverage curve, the point farthest
         from its chord (where executions fall below the average instruction's)
@@ -104,8 +105,8 @@ struct Where {
 // The distinct procedures of a sequence, in the order they first appear.
 std::string procedures(const melt::Report& r, const melt::Sequence& q) {
   std::vector<std::string> seen;
-  for (uint32_t i : q.insns) {
-    std::string p = demangled(r.instructions[i].procedure);
+  for (const std::string& name : q.procedures) {
+    std::string p = demangled(name);
     if (std::find(seen.begin(), seen.end(), p) == seen.end()) seen.push_back(p);
   }
   std::string out;
@@ -139,11 +140,14 @@ void printSequence(const melt::Report& r, const Where& where, size_t n, const me
               static_cast<unsigned long long>(q.coverage()), percent(q.coverage(), r.executed).c_str(),
               seed ? (q.cyclic ? "  cyclic" : "  a whole chunk") : "", procedures(r, q).c_str());
   if (seed) std::printf("      from %llu distinct chunk(s)\n", static_cast<unsigned long long>(q.chunks));
-  for (size_t k = 0; k < q.insns.size(); ++k) {
+  // A long chunk is listed by its first instructions (the JSON has them all).
+  const size_t shown = q.insns.size() > 48 ? 32 : q.insns.size();
+  for (size_t k = 0; k < shown; ++k) {
     const melt::Instruction& i = r.instructions[q.insns[k]];
     std::printf("      %-8s i%-6u %-24s %-22s %s\n", hex(q.pcs[k]).c_str(), q.insns[k] + 1,
-                demangled(i.procedure).substr(0, 24).c_str(), where.at(q.pcs[k]).c_str(), i.text.c_str());
+                demangled(q.procedures[k]).substr(0, 24).c_str(), where.at(q.pcs[k]).c_str(), i.text.c_str());
   }
+  if (shown < q.insns.size()) std::printf("      ... %zu more (--json lists every pc)\n", q.insns.size() - shown);
 }
 
 void printReport(const std::string& dir, const melt::Report& r, const Where& where, size_t coverageRows) {
