@@ -211,16 +211,32 @@ void printReport(const std::string& dir, const melt::Report& r, const Where& whe
     for (size_t k = 0; k < e.sequences.size(); ++k) printSequence(r, where, k + 1, e.sequences[k], false);
   }
   if (r.seedRun && r.exactRun) {
-    // Where the two agree: the same instructions in the same order.
-    std::set<std::vector<uint64_t>> exact, seed;
-    for (const melt::Sequence& q : r.exact.sequences) exact.insert(q.pcs);
-    for (const melt::Sequence& q : r.seed.sequences) seed.insert(q.pcs);
-    std::printf("\nagreement: ");
-    for (size_t k = 0; k < r.seed.sequences.size(); ++k)
-      std::printf("seed #%zu %s; ", k + 1, exact.count(r.seed.sequences[k].pcs) ? "also exact" : "not in exact's top");
-    for (size_t k = 0; k < r.exact.sequences.size(); ++k)
-      if (!seed.count(r.exact.sequences[k].pcs)) std::printf("exact #%zu not in seed's top; ", k + 1);
-    std::printf("\n");
+    // Where the two agree: the same instructions in the same order, or the
+    // same cycle entered elsewhere (a rotation).
+    auto relation = [](const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+      if (a == b) return 2;
+      if (a.size() != b.size() || a.empty()) return 0;
+      for (size_t k = 1; k < a.size(); ++k)
+        if (std::equal(a.begin() + long(k), a.end(), b.begin()) && std::equal(a.begin(), a.begin() + long(k), b.end() - long(k)))
+          return 1;
+      return 0;
+    };
+    std::printf("\nagreement (the seed's top %zu against the exact top %zu):\n", r.seed.sequences.size(), r.exact.sequences.size());
+    std::vector<bool> matched(r.exact.sequences.size());
+    for (size_t k = 0; k < r.seed.sequences.size(); ++k) {
+      std::string what = "not in the exact top";
+      for (size_t e = 0; e < r.exact.sequences.size(); ++e)
+        if (int rel = relation(r.seed.sequences[k].pcs, r.exact.sequences[e].pcs)) {
+          matched[e] = true;
+          what = (rel == 2 ? "the same as exact #" : "the same cycle, rotated, as exact #") + std::to_string(e + 1) + " (" +
+                 std::to_string(r.seed.sequences[k].occurrences) + " against " +
+                 std::to_string(r.exact.sequences[e].occurrences) + " occurrences)";
+          break;
+        }
+      std::printf("  seed #%zu: %s\n", k + 1, what.c_str());
+    }
+    for (size_t e = 0; e < r.exact.sequences.size(); ++e)
+      if (!matched[e]) std::printf("  exact #%zu: not in the seed's top\n", e + 1);
   }
 }
 
