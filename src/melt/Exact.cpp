@@ -1,7 +1,6 @@
 #include "melt/Exact.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace atomx::melt {
 
@@ -9,9 +8,9 @@ namespace {
 constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
 }
 
-ExactMiner::ExactMiner(unsigned maxLength, const std::vector<uint32_t>& lengths)
-    : maxLength_(maxLength), lengths_(lengths) {
-  nodes_.push_back({0, 0, 0, 0, 0, 0});  // the root: the empty sequence
+ExactMiner::ExactMiner(unsigned maxLength, unsigned part, unsigned parts)
+    : maxLength_(maxLength), part_(part), parts_(parts) {
+  nodes_.push_back({0, 0, 0, 0, 0, 0, 0, 0, 0});  // the root: the empty sequence
   keys_.assign(1 << 16, 0);
   values_.assign(1 << 16, 0);
   mask_ = (1 << 16) - 1;
@@ -33,7 +32,16 @@ void ExactMiner::grow() {
   mask_ = mask;
 }
 
-uint32_t ExactMiner::child(uint32_t parent, uint32_t block) {
+uint32_t ExactMiner::child(uint32_t parent, uint32_t block, uint32_t length) {
+  Node& from = nodes_[parent];
+  if (from.lastChild && from.lastBlock == block) return from.lastChild;
+  const uint32_t id = find(parent, block, length);
+  nodes_[parent].lastBlock = block;
+  nodes_[parent].lastChild = id;
+  return id;
+}
+
+uint32_t ExactMiner::find(uint32_t parent, uint32_t block, uint32_t length) {
   const uint64_t key = (uint64_t(parent) << 32 | block) + 1;
   uint64_t h = (key * kMul) >> 20 & mask_;
   while (keys_[h]) {
@@ -42,7 +50,7 @@ uint32_t ExactMiner::child(uint32_t parent, uint32_t block) {
   }
   const uint32_t id = uint32_t(nodes_.size());
   const Node& p = nodes_[parent];
-  nodes_.push_back({parent, block, p.depth + 1, p.length + lengths_[block], 0, 0});
+  nodes_.push_back({parent, block, p.depth + 1, p.length + length, 0, 0, position_, 0, 0});
   keys_[h] = key;
   values_[h] = id;
   if (nodes_.size() * 2 > keys_.size()) grow();
@@ -50,12 +58,13 @@ uint32_t ExactMiner::child(uint32_t parent, uint32_t block) {
 }
 
 void ExactMiner::walk() {
+  if (window_[head_].block % parts_ != part_) return;  // another part's
   uint32_t node = 0;
   uint64_t length = 0;
   for (size_t q = head_; q < window_.size(); ++q) {
-    length += lengths_[window_[q]];
+    length += window_[q].length;
     if (length > maxLength_) break;
-    node = child(node, window_[q]);
+    node = child(node, window_[q].block, window_[q].length);
     Node& n = nodes_[node];
     // Greedy, left to right: an occurrence counts unless it overlaps the
     // last one counted (starts are walked in order).
@@ -66,13 +75,13 @@ void ExactMiner::walk() {
   }
 }
 
-void ExactMiner::add(uint32_t block) {
-  window_.push_back(block);
-  pending_ += lengths_[block];
+void ExactMiner::add(uint32_t block, uint32_t length) {
+  window_.push_back({block, length});
+  pending_ += length;
   // The oldest start's windows are complete once they cannot grow.
   while (head_ < window_.size() && pending_ > maxLength_) {
     walk();
-    pending_ -= lengths_[window_[head_++]];
+    pending_ -= window_[head_++].length;
     ++position_;
   }
   if (head_ > 4096 && head_ * 2 > window_.size()) {
@@ -84,7 +93,7 @@ void ExactMiner::add(uint32_t block) {
 void ExactMiner::cut() {
   while (head_ < window_.size()) {
     walk();
-    pending_ -= lengths_[window_[head_++]];
+    pending_ -= window_[head_++].length;
     ++position_;
   }
   window_.clear();
@@ -92,22 +101,30 @@ void ExactMiner::cut() {
   pending_ = 0;
 }
 
-std::vector<ExactMiner::Found> ExactMiner::top(size_t k) {
-  std::vector<uint32_t> order;
-  for (uint32_t i = 1; i < nodes_.size(); ++i)
-    if (nodes_[i].occurrences >= 2) order.push_back(i);
-  auto coverage = [&](uint32_t i) { return nodes_[i].occurrences * nodes_[i].length; };
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    if (coverage(a) != coverage(b)) return coverage(a) > coverage(b);
-    if (nodes_[a].length != nodes_[b].length) return nodes_[a].length < nodes_[b].length;
-    return a < b;
+std::vector<Found> topSequences(const std::vector<const ExactMiner*>& parts, size_t k) {
+  struct Ref {
+    const ExactMiner* part;
+    uint32_t node;
+    const ExactMiner::Node& n() const { return part->nodes_[node]; }
+    uint64_t coverage() const { return n().occurrences * n().length; }
+  };
+  std::vector<Ref> order;
+  for (const ExactMiner* p : parts)
+    for (uint32_t i = 1; i < p->nodes_.size(); ++i)
+      if (p->nodes_[i].occurrences >= 2) order.push_back({p, i});
+  // Ties: shorter first, then the one that occurred first (one start and
+  // one length make one candidate: the order is total, whatever the parts).
+  std::sort(order.begin(), order.end(), [](const Ref& a, const Ref& b) {
+    if (a.coverage() != b.coverage()) return a.coverage() > b.coverage();
+    if (a.n().length != b.n().length) return a.n().length < b.n().length;
+    return a.n().first < b.n().first;
   });
   std::vector<Found> out;
-  for (uint32_t i : order) {
+  for (const Ref& ref : order) {
     if (out.size() >= k) break;
-    const Node& n = nodes_[i];
+    const ExactMiner::Node& n = ref.n();
     std::vector<uint32_t> s(n.depth);
-    for (uint32_t x = i, d = n.depth; d > 0; x = nodes_[x].parent) s[--d] = nodes_[x].block;
+    for (uint32_t x = ref.node, d = n.depth; d > 0; x = ref.part->nodes_[x].parent) s[--d] = ref.part->nodes_[x].block;
     const size_t p = smallestPeriod(s);
     if (p < s.size() && s.size() % p == 0) continue;  // a power of a shorter sequence
     bool explained = false;
@@ -128,6 +145,88 @@ std::vector<ExactMiner::Found> ExactMiner::top(size_t k) {
     if (!explained) out.push_back({std::move(s), n.occurrences, n.length});
   }
   return out;
+}
+
+ParallelExact::ParallelExact(unsigned maxLength, unsigned threads) : threaded_(threads > 0) {
+  const unsigned parts = std::max(1u, threads);
+  for (unsigned t = 0; t < parts; ++t) {
+    workers_.push_back(std::make_unique<Worker>());
+    workers_.back()->miner = std::make_unique<ExactMiner>(maxLength, t, parts);
+  }
+  batch_ = std::make_unique<Batch>();
+  if (threaded_)
+    for (auto& w : workers_) w->thread = std::thread([this, w = w.get()] { run(*w); });
+}
+
+ParallelExact::~ParallelExact() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+  }
+  changed_.notify_all();
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+}
+
+void ParallelExact::add(uint32_t block, uint32_t length) {
+  if (!threaded_) return workers_[0]->miner->add(block, length);
+  batch_->emplace_back(block, length);
+  if (batch_->size() >= (1 << 16)) flush(false);
+}
+
+void ParallelExact::cut() {
+  if (!threaded_) return workers_[0]->miner->cut();
+  batch_->emplace_back(kCut, 0);
+  if (batch_->size() >= (1 << 16)) flush(false);
+}
+
+void ParallelExact::flush(bool last) {
+  std::shared_ptr<const Batch> b(batch_.release());
+  batch_ = std::make_unique<Batch>();
+  std::unique_lock<std::mutex> lock(mutex_);
+  // At most 8 batches in flight per miner: memory stays bounded.
+  changed_.wait(lock, [&] {
+    for (auto& w : workers_)
+      if (w->queue.size() >= 8) return false;
+    return true;
+  });
+  for (auto& w : workers_) w->queue.push_back(b);
+  if (last) done_ = true;
+  lock.unlock();
+  changed_.notify_all();
+}
+
+void ParallelExact::run(Worker& w) {
+  for (;;) {
+    std::shared_ptr<const Batch> b;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return !w.queue.empty() || done_; });
+      if (w.queue.empty()) return;
+      b = w.queue.front();
+      w.queue.pop_front();
+    }
+    changed_.notify_all();
+    for (const auto& [block, length] : *b) {
+      if (block == kCut) w.miner->cut();
+      else w.miner->add(block, length);
+    }
+  }
+}
+
+std::vector<Found> ParallelExact::finish(size_t k, uint64_t* candidates) {
+  if (threaded_) {
+    flush(true);
+    for (auto& w : workers_) w->thread.join();
+  }
+  std::vector<const ExactMiner*> parts;
+  *candidates = 0;
+  for (auto& w : workers_) {
+    w->miner->cut();
+    parts.push_back(w->miner.get());
+    *candidates += w->miner->candidates();
+  }
+  return topSequences(parts, k);
 }
 
 size_t smallestPeriod(const std::vector<uint32_t>& s) {

@@ -31,12 +31,11 @@ namespace {
 // Pass 1: identities, coverage, and the exact miner.
 struct Pass1 : trace::Consumer {
   Symbols& syms;
-  ExactMiner* exact;
+  ParallelExact* exact;
   std::vector<uint64_t> executions;
-  std::vector<uint32_t>& lengths;
   uint64_t executed = 0, blocks = 0, segments = 0;
   bool open = false;
-  Pass1(Symbols& s, ExactMiner* e, std::vector<uint32_t>& l) : syms(s), exact(e), lengths(l) {}
+  Pass1(Symbols& s, ParallelExact* e) : syms(s), exact(e) {}
   void cut() {
     if (exact) exact->cut();
     segments += open;
@@ -49,12 +48,10 @@ struct Pass1 : trace::Consumer {
     const uint32_t id = syms.block(run, &insns);
     if (executions.size() < syms.instructionCount()) executions.resize(syms.instructionCount());
     for (uint32_t i : *insns) ++executions[i];
-    if (lengths.size() <= id) lengths.resize(id + 1);
-    lengths[id] = uint32_t(insns->size());
     executed += insns->size();
     ++blocks;
     open = true;
-    if (exact) exact->add(id);
+    if (exact) exact->add(id, uint32_t(insns->size()));
   }
   void outsideCall(int, uint64_t, const std::string&) override { cut(); }
   void threadEnd(int, const std::string&) override { cut(); }
@@ -140,10 +137,9 @@ Report mine(const std::string& dir, const Options& options) {
   r.program = manifest.program;
   r.identity = options.identity;
   Symbols syms(options.identity, manifest.program);
-  std::vector<uint32_t> lengths;
-  std::unique_ptr<ExactMiner> exact;
-  if (options.exact) exact = std::make_unique<ExactMiner>(options.maxLength, lengths);
-  Pass1 p1(syms, exact.get(), lengths);
+  std::unique_ptr<ParallelExact> exact;
+  if (options.exact) exact = std::make_unique<ParallelExact>(options.maxLength, options.threads);
+  Pass1 p1(syms, exact.get());
   const trace::Summary s = trace::regenerate(dir, p1);
   r.executed = p1.executed;
   r.blocks = p1.blocks;
@@ -171,8 +167,7 @@ Report mine(const std::string& dir, const Options& options) {
   if (options.exact) {
     r.exactRun = true;
     r.exact.maxLength = options.maxLength;
-    r.exact.candidates = exact->candidates();
-    for (ExactMiner::Found& f : exact->top(options.top)) {
+    for (Found& f : exact->finish(options.top, &r.exact.candidates)) {
       Sequence q;
       for (uint32_t b : f.blocks) {
         const Symbols::Block& blk = syms.blocks()[b];

@@ -49,7 +49,10 @@
 // One pass over the trace, streaming: a trie of the distinct candidates
 // (each node a candidate: parent, last block, occurrences, where its last
 // counted occurrence ends), walked from each block position.  Memory grows
-// with the distinct candidates, not with the trace.
+// with the distinct candidates, not with the trace.  The candidates split
+// by their first block into `threads` tries, each mined by its own thread
+// from the same stream of blocks; the answer does not depend on the split
+// (ties are broken by length, then by where a candidate first occurred).
 #pragma once
 
 #include <cstddef>
@@ -69,6 +72,7 @@ struct Options {
   size_t top = 10;         // sequences reported per method
   unsigned maxLength = 64; // the exact method's longest candidate, instructions
   size_t topChunks = 10;   // distinct chunks listed (the seed's step 4)
+  unsigned threads = 2;    // the exact method's miner threads, each a part of the candidates (0: none, inline)
 };
 
 // One distinct instruction (by the chosen identity).

@@ -27,6 +27,7 @@ per outside call; a thread's end and an outside call cut the sequence):
              sequence occurring exactly OCC times whose pcs lie in PROC (the
              first executed) and as long as PROC's planted sequence: PROC2's
              copy of the same code is counted with it
+  --threads-same N   atomx melt --threads N gives the same JSON
 Options passed to atomx melt: --threshold N, --top K, --max-length L.
 """
 import argparse
@@ -81,6 +82,7 @@ def main():
     ap.add_argument("trace", nargs="?")
     ap.add_argument("--merged", action="append", default=[])
     ap.add_argument("--planted-by", default="seed,exact")
+    ap.add_argument("--threads-same", action="append", default=[])
     ap.add_argument("--brute", action="store_true")
     ap.add_argument("--planted", action="append", default=[])
     ap.add_argument("--threshold")
@@ -173,6 +175,12 @@ def main():
 
     if a.brute:
         brute(a, j, regen(a.atomx, a.trace, blocks=True), text, pcs_of)
+    for threads in a.threads_same:
+        other = json.loads(subprocess.run(cmd + ["--threads", threads], check=True, stdout=subprocess.PIPE,
+                                          text=True).stdout)
+        if other != j:
+            fail(f"--threads {threads} gives another report than the default")
+        print(f"--threads {threads}: the same report")
     lengths = {}
     for spec in a.planted:
         lengths[spec.split("=")[0]] = planted(a, j, spec, counts, ids)

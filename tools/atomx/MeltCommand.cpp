@@ -22,7 +22,7 @@ namespace {
 
 constexpr const char* kUsage =
     "atomx melt TRACE [--method seed|exact|both] [--threshold N|auto] [--top K] [--max-length N]\n"
-    "                 [--identity address|text] [--chunks K] [--json FILE]";
+    "                 [--identity address|text] [--chunks K] [--threads N] [--json FILE]";
 
 constexpr const char* kHelp = R"(
 Mine the instruction sequences that make up most of a traced run (atomx trace
@@ -48,6 +48,9 @@ docs/melting.md explains the methods and the report.
   --identity address|text  (address) an instruction is its address, or its
         disassembly decoded at address 0 (the same instruction wherever it is)
   --chunks K          (10) distinct chunks listed
+  --threads N         (2) threads mining the exact method's candidates beside
+        the one reading the trace, each a share of them (split by their first
+        block); 0: mine in the reading thread.  The answer is the same
   --json FILE         the report as JSON too ("-": only JSON, on stdout); each
         sequence has pcs (hex addresses in order), occurrences, length, coverage
 The text report: the coverage table, the histogram, the threshold and why,
@@ -312,7 +315,7 @@ int runMelt(int argc, char** argv) {
     }
     if (a.size() > 2 && a[0] == '-' && !hasValue &&
         (a == "--method" || a == "--threshold" || a == "--top" || a == "--max-length" || a == "--identity" ||
-         a == "--chunks" || a == "--json"))
+         a == "--chunks" || a == "--threads" || a == "--json"))
       bad(a + " needs a value");
     if (a == "--method") {
       const std::string v = argv[++i];
@@ -337,6 +340,10 @@ int runMelt(int argc, char** argv) {
       else bad("--identity is address or text, not '" + v + "'");
     } else if (a == "--chunks") {
       o.topChunks = number(a, argv[++i], 0);
+    } else if (a == "--threads") {
+      const uint64_t n = number(a, argv[++i], 0);
+      if (n > 64) bad("--threads is at most 64");
+      o.threads = unsigned(n);
     } else if (a == "--json") {
       json = argv[++i];
     } else if (!a.empty() && a[0] == '-') {
