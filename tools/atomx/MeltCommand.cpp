@@ -1,8 +1,12 @@
 #include "MeltCommand.h"
 
 #include <cxxabi.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -302,73 +306,144 @@ nlohmann::json reportJson(const std::string& dir, const melt::Report& r, const W
 
 }  // namespace
 
-int runMelt(int argc, char** argv) {
+namespace {
+
+struct MeltArgs {
   std::string dir, json;
   melt::Options o;
   size_t coverageRows = 15;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool hasValue = i + 1 < argc;
+  bool help = false;
+};
+
+MeltArgs parse(const std::vector<std::string>& args) {
+  MeltArgs m;
+  melt::Options& o = m.o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool hasValue = i + 1 < args.size();
     if (a == "--help" || a == "-h") {
-      std::printf("usage: %s\n%s", kUsage, kHelp);
-      return 0;
+      m.help = true;
+      return m;
     }
     if (a.size() > 2 && a[0] == '-' && !hasValue &&
         (a == "--method" || a == "--threshold" || a == "--top" || a == "--max-length" || a == "--identity" ||
          a == "--chunks" || a == "--threads" || a == "--json"))
       bad(a + " needs a value");
     if (a == "--method") {
-      const std::string v = argv[++i];
+      const std::string& v = args[++i];
       if (v == "seed") o.seed = true, o.exact = false;
       else if (v == "exact") o.seed = false, o.exact = true;
       else if (v == "both") o.seed = o.exact = true;
       else bad("--method is seed, exact or both, not '" + v + "'");
     } else if (a == "--threshold") {
-      const std::string v = argv[++i];
+      const std::string& v = args[++i];
       o.threshold = v == "auto" ? 0 : number(a, v, 1);
     } else if (a == "--top") {
-      o.top = number(a, argv[++i], 1);
-      coverageRows = std::max<size_t>(15, o.top);
+      o.top = number(a, args[++i], 1);
+      m.coverageRows = std::max<size_t>(15, o.top);
     } else if (a == "--max-length") {
-      const uint64_t n = number(a, argv[++i], 1);
+      const uint64_t n = number(a, args[++i], 1);
       if (n > 4096) bad("--max-length is at most 4096 instructions");
       o.maxLength = unsigned(n);
     } else if (a == "--identity") {
-      const std::string v = argv[++i];
+      const std::string& v = args[++i];
       if (v == "address") o.identity = melt::Identity::Address;
       else if (v == "text") o.identity = melt::Identity::Text;
       else bad("--identity is address or text, not '" + v + "'");
     } else if (a == "--chunks") {
-      o.topChunks = number(a, argv[++i], 0);
+      o.topChunks = number(a, args[++i], 0);
     } else if (a == "--threads") {
-      const uint64_t n = number(a, argv[++i], 0);
+      const uint64_t n = number(a, args[++i], 0);
       if (n > 64) bad("--threads is at most 64");
       o.threads = unsigned(n);
     } else if (a == "--json") {
-      json = argv[++i];
+      m.json = args[++i];
     } else if (!a.empty() && a[0] == '-') {
       bad("unknown option " + a);
-    } else if (dir.empty()) {
-      dir = a;
+    } else if (m.dir.empty()) {
+      m.dir = a;
     } else {
       bad("more than one trace directory given");
     }
   }
-  if (dir.empty()) bad("melt needs a trace directory");
   if (o.threshold && !o.seed) bad("--threshold is the seed method's: not with --method exact");
-  const melt::Report r = melt::mine(dir, o);
+  return m;
+}
+
+int mineAndReport(const MeltArgs& m) {
+  const melt::Report r = melt::mine(m.dir, m.o);
   const debuginfo::LineTable lines(r.program);
   const Where where{lines};
-  if (json != "-") printReport(dir, r, where, coverageRows);
-  if (!json.empty()) {
-    const std::string text = reportJson(dir, r, where).dump(1) + "\n";
-    if (json == "-") std::fputs(text.c_str(), stdout);
+  if (m.json != "-") printReport(m.dir, r, where, m.coverageRows);
+  if (!m.json.empty()) {
+    const std::string text = reportJson(m.dir, r, where).dump(1) + "\n";
+    if (m.json == "-") std::fputs(text.c_str(), stdout);
     else {
-      std::ofstream out(json);
-      if (!(out << text) || !out.flush()) throw Error(json + ": cannot write");
+      std::ofstream out(m.json);
+      if (!(out << text) || !out.flush()) throw Error(m.json + ": cannot write");
     }
   }
+  std::fflush(stdout);
   return r.incompleteThreads ? 1 : 0;
+}
+
+}  // namespace
+
+int runMelt(int argc, char** argv) {
+  const MeltArgs m = parse(std::vector<std::string>(argv + 2, argv + argc));
+  if (m.help) {
+    std::printf("usage: %s\n%s", kUsage, kHelp);
+    return 0;
+  }
+  if (m.dir.empty()) bad("melt needs a trace directory");
+  return mineAndReport(m);
+}
+
+int runMeltOnRun(int argc, char** argv) {
+  // atomx run -T melt [MELT OPTIONS] -- PROG [ARGS]
+  int dash = 4;
+  while (dash < argc && std::strcmp(argv[dash], "--") != 0) ++dash;
+  if (dash + 1 >= argc) bad("run -T melt needs a program after --: atomx run -T melt [OPTIONS] -- PROG [ARGS]");
+  MeltArgs m = parse(std::vector<std::string>(argv + 4, argv + dash));
+  if (m.help) {
+    std::printf("usage: atomx run -T melt [OPTIONS] -- PROG [ARGS]: trace PROG ARGS into a temporary\n"
+                "directory, then mine it as atomx melt TRACE [OPTIONS] does; the report goes to stderr.\n%s", kHelp);
+    return 0;
+  }
+  if (!m.dir.empty()) bad("run -T melt traces the program itself: give no trace directory");
+  if (m.json == "-") bad("run -T melt: --json - would mix the report with the program's output: give a file");
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string scratch = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/atomx-melt-XXXXXX";
+  if (!mkdtemp(scratch.data())) throw Error(scratch + ": cannot create a temporary directory");
+  m.dir = scratch + "/trace";
+  // The trace, by this same atomx: `atomx trace -q -o DIR -- PROG ARGS`.
+  std::vector<std::string> args{"atomx", "trace", "-q", "-o", m.dir, "--"};
+  args.insert(args.end(), argv + dash + 1, argv + argc);
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execv("/proc/self/exe", cargs.data());
+    std::_Exit(127);
+  }
+  int status = 0;
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int rc = pid < 0 ? 1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{scratch};
+  if (!std::filesystem::exists(m.dir + "/manifest")) throw Error("the program was not traced (atomx trace exited " + std::to_string(rc) + ")");
+  // The program's output was its own; the report goes where atomx run's summaries go.
+  dup2(2, 1);
+  const int mined = mineAndReport(m);
+  return rc ? rc : mined;
 }
 
 }  // namespace atomx::cli

@@ -125,7 +125,9 @@ constexpr const char* kUsage = R"(usage:
       The instruction sequences that make up most of the traced run: the
       coverage table and histogram, Wang and Chiu's melting at a threshold,
       and an exact top-K by length x non-overlapping occurrences
-      (atomx melt --help; docs/melting.md).
+      (atomx melt --help; docs/melting.md).  `atomx run -T melt [OPTIONS]
+      -- PROG [ARGS]` traces PROG into a temporary directory and mines it,
+      the report on stderr.
   atomx dump PROG [--proc NAME]
       Print procedures, basic blocks, instructions (original addresses), CFG
       edges, jump tables, and what could not be analysed.
@@ -622,6 +624,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (first == "dump") return runDump(argc, argv);
+    if (first == "run" && argc > 3 && std::strcmp(argv[2], "-T") == 0 && std::strcmp(argv[3], "melt") == 0)
+      return atomx::cli::runMeltOnRun(argc, argv);
     if (first == "run") return runRun(argc, argv);
     if (first == "trace") return runTrace(argc, argv);
     if (first == "regen") return runRegen(argc, argv);
