@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "MeltHtml.h"
 #include "debuginfo/LineTable.h"
 #include "melt/Melt.h"
 #include "support/Error.h"
@@ -26,7 +27,7 @@ namespace {
 
 constexpr const char* kUsage =
     "atomx melt TRACE [--method seed|exact|both] [--threshold N|auto] [--top K] [--max-length N]\n"
-    "                 [--identity address|text] [--chunks K] [--threads N] [--json FILE]";
+    "                 [--identity address|text] [--chunks K] [--threads N] [--json FILE] [--html FILE]";
 
 constexpr const char* kHelp = R"(
 Mine the instruction sequences that make up most of a traced run (atomx trace
@@ -57,6 +58,9 @@ docs/melting.md explains the methods and the report.
         block); 0: mine in the reading thread.  The answer is the same
   --json FILE         the report as JSON too ("-": only JSON, on stdout); each
         sequence has pcs (hex addresses in order), occurrences, length, coverage
+  --html FILE         the report as a page too: the histogram and the
+        cumulative coverage curve with the knee (SVG), the coverage table, and
+        each method's sequences with their instructions
 The text report: the coverage table, the histogram, the threshold and why,
 the chunks, and each method's sequences with occurrences, length, length x
 occurrences, share of all executed instructions, procedures, and per
@@ -309,7 +313,7 @@ nlohmann::json reportJson(const std::string& dir, const melt::Report& r, const W
 namespace {
 
 struct MeltArgs {
-  std::string dir, json;
+  std::string dir, json, html;
   melt::Options o;
   size_t coverageRows = 15;
   bool help = false;
@@ -327,7 +331,7 @@ MeltArgs parse(const std::vector<std::string>& args) {
     }
     if (a.size() > 2 && a[0] == '-' && !hasValue &&
         (a == "--method" || a == "--threshold" || a == "--top" || a == "--max-length" || a == "--identity" ||
-         a == "--chunks" || a == "--threads" || a == "--json"))
+         a == "--chunks" || a == "--threads" || a == "--json" || a == "--html"))
       bad(a + " needs a value");
     if (a == "--method") {
       const std::string& v = args[++i];
@@ -358,6 +362,8 @@ MeltArgs parse(const std::vector<std::string>& args) {
       o.threads = unsigned(n);
     } else if (a == "--json") {
       m.json = args[++i];
+    } else if (a == "--html") {
+      m.html = args[++i];
     } else if (!a.empty() && a[0] == '-') {
       bad("unknown option " + a);
     } else if (m.dir.empty()) {
@@ -383,6 +389,8 @@ int mineAndReport(const MeltArgs& m) {
       if (!(out << text) || !out.flush()) throw Error(m.json + ": cannot write");
     }
   }
+  if (!m.html.empty())
+    writeMeltHtml(m.html, m.dir, r, [&](uint64_t pc) { return where.at(pc); }, demangled);
   std::fflush(stdout);
   return r.incompleteThreads ? 1 : 0;
 }
