@@ -192,10 +192,15 @@ Report mine(const std::string& dir, const Options& options) {
       sr.kneeRank = kneeRank(sorted);
       sr.threshold = sr.kneeRank ? sorted[sr.kneeRank - 1] : 1;
     }
-    SeedMelter melter(p1.executions, sr.threshold);
+    SeedMelter melter(p1.executions, sr.threshold, options.seedBudget);
     Pass2 p2(syms, melter);
     trace::regenerate(dir, p2);
-    melter.finish(sr, options.top, options.topChunks);
+    if (!melter.rank(sr, options.top, options.topChunks)) {
+      // Some of the top chunks' instructions were not kept: melt again.
+      melter.fetch();
+      trace::regenerate(dir, p2);
+    }
+    melter.finish(sr);
     for (Chunk& c : sr.topChunks) c.insns = ranked(std::move(c.insns));
     for (Sequence& q : sr.sequences) {
       for (uint32_t i : q.insns) q.pcs.push_back(syms.pc(i));

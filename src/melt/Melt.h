@@ -31,7 +31,11 @@
 //      (chunk = u u ... u u', u' a prefix of u); then u is the sequence,
 //      occurring floor(|chunk|/p) times per chunk.  A chunk that is not
 //      cyclic is itself a sequence, occurring once per chunk.  Sequences are
-//      summed over the chunks they come from.
+//      summed over the chunks they come from.  Chunks and sequences are told
+//      apart by a 128-bit hash of their instructions (memory: a few dozen
+//      bytes per distinct chunk), and ranked by coverage, then length, then
+//      which was seen first; the top ones' instructions are those kept while
+//      counting (up to `seedBudget` bytes), else fetched by melting again.
 //
 // The exact method (mineExact), no threshold: every sequence of whole
 // consecutive blocks in a segment, at most `maxLength` instructions long, is
@@ -72,6 +76,7 @@ struct Options {
   size_t top = 10;         // sequences reported per method
   unsigned maxLength = 64; // the exact method's longest candidate, instructions
   size_t topChunks = 10;   // distinct chunks listed (the seed's step 4)
+  uint64_t seedBudget = 64 << 20;  // bytes of chunk contents the seed's method keeps while counting
   unsigned threads = 2;    // the exact method's miner threads, each a part of the candidates (0: none, inline)
 };
 
@@ -135,8 +140,9 @@ size_t kneeRank(const std::vector<uint64_t>& sortedCounts);
 size_t smallestPeriod(const std::vector<uint32_t>& s);
 
 // Regenerates the trace in `dir` (once for the coverage and the exact
-// method, once more for the seed's melting, and by text once more to find
-// where each reported sequence first ran) and mines it.  Throws
+// method, once more for the seed's melting and, when the top chunks'
+// instructions were not all kept, once more to fetch them; by text once
+// more to find where each reported sequence first ran) and mines it.  Throws
 // atomx::Error when the trace cannot be read.
 Report mine(const std::string& dir, const Options& options);
 

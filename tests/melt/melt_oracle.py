@@ -28,6 +28,7 @@ per outside call; a thread's end and an outside call cut the sequence):
              first executed) and as long as PROC's planted sequence: PROC2's
              copy of the same code is counted with it
   --threads-same N   atomx melt --threads N gives the same JSON
+  --melt-arg ARG     (repeatable) one more argument for atomx melt
 Options passed to atomx melt: --threshold N, --top K, --max-length L.
 """
 import argparse
@@ -83,6 +84,7 @@ def main():
     ap.add_argument("--merged", action="append", default=[])
     ap.add_argument("--planted-by", default="seed,exact")
     ap.add_argument("--threads-same", action="append", default=[])
+    ap.add_argument("--melt-arg", action="append", default=[])
     ap.add_argument("--brute", action="store_true")
     ap.add_argument("--planted", action="append", default=[])
     ap.add_argument("--threshold")
@@ -122,7 +124,7 @@ def main():
     del counts[SEP]
     executed = sum(counts.values())
 
-    cmd = [a.atomx, "melt", a.trace, "--json", "-", "--top", str(a.top), "--max-length", str(a.max_length)]
+    cmd = [a.atomx, "melt", a.trace, "--json", "-", "--top", str(a.top), "--max-length", str(a.max_length)] + a.melt_arg
     if a.threshold:
         cmd += ["--threshold", a.threshold]
     j = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout)
@@ -149,6 +151,9 @@ def main():
     low = {c: SEP for c in counts if counts[c] < threshold}
     chunks = [c for c in text.translate(str.maketrans(low)).split(SEP) if c]
     distinct = collections.Counter(chunks)
+    first = {}
+    for n, c in enumerate(chunks):
+        first.setdefault(c, n)
     got = (sd["chunks"], sd["distinct_chunks"], sd["kept"], sd["smallest_chunk"], sd["largest_chunk"])
     want = (len(chunks), len(distinct), sum(map(len, chunks)), min(map(len, chunks), default=0),
             max(map(len, chunks), default=0))
@@ -158,17 +163,19 @@ def main():
     for c, k in distinct.items():
         p = period(c)
         key, occ, cyc = (c[:p], k * (len(c) // p), True) if 2 * p <= len(c) else (c, k, False)
-        f = found.setdefault(key, [0, 0, False])
+        f = found.setdefault(key, [0, 0, False, first[c]])
         f[0] += occ
         f[1] += 1
         f[2] = f[2] or cyc
-    seqs = sorted(found.items(), key=lambda kv: (-kv[1][0] * len(kv[0]), len(kv[0]), kv[0]))[:a.top]
+        f[3] = min(f[3], first[c])
+    # Ties: shorter first, then the one seen first.
+    seqs = sorted(found.items(), key=lambda kv: (-kv[1][0] * len(kv[0]), len(kv[0]), kv[1][3]))[:a.top]
     dec = lambda s: [format(pcs_of[ord(ch) - 1], "x") for ch in s]
     want = [(dec(s), f[0], f[2], f[1]) for s, f in seqs]
     got = [(s["pcs"], s["occurrences"], s["cyclic"], s["chunks"]) for s in sd["sequences"]]
     if got != want:
         fail(f"seed sequences differ:\n atomx {got}\n here  {want}")
-    top_chunks = sorted(distinct.items(), key=lambda kv: (-kv[1] * len(kv[0]), len(kv[0]), kv[0]))[:len(sd["top_chunks"])]
+    top_chunks = sorted(distinct.items(), key=lambda kv: (-kv[1] * len(kv[0]), len(kv[0]), first[kv[0]]))[:len(sd["top_chunks"])]
     if [(c["pcs"], c["count"], c["period"]) for c in sd["top_chunks"]] != [(dec(c), k, period(c)) for c, k in top_chunks]:
         fail("seed's top chunks differ")
     print(f"seed: threshold {threshold}, {len(chunks)} chunks, {len(distinct)} distinct, {len(found)} sequences: equal")

@@ -27,7 +27,8 @@ namespace {
 
 constexpr const char* kUsage =
     "atomx melt TRACE [--method seed|exact|both] [--threshold N|auto] [--top K] [--max-length N]\n"
-    "                 [--identity address|text] [--chunks K] [--threads N] [--json FILE] [--html FILE]";
+    "                 [--identity address|text] [--chunks K] [--threads N] [--seed-budget BYTES]\n"
+    "                 [--json FILE] [--html FILE]";
 
 constexpr const char* kHelp = R"(
 Mine the instruction sequences that make up most of a traced run (atomx trace
@@ -53,6 +54,8 @@ docs/melting.md explains the methods and the report.
   --identity address|text  (address) an instruction is its address, or its
         disassembly decoded at address 0 (the same instruction wherever it is)
   --chunks K          (10) distinct chunks listed
+  --seed-budget BYTES (67108864) chunk contents the seed's method keeps while
+        counting; the top chunks not kept are fetched by melting once more
   --threads N         (2) threads mining the exact method's candidates beside
         the one reading the trace, each a share of them (split by their first
         block); 0: mine in the reading thread.  The answer is the same
@@ -331,7 +334,7 @@ MeltArgs parse(const std::vector<std::string>& args) {
     }
     if (a.size() > 2 && a[0] == '-' && !hasValue &&
         (a == "--method" || a == "--threshold" || a == "--top" || a == "--max-length" || a == "--identity" ||
-         a == "--chunks" || a == "--threads" || a == "--json" || a == "--html"))
+         a == "--chunks" || a == "--threads" || a == "--json" || a == "--html" || a == "--seed-budget"))
       bad(a + " needs a value");
     if (a == "--method") {
       const std::string& v = args[++i];
@@ -360,6 +363,8 @@ MeltArgs parse(const std::vector<std::string>& args) {
       const uint64_t n = number(a, args[++i], 0);
       if (n > 64) bad("--threads is at most 64");
       o.threads = unsigned(n);
+    } else if (a == "--seed-budget") {
+      o.seedBudget = number(a, args[++i], 0);
     } else if (a == "--json") {
       m.json = args[++i];
     } else if (a == "--html") {
