@@ -14,6 +14,7 @@ packages=(
   libgtest-dev                        # unit tests
   valgrind strace                     # independent oracles in tests
   python3 file binutils               # test and corpus scripts
+  chromium                            # melt.html renders atomx melt --html headless (tests/melt)
   dpkg-dev tcl xz-utils bzip2         # the corpus build (corpus/build.sh: dpkg-source; tclsh for sqlite3)
 )
 

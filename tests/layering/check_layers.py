@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""check_layers.py LAYERS_TXT SRC_DIR
+"""check_layers.py LAYERS_TXT SRC_DIR [--never LAYER=OTHER]...
 
 Checks every #include "dir/..." in SRC_DIR/<dir>/ against the layer graph
 that src/CMakeLists.txt writes to LAYERS_TXT (one line per library:
 "name: dir... | dependency..."): a file may include headers of its own
 layer and of the layers its layer depends on, directly or through others,
 never of a layer above it.  Prints every offending include and exits 1 if
-there is one.
+there is one.  --never LAYER=OTHER also fails when LAYER depends on OTHER,
+directly or through others (a rule the graph itself must keep: the melt
+layer reads traces and never reaches the rewriter).
 """
 import os
 import re
@@ -27,7 +29,13 @@ def read_layers(path):
 
 
 def main():
-    layers_txt, src = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    never = []
+    while "--never" in args:
+        i = args.index("--never")
+        never.append(args[i + 1].split("=", 1))
+        del args[i:i + 2]
+    layers_txt, src = args[0], args[1]
     layers = read_layers(layers_txt)
     owner = {d: name for name, (dirs, _) in layers.items() for d in dirs}
 
@@ -41,6 +49,11 @@ def main():
         return seen
 
     errors, files = [], 0
+    for name, other in never:
+        if name not in layers:
+            errors.append(f"--never {name}={other}: no layer {name} in {layers_txt}")
+        elif other in reachable(name) - {name}:
+            errors.append(f"{name} depends on {other} (--never {name}={other})")
     for d in sorted(os.listdir(src)):
         path = os.path.join(src, d)
         if not os.path.isdir(path):

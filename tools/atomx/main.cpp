@@ -5,6 +5,7 @@
 //   atomx dump PROG [--proc NAME]
 //   atomx trace [-q] [--instrument OUT] -o TRACE -- PROG [ARGS]
 //   atomx regen TRACE [--blocks | --counts | --summary | --untraced] [--cachegrind-out F] [--binary F]
+//   atomx melt TRACE [--method seed|exact|both] ... (MeltCommand.cpp)
 //
 // Every error is one line on stderr and a non-zero exit status.
 #include <sys/stat.h>
@@ -41,6 +42,7 @@
 #include "support/Fnv.h"
 #include "support/Hex.h"
 #include "trace/TraceFiles.h"
+#include "MeltCommand.h"
 #include "RegenOutputs.h"
 
 namespace {
@@ -124,6 +126,14 @@ constexpr const char* kUsage = R"(usage:
       processes' and threads' events in order (`US PID TID EVENT [ARG]`, US
       microseconds since the first): process, thread, stream, thread-end,
       fork, forked, exec, exec-failed, exit, killed (docs/trace.md).
+  atomx melt TRACE [--method seed|exact|both] [--threshold N|auto] [--top K]
+                   [--max-length N] [--identity address|text] [--json FILE]
+      The instruction sequences that make up most of the traced run: the
+      coverage table and histogram, Wang and Chiu's melting at a threshold,
+      and an exact top-K by length x non-overlapping occurrences
+      (atomx melt --help; docs/melting.md).  `atomx run -T melt [OPTIONS]
+      -- PROG [ARGS]` traces PROG into a temporary directory and mines it,
+      the report on stderr.
   atomx dump PROG [--proc NAME]
       Print procedures, basic blocks, instructions (original addresses), CFG
       edges, jump tables, and what could not be analysed.
@@ -692,9 +702,12 @@ int main(int argc, char** argv) {
   }
   try {
     if (first == "dump") return runDump(argc, argv);
+    if (first == "run" && argc > 3 && std::strcmp(argv[2], "-T") == 0 && std::strcmp(argv[3], "melt") == 0)
+      return atomx::cli::runMeltOnRun(argc, argv);
     if (first == "run") return runRun(argc, argv);
     if (first == "trace") return runTrace(argc, argv);
     if (first == "regen") return runRegen(argc, argv);
+    if (first == "melt") return atomx::cli::runMelt(argc, argv);
     return runRewrite(argc, argv);
   } catch (const atomx::InternalError& e) {
     std::fprintf(stderr, "atomx: internal error: %s\n", e.what());
