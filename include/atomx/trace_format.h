@@ -117,6 +117,8 @@ typedef struct {
  *   thread           a thread's first witness (it has a buffer now)
  *   stream FILE      the thread's stream file was opened
  *   thread-end       the thread ended; its last chunk is written
+ *   writer TID       the recorder's writer thread started (it writes the
+ *                    chunks of the process's streams; not a program thread)
  *   fork CHILD       fork() returned in the parent
  *   forked PARENT    the forked child wrote its first bytes of its own
  *   exec FILE        about to exec FILE (the streams are written)

@@ -8,11 +8,14 @@
  *     one: both arrive as a fault of the first store of a sequence (the
  *     cursor is 0 in a new thread, and every buffer ends in a guard page),
  *     which the SIGSEGV handler recognises, answers and restarts;
- *   - writes a full buffer as one chunk of the thread's stream
+ *   - hands a full buffer to the process's writer thread, which compresses
+ *     it and writes it as one chunk of the thread's stream
  *     (include/atomx/trace_format.h), in $ATOMX_TRACE_DIR/thread.TID.axt,
- *     or nowhere when that is unset (the stores alone, for measurement);
+ *     while the thread goes on in the next buffer of its pool (or nowhere
+ *     when that is unset: the stores alone, for measurement);
  *   - writes every thread's last chunk when the thread ends (a destructor
- *     of the program's own pthread key) and when the process exits.
+ *     of the program's own pthread key) and when the process exits, once
+ *     the writer has written what was queued before.
  * The program's own SIGSEGV handler must not replace the recorder's: its
  * GOT slots for sigaction and signal are pointed at wrappers here, which
  * keep the program's SIGSEGV disposition aside (and hand it back when
@@ -22,6 +25,9 @@
 #define _GNU_SOURCE
 #include <atomx/address_map.h>
 #include <atomx/trace_format.h>
+/* ZSTD_initStaticCCtx and ZSTD_estimateCCtxSize: the writer thread's
+ * compressor, in a workspace of its own (no malloc). */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <dlfcn.h>
@@ -29,7 +35,10 @@
 #include <link.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -46,18 +55,38 @@
 #define BUFFER_BYTES (1u << 20)
 #define GUARD_BYTES 4096u
 #define MAX_MARKS 256u /* signal marks per chunk; more: the chunk ends early */
+/* Buffers per thread: the one the thread fills, and up to POOL_BUFFERS - 1
+ * full ones queued for the writer thread.  A thread whose pool is all
+ * queued waits for the writer (back-pressure: no byte is dropped).  They
+ * are mapped as they are first needed: a thread the writer keeps up with
+ * uses two. */
+#define POOL_BUFFERS 4u
+#define PACKED_BYTES ZSTD_COMPRESSBOUND(BUFFER_BYTES)
 
 struct buffer {
   struct buffer *next; /* the registry, newest first */
-  uint8_t *base;       /* BUFFER_BYTES, then the guard page */
+  uint8_t *base;       /* the buffer being filled: BUFFER_BYTES, then the guard page */
   uint64_t threadPointer;
   pid_t pid, tid;
   int fd;
-  uint64_t sequence;
+  uint64_t sequence; /* the stream's next chunk */
   int ended;
   int childFirst; /* a forked child's next chunk is its first own one */
-  ZSTD_CCtx *zstd;   /* this thread's compressor */
-  uint8_t *packed;   /* ZSTD_compressBound(BUFFER_BYTES) bytes */
+  ZSTD_CCtx *zstd;   /* the compressor of the chunks written in the thread itself */
+  uint8_t *packed;   /* PACKED_BYTES bytes, for it */
+  /* The pool (base is pool[queued % POOL_BUFFERS]) and the chunks queued
+   * for the writer: chunk k (k counts the queued chunks from 0) is
+   * pool[k % POOL_BUFFERS]'s first queue[k % POOL_BUFFERS].rawSize bytes.
+   * The thread alone raises queued, the writer alone raises written. */
+  uint8_t *pool[POOL_BUFFERS];
+  struct {
+    uint32_t rawSize, flags; /* flags: ATOMX_TRACE_CHUNK_CHILD or 0 */
+    uint64_t sequence;
+    uint32_t markCount; /* the signal marks of its bytes */
+    AtomxTraceMark marks[MAX_MARKS];
+  } queue[POOL_BUFFERS];
+  uint32_t queued;  /* chunks queued */
+  uint32_t written; /* of them, written to the stream (a futex word) */
   char path[4200]; /* the stream's file, once open */
   uint32_t markCount; /* signal marks of the bytes in the buffer */
   AtomxTraceMark marks[MAX_MARKS];
@@ -85,11 +114,26 @@ static void set_cursor(uint8_t *c) {
   __asm__ volatile("mov %0, %%fs:%c1" : : "r"(c), "i"(ATOMX_TRACE_CURSOR_OFFSET) : "memory");
 }
 
+/* A system call without libc: no errno (the writer thread has no libc
+ * thread state), and safe in a signal handler.  Returns -errno on error. */
+static long sys6(long n, long a, long b, long c, long d, long e, long f) {
+  long ret;
+  register long r10 __asm__("r10") = d;
+  register long r8 __asm__("r8") = e;
+  register long r9 __asm__("r9") = f;
+  __asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
+  return ret;
+}
+static void futex_wait(uint32_t *word, uint32_t value) {
+  sys6(SYS_futex, (long)word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, value, 0, 0, 0);
+}
+static void futex_wake(uint32_t *word, int n) { sys6(SYS_futex, (long)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, 0, 0, 0); }
+
 static void write_all(int fd, const void *data, size_t n) {
   const char *p = data;
   while (n > 0) {
-    ssize_t k = write(fd, p, n);
-    if (k < 0 && errno == EINTR) continue;
+    const long k = sys6(SYS_write, fd, (long)p, (long)n, 0, 0, 0);
+    if (k == -EINTR) continue;
     if (k <= 0) return;
     p += k;
     n -= (size_t)k;
@@ -166,7 +210,178 @@ static void copy_chunks(const char *from, uint64_t chunks, int to) {
   close(fd);
 }
 
-/* The bytes [b->base, end) as the stream's next chunk; `final`: its last. */
+/* A chunk ready to be written: its header, and its stored bytes (in the
+ * buffer, or compressed in `packed`). */
+struct chunk {
+  AtomxTraceChunk header;
+  const uint8_t *stored;
+  const AtomxTraceMark *marks; /* header.marks of them */
+};
+
+/* [data, data + n) as chunk `sequence`, compressed with zstd at level 1
+ * where that pays (levels below 1 were no faster on gzip's stream: they
+ * save less time compressing than they add writing).  No errno, no malloc,
+ * no lock: the writer thread runs this too. */
+static struct chunk pack_chunk(const uint8_t *data, uint32_t n, const AtomxTraceMark *marks, uint32_t markCount,
+                               uint32_t flags, uint64_t sequence, ZSTD_CCtx *zstd, uint8_t *packed) {
+  const uint8_t *stored = data;
+  uint32_t storedSize = n, codec = ATOMX_TRACE_CODEC_RAW;
+  if (n > 0 && zstd && packed) {
+    const size_t k = ZSTD_compressCCtx(zstd, packed, PACKED_BYTES, data, n, 1);
+    if (!ZSTD_isError(k) && k < n) stored = packed, storedSize = (uint32_t)k, codec = ATOMX_TRACE_CODEC_ZSTD;
+  }
+  const uint32_t checksum =
+      atomx_trace_checksum_more(atomx_trace_checksum(stored, storedSize), marks, markCount * sizeof(AtomxTraceMark));
+  const struct chunk c = {
+      {ATOMX_TRACE_CHUNK_MAGIC, ATOMX_TRACE_VERSION, sequence, n, storedSize, codec | flags, checksum, markCount, 0},
+      stored, marks};
+  return c;
+}
+static void put_chunk(int fd, const struct chunk *c) {
+  write_all(fd, &c->header, sizeof c->header);
+  write_all(fd, c->stored, c->header.storedSize);
+  write_all(fd, c->marks, c->header.marks * sizeof(AtomxTraceMark));
+}
+
+/* The writer thread: one per process, started at the first full buffer (so
+ * never while the bytes are discarded, and again in a forked child, which
+ * has none), compresses and writes the chunks the program's threads queue
+ * (hand_off), stream by stream in their order.
+ *
+ * It is a bare clone() thread, not one of the program's libc's
+ * pthread_create, nor of this namespace's (which never saw the program's
+ * threads).  The program's libc would count it among the program's
+ * threads: glibc ends a process whose main thread called pthread_exit when
+ * its count of threads reaches zero, which it then never would; it would
+ * make the program's libc multi-threaded for good (__libc_single_threaded:
+ * stdio and libstdc++ would take the locks they skip in a program that
+ * started no thread, so the program would run otherwise than untraced);
+ * and this namespace's code in it would need atomx_analysis_thread_start
+ * first.  A clone() thread is known to neither libc.  It dies with the
+ * process (exit_group: exit, _exit, a fatal signal) and at exec, and never
+ * runs program code: so it blocks every signal (a signal to the process
+ * goes to a thread of the program), and has no buffer and no event but
+ * `writer`.  It runs only pack_chunk and put_chunk: raw system calls,
+ * futexes and zstd with a static workspace (ZSTD_initStaticCCtx: no
+ * malloc), on a stack of its own and a thread control block of its own
+ * (zeroed, with the stack protector's canary copied), whose libc thread
+ * state is never read. */
+#define WRITER_STACK_BYTES (256u << 10)
+#define WRITER_TLS_BYTES (64u << 10) /* below its thread pointer, where static TLS would be */
+#define WRITER_TCB_BYTES (16u << 10)
+static uint32_t writerWork; /* chunks queued so far, by every thread: the writer's futex word */
+static pid_t writerPid;     /* the process whose writer thread runs */
+static pid_t writerClaim;   /* the process that started one, or tried to */
+static uint8_t *writerArea; /* its stack, its TLS and thread control block */
+static void *writerWorkspace;
+static size_t writerWorkspaceBytes;
+static ZSTD_CCtx *writerZstd;
+static uint8_t *writerPacked; /* PACKED_BYTES */
+
+static int writer_runs(void) { return __atomic_load_n(&writerPid, __ATOMIC_ACQUIRE) == getpid(); }
+
+static int writer_main(void *process) {
+  const pid_t pid = (pid_t)(intptr_t)process;
+  for (;;) {
+    const uint32_t seen = __atomic_load_n(&writerWork, __ATOMIC_ACQUIRE);
+    int wrote = 0;
+    for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
+      if (__atomic_load_n(&b->pid, __ATOMIC_ACQUIRE) != pid) continue;
+      const uint32_t k = __atomic_load_n(&b->written, __ATOMIC_RELAXED);
+      if (k == __atomic_load_n(&b->queued, __ATOMIC_ACQUIRE)) continue;
+      const uint32_t i = k % POOL_BUFFERS;
+      const struct chunk c =
+          pack_chunk(b->pool[i], b->queue[i].rawSize, b->queue[i].marks, b->queue[i].markCount, b->queue[i].flags,
+                     b->queue[i].sequence, writerZstd, writerPacked);
+      put_chunk(b->fd, &c);
+      __atomic_store_n(&b->written, k + 1, __ATOMIC_RELEASE);
+      futex_wake(&b->written, INT_MAX);
+      wrote = 1;
+    }
+    if (!wrote) futex_wait(&writerWork, seen);
+  }
+  return 0;
+}
+
+/* This process's writer thread: 1 when it runs.  0 when another thread of
+ * the process is starting it, or it could not be started: the caller then
+ * writes its chunk itself, as before there was a writer.  Async-signal-safe
+ * but for the `writer` event (as new_buffer's `thread`). */
+static int start_writer(void) {
+  const pid_t pid = getpid();
+  if (__atomic_load_n(&writerPid, __ATOMIC_ACQUIRE) == pid) return 1;
+  pid_t claim = __atomic_load_n(&writerClaim, __ATOMIC_RELAXED);
+  if (claim == pid || !__atomic_compare_exchange_n(&writerClaim, &claim, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    return 0;
+  /* Mapped once per address space: a forked child takes its parent's
+   * copies, which no thread of the child uses. */
+  if (!writerArea) {
+    writerWorkspaceBytes = (ZSTD_estimateCCtxSize(1) + 63) & ~(size_t)63;
+    uint8_t *area = mmap(NULL, WRITER_STACK_BYTES + WRITER_TLS_BYTES + WRITER_TCB_BYTES, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *zstd = mmap(NULL, writerWorkspaceBytes + PACKED_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (area == MAP_FAILED || zstd == MAP_FAILED) return 0;
+    mprotect(area, 4096, PROT_NONE); /* the stack's guard page */
+    writerWorkspace = zstd;
+    writerPacked = zstd + writerWorkspaceBytes;
+    writerArea = area;
+  }
+  writerZstd = ZSTD_initStaticCCtx(writerWorkspace, writerWorkspaceBytes);
+  if (!writerZstd) return 0;
+  /* Zero but for these words (a fresh mapping, which the writer never writes). */
+  uint64_t *tcb = (uint64_t *)(writerArea + WRITER_STACK_BYTES + WRITER_TLS_BYTES);
+  tcb[0] = tcb[2] = (uint64_t)tcb; /* tcbhead_t: tcb, self */
+  __asm__("mov %%fs:0x28, %0" : "=r"(tcb[5]));  /* stack_guard */
+  __asm__("mov %%fs:0x30, %0" : "=r"(tcb[6]));  /* pointer_guard */
+  /* Started with every signal blocked (it inherits the mask), which is
+   * then given back to this thread. */
+  uint64_t all = ~(uint64_t)0, mask;
+  sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&mask, sizeof mask, 0, 0);
+  const int tid = clone(writer_main, writerArea + WRITER_STACK_BYTES,
+                        CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS,
+                        (void *)(intptr_t)pid, NULL, tcb, NULL);
+  sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, sizeof mask, 0, 0);
+  if (tid <= 0) return 0;
+  __atomic_store_n(&writerPid, pid, __ATOMIC_RELEASE);
+  event("writer", "%d", tid);
+  return 1;
+}
+
+/* The compressor of the chunks a program's thread writes itself. */
+static void own_compressor(struct buffer *b) {
+  if (!b->zstd) b->zstd = ZSTD_createCCtx();
+  if (!b->packed) {
+    void *p = mmap(NULL, PACKED_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    b->packed = p == MAP_FAILED ? NULL : p;
+  }
+}
+
+/* b's queued chunks not yet written, written here: a forked child's copy
+ * of what its parent had queued, in a process without a writer. */
+static void write_queued(struct buffer *b) {
+  for (uint32_t k; (k = b->written) != b->queued; b->written = k + 1) {
+    const uint32_t i = k % POOL_BUFFERS;
+    own_compressor(b);
+    const struct chunk c =
+        pack_chunk(b->pool[i], b->queue[i].rawSize, b->queue[i].marks, b->queue[i].markCount, b->queue[i].flags,
+                     b->queue[i].sequence, b->zstd, b->packed);
+    put_chunk(b->fd, &c);
+  }
+}
+
+/* Every chunk of b queued so far, written. */
+static void drain(struct buffer *b) {
+  if (!writer_runs()) {
+    write_queued(b);
+    return;
+  }
+  for (uint32_t w; (w = __atomic_load_n(&b->written, __ATOMIC_ACQUIRE)) != __atomic_load_n(&b->queued, __ATOMIC_ACQUIRE);)
+    futex_wait(&b->written, w);
+}
+
+/* The bytes [b->base, end) as the stream's next chunk, compressed and
+ * written here (compressed while the writer may still be writing the
+ * chunks queued before it, written once they are); `final`: its last. */
 static void flush(struct buffer *b, const uint8_t *end, int final) {
   if (!end || end < b->base || end > b->base + BUFFER_BYTES) end = b->base;
   const uint32_t n = (uint32_t)(end - b->base);
@@ -175,27 +390,57 @@ static void flush(struct buffer *b, const uint8_t *end, int final) {
   if (n == 0 && marks == 0 && !final) return;
   if (discarding) return;
   if (b->fd < 0) open_stream(b);
-  /* zstd at level 1: the program waits while this runs (levels below 1
-   * were no faster on gzip's stream: they save less time compressing than
-   * they add writing). */
-  const uint8_t *stored = b->base;
-  uint32_t storedSize = n, codec = ATOMX_TRACE_CODEC_RAW;
-  if (n > 0) {
-    if (!b->zstd) b->zstd = ZSTD_createCCtx();
-    if (!b->packed) b->packed = mmap(NULL, ZSTD_compressBound(BUFFER_BYTES), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (b->zstd && b->packed != MAP_FAILED) {
-      const size_t k = ZSTD_compressCCtx(b->zstd, b->packed, ZSTD_compressBound(BUFFER_BYTES), b->base, n, 1);
-      if (!ZSTD_isError(k) && k < n) stored = b->packed, storedSize = (uint32_t)k, codec = ATOMX_TRACE_CODEC_ZSTD;
-    }
-  }
-  const size_t markBytes = marks * sizeof(AtomxTraceMark);
-  AtomxTraceChunk h = {ATOMX_TRACE_CHUNK_MAGIC, ATOMX_TRACE_VERSION, b->sequence++, n, storedSize,
-                       codec | (final ? ATOMX_TRACE_CHUNK_FINAL : 0u) | (b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u),
-                       atomx_trace_checksum_more(atomx_trace_checksum(stored, storedSize), b->marks, markBytes), marks, 0};
-  write_all(b->fd, &h, sizeof h);
-  write_all(b->fd, stored, storedSize);
-  write_all(b->fd, b->marks, markBytes);
+  if (!writer_runs()) write_queued(b); /* first: it uses the same compressor */
+  if (n > 0) own_compressor(b);
+  const struct chunk c =
+      pack_chunk(b->base, n, b->marks, marks, (final ? ATOMX_TRACE_CHUNK_FINAL : 0u) | (b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u),
+                 b->sequence++, b->zstd, b->packed);
   b->childFirst = 0;
+  drain(b);
+  put_chunk(b->fd, &c);
+}
+
+/* A buffer and its guard page; `populate`: its pages now, in one go (a
+ * buffer of the pool, which will be filled), rather than a fault each. */
+static uint8_t *map_buffer(int populate) {
+  uint8_t *base = mmap(NULL, BUFFER_BYTES + GUARD_BYTES, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+  if (base == MAP_FAILED) fail("cannot map a trace buffer");
+  if (mprotect(base + BUFFER_BYTES, GUARD_BYTES, PROT_NONE) != 0) fail("cannot protect a trace buffer's guard page");
+  return base;
+}
+
+/* A full buffer, [b->base, end): queued for the writer thread, and b->base
+ * the next buffer of the pool, at once unless all the others are still
+ * queued (then this waits for the writer).  In the SIGSEGV handler: only
+ * atomics, futexes and mmap, but for the stream's first open. */
+static void hand_off(struct buffer *b, const uint8_t *end) {
+  if (discarding) {
+    b->markCount = 0;
+    return;
+  }
+  if (!start_writer()) {
+    flush(b, end, 0);
+    return;
+  }
+  if (end > b->base + BUFFER_BYTES) end = b->base + BUFFER_BYTES;
+  if (b->fd < 0) open_stream(b);
+  const uint32_t k = b->queued, i = k % POOL_BUFFERS;
+  b->queue[i].rawSize = (uint32_t)(end - b->base);
+  b->queue[i].flags = b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u;
+  b->queue[i].sequence = b->sequence++;
+  b->queue[i].markCount = b->markCount;
+  memcpy(b->queue[i].marks, b->marks, b->markCount * sizeof(AtomxTraceMark));
+  b->markCount = 0;
+  b->childFirst = 0;
+  __atomic_store_n(&b->queued, k + 1, __ATOMIC_RELEASE);
+  __atomic_add_fetch(&writerWork, 1, __ATOMIC_RELEASE);
+  futex_wake(&writerWork, 1);
+  /* Chunk k + 1 goes where chunk k + 1 - POOL_BUFFERS was, once that is written. */
+  for (uint32_t w; k + 1 - (w = __atomic_load_n(&b->written, __ATOMIC_ACQUIRE)) >= POOL_BUFFERS;) futex_wait(&b->written, w);
+  uint8_t **next = &b->pool[(k + 1) % POOL_BUFFERS];
+  if (!*next) *next = map_buffer(1);
+  b->base = *next;
 }
 
 /* This thread's buffer.  A forked child finds its parent's copy and makes
@@ -207,20 +452,23 @@ static struct buffer *own_buffer(void) {
     if (b->ended || b->threadPointer != tp) continue;
     if (b->pid != pid) {
       /* The child continues its parent's path: its stream is the parent's
-       * chunks written before the fork, then this buffer (which holds the
-       * rest of the parent's bytes up to the fork), then its own. */
+       * chunks written before the fork, then the ones it still had queued
+       * (written here), then this buffer (which holds the rest of the
+       * parent's bytes up to the fork), then its own. */
       char parent[sizeof b->path];
       strcpy(parent, b->path);
       event("forked", "%ld", (long)getppid());
       if (b->fd >= 0) close(b->fd);
-      b->pid = pid;
       b->tid = (pid_t)syscall(SYS_gettid);
       b->fd = -1;
       b->childFirst = 1;
       if (!discarding) {
         open_stream(b);
-        if (b->sequence > 0) copy_chunks(parent, b->sequence, b->fd);
+        const uint64_t whole = b->written != b->queued ? b->queue[b->written % POOL_BUFFERS].sequence : b->sequence;
+        if (whole > 0) copy_chunks(parent, whole, b->fd);
+        write_queued(b);
       }
+      __atomic_store_n(&b->pid, pid, __ATOMIC_RELEASE); /* this process's writer may take its chunks now */
     }
     return b;
   }
@@ -229,10 +477,8 @@ static struct buffer *own_buffer(void) {
 
 static struct buffer *new_buffer(void) {
   struct buffer *b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  uint8_t *base = mmap(NULL, BUFFER_BYTES + GUARD_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (b == MAP_FAILED || base == MAP_FAILED) fail("cannot map a trace buffer");
-  if (mprotect(base + BUFFER_BYTES, GUARD_BYTES, PROT_NONE) != 0) fail("cannot protect a trace buffer's guard page");
-  b->base = base;
+  if (b == MAP_FAILED) fail("cannot map a trace buffer");
+  b->base = b->pool[0] = map_buffer(0);
   b->threadPointer = thread_pointer();
   b->pid = getpid();
   b->tid = (pid_t)syscall(SYS_gettid);
@@ -262,12 +508,14 @@ static void thread_ends(void *value) {
   if (!b || b->threadPointer != thread_pointer()) return;
   sigset_t mask;
   block_signals(&mask);
+  own_buffer(); /* in a forked child: adopt the parent's copy first */
   flush(b, cursor(), 1);
   event("thread-end", NULL);
   set_cursor(NULL);
   b->ended = 1;
   if (b->fd >= 0) close(b->fd);
-  munmap(b->base, BUFFER_BYTES + GUARD_BYTES);
+  for (unsigned i = 0; i < POOL_BUFFERS; i++)
+    if (b->pool[i]) munmap(b->pool[i], BUFFER_BYTES + GUARD_BYTES);
   restore_signals(&mask);
 }
 
@@ -313,7 +561,7 @@ AtomxCodeMap atomx_analysis_code_map;
 
 /* A store through register `reg`, which holds the cursor `slot`, faulted at
  * `addr`: a thread's first store (the cursor is 0) or a full buffer.  Gives
- * the thread a fresh buffer (writing the full one) and points the register
+ * the thread a fresh buffer (queueing the full one) and points the register
  * at it; 0 when the fault is not such a store's. */
 static int swap_buffer(greg_t *g, int reg, uint8_t *slot, uintptr_t addr) {
   if ((uint8_t *)g[kGreg[reg]] != slot) return 0;
@@ -322,7 +570,7 @@ static int swap_buffer(greg_t *g, int reg, uint8_t *slot, uintptr_t addr) {
   const int full = b && slot >= b->base && addr >= (uintptr_t)b->base + BUFFER_BYTES &&
                    addr < (uintptr_t)b->base + BUFFER_BYTES + GUARD_BYTES;
   if (!fresh && !full) return 0;
-  if (full) flush(b, slot, 0);
+  if (full) hand_off(b, slot);
   if (fresh && !b) b = new_buffer();
   g[kGreg[reg]] = (greg_t)b->base;
   set_cursor(b->base);
@@ -454,7 +702,7 @@ static void add_mark(uint16_t kind, int sig, uint64_t pc) {
     set_cursor(c);
   }
   if (b->markCount == MAX_MARKS) { /* the chunk ends here */
-    flush(b, c, 0);
+    hand_off(b, c);
     c = b->base;
     set_cursor(c);
   }
@@ -610,14 +858,16 @@ static int wrap_pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
   return realPthreadSigmask(how, how == SIG_UNBLOCK ? set : without_segv(set, &copy), old);
 }
 
-/* fork: the parent's bytes so far go to its stream first, so that the
- * child's own bytes start with a chunk of their own (ATOMX_TRACE_CHUNK_CHILD). */
+/* fork: the parent's bytes so far go to its stream first (every chunk
+ * queued, then the buffer), so that the child's own bytes start with a
+ * chunk of their own (ATOMX_TRACE_CHUNK_CHILD). */
 static pid_t (*realFork)(void);
 static pid_t wrap_fork(void) {
   sigset_t mask;
   block_signals(&mask);
   struct buffer *b = own_buffer();
-  if (b && cursor() > b->base) {
+  if (b) drain(b); /* what the writer has queued: in the file before the child copies it */
+  if (b && (cursor() > b->base || b->markCount)) {
     flush(b, cursor(), 0);
     set_cursor(b->base);
   }

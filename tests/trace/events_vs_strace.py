@@ -12,7 +12,9 @@ against what strace saw the kernel do:
     clone that shares neither memory nor the thread group), and a `forked`
     event in each child;
   - a `thread` event for exactly the threads they started (clones in the
-    thread group), besides one per process;
+    thread group), besides one per process, but for the recorder's writer
+    threads: each named by a `writer TID` event, a clone in the thread
+    group of that event's process;
   - an `exec FILE` event before each execve they made, with its file
     (but posix_spawn's, which libc makes from inside: its new process has
     its `process` event);
@@ -71,11 +73,12 @@ def main():
 
         # What strace saw: processes running the traced program, and what they did.
         traced, started, spawned = set(), set(), set()  # running the traced image; exec'd into it; posix_spawn's
-        parent = {}
+        parent, group = {}, {}  # a task's parent (the task that cloned it); a thread's process
         want_forks, want_threads, want_execs = set(), set(), []
         for pid, name, a, result in strace_calls(log):
             if name in ("clone", "clone3", "fork", "vfork") and result > 0:
                 parent[result] = pid
+                group[result] = group.get(pid, pid) if "CLONE_THREAD" in a else result
                 if pid not in traced:
                     continue
                 traced.add(result)  # the child runs its parent's image
@@ -109,7 +112,10 @@ def main():
         same("forks (parent, child)", {(p, int(d)) for _, p, _, k, d in events if k == "fork"}, want_forks)
         same("forked children (child, parent)", {(p, int(d)) for _, p, _, k, d in events if k == "forked"},
              {(c, p) for p, c in want_forks})
-        same("threads", {t for _, p, t, k, _ in events if k == "thread"}, want_threads | {p for p, _ in processes})
+        writers = {(p, int(d)) for _, p, _, k, d in events if k == "writer"}
+        same("writer threads (process, thread)", writers, {(p, t) for p, t in writers if t in want_threads and group.get(t) == p})
+        same("threads", {t for _, p, t, k, _ in events if k == "thread"},
+             (want_threads - {t for _, t in writers}) | {p for p, _ in processes})
         got_execs = sorted((p, d) for _, p, _, k, d in events if k == "exec")
         if got_execs != sorted(want_execs):
             problems.append(f"execs: the log has {got_execs}, strace saw {sorted(want_execs)}")
@@ -135,7 +141,8 @@ def main():
                 print("   ", p)
             return 1
         print(f"PASS {prog}: {len(events)} events; {len(processes)} process(es), {len(want_forks)} fork(s),"
-              f" {len(want_threads)} thread(s) started, {len(want_execs)} exec(s), {len(files)} stream(s),"
+              f" {len(want_threads) - len(writers)} thread(s) started, {len(writers)} writer thread(s),"
+              f" {len(want_execs)} exec(s), {len(files)} stream(s),"
               " each as strace saw it")
         return 0
     finally:
