@@ -24,6 +24,21 @@ extern "C" {
  * The string belongs to the library; it stays valid for the whole run. */
 const char *AtomxOutputPath(const char *name);
 
+/* Exact counts from the fewest counters (atomx::Counters::count): by the
+ * time the tool's ProgramAfter calls run, atomx has derived every count a
+ * tool asked for from the few it measured.  These say what the measuring
+ * cost: *increments, the counter increments the run executed for them, and
+ * *blocks, the blocks it executed in the procedures they were placed in
+ * (so increments / blocks is the cost per block, where a counter on every
+ * block costs 1).  Both 0 when the tool asked for no count. */
+void AtomxCountCost(long *increments, long *blocks);
+
+/* Called by the runtime at ProgramAfter, before the tool's calls: derive
+ * the counts (the program of the counter placement, over its counters
+ * `slots`), and copy each one a tool asked for into its counter array. */
+void atomx_counts_solve(const long *program, long *slots);
+void atomx_counts_copy(const long *pairs, const long *slots, long *out);
+
 /* Called by the runtime once, after the last ProgramAfter call: runs the
  * analysis object's exit handlers (last registered first), then flushes its
  * stdio streams.  Analysis code does not call it. */

@@ -296,6 +296,18 @@ enum class Point { InstBefore, InstAfter, BlockBefore, BlockAfter, ProcBefore, P
 // increments are atomic (`lock inc`); otherwise plain, which is faster;
 // `atomx --atomic-counters` forces atomic ones.  Several increments at one
 // place run before the calls there, in the order they were added.
+//
+// What a tool wants is usually how often each block ran, or each edge was
+// taken, at the end.  count() says so, and atomx measures it from the
+// fewest increments (a spanning tree's chords, analysis/CounterPlacement.h:
+// a fraction of the blocks, and mostly not the hot ones), deriving every
+// other count when the program ends, before the tool's ProgramAfter calls:
+//
+//     blocks.count(b, k);  // when ProgramAfter runs: blocks[k] = how often b ran
+//
+// During the run such a counter stays 0.  Exact as increments are, except
+// where a block starts but never ends: a fault, or a signal handler that
+// does not return (docs/instrumenting.md).
 // A test of a memory operand's effective address, for Counters::incrementIf:
 // true when (address mod modulus) > above, modulus a power of two up to 4096.
 struct AddressTest {
@@ -331,6 +343,14 @@ class Counters {
   // Under threads the counts stay exact (a locked add) and the state is a
   // plain load and store, as one predictor shared by the threads would be.
   void predict(Edge e, size_t state, size_t miss, bool taken) const;
+  // At ProgramAfter, counter k holds how often block b ran, or edge e was
+  // taken, measured from the fewest increments (see above).  A counter is
+  // either counted or incremented, not both.  -1 for the rare edge no
+  // counter can see alone: a jump-table edge to a block that another jump
+  // table of the procedure also reaches (its stub sees both; every block
+  // count is still known).
+  void count(Block b, size_t k) const;
+  void count(Edge e, size_t k) const;
   operator Arg() const { return Arg(Arg::Kind::Counters, int64_t(id_)); }             // the array, as a long*
 
   void add(Point point, const void* where, size_t k) const;

@@ -300,6 +300,12 @@ void Engine::add(uint32_t routine, Point point, const void* where, std::vector<A
   calls_.push_back({routine, point, where, std::move(args), uint32_t(calls_.size())});
 }
 
+void Engine::addFirst(uint32_t routine, Point point, std::vector<Arg> args) {
+  check(routines_.at(routine), point, nullptr, args);
+  calls_.insert(calls_.begin() + ptrdiff_t(firstCalls_++), {routine, point, nullptr, std::move(args), 0});
+  for (uint32_t k = 0; k < calls_.size(); ++k) calls_[k].order = k;
+}
+
 uint32_t Engine::addCounters(uint64_t count) {
   if (count > kMaxCounters) throw Error("Counters: " + std::to_string(count) + " counters are more than atomx places (2^28)");
   counterArrays_.push_back(count);
@@ -312,14 +318,18 @@ void Engine::reserveCounters(uint32_t counters, uint64_t count) {
   counterArrays_[counters] = std::max(counterArrays_[counters], count);
 }
 
-void Engine::addIncrement(uint32_t counters, uint64_t index, Point point, const void* where, const AddressTest* test) {
-  if (counters >= counterArrays_.size()) throw Error("Counters::increment on an array this tool never made");
-  if (!where) throw Error("Counters::increment at a null place");
+void Engine::checkCounter(const char* api, uint32_t counters, uint64_t index, Point point, const void* where) {
+  if (counters >= counterArrays_.size()) throw Error(std::string(api) + " on an array this tool never made");
+  if (!where) throw Error(std::string(api) + " at a null place");
   if (index >= kMaxCounters)
-    throw Error("Counters::increment at " + describe(point, where) + ": counter " + std::to_string(index) +
+    throw Error(std::string(api) + " at " + describe(point, where) + ": counter " + std::to_string(index) +
                 " is past the 2^28 atomx places");
-  if (test) checkAddressTest(*test, static_cast<const detail::InstData*>(where));
   counterArrays_[counters] = std::max(counterArrays_[counters], index + 1);
+}
+
+void Engine::addIncrement(uint32_t counters, uint64_t index, Point point, const void* where, const AddressTest* test) {
+  checkCounter("Counters::increment", counters, index, point, where);
+  if (test) checkAddressTest(*test, static_cast<const detail::InstData*>(where));
   increments_.push_back({counters, index, point, where, test != nullptr, test ? *test : AddressTest{}});
 }
 
@@ -332,6 +342,11 @@ void Engine::addPrediction(uint32_t counters, uint64_t state, uint64_t miss, con
   IncrementRequest& r = increments_.back();
   r.predict = taken ? IncrementRequest::Predict::Taken : IncrementRequest::Predict::NotTaken;
   r.miss = miss;
+}
+
+void Engine::addCount(uint32_t counters, uint64_t index, Point point, const void* where) {
+  checkCounter("Counters::count", counters, index, point, where);
+  counts_.push_back({counters, index, point, where});
 }
 
 void Engine::checkAddressTest(const AddressTest& t, const detail::InstData* inst) const {

@@ -76,6 +76,16 @@ struct IncrementRequest {
   uint64_t miss = 0;
 };
 
+// One exact count a tool asked for (atomx::Counters::count): counter
+// `index` of array `counters` is, at ProgramAfter, how often the block ran
+// or the edge was taken.  CountPlan.h measures it.
+struct CountRequest {
+  uint32_t counters = 0;
+  uint64_t index = 0;
+  Point point = Point::BlockBefore;  // BlockBefore or Edge
+  const void* where = nullptr;
+};
+
 // Bytes written inline into the running thread's trace buffer, for an
 // abstract-execution trace (instrument/TraceRecorder.h; the buffer's cursor
 // is at %fs:ATOMX_TRACE_CURSOR_OFFSET, include/atomx/trace_format.h).
@@ -131,6 +141,10 @@ class Engine {
   uint32_t routineId(std::string_view name) const;  // throws if undeclared
 
   void add(uint32_t routine, Point point, const void* where, std::vector<Arg> args);
+  // A call atomx itself adds at a program point (ProgramBefore or
+  // ProgramAfter), ahead of every call of the tool there (and after the
+  // ones added this way before it).
+  void addFirst(uint32_t routine, Point point, std::vector<Arg> args);
   const std::vector<CallRequest>& calls() const { return calls_; }
 
   // Counter arrays (their sizes, by id) and the increments added to them;
@@ -141,7 +155,9 @@ class Engine {
   void addIncrement(uint32_t counters, uint64_t index, Point point, const void* where,
                     const AddressTest* test = nullptr);
   void addPrediction(uint32_t counters, uint64_t state, uint64_t miss, const void* edge, bool taken);
+  void addCount(uint32_t counters, uint64_t index, Point point, const void* where);
   const std::vector<uint64_t>& counterArrays() const { return counterArrays_; }
+  const std::vector<CountRequest>& counts() const { return counts_; }
   const std::vector<IncrementRequest>& increments() const { return increments_; }
 
   // Trace stores (StoreRequest), in the order they run where they share a site.
@@ -168,6 +184,9 @@ class Engine {
  private:
   void check(const Prototype& proto, Point point, const void* where, const std::vector<Arg>& args) const;
   void checkAddressTest(const AddressTest& test, const detail::InstData* inst) const;
+  // An increment or count of counter `index` of array `counters` at (point,
+  // where): valid, and the array grown to hold it.
+  void checkCounter(const char* api, uint32_t counters, uint64_t index, Point point, const void* where);
 
   const ir::Program& program_;
   const x86::Decoder& decoder_;
@@ -180,6 +199,8 @@ class Engine {
   std::vector<CallRequest> calls_;
   std::vector<uint64_t> counterArrays_;
   std::vector<IncrementRequest> increments_;
+  std::vector<CountRequest> counts_;
+  size_t firstCalls_ = 0;  // calls_ begins with the addFirst ones
   std::vector<StoreRequest> stores_;
   mutable std::unique_ptr<debuginfo::LineTable> lineTable_;
 };

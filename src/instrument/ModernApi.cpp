@@ -217,6 +217,9 @@ void Counters::predict(Edge e, size_t state, size_t miss, bool taken) const {
   Engine::current().addPrediction(id_, state, miss, e.handle(), taken);
 }
 
+void Counters::count(Block b, size_t k) const { Engine::current().addCount(id_, k, Point::BlockBefore, b.handle()); }
+void Counters::count(Edge e, size_t k) const { Engine::current().addCount(id_, k, Point::Edge, e.handle()); }
+
 void Counters::incrementIf(Inst i, AddressTest test, size_t k) const {
   Engine::current().addIncrement(id_, k, Point::InstBefore, i.handle(), &test);
 }

@@ -20,6 +20,7 @@ std::vector<uint8_t> Session::run() {
     buildTool();
     analyze();
     runInstrument();
+    placeCounts();
     checkRoutines();
     plan();
     build_.reset();  // the temporary build directory goes now; the plugin stays loaded
@@ -50,6 +51,8 @@ void Session::runInstrument() {
   build_->runInstrument(options_.toolArgs);
 }
 
+void Session::placeCounts() { counts_ = instrument::placeCounts(*engine_); }
+
 void Session::checkRoutines() const {
   const std::set<std::string> defined = build_->analysisFunctions();
   for (const Prototype& p : engine_->routines())
@@ -79,6 +82,12 @@ std::vector<std::string> Session::summary() const {
                     std::to_string(traceStores_.entries) + " entry tag(s), " + std::to_string(traceStores_.returns) +
                      " return tag(s), " + std::to_string(traceStores_.blockTags) + " block tag(s), " +
                     std::to_string(traceStores_.tableTargets) + " jump-table target(s)");
+  if (counts_.requests)
+    lines.push_back(out + ": " + std::to_string(counts_.requests) + " exact count(s) in " + std::to_string(counts_.procs) +
+                    " procedure(s) from " + std::to_string(counts_.counters) + " counter(s) (a counter per block: " +
+                    std::to_string(counts_.blocks) + ")" +
+                    (counts_.unknown ? ", " + std::to_string(counts_.unknown) +
+                                           " not known (-1: jump tables that share targets)" : std::string()));
   if (instrumenter_->incrementCount())
     lines.push_back(out + ": " + std::to_string(instrumenter_->incrementCount()) + " inline counter increment(s), " +
                     (atomicWhy_.empty() ? "plain (the program starts no threads)" : "atomic (" + atomicWhy_ + ")"));

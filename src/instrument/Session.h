@@ -11,6 +11,7 @@
 //                     session's engine as the API's context; for a trace
 //                     (SessionOptions::trace), the trace plan's stores
 //                     instead (TraceRecorder.h)
+//   placeCounts       the increments behind Counters::count (CountPlan.h)
 //   checkRoutines     every declared routine is defined
 //   plan              counters' thread model, sites, inserted code
 //   rewrite           rewrite::Rewriter with the instrumentation added
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "elf/ElfImage.h"
+#include "instrument/CountPlan.h"
 #include "instrument/Engine.h"
 #include "instrument/Instrumenter.h"
 #include "instrument/ToolBuild.h"
@@ -65,6 +67,7 @@ class Session {
   void buildTool();
   void analyze();
   void runInstrument();
+  void placeCounts();
   void checkRoutines() const;
   void plan();
 
@@ -76,7 +79,8 @@ class Session {
   std::unique_ptr<Instrumenter> instrumenter_;
   std::string atomicWhy_;
   uint64_t tracePlacement_ = 0;
-  TraceStoreCounts traceStores_;  // why counter increments are atomic ("" = plain)
+  TraceStoreCounts traceStores_;
+  CountPlanSummary counts_;  // why counter increments are atomic ("" = plain)
 };
 
 }  // namespace atomx::instrument

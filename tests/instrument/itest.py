@@ -157,8 +157,9 @@ def t_clobber(work, name, variant, period="1"):
 def t_counters(work, name, variant):
     """Inline counters before every instruction and on every edge of a tests/programs binary, beside
     a call per block: the output is as expected/NAME.out, every block's inline count equals the call
-    path's, and instructions and out-edges agree with their blocks (except where a program leaves a
-    block in the middle: signals_setjmp's siglongjmp out of a fault handler)."""
+    path's, instructions and out-edges agree with their blocks, and every block's and edge's count
+    derived from the fewest counters (Counters::count) equals its increment's (except where a
+    program leaves a block in the middle: signals_setjmp's siglongjmp out of a fault handler)."""
     prog = os.path.join(ARGS.programs, variant, name)
     local = os.path.join(work, name)
     shutil.copy2(prog, local)
@@ -183,6 +184,13 @@ def t_counters(work, name, variant):
         eq(early > 0, name in ("avx", "init_fini"), f"{f}: blocks counted before ProgramBefore ({early})")
         if name != "signals_setjmp":
             eq((int(m.group(2)), int(m.group(3))), (0, 0), f"{f}: instruction and edge differences ({lines[:3]})")
+        # Counters::count: every block's and edge's count, derived from the fewest counters, equals
+        # its own increment's.
+        m3 = re.match(r"exact counts: (\d+) differences, (\d+) edges not known; (\d+) increments for (\d+) blocks",
+                      lines[-5])
+        check(m3, f"{f}: no exact counts line: {lines[-5:]}")
+        if name != "signals_setjmp":
+            eq(int(m3.group(1)), 0, f"{f}: exact counts that differ from the increments' ({lines[:3]})")
 
 
 def t_clobber_fenv(work, variant):
@@ -504,7 +512,7 @@ def t_error(work, kind):
                   "wrongarray": ("err_inst.c", "err_anal.c"), "crash": ("err_inst.c", "err_anal.c"),
                   "throw": ("err_throw_inst.cpp", "err_anal.c"), "range": ("err_range_inst.cpp", "err_anal.c"),
                   "rangec": ("err_inst.c", "err_anal.c"), "unresolved": ("err_inst.c", "err_unresolved_anal.c"),
-                  "atomerror": ("err_inst.c", "err_anal.c")}[kind]
+                  "atomerror": ("err_inst.c", "err_anal.c"), "countinc": ("err_count_inst.cpp", "err_anal.c")}[kind]
     r = instrument(prog, inst, anal, work, [kind], expect_ok=False)
     check(r.returncode != 0, f"atomx succeeded: {r.stderr}")
     check(not os.path.exists(prog + ".atomx"), "an output file was written")
@@ -534,6 +542,11 @@ def t_error(work, kind):
         eq(r.returncode, 1, "exit status")
         check(err.endswith("no procedure named nosuch here (42 procedures looked at)") and err.startswith("atomx:"),
               f"not the tool's message: {err}")
+        return
+    if kind == "countinc":  # Counters::count and increment on one counter
+        eq(r.returncode, 1, "exit status")
+        check(re.search(r"Counters::count at BlockBefore 0x0*%x \(loop_sum\): counter 0 of that array is also "
+                        r"incremented; a counter is either counted or incremented$" % addr, err), f"message: {err}")
         return
     check("Probe" in err, f"message does not name the routine: {err}")
     if kind in ("wrongtype", "wrongarray"):  # a C type mistake in a variadic AddCall: named, not a crash
@@ -688,7 +701,7 @@ for v in ("O2", "O0", "nopie"):
 for how in ("segv", "fault", "abort", "term", "_exit"):
     TESTS[f"killed.{how}"] = lambda w, how=how: t_killed(w, "O2", how)
 for kind in ("argcount", "brcond", "effaddr", "compile", "undefined", "wrongtype", "wrongarray", "crash", "throw",
-             "range", "rangec", "unresolved", "atomerror"):
+             "range", "rangec", "unresolved", "atomerror", "countinc"):
     TESTS[f"error.{kind}"] = lambda w, kind=kind: t_error(w, kind)
 
 if __name__ == "__main__":

@@ -15,7 +15,12 @@
 //     with the naive definitions (cfg_oracle.h);
 //   * the witness placement of abstract execution (analysis/Witnesses.h)
 //     solves the tracing problem, as judged by analysis/TracingCheck.h, and
-//     its witness values fit the width it chose.
+//     its witness values fit the width it chose;
+//   * the counter placement (analysis/CounterPlacement.h) has a place for
+//     every counter, and from the chords' counts alone its solve steps give
+//     every edge's count of random flows: random walks from the virtual
+//     node through the procedure and back, each adding one to every edge it
+//     takes (what a run does, so conservation holds at every other node).
 // It prints how many programs, procedures, blocks and loops it checked.
 #include <gtest/gtest.h>
 
@@ -27,12 +32,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "cfg_oracle.h"
 #include "elf/ElfImage.h"
+#include "analysis/CounterPlacement.h"
 #include "analysis/TracingCheck.h"
 #include "analysis/Witnesses.h"
 #include "rewrite/Rewriter.h"
@@ -47,6 +54,7 @@ constexpr uint32_t kNaiveLimit = 150;
 struct Totals {
   size_t programs = 0, skipped = 0, procs = 0, blocks = 0, loops = 0, naive = 0, stuckBlocks = 0;
   size_t arcs = 0, witnesses = 0, blocking = 0, wideProcs = 0, maxWitnesses = 0;
+  size_t countEdges = 0, chords = 0, walks = 0, everyBlockProcs = 0, unknownEdges = 0;
   std::map<std::string, size_t> edges;  // by kind
 };
 
@@ -56,6 +64,60 @@ bool isElfExecutable(const fs::path& p) {
   char magic[4] = {};
   std::ifstream(p, std::ios::binary).read(magic, 4);
   return magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+// Random flows through p's count graph, solved from the chords alone;
+// "" or what was wrong.
+std::string checkCounterPlacement(const ir::Procedure& p, Totals& totals) {
+  const analysis::CountGraph g = analysis::countGraph(p);
+  analysis::CounterPlan plan;
+  try {
+    plan = analysis::placeCounters(p, g);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  std::vector<std::vector<uint32_t>> out(g.nodes());
+  for (uint32_t k = 0; k < g.edges.size(); ++k) out[g.edges[k].from].push_back(k);
+  std::mt19937 rng(uint32_t(p.start));
+  std::vector<int64_t> flow(g.edges.size(), 0), walk;
+  for (int w = 0; w < 40; ++w) {
+    walk.clear();
+    uint32_t v = g.exit();
+    do {
+      if (out[v].empty() || walk.size() > 4000) break;
+      const uint32_t k = out[v][rng() % out[v].size()];
+      walk.push_back(k);
+      v = g.edges[k].to;
+    } while (v != g.exit());
+    if (v != g.exit()) continue;  // a walk that did not come back counts nothing
+    for (uint32_t k : walk) ++flow[k];
+    ++totals.walks;
+  }
+  std::vector<int64_t> value(g.edges.size(), -1);
+  for (uint32_t k = 0; k < g.edges.size(); ++k)
+    if (plan.chord[k]) value[k] = flow[k];
+  for (const analysis::SolveStep& s : plan.steps) {
+    int64_t v = 0;
+    for (auto [k, negated] : s.terms) {
+      if (value[k] < 0) return "a solve step reads a count not known yet";
+      v += negated ? -value[k] : value[k];
+    }
+    value[s.edge] = v;
+  }
+  for (uint32_t k = 0; k < g.edges.size(); ++k) {
+    if (!plan.known[k]) {
+      if (!plan.everyBlock || g.edges[k].kind == analysis::CountEdge::Kind::Block) return "counter placement: an edge is not known";
+      ++totals.unknownEdges;
+      continue;
+    }
+    if (value[k] != flow[k])
+      return "counter placement: edge " + std::to_string(k) + " derived as " + std::to_string(value[k]) + ", ran " +
+             std::to_string(flow[k]);
+  }
+  totals.everyBlockProcs += plan.everyBlock;
+  totals.countEdges += g.edges.size();
+  totals.chords += plan.chords;
+  return "";
 }
 
 // Returns "" or the first inconsistency found in `p`.
@@ -141,6 +203,7 @@ std::string checkProcedure(const ir::Procedure& p, Totals& totals) {
     }
   if (std::vector<std::string> problems = analysis::tracingProblems(p, instrumented); !problems.empty())
     return "witnesses: " + problems[0] + " (" + std::to_string(problems.size()) + " problems)";
+  if (std::string e = checkCounterPlacement(p, totals); !e.empty()) return e;
   totals.arcs += tg.arcs.size();
   totals.witnesses += plan.count;
   totals.blocking += plan.blocking;
@@ -183,6 +246,10 @@ void print(const char* what, const Totals& t) {
               "%zu procedures need 2-byte witnesses\n",
               t.witnesses, t.arcs, t.arcs ? 100.0 * double(t.witnesses) / double(t.arcs) : 0.0, t.blocking,
               t.maxWitnesses, t.wideProcs);
+  std::printf("  counters: %zu on %zu count-graph edges (%.1f%%), every known edge derived right on %zu random walks; "
+              "%zu procedures count every block (jump tables share targets), %zu edges there not known\n",
+              t.chords, t.countEdges, t.countEdges ? 100.0 * double(t.chords) / double(t.countEdges) : 0.0, t.walks,
+              t.everyBlockProcs, t.unknownEdges);
 }
 
 std::vector<fs::path> executablesUnder(const fs::path& dir) {

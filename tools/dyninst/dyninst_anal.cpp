@@ -72,6 +72,10 @@ void writeSummary(const Totals& t) {
   std::fprintf(out, "  instructions executed %16ld   (a rep-prefixed instruction counts once)\n", t.insts);
   std::fprintf(out, "  basic blocks executed %16ld   (%ld of %ld blocks ever ran)\n", t.blocks, t.liveBlocks, nBlocks);
   std::fprintf(out, "  instructions / block  %16.2f\n", t.blocks ? double(t.insts) / double(t.blocks) : 0.0);
+  long increments = 0, counted = 0;
+  AtomxCountCost(&increments, &counted);
+  std::fprintf(out, "  counter increments    %16ld   (%.3f per block executed; a counter per block: 1)\n", increments,
+               counted ? double(increments) / double(counted) : 0.0);
   table(out, "Procedures:", t.proc, topN, procName, t.insts);
   table(out, "Instruction classes:", t.cls, 12, keyName, t.insts);
   std::fclose(out);
@@ -87,6 +91,9 @@ void writeJson(const Totals& t) {
   j.key("rep_counting").value("once per execution");
   j.key("instructions").value(t.insts);
   j.key("blocks_executed").value(t.blocks);
+  long increments = 0;
+  AtomxCountCost(&increments, nullptr);
+  j.key("counter_increments").value(increments);
   j.key("procs").beginArray();
   for (long p : top(t.proc, nProcs)) {
     j.beginObject().key("name").value(names + procName[p]);

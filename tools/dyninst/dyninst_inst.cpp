@@ -1,6 +1,7 @@
 // dyninst: dynamic instruction counts per procedure, basic block and
-// instruction class (ATOM's "dyninst" tool).  Cheap by design: an inline
-// counter per basic block (atomx::Counters, no call); what a block holds (its
+// instruction class (ATOM's "dyninst" tool).  Cheap by design: exact block
+// counts from the fewest inline counters (atomx::Counters::count, no call);
+// what a block holds (its
 // instruction count, its classes and mnemonics) is tallied here, once, and
 // handed to the analysis side as constant arrays at program start.  The
 // counts are exact because atomx ends a block at every control transfer,
@@ -67,7 +68,7 @@ extern "C" void Instrument(int argc, char** argv) {
       std::map<int, int> c, m;
       int n = 0;
       for (Inst i : b.insts()) ++n, ++c[classes.id(i.category())], ++m[mnemonics.id(i.mnemonic())];
-      blockCount.increment(b, blockInsts.size());
+      blockCount.count(b, blockInsts.size());
       blockPc.push_back(long(b.pc())), blockPc.push_back(long(b.endPc()));
       blockProc.push_back(proc);
       blockInsts.push_back(n);

@@ -40,7 +40,7 @@ extern "C" void Instrument(int argc, char** argv) {
     else throw Error("gprof: unknown option '" + a + "' (options: --top N, --callgrind FILE, --no-callgrind)");
   }
 
-  Counters blockCount;  // inline, per block
+  Counters blockCount;  // per block: exact counts at program end (Counters::count)
   Routine indirect("GprofIndirect(long, VALUE)");
   Routine condTail("GprofCondTail(long, VALUE)");
   Routine init(
@@ -76,7 +76,7 @@ extern "C" void Instrument(int argc, char** argv) {
       const long id = nblock++;
       blocks.insert(blocks.end(), {nproc, int(b.insts().size())});
       blockPc.insert(blockPc.end(), {long(b.pc()), long(b.endPc())});
-      blockCount.increment(b, size_t(id));
+      blockCount.count(b, size_t(id));
       // A site: kind (0 call, 1 tail call, 2 conditional tail call), block, caller, callee: procedure
       // index, or -1 - external name index, or kRuntime (indirect); source line.
       const Inst i = b.last();

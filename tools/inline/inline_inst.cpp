@@ -29,7 +29,7 @@ extern "C" void Instrument(int argc, char** argv) {
     if (a == "--top") top = optionNumber("inline", a, argv[++i], 1);
     else throw Error("inline: unknown option '" + a + "' (options: --top N)");
   }
-  Counters siteCount;  // direct call sites, inline
+  Counters siteCount;  // direct call sites: exact counts at program end (Counters::count)
   Routine indirect("InlineIndirect(long, VALUE)");
   Routine init("InlineInit(long, char[], long[], long, long[], char[], long, char[], long)");
   Routine finish("InlineFinish(long*)");
@@ -67,7 +67,7 @@ extern "C" void Instrument(int argc, char** argv) {
           if (it == externals.end()) it = externals.insert(it, n);
           callee = -1 - long(it - externals.begin());
         }
-        siteCount.increment(b, size_t(site));
+        siteCount.count(b, size_t(site));
       } else {
         indirect.before(i, site, branchTarget());
       }

@@ -95,7 +95,7 @@ extern "C" void Instrument(int argc, char** argv) {
                   "' (options: --top N, --load N, --mul N, --div N, --fp N, --fpdiv N, --explain PROC)");
   }
   Routine init("PipeInit(long, long, long[], long[], int[], int[], int[], long[], int[], char*, long[], char*, long[])");
-  Counters blockCount;  // inline, per block
+  Counters blockCount;  // per block: exact counts at program end (Counters::count)
   Routine report("PipeReport(long*)");
 
   std::vector<long> pcs, ends, worstPc, procPcs;
@@ -106,7 +106,7 @@ extern "C" void Instrument(int argc, char** argv) {
     for (Block b : p.blocks()) {
       if (ex) std::fprintf(stderr, "pipe: %s block %#lx\n", std::string(p.name()).c_str(), (unsigned long)b.pc());
       const Cost c = schedule(b, ex);
-      blockCount.increment(b, pcs.size());
+      blockCount.count(b, pcs.size());
       pcs.push_back(long(b.pc())), ends.push_back(long(b.endPc()));
       insts.push_back(int(c.insts)), stalls.push_back(int(c.stalls));
       procOf.push_back(int(procPcs.size()));

@@ -26,7 +26,7 @@ extern "C" void Instrument(int argc, char** argv) {
     else throw Error("prof: unknown option '" + a + "' (options: --top N, --callgrind FILE, --no-callgrind)");
   }
 
-  Counters blockCount;  // inline, per block
+  Counters blockCount;  // per block: exact counts at program end (Counters::count)
   Routine init(
       "ProfInit(long, char[], long[], int[], long[], long, int[], long, int[], long, char[], char*, long, char*)");
   Routine finish("ProfFinish(long*)");
@@ -63,7 +63,7 @@ extern "C" void Instrument(int argc, char** argv) {
       for (auto [line, k] : perLine) entries.insert(entries.end(), {int(nblock), line, k});
       blocks.insert(blocks.end(), {nproc, n});
       blockPc.insert(blockPc.end(), {long(b.pc()), long(b.endPc())});
-      blockCount.increment(b, size_t(nblock++));
+      blockCount.count(b, size_t(nblock++));
     }
     ++nproc;
   }

@@ -30,7 +30,8 @@ void CheckAddress(long k, unsigned long ea, long size) {
 }
 
 void CountersCheck(long* blocks, long* insts, long* edges, long nInsts, long* instBlock, long nEdges, long* edgeBlock,
-                   long* checked, long* blockPc, long strict, long* odd, long* crossing) {
+                   long* checked, long* blockPc, long strict, long* odd, long* crossing, long* exactBlocks,
+                   long* exactEdges, long* edgeGroup) {
   FILE* f = fopen(AtomxOutputPath("counters.out"), "w");
   long nBlocks = 0, executed = 0, blockDiff = 0, instDiff = 0, edgeDiff = 0, instExec = 0, before = 0;
   for (long i = 0; i < nInsts; ++i)
@@ -59,13 +60,36 @@ void CountersCheck(long* blocks, long* insts, long* edges, long nInsts, long* in
   for (long b = 0; b < nBlocks; ++b)
     if (checked[b] && out[b] != blocks[b] && edgeDiff++ < 10)
       fprintf(f, "edges out of block %#lx: %ld, block: %ld\n", blockPc[b], out[b], blocks[b]);
+  /* Counters::count: every block's and edge's exact count == its increment's. */
+  long exactDiff = 0, unknownEdges = 0;
+  for (long b = 0; b < nBlocks; ++b)
+    if (exactBlocks[b] != blocks[b] && exactDiff++ < 10)
+      fprintf(f, "block %#lx: exact count %ld, increment %ld\n", blockPc[b], exactBlocks[b], blocks[b]);
+  for (long e = 0; e < nEdges; ++e) {
+    long exact = exactEdges[e];
+    if (edgeGroup[e] >= 0) /* the increment counts every table edge of the group */
+      for (long g = edgeGroup[e], o = g; o < nEdges && exact >= 0; ++o)
+        if (o != e && edgeGroup[o] == g) exact = exactEdges[o] < 0 ? -1 : exact + exactEdges[o];
+    if (exact == -1) {
+      ++unknownEdges;
+      continue;
+    }
+    if (exact != edges[e] && exactDiff++ < 10)
+      fprintf(f, "edge %ld out of block %#lx: exact count %ld, increment %ld\n", e, blockPc[edgeBlock[e]], exact, edges[e]);
+  }
+  long increments = 0, counted = 0;
+  AtomxCountCost(&increments, &counted);
+  fprintf(f, "exact counts: %ld differences, %ld edges not known; %ld increments for %ld blocks (%.3f per block)\n",
+          exactDiff, unknownEdges, increments, counted, counted ? (double)increments / (double)counted : 0.0);
   fprintf(f, "blocks %ld executed %ld instructions %ld\n", nBlocks, executed, instExec);
   fprintf(f, "memory instructions %ld misaligned %ld crossing %ld differences %ld\n", nMem, oddTotal, crossingTotal,
           addressDiff);
   fprintf(f, "blocks counted before start %ld\n", before);
   fprintf(f, "differences: blocks %ld instructions %ld edges %ld\n", blockDiff, instDiff, edgeDiff);
   fclose(f);
-  if (strict && (blockDiff || instDiff || edgeDiff || addressDiff || executed == 0))
-    fprintf(stderr, "counters: differences: blocks %ld instructions %ld edges %ld addresses %ld (%ld blocks executed)\n",
-            blockDiff, instDiff, edgeDiff, addressDiff, executed);
+  if (strict && (blockDiff || instDiff || edgeDiff || addressDiff || exactDiff || executed == 0))
+    fprintf(stderr,
+            "counters: differences: blocks %ld instructions %ld edges %ld addresses %ld exact counts %ld (%ld blocks "
+            "executed)\n",
+            blockDiff, instDiff, edgeDiff, addressDiff, exactDiff, executed);
 }

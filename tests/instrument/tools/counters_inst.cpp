@@ -17,7 +17,13 @@
 //     computes from the same address;
 //   - every block ending in a conditional branch, direct jump or plain
 //     fall-through within its procedure: the sum of its out-edges == its
-//     count (same caveat).
+//     count (same caveat);
+//   - every block and every edge: its exact count from the fewest counters
+//     (Counters::count, derived at exit) == its own increment's; for
+//     jump-table edges of one procedure that reach the same block (whose
+//     increments all count every table jump there, at the target's stub):
+//     their exact counts' sum == each one's increment, unless one is -1
+//     (no counter sees it alone).
 // With ATOMX_COUNTERS_STRICT=1 in the environment of the instrumentation,
 // any difference is also a line on the program's stderr, so that a
 // comparison of the outputs (corpus/check.sh) fails on it.
@@ -25,13 +31,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
 using namespace atomx;
 
 extern "C" void Instrument(int, char**) {
-  std::vector<long> instBlock, edgeBlock, blockChecked, blockPc;
+  std::vector<long> instBlock, edgeBlock, blockChecked, blockPc, edgeGroup;
   long nBlocks = 0, nEdges = 0;
   for (Proc p : program().procs())
     for (Block b : p.blocks()) {
@@ -41,15 +48,29 @@ extern "C" void Instrument(int, char**) {
     }
   const Counters blocks{size_t(nBlocks)}, insts{instBlock.size() + 1}, edges{size_t(nEdges) + 1};
   const Counters odd, crossing;  // conditional: per memory instruction
+  const Counters exactBlocks{size_t(nBlocks)}, exactEdges{size_t(nEdges) + 1};  // Counters::count
   Routine start("CountersStart(long*, long, long*, long*, long)");
   Routine count("CountBlock(long)");
   Routine address("CheckAddress(long, VALUE, long)");
-  Routine check("CountersCheck(long*, long*, long*, long, long[], long, long[], long[], long[], long, long*, long*)");
+  Routine check(
+      "CountersCheck(long*, long*, long*, long, long[], long, long[], long[], long[], long, long*, long*, long*, long*, long[])");
   const char* strict = std::getenv("ATOMX_COUNTERS_STRICT");
   long bi = 0, ii = 0, ei = 0, mi = 0;
-  for (Proc p : program().procs())
+  for (Proc p : program().procs()) {
+    // Jump-table edges of p by target: the first one's index names the group.
+    std::map<uint64_t, long> firstTableEdge;
+    long pe = ei;
+    for (Block b : p.blocks())
+      for (Edge e : b.succs()) {
+        if (e.kind() == EdgeKind::JumpTable && !firstTableEdge.count(e.to().pc())) firstTableEdge[e.to().pc()] = pe;
+        ++pe;
+      }
+    std::map<uint64_t, int> tableEdgesTo;
+    for (Block b : p.blocks())
+      for (Edge e : b.succs()) tableEdgesTo[e.to().pc()] += e.kind() == EdgeKind::JumpTable;
     for (Block b : p.blocks()) {
       blocks.increment(b, size_t(bi));
+      exactBlocks.count(b, size_t(bi));
       count.before(b, bi);
       for (Inst i : b.insts()) {
         insts.increment(i, size_t(ii));
@@ -69,6 +90,9 @@ extern "C" void Instrument(int, char**) {
       const InstClass k = last.kind();
       const bool conserved = inside && (k == InstClass::CondBranch || k == InstClass::Jump || k == InstClass::Other);
       for (Edge e : b.succs()) {
+        exactEdges.count(e, size_t(ei));
+        const bool shared = e.kind() == EdgeKind::JumpTable && tableEdgesTo[e.to().pc()] > 1;
+        edgeGroup.push_back(shared ? firstTableEdge[e.to().pc()] : -1);
         edges.increment(e, size_t(ei++));
         edgeBlock.push_back(bi);
       }
@@ -76,9 +100,11 @@ extern "C" void Instrument(int, char**) {
       blockPc.push_back(long(b.pc()));
       ++bi;
     }
-  if (edgeBlock.empty()) edgeBlock.push_back(-1);
+  }
+  if (edgeBlock.empty()) edgeBlock.push_back(-1), edgeGroup.push_back(-1);
   if (blockChecked.empty()) blockChecked.push_back(0), instBlock.push_back(0), blockPc.push_back(0);
   start.atProgramStart(blocks, nBlocks, odd, crossing, mi);
   check.atProgramEnd(blocks, insts, edges, long(instBlock.size()), instBlock, long(ei), edgeBlock, blockChecked, blockPc,
-                     long(strict && std::strcmp(strict, "1") == 0), odd, crossing);
+                     long(strict && std::strcmp(strict, "1") == 0), odd, crossing, exactBlocks, exactEdges,
+                     edgeGroup);
 }

@@ -1,0 +1,130 @@
+#include "instrument/CountPlan.h"
+
+#include <map>
+#include <set>
+
+#include "analysis/CounterPlacement.h"
+#include "support/Error.h"
+
+namespace atomx::instrument {
+
+namespace {
+
+// One counted procedure: its count graph, the placement, and each edge's
+// slot in the hidden array.
+struct Counted {
+  const detail::ProcData* proc = nullptr;
+  analysis::CountGraph graph;
+  analysis::CounterPlan plan;
+  std::vector<uint64_t> slot;                    // per graph edge
+  std::vector<std::vector<uint32_t>> succEdge;   // per block, per succ: its graph edge
+};
+
+const detail::ProcData* procOf(const CountRequest& c) {
+  if (c.point == Point::BlockBefore) return static_cast<const detail::BlockData*>(c.where)->proc;
+  return static_cast<const detail::EdgeData*>(c.where)->from->proc;
+}
+
+}  // namespace
+
+CountPlanSummary placeCounts(Engine& engine) {
+  CountPlanSummary summary;
+  if (engine.counts().empty()) return summary;
+  std::set<std::pair<uint32_t, uint64_t>> incremented;
+  for (const IncrementRequest& r : engine.increments()) incremented.insert({r.counters, r.index});
+  for (const IncrementRequest& r : engine.increments())
+    if (r.predict != IncrementRequest::Predict::None) incremented.insert({r.counters, r.miss});
+  for (const CountRequest& c : engine.counts())
+    if (incremented.count({c.counters, c.index}))
+      throw Error("Counters::count at " + engine.describe(c.point, c.where) + ": counter " + std::to_string(c.index) +
+                  " of that array is also incremented; a counter is either counted or incremented");
+
+  // The procedures asked about, in program order.
+  const detail::ProcData* base = engine.procs().data();
+  std::vector<int64_t> countedAt(engine.procs().size(), -1);
+  for (const CountRequest& c : engine.counts()) countedAt[size_t(procOf(c) - base)] = 0;
+  std::vector<Counted> counted;
+  uint64_t chords = 0, edges = 0;
+  for (size_t p = 0; p < countedAt.size(); ++p) {
+    if (countedAt[p] < 0) continue;
+    countedAt[p] = int64_t(counted.size());
+    Counted& c = counted.emplace_back();
+    c.proc = base + p;
+    c.graph = analysis::countGraph(*c.proc->proc);
+    c.plan = analysis::placeCounters(*c.proc->proc, c.graph);
+    chords += c.plan.chords;
+    edges += c.graph.edges.size();
+    summary.blocks += c.graph.blocks;
+  }
+  summary.requests = engine.counts().size();
+  summary.procs = counted.size();
+  summary.counters = chords;
+
+  // Slots: the chords first (what the run increments), then the rest.
+  uint64_t nextChord = 0, nextDerived = chords;
+  for (Counted& c : counted) {
+    c.slot.resize(c.graph.edges.size());
+    c.succEdge.resize(c.graph.blocks);
+    for (uint32_t k = 0; k < c.graph.edges.size(); ++k) {
+      const analysis::CountEdge& e = c.graph.edges[k];
+      c.slot[k] = c.plan.chord[k] ? nextChord++ : nextDerived++;
+      if (e.kind == analysis::CountEdge::Kind::Flow || e.kind == analysis::CountEdge::Kind::Return) {
+        auto& s = c.succEdge[e.block];
+        if (s.size() <= e.succ) s.resize(e.succ + 1);
+        s[e.succ] = k;
+      }
+    }
+  }
+  if (edges > Engine::kMaxCounters) throw Error("Counters::count: the counted procedures need more counters than atomx places (2^28)");
+  const uint32_t slots = engine.addCounters(edges);
+
+  // The increments, and the derivation's program (runtime/analysis/counts.c).
+  std::vector<int64_t> program{int64_t(chords), 0};
+  int64_t steps = 0;
+  for (const Counted& c : counted) {
+    for (uint32_t k = 0; k < c.graph.edges.size(); ++k) {
+      if (!c.plan.chord[k]) continue;
+      const analysis::CountEdge& e = c.graph.edges[k];
+      const detail::BlockData* b = c.proc->firstBlock + e.block;
+      if (e.atBlockStart()) engine.addIncrement(slots, c.slot[k], Point::BlockBefore, b);
+      else engine.addIncrement(slots, c.slot[k], Point::Edge, b->firstEdge + e.succ);
+    }
+    for (const analysis::SolveStep& s : c.plan.steps) {
+      program.push_back(int64_t(c.slot[s.edge]));
+      program.push_back(int64_t(s.terms.size()));
+      for (auto [k, negated] : s.terms) program.push_back(int64_t(2 * c.slot[k] + (negated ? 1 : 0)));
+      ++steps;
+    }
+  }
+  program[1] = steps;
+  program.push_back(int64_t(summary.blocks));
+  for (const Counted& c : counted)
+    for (uint32_t b = 0; b < c.graph.blocks; ++b) program.push_back(int64_t(c.slot[c.graph.blockEdge(b)]));
+
+  // Where each count goes: per array, (counter, slot) pairs.
+  std::map<uint32_t, std::vector<int64_t>> copies;
+  for (const CountRequest& r : engine.counts()) {
+    const Counted& c = counted[size_t(countedAt[size_t(procOf(r) - base)])];
+    uint32_t k = 0;
+    if (r.point == Point::BlockBefore) {
+      k = c.graph.blockEdge(static_cast<const detail::BlockData*>(r.where)->block);
+    } else {
+      auto* e = static_cast<const detail::EdgeData*>(r.where);
+      k = c.succEdge[e->from->block][size_t(e - e->from->firstEdge)];
+    }
+    std::vector<int64_t>& pairs = copies[r.counters];
+    if (pairs.empty()) pairs.push_back(0);
+    pairs.push_back(int64_t(r.index));
+    pairs.push_back(c.plan.known[k] ? int64_t(c.slot[k]) : -1);
+    summary.unknown += !c.plan.known[k];
+    ++pairs[0];
+  }
+  const uint32_t solve = engine.declare("atomx_counts_solve(long[], long*)");
+  const uint32_t copy = engine.declare("atomx_counts_copy(long[], long*, long*)");
+  engine.addFirst(solve, Point::ProgramAfter, {Arg(program), Arg(Arg::Kind::Counters, slots)});
+  for (auto& [array, pairs] : copies)
+    engine.addFirst(copy, Point::ProgramAfter, {Arg(pairs), Arg(Arg::Kind::Counters, slots), Arg(Arg::Kind::Counters, array)});
+  return summary;
+}
+
+}  // namespace atomx::instrument

@@ -1,0 +1,31 @@
+// CountPlan: the increments behind atomx::Counters::count, and the calls
+// that turn them into the counts the tool asked for.
+//
+// For every procedure a count was asked in, the counter placement
+// (analysis/CounterPlacement.h) chooses the chords of its count graph; each
+// chord becomes an inline increment of one hidden counter array (at a
+// block's start, or on an edge), and at ProgramAfter, ahead of the tool's
+// calls, atomx_counts_solve (runtime/analysis/counts.c) derives the count
+// of every other edge of those graphs and atomx_counts_copy puts each
+// asked-for count into its place in the tool's array.
+#pragma once
+
+#include <cstdint>
+
+#include "instrument/Engine.h"
+
+namespace atomx::instrument {
+
+struct CountPlanSummary {
+  uint64_t requests = 0;  // counts asked for
+  uint64_t procs = 0;     // procedures counted
+  uint64_t counters = 0;  // increments placed (chords)
+  uint64_t blocks = 0;    // blocks of those procedures (a counter per block would place as many)
+  uint64_t unknown = 0;   // counts asked for that no counters give (-1 at run time)
+};
+
+// Adds the increments and the ProgramAfter calls to `engine`; nothing
+// when the tool asked for no count.
+CountPlanSummary placeCounts(Engine& engine);
+
+}  // namespace atomx::instrument
