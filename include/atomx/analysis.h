@@ -36,8 +36,8 @@ void AtomxCountCost(long *increments, long *blocks);
 /* Called by the runtime at ProgramAfter, before the tool's calls: derive
  * the counts (the program of the counter placement, over its counters
  * `slots`), and copy each one a tool asked for into its counter array. */
-void atomx_counts_solve(const long *program, long *slots);
-void atomx_counts_copy(const long *pairs, const long *slots, long *out);
+void atomx_counts_solve(const int *program, long *slots);
+void atomx_counts_copy(const int *pairs, const long *slots, long *out);
 
 /* Called by the runtime once, after the last ProgramAfter call: runs the
  * analysis object's exit handlers (last registered first), then flushes its

@@ -163,6 +163,9 @@ class Inst {
   };
   SourceLine sourceLine() const;
 
+  // Its number among all instructions atomx instruments, from 0, in
+  // program order: the id <atomx/facts.h> looks it up by (embedFacts).
+  size_t id() const;
   Inst next() const;  // within the block; null after the last
   Inst prev() const;
   Block block() const;
@@ -186,6 +189,7 @@ class Block {
   Range<Edge, detail::EdgeData> succs() const;
   Block next() const;  // in address order within the procedure; null after the last
   Proc proc() const;
+  size_t id() const;   // its number among all blocks, from 0, in program order (<atomx/facts.h>)
   const detail::BlockData* handle() const { return d_; }
 
  private:
@@ -215,6 +219,7 @@ class Proc {
   std::string_view name() const;
   uint64_t pc() const;
   uint64_t endPc() const;
+  size_t id() const;  // its number among all procedures, from 0, in address order (<atomx/facts.h>)
   Range<Block, detail::BlockData> blocks() const;
   Block entry() const;
   Proc next() const;  // null after the last
@@ -234,6 +239,13 @@ class Program {
   Proc procAt(uint64_t pc) const;
 };
 Program program();
+
+// Puts what atomx knows of every procedure, block and instruction it
+// instruments (names, original addresses, instruction facts, source
+// lines) into the instrumented file, for the tool's analysis code to look
+// up by Proc::id(), Block::id() and Inst::id() (<atomx/facts.h>) instead of
+// passing them as arguments.
+void embedFacts();
 
 // One argument of an inserted call.  Integers become constants; the helpers
 // below compute values at run time.

@@ -79,7 +79,7 @@ CountPlanSummary placeCounts(Engine& engine) {
   const uint32_t slots = engine.addCounters(edges);
 
   // The increments, and the derivation's program (runtime/analysis/counts.c).
-  std::vector<int64_t> program{int64_t(chords), 0};
+  std::vector<int32_t> program{int32_t(chords), 0};
   int64_t steps = 0;
   for (const Counted& c : counted) {
     for (uint32_t k = 0; k < c.graph.edges.size(); ++k) {
@@ -90,19 +90,19 @@ CountPlanSummary placeCounts(Engine& engine) {
       else engine.addIncrement(slots, c.slot[k], Point::Edge, b->firstEdge + e.succ);
     }
     for (const analysis::SolveStep& s : c.plan.steps) {
-      program.push_back(int64_t(c.slot[s.edge]));
-      program.push_back(int64_t(s.terms.size()));
-      for (auto [k, negated] : s.terms) program.push_back(int64_t(2 * c.slot[k] + (negated ? 1 : 0)));
+      program.push_back(int32_t(c.slot[s.edge]));
+      program.push_back(int32_t(s.terms.size()));
+      for (auto [k, negated] : s.terms) program.push_back(int32_t(2 * c.slot[k] + (negated ? 1 : 0)));
       ++steps;
     }
   }
   program[1] = steps;
-  program.push_back(int64_t(summary.blocks));
+  program.push_back(int32_t(summary.blocks));
   for (const Counted& c : counted)
-    for (uint32_t b = 0; b < c.graph.blocks; ++b) program.push_back(int64_t(c.slot[c.graph.blockEdge(b)]));
+    for (uint32_t b = 0; b < c.graph.blocks; ++b) program.push_back(int32_t(c.slot[c.graph.blockEdge(b)]));
 
   // Where each count goes: per array, (counter, slot) pairs.
-  std::map<uint32_t, std::vector<int64_t>> copies;
+  std::map<uint32_t, std::vector<int32_t>> copies;
   for (const CountRequest& r : engine.counts()) {
     const Counted& c = counted[size_t(countedAt[size_t(procOf(r) - base)])];
     uint32_t k = 0;
@@ -112,15 +112,15 @@ CountPlanSummary placeCounts(Engine& engine) {
       auto* e = static_cast<const detail::EdgeData*>(r.where);
       k = c.succEdge[e->from->block][size_t(e - e->from->firstEdge)];
     }
-    std::vector<int64_t>& pairs = copies[r.counters];
+    std::vector<int32_t>& pairs = copies[r.counters];
     if (pairs.empty()) pairs.push_back(0);
-    pairs.push_back(int64_t(r.index));
-    pairs.push_back(c.plan.known[k] ? int64_t(c.slot[k]) : -1);
+    pairs.push_back(int32_t(r.index));
+    pairs.push_back(c.plan.known[k] ? int32_t(c.slot[k]) : -1);
     summary.unknown += !c.plan.known[k];
     ++pairs[0];
   }
-  const uint32_t solve = engine.declare("atomx_counts_solve(long[], long*)");
-  const uint32_t copy = engine.declare("atomx_counts_copy(long[], long*, long*)");
+  const uint32_t solve = engine.declare("atomx_counts_solve(int[], long*)");
+  const uint32_t copy = engine.declare("atomx_counts_copy(int[], long*, long*)");
   engine.addFirst(solve, Point::ProgramAfter, {Arg(program), Arg(Arg::Kind::Counters, slots)});
   for (auto& [array, pairs] : copies)
     engine.addFirst(copy, Point::ProgramAfter, {Arg(pairs), Arg(Arg::Kind::Counters, slots), Arg(Arg::Kind::Counters, array)});

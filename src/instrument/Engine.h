@@ -133,6 +133,12 @@ class Engine {
   const x86::Decoder& decoder() const { return decoder_; }
   const std::string& inputPath() const { return inputPath_; }
   const std::vector<detail::ProcData>& procs() const { return procs_; }
+  const std::vector<detail::BlockData>& blocks() const { return blocks_; }
+  const std::vector<detail::InstData>& insts() const { return insts_; }
+  // atomx::embedFacts: the tool's analysis code looks up the program's
+  // facts (Facts.h embeds them).
+  void wantFacts() { factsWanted_ = true; }
+  bool factsWanted() const { return factsWanted_; }
   const detail::ProcData* procAt(uint64_t pc) const;
 
   uint32_t declare(std::string_view prototype);  // AddCallProto; same text twice is fine
@@ -201,6 +207,7 @@ class Engine {
   std::vector<IncrementRequest> increments_;
   std::vector<CountRequest> counts_;
   size_t firstCalls_ = 0;  // calls_ begins with the addFirst ones
+  bool factsWanted_ = false;
   std::vector<StoreRequest> stores_;
   mutable std::unique_ptr<debuginfo::LineTable> lineTable_;
 };

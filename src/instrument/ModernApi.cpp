@@ -126,6 +126,7 @@ Inst::SourceLine Inst::sourceLine() const {
   return l.file ? SourceLine{*l.file, l.line} : SourceLine{};
 }
 
+size_t Inst::id() const { requireHandle(d_, "id"); return size_t(d_ - Engine::current().insts().data()); }
 Inst Inst::next() const { requireHandle(d_, "next"); return Inst(d_ + 1 == d_->block->endInst ? nullptr : d_ + 1); }
 Inst Inst::prev() const { requireHandle(d_, "prev"); return Inst(d_ == d_->block->firstInst ? nullptr : d_ - 1); }
 Block Inst::block() const { requireHandle(d_, "block"); return Block(d_->block); }
@@ -178,6 +179,9 @@ Range<Proc, detail::ProcData> Program::procs() const {
 std::string_view Program::path() const { return Engine::current().inputPath(); }
 Proc Program::procAt(uint64_t pc) const { return Proc(Engine::current().procAt(pc)); }
 Program program() { return Program(); }
+void embedFacts() { Engine::current().wantFacts(); }
+size_t Block::id() const { requireHandle(d_, "id"); return size_t(d_ - Engine::current().blocks().data()); }
+size_t Proc::id() const { requireHandle(d_, "id"); return size_t(d_ - Engine::current().procs().data()); }
 
 // --- Arguments and routines -------------------------------------------------
 

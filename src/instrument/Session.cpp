@@ -21,6 +21,7 @@ std::vector<uint8_t> Session::run() {
     analyze();
     runInstrument();
     placeCounts();
+    embedFacts();
     checkRoutines();
     plan();
     build_.reset();  // the temporary build directory goes now; the plugin stays loaded
@@ -53,6 +54,8 @@ void Session::runInstrument() {
 
 void Session::placeCounts() { counts_ = instrument::placeCounts(*engine_); }
 
+void Session::embedFacts() { factsBytes_ = instrument::embedFacts(*engine_); }
+
 void Session::checkRoutines() const {
   const std::set<std::string> defined = build_->analysisFunctions();
   for (const Prototype& p : engine_->routines())
@@ -82,6 +85,9 @@ std::vector<std::string> Session::summary() const {
                     std::to_string(traceStores_.entries) + " entry tag(s), " + std::to_string(traceStores_.returns) +
                      " return tag(s), " + std::to_string(traceStores_.blockTags) + " block tag(s), " +
                     std::to_string(traceStores_.tableTargets) + " jump-table target(s)");
+  if (factsBytes_)
+    lines.push_back(out + ": the program's facts embedded for the analysis code (" + std::to_string(factsBytes_) +
+                    " bytes)");
   if (counts_.requests)
     lines.push_back(out + ": " + std::to_string(counts_.requests) + " exact count(s) in " + std::to_string(counts_.procs) +
                     " procedure(s) from " + std::to_string(counts_.counters) + " counter(s) (a counter per block: " +

@@ -12,6 +12,7 @@
 //                     (SessionOptions::trace), the trace plan's stores
 //                     instead (TraceRecorder.h)
 //   placeCounts       the increments behind Counters::count (CountPlan.h)
+//   embedFacts        the facts of the program, if the tool wants them (Facts.h)
 //   checkRoutines     every declared routine is defined
 //   plan              counters' thread model, sites, inserted code
 //   rewrite           rewrite::Rewriter with the instrumentation added
@@ -27,6 +28,7 @@
 #include "elf/ElfImage.h"
 #include "instrument/CountPlan.h"
 #include "instrument/Engine.h"
+#include "instrument/Facts.h"
 #include "instrument/Instrumenter.h"
 #include "instrument/ToolBuild.h"
 #include "instrument/TraceRecorder.h"
@@ -68,6 +70,7 @@ class Session {
   void analyze();
   void runInstrument();
   void placeCounts();
+  void embedFacts();
   void checkRoutines() const;
   void plan();
 
@@ -80,7 +83,8 @@ class Session {
   std::string atomicWhy_;
   uint64_t tracePlacement_ = 0;
   TraceStoreCounts traceStores_;
-  CountPlanSummary counts_;  // why counter increments are atomic ("" = plain)
+  CountPlanSummary counts_;
+  size_t factsBytes_ = 0;  // why counter increments are atomic ("" = plain)
 };
 
 }  // namespace atomx::instrument

@@ -628,6 +628,73 @@ def t_queries(work, variant, noplt=False):
         check(name in callees, f"no call or jump found whose calleeName is {name}")
 
 
+def t_facts(work, variant):
+    """atomx::embedFacts: the analysis side, given nothing but block counts, reads from the embedded
+    facts every procedure, block and instruction of the program (facts_inst.cpp, facts_anal.c), and
+    they agree with independent oracles: objdump's instructions (address, size, mnemonic, the
+    function they are in), the DWARF line table (readelf --debug-dump=decodedline), and each block's
+    count with a counter incremented in that block."""
+    prog = build("loops.c", variant, work)
+    exe = instrument(prog, "facts_inst.cpp", "facts_anal.c", work)
+    n, i = run_both(prog, exe, work)
+    lines = read_lines(os.path.join(i[3], "facts.out"))
+    eq(lines[0], "program " + prog, "program file")
+    procs, blocks, insts = {}, {}, []
+    for line in lines[1:-1]:
+        f = line.split()
+        if f[0] == "proc":
+            procs[int(f[1])] = (f[2], int(f[3], 16), int(f[4], 16), int(f[5]), int(f[6]))
+        elif f[0] == "block":
+            blocks[int(f[1])] = (int(f[2], 16), int(f[3], 16), int(f[5]), int(f[7]), int(f[9]), int(f[10]))
+        elif f[0] == "inst":
+            insts.append((int(f[1]), int(f[2], 16), int(f[4]), int(f[6]), f[19], f[20], f[21]))
+    end = lines[-1].split()
+    eq((int(end[1]), int(end[2]), int(end[3]), end[4]), (len(procs), len(blocks), len(insts), "1"), "counts, range check")
+    check(len(procs) > 3 and len(insts) > 50, f"too few facts: {lines[-1]}")
+    dis = {d.addr: d for d in disassemble(prog)}
+    intel = {}  # address -> mnemonic, in Intel syntax as Zydis names them (cdqe, not cltq), prefixes dropped
+    for line in subprocess.run(["objdump", "-d", "-M", "intel", "--no-show-raw-insn", "-w", prog], capture_output=True,
+                               text=True, check=True).stdout.splitlines():
+        m = re.match(r"^\s+([0-9a-f]+):\s+(.*)$", line)
+        if m:
+            words = [w for w in m.group(2).split() if w not in ("rep", "repz", "repe", "repnz", "repne", "lock", "bnd",
+                                                                  "notrack", "data16", "cs", "ds", "addr32")]
+            intel[int(m.group(1), 16)] = words[0] if words else ""
+    # The line table, as binutils' addr2line reads it.
+    a2l = subprocess.run(["addr2line", "-e", prog] + ["%x" % x[1] for x in insts], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    eq(len(a2l), len(insts), "addr2line answers")
+    checked_lines = 0
+    for k, (iid, pc, bid, size, mnem, cat, where) in enumerate(insts):
+        eq(iid, k, "instruction ids are dense")
+        d = dis.get(pc)
+        check(d is not None, f"instruction {pc:#x}: not an instruction in objdump's listing")
+        # objdump's length is up to the next instruction it lists (padding included after a
+        # function's last one); within a block the next instruction follows at once.
+        if k + 1 < len(insts) and insts[k + 1][2] == bid:
+            eq(size, d.length, f"size of {pc:#x} ({d.text})")
+        check(0 < size <= d.length, f"size of {pc:#x} ({d.text}): {size}, objdump's {d.length}")
+        theirs = intel[pc]
+        same = theirs[:3] == mnem[:3] or any(theirs.startswith(c) and mnem.startswith(c) for c in ("j", "set", "cmov")) \
+            or (mnem == "nop" and theirs in ("xchg", ""))
+        check(same, f"mnemonic of {pc:#x}: {mnem} against objdump's {d.text}")
+        b = blocks[bid]
+        check(b[0] <= pc < b[1], f"{pc:#x} outside its block {b[0]:#x}..{b[1]:#x}")
+        eq(procs[b[2]][0], d.func, f"procedure of {pc:#x}")
+        file, line = where.rsplit(":", 1)
+        their_file, their_line = a2l[k].split(" (discriminator")[0].rsplit(":", 1)
+        if their_file == "??" or their_line == "?":
+            eq(line, "0", f"source line of {pc:#x} (addr2line has none)")
+        else:
+            eq((os.path.basename(file), line), (os.path.basename(their_file), their_line), f"source line of {pc:#x}")
+            checked_lines += 1
+    check(checked_lines > len(insts) // 2, f"only {checked_lines} of {len(insts)} instructions have a line")
+    for bid, (pc, endpc, proc, ninst, exact, each) in blocks.items():
+        eq(exact, each, f"block {pc:#x}: exact count against its increment")
+        check(procs[proc][3] <= bid < procs[proc][3] + procs[proc][4], f"block {bid} outside its procedure's range")
+    check(sum(b[4] for b in blocks.values()) > 0, "no block ran")
+
+
 def t_unknown_tool(work):
     """-T with a name atomx does not ship: one line naming the shipped tools."""
     prog = build("loops.c", "O2", work)
@@ -695,6 +762,8 @@ TESTS["loops.noedges"] = lambda w: t_loops(w, "O2", edges=False)
 TESTS["libm"] = lambda w: t_libm(w)
 TESTS["run_output"] = lambda w: t_run_output(w)
 TESTS["build_flags"] = lambda w: t_build_flags(w)
+for v in ("O2", "O0", "nopie"):
+    TESTS[f"facts.{v}"] = lambda w, v=v: t_facts(w, v)
 TESTS["mem.rsp"] = lambda w: t_mem(w, "O2", rsp=True)
 for v in ("O2", "O0", "nopie"):
     TESTS[f"mem_light.{v}"] = lambda w, v=v: t_mem(w, v, rsp=True, light=True)

@@ -1,41 +1,57 @@
 // Analysis routines of the dyninst tool (dyninst_inst.cpp): the program
-// counts each basic block inline (atomx::Counters) and nothing runs here
-// until the end, when every figure is computed from those counts and the
-// static per-block tallies.
+// counts its blocks inline (atomx::Counters::count) and nothing runs here
+// until the end, when every figure is computed from those counts and what
+// atomx embedded of each block and instruction (<atomx/facts.h>).
+#include <atomx/facts.h>
 #include <atomx/report.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace {
-const long* counts;  // per block: atomx's inline counters
-long nBlocks, nProcs, nClasses, nMnemonics, topN;
-const long* blockPc;  // start, end of each block
-const int *blockProc, *blockInsts, *procName, *tallyStart, *tallyKey, *tallyCount, *keyName;
-const char* names;
-std::string programPath;
+const long* counts;  // per block id: exact counts (Counters::count)
+long nBlocks, nProcs, topN;
+// Classes and mnemonics, numbered in the order the program's instructions
+// first show them.
+std::vector<std::string> classNames, mnemonicNames;
+std::vector<int> instClass, instMnemonic;  // per instruction id
 
 struct Totals {
   long insts = 0, blocks = 0, liveBlocks = 0;
   std::vector<long> proc, procBlocks, cls, mnem;
 };
 
+int intern(std::map<std::string, int>& ids, std::vector<std::string>& names, const char* key) {
+  auto [it, fresh] = ids.emplace(key, int(names.size()));
+  if (fresh) names.push_back(key);
+  return it->second;
+}
+
+void readFacts() {
+  nBlocks = AtomxBlockCount(), nProcs = AtomxProcCount();
+  std::map<std::string, int> classes, mnemonics;
+  for (long i = 0; i < AtomxInstCount(); ++i) {
+    instClass.push_back(intern(classes, classNames, AtomxInst(i)->category));
+    instMnemonic.push_back(intern(mnemonics, mnemonicNames, AtomxInst(i)->mnemonic));
+  }
+}
+
 Totals total() {
   Totals t;
   t.proc.assign(size_t(nProcs), 0), t.procBlocks.assign(size_t(nProcs), 0);
-  t.cls.assign(size_t(nClasses), 0), t.mnem.assign(size_t(nMnemonics), 0);
+  t.cls.assign(classNames.size(), 0), t.mnem.assign(mnemonicNames.size(), 0);
   for (long b = 0; b < nBlocks; ++b) {
     const long n = counts[b];
     if (!n) continue;
-    t.blocks += n, ++t.liveBlocks, t.insts += n * blockInsts[b];
-    t.proc[size_t(blockProc[b])] += n * blockInsts[b], t.procBlocks[size_t(blockProc[b])] += n;
-    for (int k = tallyStart[b]; k < tallyStart[b + 1]; ++k) {
-      const int key = tallyKey[k];
-      (key >= 0 ? t.cls[size_t(key)] : t.mnem[size_t(-1 - key)]) += n * tallyCount[k];
-    }
+    const AtomxBlockFacts* f = AtomxBlock(b);
+    t.blocks += n, ++t.liveBlocks, t.insts += n * f->instCount;
+    t.proc[f->proc] += n * f->instCount, t.procBlocks[f->proc] += n;
+    for (uint32_t i = f->firstInst; i < f->firstInst + f->instCount; ++i)
+      t.cls[size_t(instClass[i])] += n, t.mnem[size_t(instMnemonic[i])] += n;
   }
   return t;
 }
@@ -52,13 +68,14 @@ std::vector<long> top(const std::vector<long>& v, long limit) {
 
 double percent(long a, long b) { return b ? 100.0 * double(a) / double(b) : 0.0; }
 
-void table(FILE* out, const char* title, const std::vector<long>& v, long limit, const int* nameOf, long total) {
+template <class Name>
+void table(FILE* out, const char* title, const std::vector<long>& v, long limit, Name nameOf, long total) {
   std::fprintf(out, "\n%s\n  %16s %7s %7s  %s\n", title, "instructions", "%", "cum%", "name");
   long cum = 0, shown = 0;
   for (long k : top(v, limit)) {
     cum += v[size_t(k)], ++shown;
     std::fprintf(out, "  %16ld %6.2f%% %6.2f%%  %s\n", v[size_t(k)], percent(v[size_t(k)], total), percent(cum, total),
-                 names + nameOf[k]);
+                 nameOf(k));
   }
   long rest = 0, others = 0;
   for (long x : v) others += x != 0, rest += x;
@@ -68,7 +85,7 @@ void table(FILE* out, const char* title, const std::vector<long>& v, long limit,
 void writeSummary(const Totals& t) {
   FILE* out = atomx::openToolOutput("dyninst.out");
   if (!out) return;
-  std::fprintf(out, "dyninst: dynamic instruction counts of %s\n", programPath.c_str());
+  std::fprintf(out, "dyninst: dynamic instruction counts of %s\n", AtomxProgramFile());
   std::fprintf(out, "  instructions executed %16ld   (a rep-prefixed instruction counts once)\n", t.insts);
   std::fprintf(out, "  basic blocks executed %16ld   (%ld of %ld blocks ever ran)\n", t.blocks, t.liveBlocks, nBlocks);
   std::fprintf(out, "  instructions / block  %16.2f\n", t.blocks ? double(t.insts) / double(t.blocks) : 0.0);
@@ -76,8 +93,8 @@ void writeSummary(const Totals& t) {
   AtomxCountCost(&increments, &counted);
   std::fprintf(out, "  counter increments    %16ld   (%.3f per block executed; a counter per block: 1)\n", increments,
                counted ? double(increments) / double(counted) : 0.0);
-  table(out, "Procedures:", t.proc, topN, procName, t.insts);
-  table(out, "Instruction classes:", t.cls, 12, keyName, t.insts);
+  table(out, "Procedures:", t.proc, topN, [](long p) { return AtomxProc(p)->name; }, t.insts);
+  table(out, "Instruction classes:", t.cls, 12, [](long k) { return classNames[size_t(k)].c_str(); }, t.insts);
   std::fclose(out);
 }
 
@@ -87,7 +104,7 @@ void writeJson(const Totals& t) {
   atomx::JsonWriter j(out);
   j.beginObject();
   j.key("tool").value("dyninst");
-  j.key("program").value(programPath);
+  j.key("program").value(AtomxProgramFile());
   j.key("rep_counting").value("once per execution");
   j.key("instructions").value(t.insts);
   j.key("blocks_executed").value(t.blocks);
@@ -96,21 +113,22 @@ void writeJson(const Totals& t) {
   j.key("counter_increments").value(increments);
   j.key("procs").beginArray();
   for (long p : top(t.proc, nProcs)) {
-    j.beginObject().key("name").value(names + procName[p]);
+    j.beginObject().key("name").value(AtomxProc(p)->name);
     j.key("instructions").value(t.proc[size_t(p)]).key("blocks").value(t.procBlocks[size_t(p)]).endObject();
   }
   j.endArray();
   j.key("classes").beginObject();
-  for (long k : top(t.cls, nClasses)) j.key(names + keyName[k]).value(t.cls[size_t(k)]);
+  for (long k : top(t.cls, long(classNames.size()))) j.key(classNames[size_t(k)].c_str()).value(t.cls[size_t(k)]);
   j.endObject();
   j.key("mnemonics").beginObject();
-  for (long k : top(t.mnem, nMnemonics)) j.key(names + keyName[nClasses + k]).value(t.mnem[size_t(k)]);
+  for (long k : top(t.mnem, long(mnemonicNames.size()))) j.key(mnemonicNames[size_t(k)].c_str()).value(t.mnem[size_t(k)]);
   j.endObject();
   // Every block, executed or not, in address order within its procedure.
   j.key("blocks").beginArray();
   for (long b = 0; b < nBlocks; ++b) {
-    j.beginObject().key("pc").hex(uint64_t(blockPc[2 * b])).key("end").hex(uint64_t(blockPc[2 * b + 1])).key("proc").value(names + procName[blockProc[b]]);
-    j.key("insts").value(blockInsts[b]).key("count").value(counts[b]).endObject();
+    const AtomxBlockFacts* f = AtomxBlock(b);
+    j.beginObject().key("pc").hex(f->pc).key("end").hex(f->endPc).key("proc").value(AtomxProc(f->proc)->name);
+    j.key("insts").value(long(f->instCount)).key("count").value(counts[b]).endObject();
   }
   j.endArray();
   j.endObject();
@@ -118,20 +136,10 @@ void writeJson(const Totals& t) {
 }
 }  // namespace
 
-extern "C" {
-// The arrays are atomx's copies in the program: they live as long as it.
-void DynInit(long nb, const long* pcs, const int* procs, const int* insts, long np, const int* pnames, const char* blob,
-             const int* tstart, const int* tkey, const int* tcount, long nc, long nm, const int* knames, long topRows,
-             const char* path) {
-  nBlocks = nb, blockPc = pcs, blockProc = procs, blockInsts = insts, nProcs = np, procName = pnames, names = blob;
-  tallyStart = tstart, tallyKey = tkey, tallyCount = tcount, nClasses = nc, nMnemonics = nm, keyName = knames;
-  topN = topRows, programPath = path;
-}
-
-void DynFini(const long* blockCounts) {
-  counts = blockCounts;
+extern "C" void DynFini(const long* blockCounts, long topRows) {
+  counts = blockCounts, topN = topRows;
+  readFacts();
   const Totals t = total();
   writeSummary(t);
   writeJson(t);
-}
 }
