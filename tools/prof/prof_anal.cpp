@@ -1,13 +1,16 @@
 // Analysis routines of the prof tool (prof_inst.cpp).  The program counts
-// its basic blocks inline (atomx::Counters, exact in every thread).  At the
-// end, block counts times the static tallies give the instructions executed
-// per procedure and per source line: prof.out, prof.json and a callgrind
-// file (events: Ir) for callgrind_annotate and KCachegrind.
+// its basic blocks exactly (atomx::Counters::count, exact in every thread).
+// At the end, block counts times what each block holds (atomx's embedded
+// facts: its instructions and their source lines) give the instructions
+// executed per procedure and per source line: prof.out, prof.json and a
+// callgrind file (events: Ir) for callgrind_annotate and KCachegrind.
+#include <atomx/facts.h>
 #include <atomx/report.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <tuple>
 #include <unistd.h>
@@ -17,15 +20,39 @@ namespace {
 struct Line { int proc, file, line; };
 struct Entry { int block, line, insts; };
 
-const uint64_t* counts;  // per block, atomx's inline counters
-long nproc, nblock, nline, nentry, top;
+const uint64_t* counts;  // per block id: exact counts
+long nproc, nblock, nline, top;
 std::vector<std::string> procNames, fileNames;
-const long* procPc;
-const int* blocks;  // pairs: procedure, instructions
-const long* blockPc;  // pairs: start, end
-const Line* lines;
-const Entry* entries;
+std::vector<Line> lines;      // per (procedure, file, line), grouped by procedure
+std::vector<Entry> entries;   // per (block, line): the block's instructions of that line
 std::string callgrindPath, programPath;
+
+// The tallies, from the facts: lines in the order the program's
+// instructions first show them, procedure by procedure.
+void readFacts() {
+  nproc = AtomxProcCount(), nblock = AtomxBlockCount();
+  std::map<std::string, int> fileIds;
+  std::map<std::tuple<int, int, unsigned>, int> lineIds;
+  for (long p = 0; p < nproc; ++p) {
+    procNames.push_back(atomx::demangle(AtomxProc(p)->name));
+    const AtomxProcFacts* pf = AtomxProc(p);
+    for (uint32_t b = pf->firstBlock; b < pf->firstBlock + pf->blockCount; ++b) {
+      const AtomxBlockFacts* bf = AtomxBlock(b);
+      std::map<int, int> perLine;  // line index -> instructions in this block
+      for (uint32_t i = bf->firstInst; i < bf->firstInst + bf->instCount; ++i) {
+        const AtomxInstFacts* x = AtomxInst(i);
+        auto [f, newFile] = fileIds.try_emplace(x->file, int(fileIds.size()));
+        if (newFile) fileNames.push_back(*x->file ? x->file : "???");
+        auto [l, newLine] = lineIds.try_emplace(std::make_tuple(int(p), f->second, x->line), int(lines.size()));
+        if (newLine) lines.push_back({int(p), f->second, int(x->line)});
+        ++perLine[l->second];
+      }
+      for (auto [line, k] : perLine) entries.push_back({int(b), line, k});
+    }
+  }
+  nline = long(lines.size());
+  programPath = AtomxProgramFile();
+}
 
 // 1234567 -> "1,234,567": counts are read by people first.
 double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
@@ -35,10 +62,8 @@ double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) 
 std::vector<int> mainFiles(const std::vector<uint64_t>& lineCount) {
   std::vector<int> best(size_t(nproc), -1);
   std::vector<uint64_t> bestCount(size_t(nproc), 0);
-  for (long l = 0; l < nline; ++l) {
-    const Line& L = lines[l];
+  for (const Line& L : lines)
     if (best[size_t(L.proc)] < 0) best[size_t(L.proc)] = L.file;
-  }
   // Sum per (procedure, file) over the lines, which are grouped by procedure.
   for (long l = 0; l < nline;) {
     const int p = lines[l].proc;
@@ -96,30 +121,18 @@ void writeCallgrind(const std::vector<uint64_t>& procCount, const std::vector<ui
 }  // namespace
 
 extern "C" {
-void ProfInit(long np, const char* names, const long* ppc, const int* blk, const long* bpc, long nb, const int* ln,
-              long nl, const int* ent, long ne, const char* files, const char* callgrind, long topN, const char* prog) {
-  nproc = np, nblock = nb, nline = nl, nentry = ne, top = topN;
-  procNames = atomx::splitStrings(names, size_t(np));
-  procPc = ppc, blocks = blk, blockPc = bpc;
-  lines = reinterpret_cast<const Line*>(ln);
-  entries = reinterpret_cast<const Entry*>(ent);
-  size_t nfile = 0;
-  for (const Line* l = lines; l < lines + nl; ++l) nfile = std::max(nfile, size_t(l->file) + 1);
-  fileNames = atomx::splitStrings(files, nfile);
-  callgrindPath = callgrind, programPath = prog;
-}
 
-void ProfFinish(const uint64_t* blockCounts) {
-  counts = blockCounts;
+void ProfFinish(const uint64_t* blockCounts, const char* callgrind, long topN) {
+  counts = blockCounts, callgrindPath = callgrind, top = topN;
+  readFacts();
   std::vector<uint64_t> procCount(static_cast<size_t>(nproc)), lineCount(static_cast<size_t>(nline));
   uint64_t total = 0;
   for (long b = 0; b < nblock; ++b) {
-    const uint64_t n = counts[b] * uint64_t(blocks[2 * b + 1]);
-    procCount[size_t(blocks[2 * b])] += n;
+    const uint64_t n = counts[b] * uint64_t(AtomxBlock(b)->instCount);
+    procCount[AtomxBlock(b)->proc] += n;
     total += n;
   }
-  for (const Entry* e = entries; e < entries + nentry; ++e)
-    lineCount[size_t(e->line)] += counts[e->block] * uint64_t(e->insts);
+  for (const Entry& e : entries) lineCount[size_t(e.line)] += counts[e.block] * uint64_t(e.insts);
 
   std::vector<long> procOrder, lineOrder;
   for (long p = 0; p < nproc; ++p)
@@ -167,22 +180,22 @@ void ProfFinish(const uint64_t* blockCounts) {
     j.key("instructions").value((unsigned long long)total);
     j.key("procedures").beginArray();
     for (long p : procOrder)
-      j.beginObject().key("name").value(procNames[size_t(p)]).key("pc").hex(uint64_t(procPc[p]))
+      j.beginObject().key("name").value(procNames[size_t(p)]).key("pc").hex(AtomxProc(p)->pc)
           .key("instructions").value((unsigned long long)procCount[size_t(p)]).endObject();
     j.endArray();
     j.key("lines").beginArray();
     for (long l : lineOrder)
       j.beginObject().key("file").value(fileNames[size_t(lines[l].file)]).key("line").value(lines[l].line)
-          .key("procedure").value(procNames[size_t(lines[l].proc)]).key("procedure_pc").hex(uint64_t(procPc[lines[l].proc]))
+          .key("procedure").value(procNames[size_t(lines[l].proc)]).key("procedure_pc").hex(AtomxProc(lines[l].proc)->pc)
           .key("instructions").value((unsigned long long)lineCount[size_t(l)]).endObject();
     j.endArray();
     // Executed blocks: enough to recompute everything above per instruction.
     j.key("blocks").beginArray();
     for (long b = 0; b < nblock; ++b)
       if (uint64_t c = counts[b])
-        j.beginObject().key("pc").hex(uint64_t(blockPc[2 * b])).key("end").hex(uint64_t(blockPc[2 * b + 1]))
+        j.beginObject().key("pc").hex(AtomxBlock(b)->pc).key("end").hex(AtomxBlock(b)->endPc)
             .key("count").value((unsigned long long)c)
-            .key("instructions").value(blocks[2 * b + 1]).endObject();
+            .key("instructions").value(long(AtomxBlock(b)->instCount)).endObject();
     j.endArray();
     j.endObject();
     std::fclose(js);
