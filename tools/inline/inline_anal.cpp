@@ -5,6 +5,7 @@
 // (<atomx/targets.hpp>).  At the
 // end: inline.out (the most frequent call sites) and inline.json (all
 // executed sites).
+#include <atomx/facts.h>
 #include <atomx/report.hpp>
 #include <atomx/targets.hpp>
 
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,8 +28,8 @@ struct Row { long site, callee; uint64_t count; };
 
 long nproc, nsite, top;
 std::vector<std::string> procNames, where, externals;
-const long* procInfo;  // triples: start, end, instructions (address order)
-const Site* sites;
+std::vector<long> procInfo;  // triples: start, end, instructions (address order)
+std::vector<Site> sites;
 const uint64_t* counts;  // per direct site, atomx's inline counters
 std::unique_ptr<atomx::TargetCounts> targets;
 
@@ -54,13 +56,23 @@ std::string nameOf(long callee) { return callee >= 0 ? procNames[size_t(callee)]
 }  // namespace
 
 extern "C" {
-void InlineInit(long np, const char* names, const long* pinfo, long ns, const long* st, const char* wh, long next,
-                const char* extNames, long topN) {
-  nproc = np, nsite = ns, top = topN;
-  procNames = atomx::splitStrings(names, size_t(np));
-  procInfo = pinfo;
-  sites = reinterpret_cast<const Site*>(st);
-  where = atomx::splitStrings(wh, size_t(ns));
+// st: per site, its call instruction's id and its callee; the rest is in
+// atomx's embedded facts.
+void InlineInit(long ns, const long* st, long next, const char* extNames, long topN) {
+  nproc = AtomxProcCount(), nsite = ns, top = topN;
+  for (long p = 0; p < nproc; ++p) {
+    const AtomxProcFacts* f = AtomxProc(p);
+    long insts = 0;
+    for (uint32_t b = f->firstBlock; b < f->firstBlock + f->blockCount; ++b) insts += AtomxBlock(b)->instCount;
+    procNames.push_back(atomx::demangle(f->name));
+    procInfo.insert(procInfo.end(), {long(f->pc), long(f->endPc), insts});
+  }
+  for (long k = 0; k < ns; ++k) {
+    const AtomxInstFacts* call = AtomxInst(st[2 * k]);
+    sites.push_back({long(call->pc), long(AtomxBlock(call->block)->proc), st[2 * k + 1]});
+    const char* file = std::strrchr(call->file, '/');
+    where.push_back(call->line ? std::string(file ? file + 1 : call->file) + ":" + std::to_string(call->line) : "");
+  }
   externals = atomx::splitStrings(extNames, size_t(next));
   targets = std::make_unique<atomx::TargetCounts>(ns);
 }

@@ -3,8 +3,11 @@
 // devirtualisation first).
 //
 // A block ends at every call, so a direct call runs as often as its block:
-// one counter call per block that ends in a direct call, nothing else.  An
-// indirect call passes its run-time target (InlineIndirect).
+// the exact count of each block that ends in a direct call (Counters::count),
+// nothing else.  An indirect call passes its run-time target
+// (InlineIndirect).  Procedures, addresses and source lines the analysis
+// side reads from atomx's embedded facts; only each site's call (by id) and
+// callee are passed.
 #include <atomx/atomx.hpp>
 
 #include <algorithm>
@@ -31,31 +34,23 @@ extern "C" void Instrument(int argc, char** argv) {
   }
   Counters siteCount;  // direct call sites: exact counts at program end (Counters::count)
   Routine indirect("InlineIndirect(long, VALUE)");
-  Routine init("InlineInit(long, char[], long[], long, long[], char[], long, char[], long)");
+  Routine init("InlineInit(long, long[], long, char[], long)");
   Routine finish("InlineFinish(long*)");
 
-  std::map<const void*, long> procIndex;
-  std::vector<char> names, externalNames, where;
-  std::vector<long> procInfo;  // per procedure: pc, end, instructions
-  for (Proc p : program().procs()) {
-    procIndex.emplace(p.handle(), long(procIndex.size()));
-    appendString(names, demangle(p.name()));
-    long n = 0;
-    for (Block b : p.blocks()) n += long(b.insts().size());
-    procInfo.insert(procInfo.end(), {long(p.pc()), long(p.endPc()), n});
-  }
+  embedFacts();  // procedures, call instructions, source lines: the analysis side reads them (<atomx/facts.h>)
+  std::vector<char> externalNames;
   std::vector<std::string> externals;  // callees that are no procedure (malloc@plt)
-  std::vector<long> sites;             // per site: pc, caller, callee (index, -1 - external, kRuntime)
+  std::vector<long> sites;             // per site: its call's Inst::id(), callee (Proc::id(), -1 - external, kRuntime)
   for (Proc p : program().procs())
     for (Block b : p.blocks()) {
       const Inst i = b.last();
       if (!i.isCall()) continue;
-      const long site = long(sites.size() / 3);
+      const long site = long(sites.size() / 2);
       long callee = kRuntime;
       // A call through the GOT (-fno-plt) has its callee's name: as direct.
       if (i.kind() == InstClass::Call || !i.calleeName().empty()) {
         if (Proc q = i.hasTarget() ? program().procAt(i.target()) : Proc()) {
-          callee = procIndex.at(q.handle());
+          callee = long(q.id());
         } else {
           std::string n = i.calleeName();
           if (n.empty()) {
@@ -71,15 +66,11 @@ extern "C" void Instrument(int argc, char** argv) {
       } else {
         indirect.before(i, site, branchTarget());
       }
-      sites.insert(sites.end(), {long(i.pc()), procIndex.at(p.handle()), callee});
-      Inst::SourceLine sl = i.sourceLine();
-      std::string file = sl.file.substr(sl.file.rfind('/') + 1);  // npos + 1 == 0: the whole name
-      appendString(where, sl.line ? file + ":" + std::to_string(sl.line) : "");
+      sites.insert(sites.end(), {long(i.id()), callee});
     }
   for (auto& n : externals) appendString(externalNames, n);
-  const long nsite = long(sites.size() / 3);
-  sites.push_back(0), where.push_back('\0'), externalNames.push_back('\0');  // never empty arrays
-  init.atProgramStart(long(procIndex.size()), names, procInfo, nsite, sites, where, long(externals.size()),
-                      externalNames, top);
+  const long nsite = long(sites.size() / 2);
+  sites.push_back(0), externalNames.push_back('\0');  // never empty arrays
+  init.atProgramStart(nsite, sites, long(externals.size()), externalNames, top);
   finish.atProgramEnd(siteCount);
 }
