@@ -7,6 +7,7 @@
 // as gprof makes it (a callee's inclusive cost shared among its callers by
 // call counts; recursive procedures as one node per cycle), for gprof.out,
 // gprof.json and a callgrind file (events: Ir; calls= lines).
+#include <atomx/facts.h>
 #include <atomx/report.hpp>
 #include <atomx/targets.hpp>
 
@@ -30,10 +31,10 @@ struct Site { long tail, block, caller, callee, line; };  // tail: 0 call, 1 jum
 
 long nproc, nblock, nsite, top;
 std::vector<std::string> procNames, procFiles, externals;
-const long* procInfo;  // triples: start, end, line of the entry (address order)
-const int* blocks;     // pairs: procedure, instructions
-const long* blockPc;   // pairs: start, end
-const Site* sites;
+std::vector<long> procInfo;  // triples: start, end, line of the entry (address order)
+std::vector<int> blocks;     // pairs: procedure, instructions
+std::vector<long> blockPc;   // pairs: start, end
+std::vector<Site> sites;
 std::map<uint64_t, long> imported;  // PLT stub / GOT call target -> external name index
 std::string callgrindPath, programPath;
 const uint64_t* counts;  // per block, atomx's inline counters
@@ -171,17 +172,34 @@ struct Inclusive {
 }  // namespace
 
 extern "C" {
-void GprofInit(long np, const char* names, const long* pinfo, long nb, const int* blk, const long* bpc, long ns,
-               const long* st, long next, const char* extNames, long nimp, const long* imp, const char* callgrind,
-               long topN, const char* prog) {
-  nproc = np, nblock = nb, nsite = ns, top = topN;
-  std::vector<std::string> both = atomx::splitStrings(names, size_t(2 * np));
-  for (long p = 0; p < np; ++p) procNames.push_back(both[size_t(2 * p)]), procFiles.push_back(both[size_t(2 * p + 1)]);
-  procInfo = pinfo, blocks = blk, blockPc = bpc;
-  sites = reinterpret_cast<const Site*>(st);
+// st: per site, its kind, its block's id and its callee; procedures and
+// blocks come from atomx's embedded facts.
+void GprofInit(long ns, const long* st, long next, const char* extNames, long nimp, const long* imp,
+               const char* callgrind, long topN) {
+  nproc = AtomxProcCount(), nblock = AtomxBlockCount(), nsite = ns, top = topN;
+  for (long p = 0; p < nproc; ++p) {
+    const AtomxProcFacts* f = AtomxProc(p);
+    procNames.push_back(atomx::demangle(f->name));
+    // The source file and line of its entry (the callgrind file's fl=).
+    const AtomxInstFacts* entry = nullptr;
+    for (uint32_t b = f->firstBlock; b < f->firstBlock + f->blockCount && !entry; ++b)
+      if (AtomxBlock(b)->pc == f->pc && AtomxBlock(b)->instCount) entry = AtomxInst(AtomxBlock(b)->firstInst);
+    procFiles.push_back(entry ? entry->file : "");
+    procInfo.insert(procInfo.end(), {long(f->pc), long(f->endPc), entry ? long(entry->line) : 0L});
+  }
+  for (long b = 0; b < nblock; ++b) {
+    const AtomxBlockFacts* f = AtomxBlock(b);
+    blocks.insert(blocks.end(), {int(f->proc), int(f->instCount)});
+    blockPc.insert(blockPc.end(), {long(f->pc), long(f->endPc)});
+  }
+  for (long k = 0; k < ns; ++k) {
+    const AtomxBlockFacts* b = AtomxBlock(st[3 * k + 1]);
+    const AtomxInstFacts* last = AtomxInst(b->firstInst + b->instCount - 1);
+    sites.push_back({st[3 * k], st[3 * k + 1], long(b->proc), st[3 * k + 2], long(last->line)});
+  }
   externals = atomx::splitStrings(extNames, size_t(next));
   for (long k = 0; k < nimp; ++k) imported.emplace(uint64_t(imp[2 * k]), imp[2 * k + 1]);
-  callgrindPath = callgrind, programPath = prog;
+  callgrindPath = callgrind, programPath = AtomxProgramFile();
   taken = std::make_unique<std::atomic<uint64_t>[]>(size_t(ns));
   targets = std::make_unique<atomx::TargetCounts>(ns);
 }

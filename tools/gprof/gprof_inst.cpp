@@ -1,9 +1,10 @@
 // gprof: a call-graph profile: calls per caller -> callee arc, and
 // instructions per procedure.
 //
-// One call per basic block (its index) counts blocks.  A block ends at every
-// call, so a direct call runs exactly as often as its block: its arc needs no
-// call of its own, only a static record (block, caller, callee).  Indirect
+// Every block's exact count (Counters::count, by Block::id()).  A block ends
+// at every call, so a direct call runs exactly as often as its block: its arc
+// needs no call of its own, only a static record (kind, block, callee);
+// procedures, blocks and source lines come from atomx's embedded facts.  Indirect
 // calls, and indirect jumps that are no jump tables (tail calls through a
 // pointer), pass their run-time target (GprofIndirect); a conditional jump to
 // another procedure passes whether it is taken (GprofCondTail).
@@ -43,8 +44,7 @@ extern "C" void Instrument(int argc, char** argv) {
   Counters blockCount;  // per block: exact counts at program end (Counters::count)
   Routine indirect("GprofIndirect(long, VALUE)");
   Routine condTail("GprofCondTail(long, VALUE)");
-  Routine init(
-      "GprofInit(long, char[], long[], long, int[], long[], long, long[], long, char[], long, long[], char*, long, char*)");
+  Routine init("GprofInit(long, long[], long, char[], long, long[], char*, long)");
   Routine finish("GprofFinish(long*)");
 
   // Names of imported functions (PLT stubs, GOT slots), by the address a
@@ -58,29 +58,20 @@ extern "C" void Instrument(int argc, char** argv) {
     return long(externals.size() - 1);
   };
 
-  std::map<const void*, int> procIndex;
-  for (Proc p : program().procs()) procIndex.emplace(p.handle(), int(procIndex.size()));
-
-  std::vector<char> names, externalNames;
-  std::vector<long> procInfo, blockPc, sites, importedTable;  // procInfo: pc, end, line; blockPc: start, end
-  std::vector<int> blocks;  // per block: procedure, instructions
-  int nproc = 0;
-  long nblock = 0;
+  // Procedures, blocks, their addresses and source lines: the analysis side
+  // reads them from the facts atomx embeds (<atomx/facts.h>).
+  embedFacts();
+  std::vector<char> externalNames;
+  std::vector<long> sites, importedTable;
   for (Proc p : program().procs()) {
-    // Name and source file (for the callgrind file's fl=), one blob entry each.
-    appendString(names, demangle(p.name()));
-    const Inst::SourceLine entry = p.entry() ? p.entry().first().sourceLine() : Inst::SourceLine{};
-    appendString(names, entry.file);
-    procInfo.insert(procInfo.end(), {long(p.pc()), long(p.endPc()), long(entry.line)});
     for (Block b : p.blocks()) {
-      const long id = nblock++;
-      blocks.insert(blocks.end(), {nproc, int(b.insts().size())});
-      blockPc.insert(blockPc.end(), {long(b.pc()), long(b.endPc())});
+      const long id = long(b.id());
       blockCount.count(b, size_t(id));
-      // A site: kind (0 call, 1 tail call, 2 conditional tail call), block, caller, callee: procedure
-      // index, or -1 - external name index, or kRuntime (indirect); source line.
+      // A site: kind (0 call, 1 tail call, 2 conditional tail call), its block (the last
+      // instruction calls or jumps), callee: Proc::id(), or -1 - external name index, or
+      // kRuntime (indirect).
       const Inst i = b.last();
-      const long siteId = long(sites.size() / 5), line = long(i.sourceLine().line);
+      const long siteId = long(sites.size() / 3);
       const bool call = i.kind() == InstClass::Call;
       // Through the GOT (-fno-plt, __libc_start_main): an import, as through the PLT.
       const bool viaGot = !i.hasTarget() && !i.calleeName().empty();
@@ -93,7 +84,7 @@ extern "C" void Instrument(int argc, char** argv) {
           // not to a cold part (f.cold) split off its caller.
           const bool cold = q.name().find(".cold") != std::string_view::npos;
           if (!call && (q == p || q.pc() != i.target() || cold)) continue;
-          callee = procIndex.at(q.handle());
+          callee = long(q.id());
         } else {
           if (!call && name.empty()) continue;
           char hex[32];
@@ -102,21 +93,19 @@ extern "C" void Instrument(int argc, char** argv) {
           callee = -1 - externalId(name.empty() ? hex : name);
         }
         const bool isCall = call || i.kind() == InstClass::IndirectCall;
-        sites.insert(sites.end(), {isCall ? 0L : i.isCondBranch() ? 2L : 1L, id, nproc, callee, line});
+        sites.insert(sites.end(), {isCall ? 0L : i.isCondBranch() ? 2L : 1L, id, callee});
         if (i.isCondBranch()) condTail.before(i, siteId, branchCondition());
       } else if (i.kind() == InstClass::IndirectCall || (i.kind() == InstClass::IndirectJump && !isJumpTable(b))) {
-        sites.insert(sites.end(), {long(i.kind() != InstClass::IndirectCall), id, nproc, kRuntime, line});
+        sites.insert(sites.end(), {long(i.kind() != InstClass::IndirectCall), id, kRuntime});
         indirect.before(i, siteId, branchTarget());
       }
     }
-    ++nproc;
   }
   for (auto& n : externals) appendString(externalNames, n);
   for (auto& [addr, n] : imported) importedTable.insert(importedTable.end(), {long(addr), externalId(n)});
-  const long nsite = long(sites.size() / 5), nimported = long(importedTable.size() / 2);
+  const long nsite = long(sites.size() / 3), nimported = long(importedTable.size() / 2);
   // Arrays are never empty (a program with no call at all).
   sites.push_back(0), importedTable.push_back(0), externalNames.push_back('\0');
-  init.atProgramStart(long(nproc), names, procInfo, nblock, blocks, blockPc, nsite, sites, long(externals.size()),
-                      externalNames, nimported, importedTable, callgrind, top, std::string(program().path()));
+  init.atProgramStart(nsite, sites, long(externals.size()), externalNames, nimported, importedTable, callgrind, top);
   finish.atProgramEnd(blockCount);
 }
