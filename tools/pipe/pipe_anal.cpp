@@ -1,6 +1,7 @@
 // pipe tool, analysis side: the program counts its basic blocks inline
 // (atomx::Counters); at the end, the static per-block costs that
 // pipe_inst.cpp computed are weighted by the counts.
+#include <atomx/facts.h>
 #include <atomx/report.hpp>
 
 
@@ -40,14 +41,17 @@ std::string readable(const std::string& name, size_t width) {
 }  // namespace
 
 extern "C" {
-void PipeInit(long n, long top, long* pcs, long* ends, int* insts, int* stalls, int* procOf, long* worstPc,
-              int* worstStall, const char* worstText, long* procPcs, const char* procNames, long* model) {
-  const std::vector<std::string> texts = lines(worstText), names = lines(procNames);
+// Per block id: the model's stalls and worst instruction; the rest comes
+// from atomx's embedded facts.
+void PipeInit(long n, long top, int* stalls, long* worstPc, int* worstStall, const char* worstText, long* model) {
+  const std::vector<std::string> texts = lines(worstText);
   blocks.resize(n);
-  for (long k = 0; k < n; ++k)
-    blocks[k] = {uint64_t(pcs[k]), uint64_t(ends[k]), uint64_t(worstPc[k]), insts[k], stalls[k], procOf[k],
-                 worstStall[k], texts[k]};
-  for (size_t k = 0; k < names.size(); ++k) procs.push_back({names[k], uint64_t(procPcs[k])});
+  for (long k = 0; k < n; ++k) {
+    const AtomxBlockFacts* f = AtomxBlock(k);
+    blocks[k] = {f->pc, f->endPc, uint64_t(worstPc[k]), int(f->instCount), stalls[k], int(f->proc), worstStall[k],
+                 texts[k]};
+  }
+  for (long p = 0; p < AtomxProcCount(); ++p) procs.push_back({AtomxProc(p)->name, AtomxProc(p)->pc});
   topN = top;
   std::memcpy(params, model, sizeof params);
 }

@@ -94,35 +94,33 @@ extern "C" void Instrument(int argc, char** argv) {
       throw Error("pipe: unknown option or missing value '" + a +
                   "' (options: --top N, --load N, --mul N, --div N, --fp N, --fpdiv N, --explain PROC)");
   }
-  Routine init("PipeInit(long, long, long[], long[], int[], int[], int[], long[], int[], char*, long[], char*, long[])");
+  Routine init("PipeInit(long, long, int[], long[], int[], char*, long[])");
   Counters blockCount;  // per block: exact counts at program end (Counters::count)
   Routine report("PipeReport(long*)");
 
-  std::vector<long> pcs, ends, worstPc, procPcs;
-  std::vector<int> insts, stalls, procOf, worstStall;
-  std::string procNames, worstText;
+  // Per block, what the model says: stalls and the worst instruction; the
+  // rest (addresses, procedures, instruction counts) the analysis side reads
+  // from the facts atomx embeds (<atomx/facts.h>).
+  embedFacts();
+  std::vector<long> worstPc;
+  std::vector<int> stalls, worstStall;
+  std::string worstText;
+  long n = 0;
   for (Proc p : program().procs()) {
     const bool ex = std::find(explain.begin(), explain.end(), p.name()) != explain.end();
     for (Block b : p.blocks()) {
       if (ex) std::fprintf(stderr, "pipe: %s block %#lx\n", std::string(p.name()).c_str(), (unsigned long)b.pc());
       const Cost c = schedule(b, ex);
-      blockCount.count(b, pcs.size());
-      pcs.push_back(long(b.pc())), ends.push_back(long(b.endPc()));
-      insts.push_back(int(c.insts)), stalls.push_back(int(c.stalls));
-      procOf.push_back(int(procPcs.size()));
+      blockCount.count(b, b.id());
+      ++n;
+      stalls.push_back(int(c.stalls));
       worstStall.push_back(int(c.worstStall));
       worstPc.push_back(c.worst ? long(c.worst.pc()) : 0);
       worstText += (c.worst ? c.worst.text() : std::string()) + "\n";
     }
-    procPcs.push_back(long(p.pc()));
-    procNames += std::string(p.name()) + "\n";
   }
-  const long n = long(pcs.size());
-  // Never empty arrays.
-  pcs.push_back(0), ends.push_back(0), insts.push_back(0), stalls.push_back(0), procOf.push_back(0);
-  worstStall.push_back(0), worstPc.push_back(0), procPcs.push_back(0);
+  stalls.push_back(0), worstStall.push_back(0), worstPc.push_back(0);  // never empty arrays
   const std::vector<long> params = {model.load, model.mul, model.div, model.fp, model.fpdiv};
-  init.atProgramStart(n, top, pcs, ends, insts, stalls, procOf, worstPc, worstStall, worstText, procPcs, procNames,
-                      params);
+  init.atProgramStart(n, top, stalls, worstPc, worstStall, worstText, params);
   report.atProgramEnd(blockCount);
 }
