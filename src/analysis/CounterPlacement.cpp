@@ -163,7 +163,12 @@ CounterPlan placeCounters(const ir::Procedure& proc, const CountGraph& g, const 
   for (const CountEdge& e : g.edges) {
     TreeEdge t{e.from, e.to};
     double runs = freq[e.block];
-    if (e.kind == CountEdge::Kind::Flow) runs /= double(proc.blocks[e.block].succs.size());
+    if (e.kind == CountEdge::Kind::Flow) {
+      // The source's runs split evenly, and no more than the target runs:
+      // an edge that leaves a loop runs once per loop, not per iteration.
+      const ir::Edge& edge = proc.blocks[e.block].succs[e.succ];
+      runs = std::min(runs / double(proc.blocks[e.block].succs.size()), freq[edge.to]);
+    }
     if (e.kind == CountEdge::Kind::Enter) runs = 1;
     t.weight = runs * placeCost(proc, e);
     t.forced = !e.measurable;
