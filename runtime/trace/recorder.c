@@ -71,6 +71,13 @@ struct buffer {
   int fd;
   uint64_t sequence; /* the stream's next chunk */
   int ended;
+  /* Who writes to the stream holds `lock`: the thread in its fault handler
+   * (hand_off), when it forks or ends, and any thread of the process at
+   * exit or exec (flush_all), which may write another thread's last chunk
+   * while that thread still runs.  `closed`: the last chunk is written;
+   * what the thread records after it is dropped (the process is ending). */
+  uint32_t lock;
+  int closed;
   int childFirst; /* a forked child's next chunk is its first own one */
   ZSTD_CCtx *zstd;   /* the compressor of the chunks written in the thread itself */
   uint8_t *packed;   /* PACKED_BYTES bytes, for it */
@@ -414,7 +421,19 @@ static uint8_t *map_buffer(int populate) {
  * the next buffer of the pool, at once unless all the others are still
  * queued (then this waits for the writer).  In the SIGSEGV handler: only
  * atomics, futexes and mmap, but for the stream's first open. */
+static void lock_buffer(struct buffer *b) {
+  while (__atomic_exchange_n(&b->lock, 1, __ATOMIC_ACQUIRE)) sys6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+}
+static void unlock_buffer(struct buffer *b) { __atomic_store_n(&b->lock, 0, __ATOMIC_RELEASE); }
+
+static void hand_off_locked(struct buffer *b, const uint8_t *end);
 static void hand_off(struct buffer *b, const uint8_t *end) {
+  lock_buffer(b);
+  if (b->closed) b->markCount = 0; /* the buffer starts over, and nothing is written */
+  else hand_off_locked(b, end);
+  unlock_buffer(b);
+}
+static void hand_off_locked(struct buffer *b, const uint8_t *end) {
   if (discarding) {
     b->markCount = 0;
     return;
@@ -462,6 +481,7 @@ static struct buffer *own_buffer(void) {
       b->tid = (pid_t)syscall(SYS_gettid);
       b->fd = -1;
       b->childFirst = 1;
+      b->lock = 0, b->closed = 0; /* the child's own copy */
       if (!discarding) {
         open_stream(b);
         const uint64_t whole = b->written != b->queued ? b->queue[b->written % POOL_BUFFERS].sequence : b->sequence;
@@ -475,6 +495,11 @@ static struct buffer *own_buffer(void) {
   return NULL;
 }
 
+/* The process whose streams are closed (at exit, or exec): a thread it
+ * starts from then on records nothing (its streams would get no last
+ * chunk, the process is about to end). */
+static pid_t closedPid;
+
 static struct buffer *new_buffer(void) {
   struct buffer *b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (b == MAP_FAILED) fail("cannot map a trace buffer");
@@ -483,6 +508,7 @@ static struct buffer *new_buffer(void) {
   b->pid = getpid();
   b->tid = (pid_t)syscall(SYS_gettid);
   b->fd = -1;
+  b->closed = __atomic_load_n(&closedPid, __ATOMIC_ACQUIRE) == b->pid;
   b->next = __atomic_load_n(&registry, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(&registry, &b->next, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
   }
@@ -509,10 +535,12 @@ static void thread_ends(void *value) {
   sigset_t mask;
   block_signals(&mask);
   own_buffer(); /* in a forked child: adopt the parent's copy first */
-  flush(b, cursor(), 1);
+  lock_buffer(b);
+  if (!b->closed) flush(b, cursor(), 1);
+  b->closed = b->ended = 1;
+  unlock_buffer(b);
   event("thread-end", NULL);
   set_cursor(NULL);
-  b->ended = 1;
   if (b->fd >= 0) close(b->fd);
   for (unsigned i = 0; i < POOL_BUFFERS; i++)
     if (b->pool[i]) munmap(b->pool[i], BUFFER_BYTES + GUARD_BYTES);
@@ -526,14 +554,20 @@ static void flush_all(void) {
   own_buffer(); /* in a forked child: adopt the parent's copy first */
   const uint64_t tp = thread_pointer();
   const pid_t pid = getpid();
+  __atomic_store_n(&closedPid, pid, __ATOMIC_RELEASE); /* first: a buffer made from now on starts closed */
   for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
-    if (b->ended || b->pid != pid) continue;
-    if (b->threadPointer == tp) {
-      flush(b, cursor(), 1);
-      set_cursor(b->base);
-    } else {
-      flush(b, *(uint8_t *const *)(b->threadPointer + ATOMX_TRACE_CURSOR_OFFSET), 1);
+    if (b->pid != pid) continue;
+    lock_buffer(b);
+    if (!b->ended && !b->closed) {
+      if (b->threadPointer == tp) {
+        flush(b, cursor(), 1);
+        set_cursor(b->base);
+      } else {
+        flush(b, *(uint8_t *const *)(b->threadPointer + ATOMX_TRACE_CURSOR_OFFSET), 1);
+      }
+      b->closed = 1;
     }
+    unlock_buffer(b);
   }
   restore_signals(&mask);
 }
@@ -866,11 +900,13 @@ static pid_t wrap_fork(void) {
   sigset_t mask;
   block_signals(&mask);
   struct buffer *b = own_buffer();
-  if (b) drain(b); /* what the writer has queued: in the file before the child copies it */
-  if (b && (cursor() > b->base || b->markCount)) {
+  if (b) lock_buffer(b);
+  if (b && !b->closed) drain(b); /* what the writer has queued: in the file before the child copies it */
+  if (b && !b->closed && (cursor() > b->base || b->markCount)) {
     flush(b, cursor(), 0);
     set_cursor(b->base);
   }
+  if (b) unlock_buffer(b);
   restore_signals(&mask);
   const pid_t child = realFork();
   if (child > 0) event("fork", "%ld", (long)child);
@@ -888,6 +924,16 @@ static void exec_begins(const char *file) {
 }
 static int exec_failed(int status) {
   const int e = errno;
+  /* The process goes on: so do its streams (after the chunks written as
+   * their last). */
+  const pid_t pid = getpid();
+  __atomic_store_n(&closedPid, 0, __ATOMIC_RELEASE);
+  for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
+    if (b->pid != pid) continue;
+    lock_buffer(b);
+    if (!b->ended) b->closed = 0;
+    unlock_buffer(b);
+  }
   event("exec-failed", "%d", e);
   errno = e;
   return status;
