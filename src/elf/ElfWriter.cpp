@@ -13,9 +13,8 @@ namespace {
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 template <typename T>
-void append(std::vector<uint8_t>& out, const T& value) {
-  const auto* p = reinterpret_cast<const uint8_t*>(&value);
-  out.insert(out.end(), p, p + sizeof(T));
+void append(PatchedFile& out, const T& value) {
+  out.append(&value, sizeof(T));
 }
 
 // File offset of `addr`, which must lie in one of the new segments.
@@ -33,16 +32,16 @@ uint64_t ElfWriter::programHeaderTableSize(const ElfImage& image, size_t newSegm
   return (image.segments().size() + newSegments) * sizeof(Elf64_Phdr);
 }
 
-std::vector<uint8_t> ElfWriter::write(const ElfImage& image, std::vector<uint8_t> out, const OutputPlan& plan) {
+PatchedFile ElfWriter::write(const ElfImage& image, PatchedFile out, const OutputPlan& plan) {
   // 1. Lay the new segments out after the file, each at an offset congruent
   //    to its address modulo the page size.
   std::vector<uint64_t> segmentOffsets;
   for (const NewSegment& seg : plan.segments) {
     if (seg.vaddr % kPageSize) throw InternalError("new segment not page aligned");
     const uint64_t offset = alignUp(out.size(), kPageSize);
-    out.resize(offset, 0);
+    out.resize(offset);
     segmentOffsets.push_back(offset);
-    out.insert(out.end(), seg.bytes.begin(), seg.bytes.end());
+    out.append(seg.bytes.data(), seg.bytes.size());
   }
 
   // 2. The new program header table: the old entries (PT_PHDR and
@@ -84,7 +83,7 @@ std::vector<uint8_t> ElfWriter::write(const ElfImage& image, std::vector<uint8_t
       }
     }
   }
-  std::memcpy(out.data() + phdrOffset, phdrs.data(), phdrSize);
+  out.write(phdrOffset, phdrs.data(), phdrSize);
 
   // 3. Section headers: the old ones (some renamed), then one per new
   //    section, then a new .shstrtab; the table itself goes at the end.
@@ -98,8 +97,7 @@ std::vector<uint8_t> ElfWriter::write(const ElfImage& image, std::vector<uint8_t
   std::vector<Elf64_Shdr> shdrs;
   const uint64_t oldShoff = image.header().e_shoff;
   for (const Section& s : image.sections()) {
-    Elf64_Shdr sh;
-    std::memcpy(&sh, out.data() + oldShoff + uint64_t(s.index) * sizeof(Elf64_Shdr), sizeof sh);
+    Elf64_Shdr sh = out.get<Elf64_Shdr>(oldShoff + uint64_t(s.index) * sizeof(Elf64_Shdr));
     auto renamed = plan.renamedSections.find(s.index);
     sh.sh_name = s.index == 0 ? 0 : addName(renamed != plan.renamedSections.end() ? renamed->second : s.name);
     shdrs.push_back(sh);
@@ -123,7 +121,7 @@ std::vector<uint8_t> ElfWriter::write(const ElfImage& image, std::vector<uint8_t
   strSh.sh_addralign = 1;
   strSh.sh_offset = out.size();
   strSh.sh_size = shstrtab.size();
-  out.insert(out.end(), shstrtab.begin(), shstrtab.end());
+  out.append(shstrtab.data(), shstrtab.size());
   shdrs.push_back(strSh);
   // Extended numbering keeps working: index 0 carries the count and index.
   const uint64_t shnum = shdrs.size();
@@ -131,18 +129,17 @@ std::vector<uint8_t> ElfWriter::write(const ElfImage& image, std::vector<uint8_t
   if (shnum >= SHN_LORESERVE) shdrs[0].sh_size = shnum;
   if (shstrndx >= SHN_LORESERVE) shdrs[0].sh_link = shstrndx;
 
-  out.resize(alignUp(out.size(), 8), 0);
+  out.resize(alignUp(out.size(), 8));
   const uint64_t shoff = out.size();
   for (const Elf64_Shdr& sh : shdrs) append(out, sh);
 
-  Elf64_Ehdr ehdr;
-  std::memcpy(&ehdr, out.data(), sizeof ehdr);
+  Elf64_Ehdr ehdr = out.get<Elf64_Ehdr>(0);
   ehdr.e_phoff = phdrOffset;
   ehdr.e_phnum = uint16_t(phdrs.size());
   ehdr.e_shoff = shoff;
   ehdr.e_shnum = shnum >= SHN_LORESERVE ? 0 : uint16_t(shnum);
   ehdr.e_shstrndx = shstrndx >= SHN_LORESERVE ? SHN_XINDEX : uint16_t(shstrndx);
-  std::memcpy(out.data(), &ehdr, sizeof ehdr);
+  out.put(0, ehdr);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "elf/ElfImage.h"
+#include "elf/PatchedFile.h"
 
 namespace atomx::elf {
 
@@ -52,8 +53,8 @@ class ElfWriter {
   // Index the i-th new section will have in the output's section header table.
   static uint32_t newSectionIndex(const ElfImage& image, size_t i) { return uint32_t(image.sections().size() + i); }
 
-  // `file` is the input file's bytes with the in-place patches applied.
-  static std::vector<uint8_t> write(const ElfImage& image, std::vector<uint8_t> file, const OutputPlan& plan);
+  // `file` is the input file with the in-place patches applied.
+  static PatchedFile write(const ElfImage& image, PatchedFile file, const OutputPlan& plan);
 };
 
 }  // namespace atomx::elf

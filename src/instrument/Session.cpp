@@ -13,7 +13,7 @@ Session::Session(SessionOptions options) : options_(std::move(options)) {}
 // have registered anything); the build directory goes with the session.
 Session::~Session() = default;
 
-std::vector<uint8_t> Session::run() {
+elf::PatchedFile Session::run() {
   load();
   rewrite::checkRewritable(*image_);
   if (!options_.tool.instrumentation.empty() || options_.trace) {

@@ -54,10 +54,12 @@ class Session {
   explicit Session(SessionOptions options);
   ~Session();
 
-  // Runs every phase; returns the output file's bytes.
-  std::vector<uint8_t> run();
+  // Runs every phase; returns the output file (elf/OutputFile.h writes it).
+  elf::PatchedFile run();
 
   const rewrite::Rewriter& rewriter() const { return *rewriter_; }
+  // The input file (the output patches a copy of it).
+  const std::string& inputPath() const { return options_.input; }
   // One line per fact about the instrumentation ("" without a tool): the
   // routines, calls and sites, and how counters are incremented.
   std::vector<std::string> summary() const;

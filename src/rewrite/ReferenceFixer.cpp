@@ -15,14 +15,14 @@ uint64_t ReferenceFixer::read(uint64_t vaddr, unsigned width) const {
   auto off = image_.fileOffsetOf(vaddr, width);
   if (!off) throw InternalError("read outside the file at " + hex(vaddr));
   uint64_t v = 0;
-  std::memcpy(&v, file_.data() + *off, width);
+  file_.read(*off, &v, width);
   return v;
 }
 
 void ReferenceFixer::write(uint64_t vaddr, uint64_t value, unsigned width) {
   auto off = image_.fileOffsetOf(vaddr, width);
   if (!off) throw InternalError("write outside the file at " + hex(vaddr));
-  std::memcpy(file_.data() + *off, &value, width);
+  file_.write(*off, &value, width);
 }
 
 FixupStats ReferenceFixer::run(uint16_t newTextSection) {
@@ -93,9 +93,9 @@ void ReferenceFixer::fixDynamicRelocations() {
     auto moved = layout_.translate(uint64_t(r.addend));
     if (!moved) continue;
     Elf64_Rela rela;
-    std::memcpy(&rela, file_.data() + r.entryOffset, sizeof rela);
+    file_.read(r.entryOffset, &rela, sizeof rela);
     rela.r_addend = int64_t(*moved);
-    std::memcpy(file_.data() + r.entryOffset, &rela, sizeof rela);
+    file_.write(r.entryOffset, &rela, sizeof rela);
     // The linker may also have stored the value in place.
     if (inFile(r.place, 8) && read(r.place, 8) == uint64_t(r.addend)) write(r.place, *moved, 8);
     stats_.dynamicRelocations++;
@@ -167,14 +167,14 @@ void ReferenceFixer::fixSymbols(uint16_t newTextSection) {
       if (!moved) continue;
       Elf64_Sym raw;
       const uint64_t off = table.offset + uint64_t(sym.index) * sizeof(Elf64_Sym);
-      std::memcpy(&raw, file_.data() + off, sizeof raw);
+      file_.read(off, &raw, sizeof raw);
       raw.st_value = *moved;
       if (sym.value == proc->start && sym.size == proc->size()) {
         const layout::MovedProc* m = layout_.movedProc(proc->id);
         raw.st_size = m->newEnd - m->newStart;
       }
       raw.st_shndx = newTextSection;
-      std::memcpy(file_.data() + off, &raw, sizeof raw);
+      file_.write(off, &raw, sizeof raw);
       stats_.symbols++;
     }
   }
@@ -182,19 +182,19 @@ void ReferenceFixer::fixSymbols(uint16_t newTextSection) {
 
 void ReferenceFixer::fixEntryPoints() {
   Elf64_Ehdr ehdr;
-  std::memcpy(&ehdr, file_.data(), sizeof ehdr);
+  file_.read(0, &ehdr, sizeof ehdr);
   ehdr.e_entry = layout_.relocated(ehdr.e_entry);
-  std::memcpy(file_.data(), &ehdr, sizeof ehdr);
+  file_.write(0, &ehdr, sizeof ehdr);
 
   for (const elf::Section& s : image_.sections()) {
     if (s.type != SHT_DYNAMIC) continue;
     for (uint64_t off = s.offset; off + sizeof(Elf64_Dyn) <= s.offset + s.size; off += sizeof(Elf64_Dyn)) {
       Elf64_Dyn dyn;
-      std::memcpy(&dyn, file_.data() + off, sizeof dyn);
+      file_.read(off, &dyn, sizeof dyn);
       if (dyn.d_tag == DT_NULL) break;
       if (dyn.d_tag == DT_INIT || dyn.d_tag == DT_FINI) {
         dyn.d_un.d_ptr = layout_.relocated(dyn.d_un.d_ptr);
-        std::memcpy(file_.data() + off, &dyn, sizeof dyn);
+        file_.write(off, &dyn, sizeof dyn);
       }
     }
   }

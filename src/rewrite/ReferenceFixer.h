@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/RelocIndex.h"
+#include "elf/PatchedFile.h"
 #include "ir/Program.h"
 #include "layout/CodeLayout.h"
 
@@ -30,7 +31,7 @@ struct FixupStats {
 class ReferenceFixer {
  public:
   ReferenceFixer(const ir::Program& program, const layout::CodeLayout& layout, const analysis::RelocIndex& relocs,
-                 std::vector<uint8_t>& file)
+                 elf::PatchedFile& file)
       : program_(program), image_(*program.image), layout_(layout), relocs_(relocs), file_(file) {}
 
   // newTextSection: the section index the moved procedures' symbols get.
@@ -53,7 +54,7 @@ class ReferenceFixer {
   const elf::ElfImage& image_;
   const layout::CodeLayout& layout_;
   const analysis::RelocIndex& relocs_;
-  std::vector<uint8_t>& file_;
+  elf::PatchedFile& file_;
   FixupStats stats_;
 };
 

@@ -29,7 +29,7 @@ Rewriter::Rewriter(const elf::ElfImage& image, RewriteOptions options) : image_(
 
 Rewriter::~Rewriter() = default;
 
-std::vector<uint8_t> Rewriter::rewrite() {
+elf::PatchedFile Rewriter::rewrite() {
   checkRewritable(image_);
   analyze();
   const auto t0 = Clock::now();
@@ -37,7 +37,7 @@ std::vector<uint8_t> Rewriter::rewrite() {
   buildUnwindTables();
   layOutSegments();
   emitCode();
-  std::vector<uint8_t> out = writeElf(patchFile());
+  elf::PatchedFile out = writeElf(patchFile());
   report_.rewriteSeconds = secondsSince(t0);
   return out;
 }
@@ -171,35 +171,30 @@ void Rewriter::emitCode() {
 
 // The input's bytes with every reference to moved code fixed, the old code
 // poisoned on request, and the entry point set.
-std::vector<uint8_t> Rewriter::patchFile() {
-  // The output is the input, patched, plus what ElfWriter appends: reserve
-  // it all at once so the large copy is made once.
-  size_t appended = 4 * elf::ElfWriter::kPageSize + (image_.sections().size() + 8) * sizeof(Elf64_Shdr) + 4096;
-  for (const elf::NewSegment& s : plan_.segments) appended += s.bytes.size();
-  std::vector<uint8_t> file;
-  file.reserve(image_.bytes().size() + appended);
-  file.assign(image_.bytes().begin(), image_.bytes().end());
+elf::PatchedFile Rewriter::patchFile() {
+  // The output is the input, patched (a page copied where it is written),
+  // plus what ElfWriter appends.
+  elf::PatchedFile file(image_.bytes());
   ReferenceFixer fixer(program(), *layout_, model_->relocs, file);
   report_.fixups = fixer.run(uint16_t(elf::ElfWriter::newSectionIndex(image_, 0)));
   if (options_.poisonOriginal) {
     for (const layout::MovedProc& m : layout_->moved()) {
       const ir::Procedure& p = program().procs[m.proc];
       auto off = image_.fileOffsetOf(p.start, p.size());
-      std::memset(file.data() + *off, 0xcc, p.size());
+      file.fill(*off, 0xcc, p.size());
     }
   }
   if (additions_) {
     // The runtime starts first and then enters the program (runtime/abi.h).
-    Elf64_Ehdr ehdr;
-    std::memcpy(&ehdr, file.data(), sizeof ehdr);
+    Elf64_Ehdr ehdr = file.get<Elf64_Ehdr>(0);
     ehdr.e_entry = additions_->entryPoint();
-    std::memcpy(file.data(), &ehdr, sizeof ehdr);
+    file.put(0, ehdr);
   }
   return file;
 }
 
-std::vector<uint8_t> Rewriter::writeElf(std::vector<uint8_t> file) {
-  std::vector<uint8_t> out = elf::ElfWriter::write(image_, std::move(file), plan_);
+elf::PatchedFile Rewriter::writeElf(elf::PatchedFile file) {
+  elf::PatchedFile out = elf::ElfWriter::write(image_, std::move(file), plan_);
   report_.outputFileBytes = out.size();
   return out;
 }

@@ -68,7 +68,8 @@ class Rewriter {
   // Code and data to add (set between analyze() and rewrite()); without
   // them rewrite() moves code only.
   void setAdditions(CodeAdditions* additions) { additions_ = additions; }
-  std::vector<uint8_t> rewrite();
+  // The output file: the input, patched, and what is appended to it.
+  elf::PatchedFile rewrite();
 
   const analysis::ProgramModel& model() const { return *model_; }
   const ir::Program& program() const { return model_->program; }
@@ -82,8 +83,8 @@ class Rewriter {
   void buildUnwindTables();
   void layOutSegments();
   void emitCode();
-  std::vector<uint8_t> patchFile();
-  std::vector<uint8_t> writeElf(std::vector<uint8_t> file);
+  elf::PatchedFile patchFile();
+  elf::PatchedFile writeElf(elf::PatchedFile file);
 
   const elf::ElfImage& image_;
   RewriteOptions options_;

@@ -34,6 +34,7 @@
 
 #include "analysis/Dump.h"
 #include "elf/ElfImage.h"
+#include "elf/OutputFile.h"
 #include "instrument/Session.h"
 #include "instrument/ToolBuild.h"
 #include "rewrite/Report.h"
@@ -146,29 +147,12 @@ constexpr const char* kUsage = R"(usage:
 }
 
 void writeFile(const std::string& path, const std::vector<uint8_t>& bytes, bool executable) {
-  // A regular file is replaced atomically through a temporary; anything else
-  // that exists (/dev/null, a pipe) is written in place, never replaced.
-  struct stat st;
-  const bool inPlace = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-  if (inPlace && S_ISDIR(st.st_mode)) throw atomx::Error(path + ": output is a directory");
-  const std::string tmp = inPlace ? path : path + ".atomx-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw atomx::Error(path + ": cannot create output file");
-    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      if (!inPlace) std::remove(tmp.c_str());
-      throw atomx::Error(path + ": write failed");
-    }
-  }
-  if (inPlace) return;
-  if (executable) chmod(tmp.c_str(), 0755);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw atomx::Error(path + ": cannot replace output file");
-  }
+  atomx::elf::writeOutputFile(path, bytes, executable);
+}
+
+// The rewritten program: what atomx did not change is copied from the input.
+void writeRewritten(const std::string& path, atomx::instrument::Session& session) {
+  atomx::elf::writeOutputFile(path, session.run(), true, session.inputPath());
 }
 
 int runDump(int argc, char** argv) {
@@ -195,7 +179,7 @@ void rewriteProgram(const std::string& prog, const std::string& out, const atomx
   // one block at a time costs more than the rest of the rewrite's
   // bookkeeping (compilers skip it for the same reason).
   auto& session = *new atomx::instrument::Session({prog, out, tool, toolArgs, options});
-  writeFile(out, session.run(), true);
+  writeRewritten(out, session);
   if (!quiet)
     for (const std::string& line : session.summary()) std::fprintf(stderr, "atomx: %s\n", line.c_str());
   if (!reportPath.empty()) {
@@ -539,7 +523,7 @@ int runTrace(int argc, char** argv) {
       options.trace = true;
       options.traceProfile = profile.empty() ? nullptr : &profile;
       auto& session = *new atomx::instrument::Session(options);
-      writeFile(cached, session.run(), true);
+      writeRewritten(cached, session);
       placement = session.tracePlacement();
       std::ofstream out(placementFile);
       out << std::hex << placement << "\n";
