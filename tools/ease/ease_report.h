@@ -149,9 +149,16 @@ inline void writeText(FILE* out, const Data& d, long top) {
     std::fprintf(out, "\n%s\n", ti.title);
     const bool six = std::string(ti.table) == "memory reference", taken = std::string(ti.table) == "branches taken";
     if (six) std::fprintf(out, "  %-8s %-26s %5s %18s %8s\n", "access", "addressing mode", "size", "number executed", "per cent");
-    else std::fprintf(out, "  %-40s %18s %8s\n", "", "number executed", taken ? "taken" : "per cent");
+    else if (taken) std::fprintf(out, "  %-40s %18s %8s\n", "condition", "number taken", "of exec.");
+    else std::fprintf(out, "  %-40s %18s %8s\n", "", "number executed", "per cent");
     long shown = 0, rest = 0;
-    const auto rows = six ? std::vector<std::pair<std::string, long>>(it->second.begin(), it->second.end()) : sorted(it->second);
+    auto rows = sorted(it->second);
+    if (six)  // by access, mode and size in bytes, as the seed's Table VI
+      std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+        const size_t x = a.first.rfind('|'), y = b.first.rfind('|');
+        return std::make_pair(a.first.substr(0, x), std::atol(a.first.c_str() + x + 1)) <
+               std::make_pair(b.first.substr(0, y), std::atol(b.first.c_str() + y + 1));
+      });
     std::string lastAccess, lastMode;
     for (const auto& [k, v] : rows) {
       if (!six && top >= 0 && shown >= top) { rest += v; continue; }

@@ -128,13 +128,15 @@ class Run:
     so that the workload's directory holds what the program wrote."""
 
     def __init__(self, atomx, prog, tool, tool_args=(), workload=None, args=(), runs=1, timeout=1800,
-                 valgrind="callgrind", valgrind_opts=(), collect=(), discard=(), keep=False):
+                 valgrind="callgrind", valgrind_opts=(), collect=(), discard=(), keep=False, scratch=None):
         self.atomx, self.prog, self.tool = atomx, os.path.abspath(prog), tool
         self.tool_args, self.workload, self.args = list(tool_args), workload, list(args)
         self.runs, self.timeout, self.keep = runs, timeout, keep
         self.valgrind, self.vg_opts = valgrind, list(valgrind_opts)
         self.collect, self.discard = list(collect), list(discard)
-        self.work = tempfile.mkdtemp(prefix=f"atomx-{tool}.")
+        # scratch: the scratch directory's name prefix (default atomx-TOOL.);
+        # runs of two tools compared with each other need paths of one length.
+        self.work = tempfile.mkdtemp(prefix=scratch or f"atomx-{tool}.")
 
     def close(self):
         if self.keep:

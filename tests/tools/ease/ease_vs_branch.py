@@ -25,7 +25,9 @@ from vgharness import Run  # noqa: E402
 
 
 def collect(atomx, prog, tool, args):
-    run = Run(atomx, prog, tool, args=args, discard=[f"{tool}.out", "btaken.out", "ease.html", "ease.cg", "ease.out"])
+    # One scratch prefix for both tools: the program sees paths (argv[0]) of one length.
+    run = Run(atomx, prog, tool, args=args, discard=[f"{tool}.out", "btaken.out", "ease.html", "ease.cg", "ease.out"],
+              scratch="atomx-ease-vs-branch.")
     try:
         run.run(with_valgrind=False)
         return list(run.json_outputs(0)), run.output_changed()
