@@ -6,6 +6,7 @@
 //   atomx trace [-q] [--instrument OUT] -o TRACE -- PROG [ARGS]
 //   atomx regen TRACE [--blocks | --counts | --summary | --untraced] [--cachegrind-out F] [--binary F]
 //   atomx melt TRACE [--method seed|exact|both] ... (MeltCommand.cpp)
+//   atomx ease-report EASE.json... [-o DIR] (EaseReport.cpp)
 //
 // Every error is one line on stderr and a non-zero exit status.
 #include <sys/stat.h>
@@ -43,6 +44,7 @@
 #include "support/Fnv.h"
 #include "support/Hex.h"
 #include "trace/TraceFiles.h"
+#include "EaseReport.h"
 #include "MeltCommand.h"
 #include "RegenOutputs.h"
 
@@ -135,6 +137,9 @@ constexpr const char* kUsage = R"(usage:
       (atomx melt --help; docs/melting.md).  `atomx run -T melt [OPTIONS]
       -- PROG [ARGS]` traces PROG into a temporary directory and mines it,
       the report on stderr.
+  atomx ease-report EASE.json... [-o DIR] [--top N]
+      Merge the ease.json files of several runs or programs (atomx run -T
+      ease) into one report: DIR/ease.out, ease.json, ease.html (DIR: .).
   atomx dump PROG [--proc NAME]
       Print procedures, basic blocks, instructions (original addresses), CFG
       edges, jump tables, and what could not be analysed.
@@ -692,6 +697,7 @@ int main(int argc, char** argv) {
     if (first == "trace") return runTrace(argc, argv);
     if (first == "regen") return runRegen(argc, argv);
     if (first == "melt") return atomx::cli::runMelt(argc, argv);
+    if (first == "ease-report") return atomx::cli::runEaseReport(argc, argv);
     return runRewrite(argc, argv);
   } catch (const atomx::InternalError& e) {
     std::fprintf(stderr, "atomx: internal error: %s\n", e.what());

@@ -54,6 +54,33 @@ def harness_args(description):
     return ap
 
 
+def start(o, tool, **kw):
+    """A Run of TOOL made from the harness options `o`, run: (run, failures)
+    with failures holding a changed output, or (run, None) when atomx failed
+    (FAIL printed).  The caller closes the run."""
+    run = Run(o.atomx, o.prog, tool, workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout, keep=o.keep, **kw)
+    try:
+        run.run()
+    except RuntimeError as e:
+        print(f"FAIL {o.prog}: {e}")
+        return run, None
+    return run, [m for m in [run.output_changed()] if m]
+
+
+def verdict(prog, failures, sel, passed):
+    """Prints the set-aside notes, then FAIL with the failures (at most 40)
+    or PASS with `passed`; returns the exit status."""
+    for line in sel.notes():
+        print("note:", line)
+    if failures:
+        print(f"FAIL {prog}: {len(failures)} problem(s) over {len(sel.compared)} functions compared")
+        for f in failures[:40]:
+            print("   ", f)
+        return 1
+    print(f"PASS {prog}: {len(sel.compared)} functions, {sel.summary()}{passed}")
+    return 0
+
+
 def rep_addresses(prog):
     """Addresses of rep/repz/repnz-prefixed instructions (objdump)."""
     return {addr for addr, text in disassembly(prog) if text.split()[0] in REP_PREFIXES}
@@ -101,13 +128,15 @@ class Run:
     so that the workload's directory holds what the program wrote."""
 
     def __init__(self, atomx, prog, tool, tool_args=(), workload=None, args=(), runs=1, timeout=1800,
-                 valgrind="callgrind", valgrind_opts=(), collect=(), discard=(), keep=False):
+                 valgrind="callgrind", valgrind_opts=(), collect=(), discard=(), keep=False, scratch=None):
         self.atomx, self.prog, self.tool = atomx, os.path.abspath(prog), tool
         self.tool_args, self.workload, self.args = list(tool_args), workload, list(args)
         self.runs, self.timeout, self.keep = runs, timeout, keep
         self.valgrind, self.vg_opts = valgrind, list(valgrind_opts)
         self.collect, self.discard = list(collect), list(discard)
-        self.work = tempfile.mkdtemp(prefix=f"atomx-{tool}.")
+        # scratch: the scratch directory's name prefix (default atomx-TOOL.);
+        # runs of two tools compared with each other need paths of one length.
+        self.work = tempfile.mkdtemp(prefix=scratch or f"atomx-{tool}.")
 
     def close(self):
         if self.keep:

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""The ease tool's files beside ease.json, checked as their readers see them.
+
+    outputs_check.py --atomx ATOMX --check html|cg|merge PROG [ARGS...]
+
+Instruments PROG with `atomx -T ease`, runs it twice (directories a/ and
+b/), then:
+  html   opens a/ease.html in headless Chromium (`chromium --headless
+         --dump-dom`: the DOM after the page ran) and checks what the
+         browser drew, as the page records it in #rendered: one section per
+         non-empty table of ease.json, each with its chart drawn, every bar
+         drawn with a width and a height, every table row drawn, the
+         figures table's rows;
+  cg     runs `cg_annotate a/ease.cg` (Valgrind's own reader): it must
+         accept the file, and its totals of Ir Dr Dw Bc must equal
+         ease.json's totals;
+  merge  runs `atomx ease-report a/ease.json b/ease.json -o m` and checks
+         that m/ease.json is the sum of the two (every total, every table
+         entry, every branch's executions and taken), and that m/ease.out
+         and m/ease.html exist, the page drawn as above.
+Exit status 0 when everything holds.
+"""
+import argparse
+import collections
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def render(page, tmp):
+    """What the page says it drew, or None."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        return None
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + tmp + "/profile",
+                          "--virtual-time-budget=5000", "--dump-dom", "file://" + page],
+                         capture_output=True, text=True, timeout=180).stdout
+    m = re.search(r'<pre id="rendered"[^>]*>([^<]*)</pre>', dom)
+    return json.loads(html.unescape(m.group(1))) if m and m.group(1) else None
+
+
+def check_page(page, data, tmp):
+    got = render(page, tmp)
+    if got is None:
+        return [f"{page}: the page recorded nothing (no chromium, or the browser did not run it)"]
+    print("rendered:", {k: v for k, v in got.items() if k != "titles"})
+    tables = [t for t, rows in data["tables"].items() if rows]
+    rows = sum(min(500, len(data["tables"][t])) for t in tables)
+    problems = []
+    if got["sections"] != len(tables) or got["charts"] != len(tables):
+        problems.append(f"{got['sections']} sections and {got['charts']} charts drawn for {len(tables)} tables")
+    if not got["bars"] or got["barsDrawn"] != got["bars"]:
+        problems.append(f"{got['barsDrawn']} of {got['bars']} bars drawn")
+    if got["rows"] != rows or got["rowsDrawn"] != rows:
+        problems.append(f"{got['rowsDrawn']} of {got['rows']} table rows drawn, ease.json has {rows}")
+    if got["figures"] < 8:
+        problems.append(f"{got['figures']} rows of figures drawn")
+    return problems
+
+
+def check_cg(d):
+    j = json.load(open(os.path.join(d, "ease.json")))
+    r = subprocess.run(["cg_annotate", os.path.join(d, "ease.cg")], capture_output=True, text=True, cwd=d)
+    if r.returncode != 0:
+        return [f"cg_annotate failed: {r.stderr.strip()[:400]}"]
+    # The totals line: "51,209 (100.0%) 3,399 (100.0%) ...  PROGRAM TOTALS".
+    n = r"([\d,]+)(?:\s+\([\d.]+%\))?\s+"
+    m = re.search(r"^\s*" + n * 4 + "PROGRAM TOTALS", r.stdout, re.M)
+    if not m:
+        return ["cg_annotate printed no PROGRAM TOTALS line"]
+    got = [int(x.replace(",", "")) for x in m.groups()]
+    t = j["totals"]
+    want = [t.get("instructions", 0), t.get("Dr", 0), t.get("Dw", 0), t.get("Bc", 0)]
+    print("cg_annotate totals (Ir Dr Dw Bc):", got)
+    return [] if got == want else [f"cg_annotate totals {got}, ease.json's {want}"]
+
+
+def check_merge(atomx, a, b, m, tmp):
+    r = subprocess.run([atomx, "ease-report", os.path.join(a, "ease.json"), os.path.join(b, "ease.json"), "-o", m],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return [f"atomx ease-report failed: {r.stderr.strip()}"]
+    ja, jb, jm = (json.load(open(os.path.join(d, "ease.json"))) for d in (a, b, m))
+    problems = []
+    for k in set(ja["totals"]) | set(jb["totals"]) | set(jm["totals"]):
+        if jm["totals"].get(k, 0) != ja["totals"].get(k, 0) + jb["totals"].get(k, 0):
+            problems.append(f"total {k}: merged {jm['totals'].get(k)}, runs {ja['totals'].get(k)} + {jb['totals'].get(k)}")
+    for t in set(ja["tables"]) | set(jb["tables"]):
+        want = collections.Counter(ja["tables"].get(t, {})) + collections.Counter(jb["tables"].get(t, {}))
+        if collections.Counter(jm["tables"].get(t, {})) != want:
+            problems.append(f"table {t}: merged differs from the sum")
+
+    def branches(j):
+        return {(b["program"], b["pc"]): (b["executed"], b["taken"]) for b in j["branches"]}
+    ba, bb, bm = branches(ja), branches(jb), branches(jm)
+    for k in set(ba) | set(bb):
+        ea, ta = ba.get(k, (0, 0))
+        eb, tb = bb.get(k, (0, 0))
+        want = (ea + eb, None if ta is None else ta + tb)
+        if bm.get(k) != want:
+            problems.append(f"branch {k}: merged {bm.get(k)}, sum {want}")
+    if not os.path.getsize(os.path.join(m, "ease.out")):
+        problems.append("the merged ease.out is empty")
+    problems += check_page(os.path.join(m, "ease.html"), jm, tmp)
+    print(f"merged: {jm['totals']['instructions']} instructions = {ja['totals']['instructions']} + {jb['totals']['instructions']}")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("--check", choices=("html", "cg", "merge"), required=True)
+    ap.add_argument("prog")
+    ap.add_argument("args", nargs="*")
+    o = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        atom = os.path.join(tmp, "prog.atom")
+        subprocess.run([o.atomx, o.prog, "-T", "ease", "-o", atom, "-q"], check=True)
+        dirs = [os.path.join(tmp, n) for n in ("a", "b", "m")]
+        for d in dirs:
+            os.mkdir(d)
+        for d in dirs[:2]:
+            subprocess.run([atom] + o.args, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if o.check == "html":
+            problems = check_page(os.path.join(dirs[0], "ease.html"), json.load(open(os.path.join(dirs[0], "ease.json"))), tmp)
+        elif o.check == "cg":
+            problems = check_cg(dirs[0])
+        else:
+            problems = check_merge(o.atomx, dirs[0], dirs[1], dirs[2], tmp)
+    for p in problems:
+        print("FAIL:", p)
+    if not problems:
+        print(f"PASS {o.check}: {o.prog}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
