@@ -169,8 +169,12 @@ inline std::vector<std::string> splitStrings(const char* table, size_t n) {
 
 // 1234567 -> "1,234,567", for summaries.
 inline std::string groupDigits(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
+  const std::string digits = std::to_string(v);
+  std::string s;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
+    s += digits[i];
+  }
   return s;
 }
 

@@ -59,3 +59,14 @@ TEST(JsonWriter, MiscountPicksTheNthRecord) {
 }
 
 }  // namespace
+
+namespace {
+TEST(GroupDigits, CommasEveryThreeDigits) {
+  EXPECT_EQ(atomx::groupDigits(0), "0");
+  EXPECT_EQ(atomx::groupDigits(999), "999");
+  EXPECT_EQ(atomx::groupDigits(1000), "1,000");
+  EXPECT_EQ(atomx::groupDigits(123456), "123,456");
+  EXPECT_EQ(atomx::groupDigits(1234567), "1,234,567");
+  EXPECT_EQ(atomx::groupDigits(UINT64_MAX), "18,446,744,073,709,551,615");
+}
+}  // namespace
