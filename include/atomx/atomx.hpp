@@ -115,6 +115,27 @@ enum class InstClass {
   Stop,         // ud2, hlt, int3: nothing follows
 };
 
+// One memory operand's parts, as the x86 semantics module reads them:
+// [segment: base + index * scale + disp], or %rip-relative (`target` the
+// address it reaches).  Registers as hardware numbers 0..15 (Reg), -1 for
+// none.  The hidden stack slot of push, call, pushf is described where the
+// value goes (base %rsp, disp -size).
+struct MemoryOperand {
+  enum class Segment { None, ES, CS, SS, DS, FS, GS };
+  int base = -1, index = -1;
+  unsigned scale = 0;  // 1, 2, 4, 8 with an index
+  int64_t disp = 0;
+  Segment segment = Segment::None;
+  unsigned size = 0;   // bytes accessed
+  bool read = false, write = false;
+  bool implicit = false;     // not written in the instruction (push's slot, movs' rsi/rdi ...)
+  bool ripRelative = false;
+  uint64_t target = 0;       // ripRelative: the original address
+};
+
+// Status flags, as bits of Inst::flagsRead / flagsWritten.
+inline constexpr unsigned kCF = 1, kPF = 2, kAF = 4, kZF = 8, kSF = 16, kOF = 32;
+
 class Inst {
  public:
   explicit Inst(const detail::InstData* d = nullptr) : d_(d) {}
@@ -138,6 +159,15 @@ class Inst {
   bool isLoad() const;   // reads memory through some operand
   bool isStore() const;  // writes memory through some operand
   unsigned accessSize(unsigned operand = 0) const;  // bytes
+  MemoryOperand memOperand(unsigned operand = 0) const;  // its parts
+  // The status flags it reads, and those it writes (always or maybe: a
+  // shift by %cl, a rep-prefixed string instruction), as kCF ... kOF bits.
+  unsigned flagsRead() const;
+  unsigned flagsWritten() const;
+  // jcc, setcc, cmovcc: the condition it tests, 0..15 in Intel's encoding
+  // (0 o, 1 no, 2 b, 3 ae, 4 e, 5 ne, 6 be, 7 a, 8 s, 9 ns, 10 p, 11 np,
+  // 12 l, 13 ge, 14 le, 15 g); -1 for any other instruction.
+  int condition() const;
   bool hasTarget() const;  // a direct branch
   uint64_t target() const; // its original target address
   // The procedure or imported function a direct call or jump (a tail call

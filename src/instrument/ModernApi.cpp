@@ -105,6 +105,34 @@ std::string Inst::category() const {
   return name ? name : "";
 }
 
+static_assert(int(MemoryOperand::Segment::GS) == int(x86::Segment::GS) && kCF == x86::flag::CF && kOF == x86::flag::OF &&
+              kZF == x86::flag::ZF);
+MemoryOperand Inst::memOperand(unsigned operand) const {
+  requireHandle(d_, "memOperand");
+  const x86::Semantics sem = semanticsOf(d_);
+  if (operand >= sem.memCount)
+    throw Error("memOperand(" + std::to_string(operand) + ") of an instruction with " + std::to_string(sem.memCount) +
+                " memory operand(s)");
+  const x86::MemOperand& m = sem.mem[operand];
+  MemoryOperand r;
+  r.base = m.base, r.index = m.index, r.scale = m.scale, r.disp = m.disp;
+  r.segment = MemoryOperand::Segment(int(m.segment));
+  r.size = m.size, r.read = m.read, r.write = m.write, r.implicit = m.implicit;
+  r.ripRelative = m.ripRelative, r.target = m.target;
+  return r;
+}
+
+unsigned Inst::flagsRead() const { requireHandle(d_, "flagsRead"); return semanticsOf(d_).flags.read & x86::flag::kStatus; }
+unsigned Inst::flagsWritten() const {
+  requireHandle(d_, "flagsWritten");
+  return semanticsOf(d_).flags.anyWritten() & x86::flag::kStatus;
+}
+int Inst::condition() const {
+  requireHandle(d_, "condition");
+  const uint8_t c = semanticsOf(d_).condition;
+  return c == x86::kNoCondition ? -1 : int(c);
+}
+
 // The API's RegSet is x86::RegSet's layout, with kFlagsBit for the status flags.
 static_assert(x86::RegSet::gpr(15).bits == regBit(Reg(15)) && x86::RegSet::vector(31).bits == vectorRegBit(31) &&
               (x86::RegSet::gpr(15).bits << 1) == kFlagsBit);

@@ -628,6 +628,61 @@ def t_queries(work, variant, noplt=False):
         check(name in callees, f"no call or jump found whose calleeName is {name}")
 
 
+def t_operands(work, variant):
+    """Inst::memOperand (base, index, scale, displacement, %rip-relative target, size), flagsRead,
+    flagsWritten and condition, against objdump's AT&T text of every instruction of queries.c's
+    procedures: an explicit memory operand as objdump writes it, the condition of every jcc, setcc
+    and cmovcc by its suffix, the flags a jcc reads for its condition, and a cmp's six written."""
+    prog = build("queries.c", variant, work)
+    names = ["main", "local_sum", "tail_alloc"]
+    out = os.path.join(work, "operands.txt")
+    instrument(prog, "operand_inst.cpp", "query_anal.c", work, [out] + names)
+    rows = {int(r[0], 16): r[1:] for r in (l.split("\t") for l in read_lines(out))}
+    dis = {i.addr: i for i in disassemble(prog) if i.func in names}
+    regs = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"] + ["r%d" % k for k in range(8, 16)]
+    reg32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"] + ["r%dd" % k for k in range(8, 16)]
+    number = lambda r: regs.index(r) if r in regs else reg32.index(r)
+    conds = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3, "e": 4, "z": 4, "ne": 5, "nz": 5,
+             "be": 6, "na": 6, "a": 7, "nbe": 7, "s": 8, "ns": 9, "p": 10, "pe": 10, "np": 11, "po": 11, "l": 12,
+             "nge": 12, "ge": 13, "nl": 13, "le": 14, "ng": 14, "g": 15, "nle": 15}
+    reads = {0: 32, 1: 32, 2: 1, 3: 1, 4: 8, 5: 8, 6: 9, 7: 9, 8: 16, 9: 16, 10: 2, 11: 2, 12: 48, 13: 48, 14: 56, 15: 56}
+    explicit = checked_cond = 0
+    for addr, r in rows.items():
+        text = dis[addr].text
+        fread, fwritten, cond = int(r[0], 16), int(r[1], 16), int(r[2])
+        ops = [o.split(",") for o in r[3:]]
+        mnem = text.split()[0]
+        m = re.match(r"^(j|set|cmov)([a-z]+?)[bwlq]?$", mnem) if not mnem.startswith("jmp") else None
+        if m and (m.group(2) in conds or m.group(2)[:-1] in conds):
+            cc = m.group(2) if m.group(2) in conds else m.group(2)[:-1]
+            eq(cond, conds[cc], f"condition of {text}")
+            eq(fread, reads[cond], f"flags {text} reads")
+            checked_cond += 1
+        elif not mnem.startswith(("j", "set", "cmov", "loop")):
+            eq(cond, -1, f"condition of {text}")
+        if mnem.startswith("cmp") or mnem.startswith("test"):
+            eq(fwritten, 0x3f, f"flags {text} writes")
+        # An explicit memory operand, as objdump writes it: [%seg:]disp(%base,%index,scale) or disp(%rip).
+        mm = re.search(r"(?:%([fg]s):)?(-?0x[0-9a-f]+|-?\d+)?\((%\w+)?(?:,%(\w+),(\d))?\)", text.split("#")[0])
+        if mm and not mnem.startswith(("lea", "nop")):
+            mine = [o for o in ops if o[6][2] == "0"]  # not implicit
+            check(mine, f"{addr:#x} {text}: no explicit memory operand reported ({r})")
+            base, index, scale, disp = int(mine[0][0]), int(mine[0][1]), int(mine[0][2]), int(mine[0][3])
+            disp_text = int(mm.group(2), 0) if mm.group(2) else 0
+            if mm.group(3) == "%rip":
+                t = re.search(r"#\s*([0-9a-f]+)", text)
+                eq(mine[0][6][3], "1", f"{text}: %rip-relative")
+                if t:
+                    eq(int(mine[0][7], 16), int(t.group(1), 16), f"{text}: target")
+            else:
+                eq(base, number(mm.group(3)[1:]) if mm.group(3) else -1, f"{text}: base")
+                eq(index, number(mm.group(4)) if mm.group(4) else -1, f"{text}: index")
+                eq(scale, int(mm.group(5)) if mm.group(5) else 0, f"{text}: scale")
+                eq(disp, disp_text, f"{text}: displacement")
+            explicit += 1
+    check(explicit >= 3 and checked_cond >= 3, f"too few operands ({explicit}) or conditions ({checked_cond}) checked")
+
+
 def t_facts(work, variant):
     """atomx::embedFacts: the analysis side, given nothing but block counts, reads from the embedded
     facts every procedure, block and instruction of the program (facts_inst.cpp, facts_anal.c), and
@@ -764,6 +819,7 @@ TESTS["run_output"] = lambda w: t_run_output(w)
 TESTS["build_flags"] = lambda w: t_build_flags(w)
 for v in ("O2", "O0", "nopie"):
     TESTS[f"facts.{v}"] = lambda w, v=v: t_facts(w, v)
+    TESTS[f"operands.{v}"] = lambda w, v=v: t_operands(w, v)
 TESTS["mem.rsp"] = lambda w: t_mem(w, "O2", rsp=True)
 for v in ("O2", "O0", "nopie"):
     TESTS[f"mem_light.{v}"] = lambda w, v=v: t_mem(w, v, rsp=True, light=True)
