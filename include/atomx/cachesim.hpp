@@ -355,17 +355,22 @@ struct Cache {
   Policy policy = Policy::Lru;
   bool writeAllocate = true;
 
+  uint64_t last = UINT64_MAX;  // the line touched last: present, and the most recent of its set
+
   // One line: true on a miss.  `fill`: install it on a miss.
   bool touch(uint64_t line, bool fill) {
+    if (line == last) return false;  // a hit that changes nothing, under every policy
     const uint64_t tag = line + 1;
     uint64_t* set = &tags[(line & setMask) * assoc];
-    if (set[0] == tag) return false;
+    if (set[0] == tag) return last = line, false;
     for (uint32_t i = 1; i < assoc; ++i)
       if (set[i] == tag) {
         if (policy == Policy::Lru) moveToFront(set, i, tag);
+        last = line;
         return false;
       }
     if (!fill) return true;
+    last = line;
     uint32_t victim = assoc - 1;  // LRU: the least recent; FIFO: the oldest; invalid ways go first
     if (policy == Policy::Random && set[victim] != 0) {
       rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
@@ -396,6 +401,7 @@ struct Cache {
   }
   void flush(uint64_t ways) {
     for (uint64_t k = 0; k < ways; ++k) tags[k] = 0;
+    last = UINT64_MAX;
   }
 };
 
@@ -437,8 +443,12 @@ class Simulator {
   uint32_t instructionLineBits() const { return ni_ ? caches_[i_[0]].lineBits : 0; }
 
   // One reference: how many levels of its path missed (0: a first-level hit).
-  unsigned fetch(uint64_t addr, uint32_t size) { return walk(i_, ni_, addr, size, false); }
-  unsigned data(uint64_t addr, uint32_t size, bool write) { return walk(d_, nd_, addr, size, write); }
+  unsigned fetch(uint64_t addr, uint32_t size) {
+    return hitsLast(caches_[i_[0]], addr, size) ? 0 : walk(i_, ni_, addr, size, false);
+  }
+  unsigned data(uint64_t addr, uint32_t size, bool write) {
+    return hitsLast(caches_[d_[0]], addr, size) ? 0 : walk(d_, nd_, addr, size, write);
+  }
 
   // The periodic context switch: call after each reference (or group of
   // instruction fetches) with the instructions, references and first-level
@@ -463,6 +473,11 @@ class Simulator {
   }
 
  private:
+  // Within the line the first level referenced last: a hit that changes
+  // nothing there, and nothing reaches the levels beyond.
+  static bool hitsLast(const Cache& c, uint64_t addr, uint32_t size) {
+    return (addr >> c.lineBits) == c.last && ((addr + (size ? size - 1 : 0)) >> c.lineBits) == c.last;
+  }
   unsigned walk(const int* path, int n, uint64_t addr, uint32_t size, bool write) {
     unsigned missed = 0;
     for (int k = 0; k < n; ++k) {

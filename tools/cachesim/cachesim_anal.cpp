@@ -69,6 +69,8 @@ uint64_t bias;  // run-time address - link-time address of the program's code
 // report may read them while other threads still run) and simulators.
 struct PerConfig {
   cs::Simulator sim;
+  const Fetch* fetches;          // the configuration's, copied here: one line of memory per block
+  const uint32_t* blockFetch;
   std::atomic<uint64_t>* imiss;  // [fetch * ilevels + k]: missed level k
   std::atomic<uint64_t>* dmiss;  // [(site * dlevels + k) * 2 + write]
 };
@@ -129,6 +131,12 @@ __attribute__((noinline)) Thread* newThread() {
     PerConfig& p = t->per[c];
     copyWords(&p.sim, &cfg.shape, sizeof(cs::Simulator));
     p.sim.place(reinterpret_cast<uint64_t*>(m));
+    // One at a time, through a register (the compiler would pair the
+    // stores with SSE, and the routines calling this would save the vector state).
+    const Fetch* fetches = cfg.fetches.data();
+    const uint32_t* blockFetch = cfg.blockFetch.data();
+    asm("" : "+r"(fetches), "+r"(blockFetch));
+    p.fetches = fetches, p.blockFetch = blockFetch;
     m += cfg.words * 8;
     p.imiss = counters(cfg.fetches.size() * size_t(cfg.shape.instructionLevels()));
     p.dmiss = counters(size_t(nsites) * size_t(cfg.shape.dataLevels()) * 2);
@@ -151,10 +159,9 @@ inline void fetchBlock(Thread& t, long b) {
     PerConfig& p = t.per[c];
     const int n = p.sim.instructionLevels();
     if (!n) continue;
-    const Config& cfg = configs[c];
     uint64_t firstMisses = 0;
-    for (uint32_t f = cfg.blockFetch[b]; f < cfg.blockFetch[b + 1]; ++f) {
-      const unsigned missed = p.sim.fetch(cfg.fetches[f].addr, cfg.fetches[f].size);
+    for (uint32_t f = p.blockFetch[b]; f < p.blockFetch[b + 1]; ++f) {
+      const unsigned missed = p.sim.fetch(p.fetches[f].addr, p.fetches[f].size);
       for (unsigned k = 0; k < missed; ++k) bump(p.imiss[f * uint32_t(n) + k]);
       firstMisses += missed != 0;
     }
