@@ -23,10 +23,12 @@ D1 size=4K assoc=4 line=64 policy=random
 config noalloc
 D1 size=16K assoc=1 line=32 write-allocate=no
 CFG
-# (The variable is set for both tools' runs: the environment is on the stack.)
+# (The variable is set for both tools' runs, and the two binaries' names have
+# the same length: the environment, argv[0] and the file name are on the
+# stack, and the stack's lines are part of what is compared.)
 export ATOMX_CACHE_CONFIG=$work/four.cache
-"$atomx" "$prog" -T cachesim -o sim.atom -q -- --refs d || exit 1
-$norandom ./sim.atom >sim.txt || exit 1
+"$atomx" "$prog" -T cachesim -o simul.atom -q -- --refs d || exit 1
+$norandom ./simul.atom >sim.txt || exit 1
 # check INDEX CACHE_OPTIONS...
 check() {
   local index=$1
