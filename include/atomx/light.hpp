@@ -38,6 +38,19 @@ namespace atomx {
 #define ATOMX_LIGHT_HIDDEN __attribute__((visibility("hidden")))
 #define ATOMX_LIGHT_GPR __attribute__((target("general-regs-only")))
 
+// Zeroed memory straight from the kernel (an mmap system call: no libc, no
+// PLT), or null if it refuses.  For per-thread state set up inside a light
+// routine (tools/cache, tools/cachesim).
+ATOMX_LIGHT_HIDDEN ATOMX_LIGHT_GPR inline void* kernelMemory(size_t bytes) {
+  long r;
+  asm volatile("mov %5, %%r10\n\tmov $-1, %%r8\n\txor %%r9d, %%r9d\n\tsyscall"
+               : "=a"(r)
+               : "0"(9L /* mmap */), "D"(0L), "S"(bytes), "d"(3L /* PROT_READ | PROT_WRITE */),
+                 "r"(0x22L /* MAP_PRIVATE | MAP_ANONYMOUS */)
+               : "rcx", "r8", "r9", "r10", "r11", "memory");
+  return r < 0 && r > -4096 ? nullptr : reinterpret_cast<void*>(r);
+}
+
 // A test-and-test-and-set lock, for short critical sections.
 class ATOMX_LIGHT_HIDDEN SpinLock {
  public:
@@ -133,15 +146,7 @@ class ATOMX_LIGHT_HIDDEN FlatMap {
     return true;
   }
   // mmap/munmap as system calls: no libc, no PLT.
-  ATOMX_LIGHT_GPR static void* allocate(size_t bytes) {
-    long r;
-    asm volatile("mov %5, %%r10\n\tmov $-1, %%r8\n\txor %%r9d, %%r9d\n\tsyscall"
-                 : "=a"(r)
-                 : "0"(9L /* mmap */), "D"(0L), "S"(bytes), "d"(3L /* PROT_READ | PROT_WRITE */),
-                   "r"(0x22L /* MAP_PRIVATE | MAP_ANONYMOUS */)
-                 : "rcx", "r8", "r9", "r10", "r11", "memory");
-    return r < 0 && r > -4096 ? nullptr : reinterpret_cast<void*>(r);
-  }
+  ATOMX_LIGHT_GPR static void* allocate(size_t bytes) { return kernelMemory(bytes); }
   ATOMX_LIGHT_GPR static void release(Slot* slots, size_t capacity) {
     if (!slots) return;
     long r;

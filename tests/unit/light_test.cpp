@@ -48,7 +48,9 @@ TEST(FlatMap, RandomOperationsMatchUnorderedMap) {
         uint64_t* v = map.find(key);
         auto it = model.find(key);
         ASSERT_EQ(v != nullptr, it != model.end());
-        if (v) EXPECT_EQ(*v, it->second);
+        if (v) {
+          EXPECT_EQ(*v, it->second);
+        }
         break;
       }
     }

@@ -7,6 +7,8 @@
 // Threads: each thread simulates its own private cache (like per-core L1
 // caches) and keeps its own counters, so the hot path takes no lock and
 // shares no cache line with other threads; the report adds the threads up.
+#include <atomx/light.hpp>
+#include <atomx/memsites.hpp>
 #include <atomx/report.hpp>
 
 #include <algorithm>
@@ -14,22 +16,15 @@
 #include <cstdint>
 #include <cstring>
 #include <utility>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <string>
 #include <vector>
 
 namespace {
-enum Kind { kRead = 0, kWrite = 1, kModify = 2, kLockedModify = 3 };
+using atomx::memsites::Site;
+using atomx::memsites::kWrite;
+using atomx::memsites::kLockedModify;
 enum Policy { kLru = 0, kFifo = 1, kRandom = 2 };
 
-struct Site {
-  uint64_t pc;
-  long proc;
-  long op[2];  // kind | size << 8 | source << 24 | rep << 32, or -1 (cache_inst.cpp)
-  long disp;   // source 2: disp + slot[base] + slot[index] * scale
-  long formula;  // base slot | index slot << 8 | scale << 16; slot 0xff: none
-};
 // Per site and thread.  Written only by the owning thread (relaxed atomics:
 // plain moves, but the report may read them while threads still run).
 struct Counts {
@@ -55,7 +50,7 @@ struct Thread {
   Counts* counts;
   uint64_t* computed;  // --verify-merge: the address each member was given
   uint64_t rng;
-  uint64_t repA, repB, repRcx;  // CacheRepBefore -> CacheRepAfter
+  atomx::memsites::Rep rep;  // CacheRepBefore -> CacheRepAfter
 
   // One line: true on a miss.  write && !writeAllocate: a miss installs nothing.
   bool line(uint64_t block, bool fill) {
@@ -111,17 +106,9 @@ std::atomic<Thread*> threads{nullptr};  // every thread's, never freed: the repo
 __attribute__((tls_model("initial-exec"))) thread_local Thread* self;
 
 void* mapZeroed(size_t bytes) {
-  register long flags asm("r10") = MAP_PRIVATE | MAP_ANONYMOUS;
-  register long fd asm("r8") = -1;
-  register long offset asm("r9") = 0;
-  long r;
-  asm volatile("syscall"
-               : "=a"(r)
-               : "0"(long(SYS_mmap)), "D"(0L), "S"(bytes), "d"(long(PROT_READ | PROT_WRITE)), "r"(flags), "r"(fd),
-                 "r"(offset)
-               : "rcx", "r11", "memory");
-  if (r < 0 && r > -4096) __builtin_trap();  // out of memory: nothing sensible to count with
-  return reinterpret_cast<void*>(r);
+  void* m = atomx::kernelMemory(bytes);
+  if (!m) __builtin_trap();  // out of memory: nothing sensible to count with
+  return m;
 }
 
 __attribute__((noinline)) Thread* newThread() {
@@ -144,16 +131,9 @@ Thread& me() {
   return *self;
 }
 
-// Site s's operands at ea0/ea1, `times` iterations (rep): element by element,
-// each iteration's operands in order, as the CPU (and Valgrind) does them.
+// Site s's operands at ea0/ea1, `times` iterations (rep).
 void both(Thread& t, long s, long ea0, long ea1, uint64_t times) {
-  const Site& site = sites[s];
-  for (uint64_t k = 0; k < times; ++k)
-    for (long desc : site.op)
-      if (desc >= 0) {
-        const uint64_t step = k * ((desc >> 8) & 0xffff);
-        t.op(s, desc, uint64_t(((desc >> 24) & 0xff) ? ea1 : ea0) + step);
-      }
+  atomx::memsites::operands(sites.data(), s, ea0, ea1, times, [&](long site, long desc, uint64_t addr) { t.op(site, desc, addr); });
 }
 }  // namespace
 
@@ -163,10 +143,7 @@ void CacheInit(long* config, long* table, const char* procs) {
   writeAllocate = config[4], topN = config[5], nsites = config[6], verify = config[8];
   lineBits = unsigned(__builtin_ctzl(uint64_t(lineSize)));
   setMask = uint64_t(cacheSize / lineSize / assoc) - 1;
-  sites.resize(nsites);
-  for (long s = 0; s < nsites; ++s)
-    sites[s] = {uint64_t(table[6 * s]), table[6 * s + 1], {table[6 * s + 2], table[6 * s + 3]}, table[6 * s + 4],
-                table[6 * s + 5]};
+  sites = atomx::memsites::read(table, nsites);
   for (const char* p = procs; *p;) {
     const char* nl = std::strchr(p, '\n');
     procNames.emplace_back(p, nl - p);
@@ -187,15 +164,11 @@ void CacheGroup(long first, long count, long ea0, long ea1, long r0, long r1, lo
   // indirect jump, which atomx cannot see through).
   const uint64_t r[10] = {uint64_t(r0), uint64_t(r1), uint64_t(r2), uint64_t(r3), uint64_t(r4),
                           uint64_t(r5), uint64_t(r6), uint64_t(r7), uint64_t(r8), uint64_t(r9)};
-  auto reg = [&](unsigned k) { return k < 10 ? r[k] : 0; };  // 0xff: no register
   both(t, first, ea0, ea1, 1);
-  for (long s = first + 1; s < first + count; ++s) {
-    const Site& site = sites[s];
-    const unsigned b = site.formula & 0xff, x = (site.formula >> 8) & 0xff;
-    const uint64_t addr = uint64_t(site.disp) + reg(b) + reg(x) * uint64_t(site.formula >> 16);
+  atomx::memsites::members(sites.data(), first, count, r, [&](long s, long desc, uint64_t addr) {
     if (verify) t.computed[s] = addr;
-    t.op(s, site.op[0], addr);
-  }
+    t.op(s, desc, addr);
+  });
 }
 
 // --verify-merge: the real address of a member, to check the computed one.
@@ -206,20 +179,14 @@ void CacheVerify(long s, long ea) {
     firstMismatch = sites[s].pc;
 }
 
-// rep string instructions: one access per iteration (%rcx of them; for
-// repz/repnz cmps and scas, as many as %rcx went down, known afterwards).
-// The direction flag is assumed clear (addresses go up), as compilers leave it.
+// rep string instructions: one access per iteration (atomx::memsites::Rep).
 void CacheRepBefore(long s, long ea0, long ea1, long rcx) {
   Thread& t = me();
-  if (((sites[s].op[0] >> 32) & 3) == 2) {
-    t.repA = uint64_t(ea0), t.repB = uint64_t(ea1), t.repRcx = uint64_t(rcx);
-    return;
-  }
-  both(t, s, ea0, ea1, uint64_t(rcx));
+  t.rep.before(sites.data(), s, ea0, ea1, rcx, [&](long site, long desc, uint64_t addr) { t.op(site, desc, addr); });
 }
 void CacheRepAfter(long s, long rcx) {
   Thread& t = me();
-  both(t, s, long(t.repA), long(t.repB), t.repRcx - uint64_t(rcx));
+  t.rep.after(sites.data(), s, rcx, [&](long site, long desc, uint64_t addr) { t.op(site, desc, addr); });
 }
 
 void CacheReport() {

@@ -2,39 +2,17 @@
  * hot loops make no library call, so that Valgrind cachegrind's D1 cache
  * sees exactly the accesses the cache tool sees.
  *
- * Before each kernel, main calls flush(), which reads a region of a static
- * buffer no other code touches, larger than any cache the tests simulate:
- * every line of it misses under both simulators, and afterwards every set of
- * an LRU or FIFO cache holds only flush lines, in the same order, whatever
- * ld.so and libc left there (cachegrind shares its cache with them).  Each
- * flush uses a fresh region, so its misses never depend on what libc did
- * since the last one.  From there on the kernel's own accesses decide every
- * hit and miss.  Results go to volatile sinks and are printed at the end.
- *
- * Addresses: under Valgrind a PIE and the stack are loaded elsewhere than
- * natively, so lines of the stack and of static data could fall into other
- * sets relative to each other.  main therefore moves the stack pointer
- * (alloca) to the same place modulo 64 KB relative to the static data before
- * it runs the kernels: all addresses are then the same in both runs up to
- * one shift that is a multiple of 64 KB, which maps them to the same sets in
- * every cache the tests simulate (set index bits below bit 16). */
-#include <alloca.h>
-#include <stdint.h>
+ * Before each kernel, main calls flush() (flush.h), which puts the cache
+ * into the same state under both simulators, whatever ld.so and libc left
+ * there; from there on the kernel's own accesses decide every hit and miss.
+ * Results go to volatile sinks and are printed at the end.  main aligns the
+ * stack relative to the static data first (flush.h). */
 #include <stdio.h>
 #include <string.h>
 
 #define FLUSH_BYTES (128 * 1024)
 #define FLUSHES 16
-static char flush_area[FLUSHES][FLUSH_BYTES] __attribute__((aligned(64)));
-static int flushes;
-volatile long sink;
-
-__attribute__((noinline)) void flush(void) {
-  const char *p = flush_area[flushes++ % FLUSHES];
-  long s = 0;
-  for (long i = 0; i < FLUSH_BYTES; i += 16) s += p[i];
-  sink = s;
-}
+#include "flush.h"
 
 #define N 4096
 static int a[N * 4], b[N * 4];
@@ -152,10 +130,7 @@ __attribute__((noinline)) static void run(int scale) {
 
 int main(int argc, char **argv) {
   (void)argv;
-  uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-  size_t pad = (sp - (uintptr_t)flush_area[0]) % 65536;
-  volatile char *gap = alloca(pad + 64);
-  gap[0] = 0;
+  ALIGN_STACK();
   run(argc > 1 ? 2 : 1);
   return 0;
 }

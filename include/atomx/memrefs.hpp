@@ -1,0 +1,237 @@
+// atomx: the data references of a block, for tools that simulate memory
+// (instrumentation side, C++; tools/cache and tools/cachesim use it).
+//
+// Two things every such tool needs and neither should write twice:
+//
+//  - describe(): which memory accesses an instruction makes, in what order
+//    and of what kind, in Valgrind cachegrind's model (so that its Dr/Dw
+//    counts are an oracle): an operand read and written (add %eax,(%rdi))
+//    is ONE read; a locked read-modify-write (lock add, xchg with memory,
+//    lock xadd) is TWO reads (Valgrind loads, then compare-and-swaps),
+//    except cmpxchg (one); within an instruction reads come before writes;
+//    rep string instructions access once per iteration; prefetches, clflush
+//    and nops access nothing;
+//  - groups(): the block's memory instructions cut into groups, each
+//    simulated by ONE call before its first instruction.  The call passes
+//    the first member's effective addresses and the values of the registers
+//    the later members' addresses use (Group::slots); the analysis side
+//    computes those addresses (disp + slot[base] + slot[index] * scale).  An
+//    instruction joins a group only if its address registers are unchanged
+//    since the group's start, except %rsp moved by known amounts (push, pop,
+//    sub/add $n, %rsp); rep string instructions and %rip-, %fs-relative or
+//    two-operand members start groups of their own.  Program order is kept.
+//
+// The site table both tools pass to their analysis side (appendSite) holds,
+// per memory instruction, kSiteLongs longs: pc, procedure, two operand words
+// in simulation order (kind | size << 8 | source << 24 | rep << 32, or -1;
+// source 0 and 1: the call's first and second effective address; 2:
+// computed), disp and formula (base slot | index slot << 8 | scale << 16;
+// slot 0xff: none).
+#pragma once
+
+#include <atomx/atomx.hpp>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace atomx::memrefs {
+
+enum Kind : long { kRead = 0, kWrite = 1, kModify = 2, kLockedModify = 3 };
+enum Rep : long { kNoRep = 0, kRep = 1, kRepCond = 2 };  // rep; repz/repnz (cmps, scas)
+inline constexpr size_t kSiteLongs = 6;
+inline constexpr int kSlots = 10;  // registers one group call passes
+
+inline bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+// How one memory instruction accesses memory, in Valgrind's order.
+struct Access {
+  std::vector<std::pair<unsigned, long>> ops;  // (Zydis memory operand, Kind)
+  long rep = kNoRep;
+};
+
+// False for an instruction that accesses no memory.  `tool` names the tool
+// in the note printed for an unknown two-operand instruction.
+inline bool describe(Inst i, Access& a, const char* tool) {
+  const unsigned n = i.memOperandCount();
+  const std::string m = i.mnemonic(), text = i.text(), cat = i.category();
+  if (n == 0 || startsWith(m, "prefetch") || startsWith(m, "clflush") || m == "clwb" || cat == "NOP") return false;
+  if (n == 1) {
+    long k = i.isLoad() ? (i.isStore() ? kModify : kRead) : i.isStore() ? long(kWrite) : -1;
+    if (k < 0) return false;
+    const bool locked = startsWith(text, "lock ") || (startsWith(m, "xchg") && k == kModify);
+    if (k == kModify && locked && !startsWith(m, "cmpxchg")) k = kLockedModify;
+    a.ops = {{0, k}};
+  } else if (cat == "POP") {
+    a.ops = {{1, kRead}, {0, kWrite}};  // pop (%rax): read the stack, then store
+  } else if (cat == "PUSH" || cat == "CALL") {
+    a.ops = {{0, kRead}, {1, kWrite}};  // push (%rax), call *(%rax)
+  } else if (startsWith(m, "movs") && cat == "STRINGOP") {
+    a.ops = {{1, kRead}, {0, kWrite}};  // read (%rsi), write (%rdi)
+  } else if (!i.isStore()) {
+    a.ops = {{1, kRead}, {0, kRead}};   // cmps: (%rdi), then (%rsi) (Zydis: %rsi first)
+  } else {
+    // No other two-operand instruction is known in compilers' output.
+    std::fprintf(stderr, "%s: note: %s at 0x%lx: guessing operand kinds\n", tool, text.c_str(), (long)i.pc());
+    a.ops = {{0, kRead}, {1, kWrite}};
+  }
+  if (cat == "STRINGOP") {
+    if (startsWith(text, "repz") || startsWith(text, "repe") || startsWith(text, "repnz") || startsWith(text, "repne"))
+      a.rep = (startsWith(m, "cmps") || startsWith(m, "scas")) ? kRepCond : kRep;
+    else if (startsWith(text, "rep")) a.rep = kRep;
+  }
+  return true;
+}
+
+// A general register by its 64-bit AT&T name ("%rax"), else -1.
+inline int regNumber(const std::string& r) {
+  static const char* names[] = {"%rax", "%rcx", "%rdx", "%rbx", "%rsp", "%rbp", "%rsi", "%rdi",
+                                "%r8",  "%r9",  "%r10", "%r11", "%r12", "%r13", "%r14", "%r15"};
+  for (int k = 0; k < 16; ++k)
+    if (r == names[k]) return k;
+  return -1;
+}
+
+// The one explicit memory operand of an AT&T text, disp(base,index,scale),
+// with 64-bit registers and no segment; false for anything else (rip-relative,
+// %fs:, vector index, implicit operands, two operands ...).
+inline bool parseMem(const std::string& t, int& base, int& index, long& scale, long& disp) {
+  const size_t open = t.find('(');
+  if (t.find(':') != std::string::npos || open == std::string::npos || t.find('(', open + 1) != std::string::npos) return false;
+  const size_t close = t.find(')', open);
+  size_t d = open;
+  while (d > 0 && (std::isalnum((unsigned char)t[d - 1]) || t[d - 1] == '-')) --d;
+  if (d == 0 || (t[d - 1] != ' ' && t[d - 1] != ',')) return false;
+  const std::string ds = t.substr(d, open - d);
+  char* end = nullptr;
+  disp = ds.empty() ? 0 : std::strtol(ds.c_str(), &end, 0);
+  if (!ds.empty() && *end) return false;
+  std::string in;
+  for (char ch : t.substr(open + 1, close - open - 1))
+    if (ch != ' ') in += ch;
+  std::vector<std::string> parts(1);
+  for (char ch : in) {
+    if (ch == ',') parts.emplace_back();
+    else parts.back().push_back(ch);
+  }
+  base = parts[0].empty() ? -1 : regNumber(parts[0]);
+  if (!parts[0].empty() && base < 0) return false;
+  index = -1, scale = 1;
+  if (parts.size() > 1 && (index = regNumber(parts[1])) < 0) return false;
+  if (parts.size() > 2) scale = std::strtol(parts[2].c_str(), nullptr, 10);
+  return parts.size() <= 3 && (scale == 1 || scale == 2 || scale == 4 || scale == 8);
+}
+
+// One memory instruction of a group.  The first member's addresses are the
+// call's effectiveAddress(0) (and (1)); a later member's address is
+// disp + slot[base] + slot[index] * scale (formula: base slot | index slot
+// << 8 | scale << 16, slot 0xff: none).
+struct Member {
+  Inst inst;
+  Access access;
+  long disp = 0, formula = 0;
+};
+struct Group {
+  std::vector<Member> members;
+  std::vector<Reg> slots;  // registers whose values before the first member the call passes
+  bool rep() const { return members[0].access.rep != kNoRep; }
+  // The first member has two memory operands (the call passes both addresses).
+  bool two() const { return members[0].access.ops.size() > 1 || members[0].inst.memOperandCount() > 1; }
+};
+
+// The memory instructions of `b` in groups (one each without `merge`).
+inline std::vector<Group> groups(Block b, bool merge, const char* tool) {
+  std::vector<Inst> insts;
+  for (Inst i : b.insts()) insts.push_back(i);
+  std::vector<Group> out;
+  const uint64_t rspBit = regBit(Reg::rsp);
+  for (size_t k = 0; k < insts.size();) {
+    Inst s = insts[k];
+    Access a;
+    if (!describe(s, a, tool)) { ++k; continue; }
+    Group g;
+    g.members.push_back({s, a});
+    if (a.rep != kNoRep) {  // its own calls: the count is known only at run time
+      out.push_back(std::move(g));
+      ++k;
+      continue;
+    }
+    uint64_t written = 0;
+    long rspDelta = 0;
+    bool rspKnown = true;
+    auto slotOf = [&](int r) {
+      for (size_t q = 0; q < g.slots.size(); ++q)
+        if (int(g.slots[q]) == r) return int(q);
+      g.slots.push_back(Reg(r));
+      return int(g.slots.size() - 1);
+    };
+    auto effects = [&](Inst i) {  // what i does to the registers
+      const uint64_t w = i.regsWritten();
+      written |= w & ~rspBit;
+      if (!(w & rspBit)) return;
+      const std::string cat = i.category(), t = i.text(), m = i.mnemonic();
+      long imm = 0;
+      if (cat == "PUSH") rspDelta -= 8;
+      else if (cat == "POP") rspDelta += 8;
+      else if ((m == "sub" || m == "add") && std::sscanf(t.c_str(), "%*s $%li, %%rsp", &imm) == 1 && t.size() > 5 &&
+               t.compare(t.size() - 5, 5, "%rsp") == 0)
+        rspDelta += m == "sub" ? -imm : imm;
+      else rspKnown = false;
+    };
+    effects(s);
+    size_t j = k + 1;
+    for (; merge && j < insts.size(); effects(insts[j]), ++j) {
+      Inst i = insts[j];
+      Access ai;
+      if (!describe(i, ai, tool)) continue;
+      if (ai.rep != kNoRep || i.memOperandCount() != 1) break;
+      const std::string cat = i.category();
+      int base = -1, index = -1;
+      long scale = 1, disp = 0;
+      if (parseMem(i.text(), base, index, scale, disp)) {
+        if (base == 4) disp += rspDelta;
+      } else if ((cat == "PUSH" || cat == "CALL") && i.text().find('(') == std::string::npos) {
+        base = 4, disp = rspDelta - 8;  // push %reg, call: the new top of the stack
+      } else if ((cat == "POP" || cat == "RET") && i.text().find('(') == std::string::npos) {
+        base = 4, disp = rspDelta;
+      } else break;
+      auto usable = [&](int r) { return r < 0 || (r == 4 ? rspKnown : !(written & regBit(Reg(r)))); };
+      if (!usable(base) || !usable(index)) break;
+      const size_t before = g.slots.size();
+      const long bs = base < 0 ? 0xff : slotOf(base), is = index < 0 ? 0xff : slotOf(index);
+      if (g.slots.size() > size_t(kSlots)) { g.slots.resize(before); break; }
+      g.members.push_back({i, ai, disp, bs | is << 8 | scale << 16});
+    }
+    out.push_back(std::move(g));
+    k = j;
+  }
+  return out;
+}
+
+// Appends member m (the first of its group or not) of procedure `proc` to a
+// site table (kSiteLongs longs, above); returns its site number.
+inline long appendSite(std::vector<long>& sites, const Member& m, long proc, bool first) {
+  sites.push_back(long(m.inst.pc()));
+  sites.push_back(proc);
+  const Access& a = m.access;
+  for (size_t k = 0; k < 2; ++k)
+    sites.push_back(k < a.ops.size() ? a.ops[k].second | long(m.inst.accessSize(a.ops[k].first)) << 8 |
+                                           (first ? long(a.ops[k].first) : 2L) << 24 | (k == 0 ? a.rep << 32 : 0)
+                                     : -1);
+  sites.push_back(first ? 0 : m.disp);
+  sites.push_back(first ? 0 : m.formula);
+  return long(sites.size() / kSiteLongs - 1);
+}
+
+// The group call's arguments after its first two: the slots' registers,
+// kSlots of them (unused ones %rax).
+inline std::vector<Arg> slotArgs(const Group& g) {
+  std::vector<Arg> args;
+  for (int q = 0; q < kSlots; ++q) args.push_back(reg(q < int(g.slots.size()) ? g.slots[q] : Reg::rax));
+  return args;
+}
+
+}  // namespace atomx::memrefs

@@ -1,0 +1,571 @@
+// Analysis side of cachesim (cachesim_inst.cpp): reads the hierarchies from
+// the file ATOMX_CACHE_CONFIG names (else the default, docs/cachesim.md) when
+// the program starts, and feeds every configuration the program's instruction
+// fetches (per block) and data references (per group) through
+// <atomx/cachesim.hpp>.
+//
+// Threads: each thread simulates private copies of the hierarchies with
+// counters of its own (no lock, no shared line on the hot path); the report
+// adds them up.  The per-reference routines call no library function and use
+// general registers only: a thread's state is one block mapped by a raw mmap
+// system call at its first reference.
+#include <atomx/cachesim.hpp>
+#include <atomx/light.hpp>
+#include <atomx/memsites.hpp>
+#include <atomx/report.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <elf.h>
+#include <map>
+#include <string>
+#include <sys/auxv.h>
+#include <unistd.h>
+#include <vector>
+
+namespace cs = atomx::cachesim;
+
+namespace {
+using atomx::memsites::Site;
+namespace memsites = atomx::memsites;
+
+// An instruction fetch the first level must see: the block's instructions
+// in order, less those whose bytes lie in the line the previous one ended in
+// (a sure hit that changes nothing, as cachegrind's own fetch of it would).
+struct Fetch {
+  uint64_t addr;
+  uint32_t size;
+  uint32_t inst;  // the instruction it is counted for
+};
+// One configuration, read-only on the hot path.
+struct Config {
+  cs::Hierarchy h;
+  cs::Simulator shape;        // copied (empty) into each thread
+  std::vector<Fetch> fetches;
+  std::vector<uint32_t> blockFetch;  // per block: its first fetch; [nblocks]: the end
+  size_t words = 0;           // the simulator's state
+};
+
+long nblocks, ninsts, nsites, nprocs, nfiles, topN;
+bool haveFetches, haveData;
+const long* blocks;  // first instruction, count
+const long* pcs;
+const int* insts;    // size, proc, file, line
+std::vector<Site> sites;
+std::vector<std::string> procNames, fileNames;
+std::string program, configSource;
+Config* configs;
+long nconfigs;
+uint64_t bias;  // run-time address - link-time address of the program's code
+
+// Per thread: counters (written by their thread only; relaxed atomics so the
+// report may read them while other threads still run) and simulators.
+struct PerConfig {
+  cs::Simulator sim;
+  const Fetch* fetches;          // the configuration's, copied here: one line of memory per block
+  const uint32_t* blockFetch;
+  std::atomic<uint64_t>* imiss;  // [fetch * ilevels + k]: missed level k
+  std::atomic<uint64_t>* dmiss;  // [(site * dlevels + k) * 2 + write]
+};
+struct Thread {
+  Thread* next;
+  std::atomic<uint64_t>* blockCount;
+  std::atomic<uint64_t>* reads;   // per site
+  std::atomic<uint64_t>* writes;
+  PerConfig* per;
+  memsites::Rep rep;  // CsRepBefore -> CsRepAfter
+};
+inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+std::atomic<Thread*> threads{nullptr};
+__attribute__((tls_model("initial-exec"))) thread_local Thread* self;
+
+void* mapZeroed(size_t bytes) {
+  void* m = atomx::kernelMemory(bytes);
+  if (!m) __builtin_trap();  // out of memory: nothing sensible to simulate with
+  return m;
+}
+
+// Word by word, with a barrier so that the compiler makes no memcpy call of it.
+void copyWords(void* to, const void* from, size_t bytes) {
+  uint64_t* d = static_cast<uint64_t*>(to);
+  const uint64_t* s = static_cast<const uint64_t*>(from);
+  for (size_t k = 0; k < bytes / 8; ++k) {
+    uint64_t w = s[k];
+    asm("" : "+r"(w));
+    d[k] = w;
+  }
+}
+
+size_t counterWords(const Config& c) {
+  return c.fetches.size() * size_t(c.shape.instructionLevels()) + size_t(nsites) * size_t(c.shape.dataLevels()) * 2;
+}
+
+__attribute__((noinline)) Thread* newThread() {
+  size_t bytes = sizeof(Thread) + size_t(nconfigs) * sizeof(PerConfig) + (size_t(nblocks) + 2 * size_t(nsites)) * 8;
+  for (long c = 0; c < nconfigs; ++c) bytes += (configs[c].words + counterWords(configs[c])) * 8;
+  char* m = static_cast<char*>(mapZeroed(bytes));
+  Thread* t = reinterpret_cast<Thread*>(m);
+  m += sizeof(Thread);
+  t->per = reinterpret_cast<PerConfig*>(m);
+  m += size_t(nconfigs) * sizeof(PerConfig);
+  auto counters = [&](size_t n) {
+    auto* p = reinterpret_cast<std::atomic<uint64_t>*>(m);
+    m += n * 8;
+    return p;
+  };
+  t->blockCount = counters(size_t(nblocks));
+  t->reads = counters(size_t(nsites));
+  t->writes = counters(size_t(nsites));
+  for (long c = 0; c < nconfigs; ++c) {
+    const Config& cfg = configs[c];
+    PerConfig& p = t->per[c];
+    copyWords(&p.sim, &cfg.shape, sizeof(cs::Simulator));
+    p.sim.place(reinterpret_cast<uint64_t*>(m));
+    // One at a time, through a register (the compiler would pair the
+    // stores with SSE, and the routines calling this would save the vector state).
+    const Fetch* fetches = cfg.fetches.data();
+    const uint32_t* blockFetch = cfg.blockFetch.data();
+    asm("" : "+r"(fetches), "+r"(blockFetch));
+    p.fetches = fetches, p.blockFetch = blockFetch;
+    m += cfg.words * 8;
+    p.imiss = counters(cfg.fetches.size() * size_t(cfg.shape.instructionLevels()));
+    p.dmiss = counters(size_t(nsites) * size_t(cfg.shape.dataLevels()) * 2);
+  }
+  t->next = threads.load(std::memory_order_relaxed);
+  while (!threads.compare_exchange_weak(t->next, t, std::memory_order_release, std::memory_order_relaxed)) {
+  }
+  return t;
+}
+
+inline Thread& me() {
+  if (__builtin_expect(self == nullptr, 0)) self = newThread();
+  return *self;
+}
+
+// Block b's instruction fetches, in every configuration.
+inline void fetchBlock(Thread& t, long b) {
+  bump(t.blockCount[b]);
+  for (long c = 0; c < nconfigs; ++c) {
+    PerConfig& p = t.per[c];
+    const int n = p.sim.instructionLevels();
+    if (!n) continue;
+    uint64_t firstMisses = 0;
+    for (uint32_t f = p.blockFetch[b]; f < p.blockFetch[b + 1]; ++f) {
+      const unsigned missed = p.sim.fetch(p.fetches[f].addr, p.fetches[f].size);
+      for (unsigned k = 0; k < missed; ++k) bump(p.imiss[f * uint32_t(n) + k]);
+      firstMisses += missed != 0;
+    }
+    if (p.sim.switching()) {
+      const uint64_t count = uint64_t(blocks[2 * b + 1]);
+      p.sim.tick(count, count, firstMisses);
+    }
+  }
+}
+
+// One data reference of site s.
+inline void reference(Thread& t, long s, bool write, uint64_t addr, uint32_t size) {
+  bump(write ? t.writes[s] : t.reads[s]);
+  for (long c = 0; c < nconfigs; ++c) {
+    PerConfig& p = t.per[c];
+    const int n = p.sim.dataLevels();
+    if (!n) continue;
+    const unsigned missed = p.sim.data(addr, size, write);
+    for (unsigned k = 0; k < missed; ++k) bump(p.dmiss[(size_t(s) * size_t(n) + k) * 2 + write]);
+    if (p.sim.switching()) p.sim.tick(0, 1, missed != 0);
+  }
+}
+
+// One operand of site s at addr (a locked read-modify-write: two reads).
+inline void op(Thread& t, long s, long desc, uint64_t addr) {
+  const int kind = memsites::kind(desc);
+  reference(t, s, kind == memsites::kWrite, addr, memsites::size(desc));
+  if (kind == memsites::kLockedModify) reference(t, s, false, addr, memsites::size(desc));
+}
+
+// Site s's operands at ea0/ea1, `times` iterations (rep).
+void both(Thread& t, long s, long ea0, long ea1, uint64_t times) {
+  memsites::operands(sites.data(), s, ea0, ea1, times, [&](long site, long desc, uint64_t addr) { op(t, site, desc, addr); });
+}
+
+// code: site | (block + 1) << 32, the block's fetches first when block + 1 != 0.
+inline Thread& start(long code) {
+  Thread& t = me();
+  if (code >> 32) fetchBlock(t, (code >> 32) - 1);
+  return t;
+}
+
+[[noreturn]] void die(const std::string& line) {
+  std::fprintf(stderr, "cachesim: %s\n", line.c_str());
+  std::fflush(stderr);
+  _exit(1);
+}
+
+// The load bias of the program: where its entry point is now, less where
+// the file says it is.
+uint64_t loadBias() {
+  Elf64_Ehdr e;
+  const int fd = open("/proc/self/exe", O_RDONLY);
+  const bool ok = fd >= 0 && read(fd, &e, sizeof e) == ssize_t(sizeof e);
+  if (fd >= 0) close(fd);
+  return ok ? getauxval(AT_ENTRY) - e.e_entry : 0;
+}
+
+// Configuration c's fetch list: per block, its instructions' fetches at the
+// first level's line size (all of them are needed by the levels beyond only
+// when the first missed, and then the same reference goes on, as in
+// cachegrind).
+void buildFetches(Config& c) {
+  c.blockFetch.assign(size_t(nblocks) + 1, 0);
+  if (!c.shape.instructionLevels()) return;
+  const uint32_t bits = c.shape.instructionLineBits();
+  for (long b = 0; b < nblocks; ++b) {
+    c.blockFetch[size_t(b)] = uint32_t(c.fetches.size());
+    uint64_t lastLine = UINT64_MAX;
+    for (long i = blocks[2 * b]; i < blocks[2 * b] + blocks[2 * b + 1]; ++i) {
+      const uint64_t addr = uint64_t(pcs[i]) + bias;
+      const uint32_t size = uint32_t(insts[4 * i]);
+      const uint64_t first = addr >> bits, last = (addr + size - 1) >> bits;
+      if (first == lastLine && last == lastLine) continue;
+      c.fetches.push_back({addr, size, uint32_t(i)});
+      lastLine = last;
+    }
+  }
+  c.blockFetch[size_t(nblocks)] = uint32_t(c.fetches.size());
+}
+}  // namespace
+
+extern "C" {
+void CsInit(const long* config, const long* blk, const long* pc, const int* in, const long* table, const char* procs,
+            const char* files, const char* path) {
+  nblocks = config[0], ninsts = config[1], nsites = config[2], nprocs = config[3], nfiles = config[4];
+  haveFetches = config[5], haveData = config[6], topN = config[7];
+  blocks = blk, pcs = pc, insts = in, program = path;
+  sites = memsites::read(table, nsites);
+  procNames = atomx::splitStrings(procs, size_t(nprocs));
+  fileNames = atomx::splitStrings(files, size_t(nfiles));
+  bias = loadBias();
+
+  const char* env = std::getenv("ATOMX_CACHE_CONFIG");
+  cs::Config parsed;
+  try {
+    parsed = env && *env ? cs::readConfig(env) : cs::defaultConfig();
+  } catch (const cs::ConfigError& e) {
+    die(e.what());
+  }
+  configSource = parsed.source;
+  nconfigs = long(parsed.hierarchies.size());
+  configs = new Config[size_t(nconfigs)];
+  for (long c = 0; c < nconfigs; ++c) {
+    Config& cfg = configs[c];
+    cfg.h = parsed.hierarchies[size_t(c)];
+    if (!cfg.h.iPath.empty() && !haveFetches)
+      die(configSource + ": configuration '" + cfg.h.name + "' simulates instruction fetches (" +
+          cfg.h.levels[size_t(cfg.h.iPath[0])].name + "), but " + program + " was instrumented with --refs d");
+    if (!cfg.h.dPath.empty() && !haveData)
+      die(configSource + ": configuration '" + cfg.h.name + "' simulates data references (" +
+          cfg.h.levels[size_t(cfg.h.dPath[0])].name + "), but " + program + " was instrumented with --refs i");
+    cfg.words = cs::Simulator::words(cfg.h);
+    cfg.shape = cs::Simulator(cfg.h, nullptr);
+    buildFetches(cfg);
+  }
+}
+
+void CsFetch(long b) { fetchBlock(me(), b); }
+void CsRef1(long code, long ea) { both(start(code), long(uint32_t(code)), ea, ea, 1); }
+void CsRef2(long code, long ea0, long ea1) { both(start(code), long(uint32_t(code)), ea0, ea1, 1); }
+
+// A group: site `first` (addresses ea0, ea1), then count - 1 sites whose one
+// operand's address is computed from the registers r[] had before `first`.
+void CsGroup(long code, long count, long ea0, long ea1, long r0, long r1, long r2, long r3, long r4, long r5, long r6,
+             long r7, long r8, long r9) {
+  Thread& t = start(code);
+  const long first = long(uint32_t(code));
+  const uint64_t r[10] = {uint64_t(r0), uint64_t(r1), uint64_t(r2), uint64_t(r3), uint64_t(r4),
+                          uint64_t(r5), uint64_t(r6), uint64_t(r7), uint64_t(r8), uint64_t(r9)};
+  both(t, first, ea0, ea1, 1);
+  memsites::members(sites.data(), first, count, r, [&](long s, long desc, uint64_t addr) { op(t, s, desc, addr); });
+}
+
+// rep string instructions: one access per iteration (memsites::Rep).
+void CsRepBefore(long code, long ea0, long ea1, long rcx) {
+  Thread& t = start(code);
+  t.rep.before(sites.data(), long(uint32_t(code)), ea0, ea1, rcx,
+               [&](long site, long desc, uint64_t addr) { op(t, site, desc, addr); });
+}
+void CsRepAfter(long s, long rcx) {
+  Thread& t = me();
+  t.rep.after(sites.data(), s, rcx, [&](long site, long desc, uint64_t addr) { op(t, site, desc, addr); });
+}
+}
+
+// ---- the report --------------------------------------------------------
+
+namespace {
+// Configuration c's events, in cachegrind's order: Ir, instruction misses
+// per level of the instruction path, Dr, read misses per data level, Dw,
+// write misses per data level.
+struct Events {
+  int ni, nd;
+  size_t size() const { return size_t(3 + ni + 2 * nd); }
+  size_t ir() const { return 0; }
+  size_t imiss(int k) const { return size_t(1 + k); }
+  size_t dr() const { return size_t(1 + ni); }
+  size_t drmiss(int k) const { return size_t(2 + ni + k); }
+  size_t dw() const { return size_t(2 + ni + nd); }
+  size_t dwmiss(int k) const { return size_t(3 + ni + nd + k); }
+  // cachegrind's names: level 1, L for the last of a path, else its position.
+  static std::string level(int k, int n) { return k == 0 ? "1" : k == n - 1 ? "L" : std::to_string(k + 1); }
+  std::vector<std::string> names() const {
+    std::vector<std::string> v = {"Ir"};
+    for (int k = 0; k < ni; ++k) v.push_back("I" + level(k, ni) + "mr");
+    v.push_back("Dr");
+    for (int k = 0; k < nd; ++k) v.push_back("D" + level(k, nd) + "mr");
+    v.push_back("Dw");
+    for (int k = 0; k < nd; ++k) v.push_back("D" + level(k, nd) + "mw");
+    return v;
+  }
+};
+
+using Row = std::vector<uint64_t>;
+void add(Row& to, const uint64_t* from) {
+  for (size_t k = 0; k < to.size(); ++k) to[k] += from[k];
+}
+
+struct Totals {
+  Events ev;
+  std::vector<uint64_t> inst;  // [instruction * ev.size() + event]
+  Row total;
+  std::vector<Row> procs;
+  std::map<std::tuple<int, int, int>, Row> lines;  // (procedure, file, line)
+};
+
+Totals gather(long c, const std::map<uint64_t, long>& instAt, long& nthreads) {
+  const Config& cfg = configs[c];
+  Totals t{{cfg.shape.instructionLevels(), cfg.shape.dataLevels()}, {}, {}, {}, {}};
+  const size_t E = t.ev.size();
+  t.inst.assign(size_t(ninsts) * E, 0);
+  nthreads = 0;
+  for (Thread* th = threads.load(std::memory_order_acquire); th; th = th->next, ++nthreads) {
+    const PerConfig& p = th->per[c];
+    for (long b = 0; b < nblocks; ++b)
+      if (const uint64_t n = th->blockCount[b].load(std::memory_order_relaxed))
+        for (long i = blocks[2 * b]; i < blocks[2 * b] + blocks[2 * b + 1]; ++i) t.inst[size_t(i) * E] += n;
+    for (size_t f = 0; f < cfg.fetches.size(); ++f)
+      for (int k = 0; k < t.ev.ni; ++k)
+        t.inst[cfg.fetches[f].inst * E + t.ev.imiss(k)] += p.imiss[f * size_t(t.ev.ni) + size_t(k)].load(std::memory_order_relaxed);
+    for (long s = 0; s < nsites; ++s) {
+      uint64_t* row = &t.inst[size_t(instAt.at(sites[size_t(s)].pc)) * E];
+      row[t.ev.dr()] += th->reads[s].load(std::memory_order_relaxed);
+      row[t.ev.dw()] += th->writes[s].load(std::memory_order_relaxed);
+      for (int k = 0; k < t.ev.nd; ++k) {
+        row[t.ev.drmiss(k)] += p.dmiss[(size_t(s) * size_t(t.ev.nd) + size_t(k)) * 2].load(std::memory_order_relaxed);
+        row[t.ev.dwmiss(k)] += p.dmiss[(size_t(s) * size_t(t.ev.nd) + size_t(k)) * 2 + 1].load(std::memory_order_relaxed);
+      }
+    }
+  }
+  t.total.assign(E, 0);
+  t.procs.assign(size_t(nprocs), Row(E, 0));
+  for (long i = 0; i < ninsts; ++i) {
+    const uint64_t* row = &t.inst[size_t(i) * E];
+    const int proc = insts[4 * i + 1], file = insts[4 * i + 2], line = insts[4 * i + 3];
+    add(t.total, row);
+    add(t.procs[size_t(proc)], row);
+    Row& l = t.lines[{proc, file, line}];
+    if (l.empty()) l.assign(E, 0);
+    add(l, row);
+  }
+  return t;
+}
+
+uint64_t firstMisses(const Events& ev, const Row& r) {
+  return (ev.ni ? r[ev.imiss(0)] : 0) + (ev.nd ? r[ev.drmiss(0)] + r[ev.dwmiss(0)] : 0);
+}
+
+// misses: {"I1": {"ir": n}, "D1": {"dr": n, "dw": n}, "LL": {"ir": .., "dr": .., "dw": ..}}
+void jsonCounts(atomx::JsonWriter& j, const cs::Hierarchy& h, const Events& ev, const Row& r) {
+  j.key("Ir").value(r[ev.ir()]).key("Dr").value(r[ev.dr()]).key("Dw").value(r[ev.dw()]);
+  j.key("misses").beginObject();
+  for (int l = 0; l < int(h.levels.size()); ++l) {
+    j.key(h.levels[size_t(l)].name.c_str()).beginObject();
+    for (int k = 0; k < ev.ni; ++k)
+      if (h.iPath[size_t(k)] == l) j.key("ir").value(r[ev.imiss(k)]);
+    for (int k = 0; k < ev.nd; ++k)
+      if (h.dPath[size_t(k)] == l) j.key("dr").value(r[ev.drmiss(k)]).key("dw").value(r[ev.dwmiss(k)]);
+    j.endObject();
+  }
+  j.endObject();
+}
+
+// cachesim.cg: cachegrind's format (cg_annotate reads it).
+void writeCg(const char* name, const cs::Hierarchy& h, const Totals& t) {
+  FILE* f = atomx::openToolOutput(name);
+  if (!f) return;
+  for (const cs::Level& l : h.levels)
+    std::fprintf(f, "desc: %s cache:         %llu B, %u B, %u-way associative\n", l.name.c_str(),
+                 (unsigned long long)l.size, l.line, l.assoc);
+  std::fprintf(f, "desc: simulated by:     atomx cachesim, configuration '%s' of %s\n", h.name.c_str(),
+               configSource.c_str());
+  std::fprintf(f, "cmd: %s\nevents:", program.c_str());
+  for (const std::string& e : t.ev.names()) std::fprintf(f, " %s", e.c_str());
+  std::fputc('\n', f);
+  int proc = -1, file = -2;
+  for (const auto& [key, row] : t.lines) {
+    const auto [p, fl, line] = key;
+    bool any = false;
+    for (uint64_t v : row) any |= v != 0;
+    if (!any) continue;
+    if (fl != file || p != proc) {
+      std::fprintf(f, "fl=%s\nfn=%s\n", fl < 0 ? "???" : fileNames[size_t(fl)].c_str(), procNames[size_t(p)].c_str());
+      file = fl, proc = p;
+    }
+    std::fprintf(f, "%d", line);
+    for (uint64_t v : row) std::fprintf(f, " %llu", (unsigned long long)v);
+    std::fputc('\n', f);
+  }
+  std::fprintf(f, "summary:");
+  for (uint64_t v : t.total) std::fprintf(f, " %llu", (unsigned long long)v);
+  std::fputc('\n', f);
+  std::fclose(f);
+}
+
+std::string plainName(const std::string& s) {
+  std::string o;
+  for (char ch : s) o += (std::isalnum((unsigned char)ch) || ch == '-' || ch == '_') ? ch : '_';
+  return o;
+}
+}  // namespace
+
+extern "C" void CsReport() {
+  std::map<uint64_t, long> instAt;
+  std::vector<uint64_t> procPc(size_t(nprocs), UINT64_MAX);  // a procedure's lowest address
+  for (long i = 0; i < ninsts; ++i) {
+    instAt[uint64_t(pcs[i])] = i;
+    procPc[size_t(insts[4 * i + 1])] = std::min(procPc[size_t(insts[4 * i + 1])], uint64_t(pcs[i]));
+  }
+  FILE* out = atomx::openToolOutput("cachesim.out");
+  FILE* json = atomx::openToolOutput("cachesim.json");
+  atomx::JsonWriter j(json ? json : stderr);
+  long nthreads = 0;
+  std::vector<Totals> all;
+  for (long c = 0; c < nconfigs; ++c) all.push_back(gather(c, instAt, nthreads));
+  if (out)
+    std::fprintf(out, "cachesim: %ld configuration%s from %s (%ld thread%s, a private hierarchy each)\n", nconfigs,
+                 nconfigs == 1 ? "" : "s", configSource.c_str(), nthreads, nthreads == 1 ? "" : "s");
+  if (json) {
+    j.beginObject();
+    j.key("tool").value("cachesim").key("config").value(configSource).key("threads").value(nthreads);
+    j.key("configurations").beginArray();
+  }
+  for (long c = 0; c < nconfigs; ++c) {
+    const cs::Hierarchy& h = configs[c].h;
+    const Totals& t = all[size_t(c)];
+    const Events& ev = t.ev;
+    auto rate = [](uint64_t m, uint64_t a) { return a ? 100.0 * double(m) / double(a) : 0.0; };
+    if (out) {
+      std::fprintf(out, "\nconfiguration '%s':\n", h.name.c_str());
+      for (const cs::Level& l : h.levels) std::fprintf(out, "  %-3s %s\n", l.name.c_str(), cs::describe(l).c_str());
+      if (h.contextSwitch.unit != cs::SwitchUnit::None) {
+        const char* units[] = {"", "instructions", "references", "work units"};
+        uint64_t switches = 0;
+        for (Thread* th = threads.load(); th; th = th->next) switches += th->per[c].sim.switches();
+        std::fprintf(out, "  context switch every %llu %s: %llu switches\n", (unsigned long long)h.contextSwitch.every,
+                     units[int(h.contextSwitch.unit)], (unsigned long long)switches);
+      }
+      std::fprintf(out, "  %-12s %16s", "", "references");
+      for (const cs::Level& l : h.levels) std::fprintf(out, " %14s %7s", (l.name + " misses").c_str(), "rate");
+      std::fputc('\n', out);
+      auto row = [&](const char* what, uint64_t refs, const std::vector<int>& path, auto missAt) {
+        std::fprintf(out, "  %-12s %16llu", what, (unsigned long long)refs);
+        for (int l = 0; l < int(h.levels.size()); ++l) {
+          int k = -1;
+          for (size_t q = 0; q < path.size(); ++q)
+            if (path[q] == l) k = int(q);
+          if (k < 0) std::fprintf(out, " %14s %7s", "-", "");
+          else std::fprintf(out, " %14llu %6.2f%%", (unsigned long long)missAt(k), rate(missAt(k), refs));
+        }
+        std::fputc('\n', out);
+      };
+      if (ev.ni) row("instructions", t.total[ev.ir()], h.iPath, [&](int k) { return t.total[ev.imiss(k)]; });
+      if (ev.nd) {
+        row("data reads", t.total[ev.dr()], h.dPath, [&](int k) { return t.total[ev.drmiss(k)]; });
+        row("data writes", t.total[ev.dw()], h.dPath, [&](int k) { return t.total[ev.dwmiss(k)]; });
+      }
+      std::vector<long> order;
+      for (long p = 0; p < nprocs; ++p)
+        if (firstMisses(ev, t.procs[size_t(p)])) order.push_back(p);
+      std::sort(order.begin(), order.end(), [&](long a, long b) {
+        return firstMisses(ev, t.procs[size_t(a)]) > firstMisses(ev, t.procs[size_t(b)]);
+      });
+      std::fprintf(out, "  top procedures by first-level misses:\n");
+      for (size_t k = 0; k < order.size() && long(k) < topN; ++k) {
+        const Row& r = t.procs[size_t(order[k])];
+        std::fprintf(out, "  %14llu misses  (", (unsigned long long)firstMisses(ev, r));
+        const std::vector<std::string> names = ev.names();
+        bool sep = false;
+        for (size_t e = 0; e < names.size(); ++e)
+          if (r[e]) std::fprintf(out, "%s%s %llu", sep ? ", " : "", names[e].c_str(), (unsigned long long)r[e]), sep = true;
+        std::fprintf(out, ")  %s\n", procNames[size_t(order[k])].c_str());
+      }
+    }
+    if (json) {
+      j.beginObject().key("name").value(h.name);
+      j.key("levels").beginArray();
+      const char* policies[] = {"lru", "fifo", "random"};
+      for (const cs::Level& l : h.levels) {
+        j.beginObject().key("name").value(l.name).key("size").value(l.size).key("assoc").value(l.assoc);
+        j.key("line").value(l.line).key("sets").value(l.sets()).key("policy").value(policies[int(l.policy)]);
+        j.key("write_allocate").value(l.writeAllocate).endObject();
+      }
+      j.endArray();
+      if (h.contextSwitch.unit != cs::SwitchUnit::None) {
+        const char* units[] = {"", "instructions", "references", "work"};
+        uint64_t switches = 0;
+        for (Thread* th = threads.load(); th; th = th->next) switches += th->per[c].sim.switches();
+        j.key("context_switch").beginObject().key("unit").value(units[int(h.contextSwitch.unit)]);
+        j.key("every").value(h.contextSwitch.every).key("switches").value(switches).endObject();
+      }
+      j.key("total").beginObject();
+      jsonCounts(j, h, ev, t.total);
+      j.endObject();
+      j.key("procedures").beginArray();
+      for (long p = 0; p < nprocs; ++p) {
+        const Row& r = t.procs[size_t(p)];
+        if (!r[ev.ir()] && !r[ev.dr()] && !r[ev.dw()]) continue;
+        j.beginObject().key("name").value(procNames[size_t(p)]).key("pc").hex(procPc[size_t(p)]);
+        jsonCounts(j, h, ev, r);
+        j.endObject();
+      }
+      j.endArray();
+      j.key("lines").beginArray();
+      for (const auto& [key, r] : t.lines) {
+        const auto [p, fl, line] = key;
+        if (fl < 0 || (!r[ev.ir()] && !r[ev.dr()] && !r[ev.dw()])) continue;
+        j.beginObject().key("file").value(fileNames[size_t(fl)]).key("line").value(line);
+        j.key("procedure").value(procNames[size_t(p)]);
+        jsonCounts(j, h, ev, r);
+        j.endObject();
+      }
+      j.endArray();
+      j.endObject();
+    }
+    writeCg(c == 0 ? "cachesim.cg" : ("cachesim." + plainName(h.name) + ".cg").c_str(), h, t);
+  }
+  if (json) {
+    j.endArray().endObject();
+    std::fclose(json);
+  }
+  if (out) {
+    std::fprintf(out, "\nall of it: cachesim.json; by source line: cg_annotate cachesim.cg\n");
+    std::fclose(out);
+  }
+}

@@ -1,0 +1,102 @@
+// cachesim: cache hierarchies chosen when the program starts (README.md,
+// docs/cachesim.md).  Rewrite time knows nothing of caches: it describes
+// the program once in static tables (blocks, instructions with their sizes,
+// procedures and source lines; memory instructions in cachegrind's access
+// model, <atomx/memrefs.hpp>) and adds
+//   - per block, ONE call with the block's number (its instruction fetches,
+//     as ease did), folded into the block's first data call when it has one;
+//   - per group of memory instructions, ONE call with their addresses (the
+//     cache tool's merged calls);
+// the analysis side (cachesim_anal.cpp) reads ATOMX_CACHE_CONFIG at start-up
+// and simulates every configuration in it, so another hierarchy is another
+// run, not another rewrite.
+#include <atomx/atomx.hpp>
+#include <atomx/memrefs.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace atomx;
+using namespace atomx::memrefs;
+
+extern "C" void Instrument(int argc, char** argv) {
+  bool fetches = true, data = true, merge = true;
+  long top = 10;
+  for (int k = 1; k < argc; ++k) {
+    const std::string a = argv[k];
+    if (a == "--refs" || a.rfind("--refs=", 0) == 0) {
+      const std::string v = a == "--refs" ? (k + 1 < argc ? argv[++k] : "") : a.substr(7);
+      if (v != "i" && v != "d" && v != "id") throw Error("cachesim: --refs needs i, d or id, not '" + v + "'");
+      fetches = v.find('i') != std::string::npos, data = v.find('d') != std::string::npos;
+    } else if (a == "--no-merge") merge = false;
+    else if (a == "--top") top = optionNumber("cachesim", "--top", k + 1 < argc ? argv[++k] : nullptr);
+    else throw Error("cachesim: unknown option '" + a + "' (options: --refs i|d|id, --no-merge, --top N)");
+  }
+  Routine init("CsInit(long[], long[], long[], int[], long[], char*, char*, char*)");
+  Routine fetch("CsFetch(long)");
+  Routine ref1("CsRef1(long, VALUE)");
+  Routine ref2("CsRef2(long, VALUE, VALUE)");
+  Routine group("CsGroup(long, long, VALUE, VALUE, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV)");
+  Routine repBefore("CsRepBefore(long, VALUE, VALUE, REGV)");
+  Routine repAfter("CsRepAfter(long, REGV)");
+  Routine report("CsReport()");
+
+  std::vector<long> blocks;  // per block: first instruction, instruction count
+  std::vector<long> pcs;     // per instruction: original pc
+  std::vector<int> insts;    // per instruction: size, procedure, file, line
+  std::vector<long> sites;   // memrefs' site table
+  std::vector<char> procNames, fileNames;
+  std::map<std::string, int> files;
+  long nproc = 0;
+  for (Proc p : program().procs()) {
+    for (Block b : p.blocks()) {
+      const long block = long(blocks.size() / 2);
+      blocks.push_back(long(pcs.size()));
+      for (Inst i : b.insts()) {
+        pcs.push_back(long(i.pc()));
+        const Inst::SourceLine sl = i.sourceLine();
+        int file = -1;
+        if (sl.line) {
+          auto [it, added] = files.emplace(sl.file, int(files.size()));
+          if (added) appendString(fileNames, sl.file);
+          file = it->second;
+        }
+        insts.insert(insts.end(), {int(i.size()), int(nproc), file, int(sl.line)});
+      }
+      blocks.push_back(long(pcs.size()) - blocks[size_t(2 * block)]);
+      // The block's fetches go with its first data call (code: site | (block
+      // + 1) << 32), or in a call of their own.
+      long fetchCode = fetches ? (block + 1) << 32 : 0;
+      if (data)
+        for (const Group& g : groups(b, merge, "cachesim")) {
+          Inst s = g.members[0].inst;
+          const long first = appendSite(sites, g.members[0], nproc, true);
+          const long code = first | fetchCode;
+          fetchCode = 0;
+          const bool two = g.two();
+          for (size_t m = 1; m < g.members.size(); ++m) appendSite(sites, g.members[m], nproc, false);
+          if (g.rep()) {
+            repBefore.before(s, code, effectiveAddress(0), effectiveAddress(two ? 1 : 0), reg(Reg::rcx));
+            if (g.members[0].access.rep == kRepCond) repAfter.after(s, first, reg(Reg::rcx));
+          } else if (g.members.size() > 1) {
+            std::vector<Arg> args = {Arg(code), Arg(long(g.members.size())), effectiveAddress(0),
+                                     effectiveAddress(two ? 1 : 0)};
+            for (Arg& a : slotArgs(g)) args.push_back(a);
+            group.add(Point::InstBefore, s.handle(), args);
+          } else if (two) ref2.before(s, code, effectiveAddress(0), effectiveAddress(1));
+          else ref1.before(s, code, effectiveAddress(0));
+        }
+      if (fetchCode) fetch.before(b, block);
+    }
+    appendString(procNames, std::string(p.name()));
+    ++nproc;
+  }
+  const long nsites = long(sites.size() / kSiteLongs);
+  sites.resize(sites.size() + kSiteLongs, 0);  // never an empty array
+  blocks.push_back(0), pcs.push_back(0), insts.push_back(0), fileNames.push_back(0), procNames.push_back(0);
+  init.atProgramStart(std::vector<long>{long(blocks.size() / 2), long(pcs.size() - 1), nsites, nproc,
+                                        long(files.size()), long(fetches), long(data), top},
+                      blocks, pcs, insts, sites, procNames, fileNames, std::string(program().path()));
+  report.atProgramEnd();
+}
