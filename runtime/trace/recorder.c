@@ -417,19 +417,22 @@ static uint8_t *map_buffer(int populate) {
   return base;
 }
 
-/* A full buffer, [b->base, end): queued for the writer thread, and b->base
- * the next buffer of the pool, at once unless all the others are still
- * queued (then this waits for the writer).  In the SIGSEGV handler: only
- * atomics, futexes and mmap, but for the stream's first open. */
+/* struct buffer's lock (no signal handler of the program runs while it is
+ * held: every holder has them blocked). */
 static void lock_buffer(struct buffer *b) {
   while (__atomic_exchange_n(&b->lock, 1, __ATOMIC_ACQUIRE)) sys6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 }
 static void unlock_buffer(struct buffer *b) { __atomic_store_n(&b->lock, 0, __ATOMIC_RELEASE); }
 
+/* A full buffer, [b->base, end): queued for the writer thread, and b->base
+ * the next buffer of the pool, at once unless all the others are still
+ * queued (then this waits for the writer).  In the SIGSEGV handler: only
+ * atomics, futexes and mmap, but for the stream's first open.  Once the
+ * stream is closed, the buffer starts over and nothing is written. */
 static void hand_off_locked(struct buffer *b, const uint8_t *end);
 static void hand_off(struct buffer *b, const uint8_t *end) {
   lock_buffer(b);
-  if (b->closed) b->markCount = 0; /* the buffer starts over, and nothing is written */
+  if (b->closed) b->markCount = 0;
   else hand_off_locked(b, end);
   unlock_buffer(b);
 }
@@ -517,8 +520,6 @@ static struct buffer *new_buffer(void) {
   return b;
 }
 
-/* The program's thread ends: its last chunk, and a zero cursor, so that a
- * thread that reuses this thread's descriptor starts a buffer of its own. */
 /* No handler of the program may run between writing a buffer and moving
  * its cursor: its records would go after the bytes written, and be lost
  * (a handler that comes later gets a buffer of its own). */
@@ -529,6 +530,8 @@ static void block_signals(sigset_t *old) {
 }
 static void restore_signals(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
 
+/* The program's thread ends: its last chunk, and a zero cursor, so that a
+ * thread that reuses this thread's descriptor starts a buffer of its own. */
 static void thread_ends(void *value) {
   struct buffer *b = value;
   if (!b || b->threadPointer != thread_pointer()) return;
@@ -635,8 +638,8 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *a
 static int step_inserted(greg_t *g) {
   uint8_t *p = (uint8_t *)g[REG_RIP];
   int reg, disp, width;
-  if (store_form(p, &reg, &disp, &width)) {
-    const int len = store_form(p, &reg, &disp, &width);
+  const int len = store_form(p, &reg, &disp, &width);
+  if (len) {
     uint8_t *slot = cursor();
     uint8_t *at = (uint8_t *)g[kGreg[reg]] + disp;
     struct buffer *b = own_buffer();
@@ -900,13 +903,17 @@ static pid_t wrap_fork(void) {
   sigset_t mask;
   block_signals(&mask);
   struct buffer *b = own_buffer();
-  if (b) lock_buffer(b);
-  if (b && !b->closed) drain(b); /* what the writer has queued: in the file before the child copies it */
-  if (b && !b->closed && (cursor() > b->base || b->markCount)) {
-    flush(b, cursor(), 0);
-    set_cursor(b->base);
+  if (b) {
+    lock_buffer(b);
+    if (!b->closed) {
+      drain(b); /* what the writer has queued: in the file before the child copies it */
+      if (cursor() > b->base || b->markCount) {
+        flush(b, cursor(), 0);
+        set_cursor(b->base);
+      }
+    }
+    unlock_buffer(b);
   }
-  if (b) unlock_buffer(b);
   restore_signals(&mask);
   const pid_t child = realFork();
   if (child > 0) event("fork", "%ld", (long)child);

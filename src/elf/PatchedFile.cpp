@@ -1,6 +1,7 @@
 #include "elf/PatchedFile.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "support/Error.h"
 #include "support/Hex.h"

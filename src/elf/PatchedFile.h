@@ -7,8 +7,8 @@
 // file to file.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <span>

@@ -31,9 +31,10 @@ CountPlanSummary placeCounts(Engine& engine) {
   CountPlanSummary summary;
   if (engine.counts().empty()) return summary;
   std::set<std::pair<uint32_t, uint64_t>> incremented;
-  for (const IncrementRequest& r : engine.increments()) incremented.insert({r.counters, r.index});
-  for (const IncrementRequest& r : engine.increments())
+  for (const IncrementRequest& r : engine.increments()) {
+    incremented.insert({r.counters, r.index});
     if (r.predict != IncrementRequest::Predict::None) incremented.insert({r.counters, r.miss});
+  }
   for (const CountRequest& c : engine.counts())
     if (incremented.count({c.counters, c.index}))
       throw Error("Counters::count at " + engine.describe(c.point, c.where) + ": counter " + std::to_string(c.index) +

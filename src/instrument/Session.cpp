@@ -3,6 +3,7 @@
 #include <set>
 
 #include "analysis/Threads.h"
+#include "instrument/Facts.h"
 #include "support/Error.h"
 
 namespace atomx::instrument {

@@ -28,7 +28,6 @@
 #include "elf/ElfImage.h"
 #include "instrument/CountPlan.h"
 #include "instrument/Engine.h"
-#include "instrument/Facts.h"
 #include "instrument/Instrumenter.h"
 #include "instrument/ToolBuild.h"
 #include "instrument/TraceRecorder.h"
