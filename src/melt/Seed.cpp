@@ -67,6 +67,27 @@ void SeedMelter::cut() {
   chunk_.clear();
 }
 
+namespace {
+
+// The n entries of `all` with the most coverage (occurrences x length) into
+// `top`, most first; ties: shorter first, then the one seen first.
+template <class Map, class Info>
+void keepTop(const Map& all, uint64_t Info::*occurrences, size_t n, std::vector<std::pair<typename Map::key_type, Info>>& top) {
+  top.assign(all.begin(), all.end());
+  auto before = [occurrences](const auto& x, const auto& y) {
+    const Info &a = x.second, &b = y.second;
+    const uint64_t ca = a.*occurrences * a.length, cb = b.*occurrences * b.length;
+    if (ca != cb) return ca > cb;
+    if (a.length != b.length) return a.length < b.length;
+    return a.first < b.first;
+  };
+  n = std::min(n, top.size());
+  std::partial_sort(top.begin(), top.begin() + long(n), top.end(), before);
+  top.resize(n);
+}
+
+}  // namespace
+
 bool SeedMelter::rank(SeedResult& out, size_t top, size_t topChunks) {
   cut();
   out.keptInstructions = kept_;
@@ -75,27 +96,8 @@ bool SeedMelter::rank(SeedResult& out, size_t top, size_t topChunks) {
   out.smallestChunk = smallest_;
   out.largestChunk = largest_;
   out.sequencesFound = sequences_.size();
-  // Ties: shorter first, then the one seen first.
-  for (const auto& kc : distinct_) topChunks_.push_back(kc);
-  auto byChunk = [](const std::pair<Key, ChunkInfo>& x, const std::pair<Key, ChunkInfo>& y) {
-    const ChunkInfo &a = x.second, &b = y.second;
-    if (a.count * a.length != b.count * b.length) return a.count * a.length > b.count * b.length;
-    if (a.length != b.length) return a.length < b.length;
-    return a.first < b.first;
-  };
-  const size_t nc = std::min(topChunks, topChunks_.size());
-  std::partial_sort(topChunks_.begin(), topChunks_.begin() + long(nc), topChunks_.end(), byChunk);
-  topChunks_.resize(nc);
-  for (const auto& ks : sequences_) topSequences_.push_back(ks);
-  auto bySeq = [](const std::pair<Key, SeqInfo>& x, const std::pair<Key, SeqInfo>& y) {
-    const SeqInfo &a = x.second, &b = y.second;
-    if (a.occurrences * a.length != b.occurrences * b.length) return a.occurrences * a.length > b.occurrences * b.length;
-    if (a.length != b.length) return a.length < b.length;
-    return a.first < b.first;
-  };
-  const size_t ns = std::min(top, topSequences_.size());
-  std::partial_sort(topSequences_.begin(), topSequences_.begin() + long(ns), topSequences_.end(), bySeq);
-  topSequences_.resize(ns);
+  keepTop(distinct_, &ChunkInfo::count, topChunks, topChunks_);
+  keepTop(sequences_, &SeqInfo::occurrences, top, topSequences_);
   // Keep only the contents wanted; an empty one is fetched by melting again.
   std::unordered_map<Key, std::vector<uint32_t>, KeyHash> wanted;
   bool all = true;
