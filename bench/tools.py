@@ -199,15 +199,19 @@ def last_line(p):
     return msg[-1][:300] if msg else "no output"
 
 
-def prepare_atomx(pr, tool, args):
-    """atomx BIN [-T NAME] -o OUT -q [-- ARGS]: once; its wall time is the instrumentation cost."""
-    out = pr.work / f"atomx-{tool}" / pr.prog
+def prepare_atomx(pr, row, args):
+    """atomx BIN [-T NAME] [--counters MODE] -o OUT -q [-- ARGS]: once; its wall time is the
+    instrumentation cost.  `row` is NAME, or NAME@MODE for --counters MODE."""
+    tool, _, mode = row.partition("@")
+    out = pr.work / f"atomx-{row}" / pr.prog
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [str(args.atomx), str(pr.binary)] + ([] if tool == "null" else ["-T", tool]) + ["-o", str(out), "-q"]
+    if mode:
+        cmd += ["--counters", mode]
     extra = args.tool_args.get(tool)
     if extra:
         cmd += ["--"] + extra
-    c = Config("atomx-null" if tool == "null" else f"atomx:{tool}", "atomx", tool, timeout_factor=args.atomx_factor)
+    c = Config("atomx-null" if tool == "null" else f"atomx:{row}", "atomx", row, timeout_factor=args.atomx_factor)
     p, wall = timed(cmd, args.timeout)
     if p.returncode != 0 or not out.exists():
         c.error = f"atomx exited {p.returncode}: {last_line(p)}"
@@ -530,11 +534,12 @@ def build_tables(progs, summaries, rows_wanted, peers):
         for p, e in zip(pnames, es):
             probs += problems_of(e, p)
             flags += problems_of(e, p, True)
-        fig = FIG6.get(tool)
-        row = ["null (no tool)" if tool == "null" else tool, f"{fig[0]:.2f}" if fig else "—"]
+        base = tool.partition("@")[0]
+        fig = FIG6.get(base)
+        row = ["null (no tool)" if tool == "null" else tool.replace("@", " --counters "), f"{fig[0]:.2f}" if fig else "—"]
         row += [fmt(e.get("median_ratio")) for e in es] + [f"**{fmt(g)}**", fmt(gi, 3)]
         for pid in peers:
-            if tool not in PEER_BY_NAME[pid].rows:
+            if base not in PEER_BY_NAME[pid].rows:
                 row.append("")
                 continue
             pes = [summaries[p].get(f"peer:{pid}", {}) for p in pnames]
@@ -622,6 +627,9 @@ def parse_args():
     ap.add_argument("--tool-args", metavar="NAME=ARGS", action="append", default=[],
                     help="arguments for a tool's Instrument (repeatable), e.g. cache='--size 8k'")
     ap.add_argument("--no-null", action="store_true", help="leave out the atomx null-rewrite row")
+    ap.add_argument("--counters", default="auto", metavar="MODE,...",
+                    help="instrument each tool once per inline-counter mode (atomx --counters: auto, plain, atomic, "
+                         "per-thread); a mode other than auto is a row of its own, 'TOOL --counters MODE' (default auto)")
     ap.add_argument("--peers", default="cheap", metavar="SET|a,b",
                     help="peers: a set (none; cheap, the default: qemu, qemu-bb, strace, bolt; valgrind; all) of which "
                          "only the peers beside a selected row run, or a list of names, which run in any case")
@@ -670,6 +678,11 @@ def main():
         tools = shipped
     # paper order first (Figure 6), then any other tool
     tools = [t for t in FIG6 if t in tools] + sorted(t for t in tools if t not in FIG6)
+    modes = [m.strip() for m in args.counters.split(",") if m.strip()]
+    bad = [m for m in modes if m not in ("auto", "plain", "atomic", "per-thread")]
+    if bad or not modes:
+        sys.exit(f"tools.py: --counters takes auto, plain, atomic, per-thread, not {', '.join(bad) or 'nothing'}")
+    tool_rows = [t if m == "auto" else f"{t}@{m}" for t in tools for m in modes]
     rows = set(tools) | ({"null"} if not args.no_null else set())
     if args.peers in PEER_SETS:
         # a set: only the peers that stand beside a selected row
@@ -729,7 +742,7 @@ def main():
             if pr.error:
                 log(f"{pr.variant}: {pr.error}")
                 continue
-            for t in ([] if args.no_null else ["null"]) + tools:
+            for t in ([] if args.no_null else ["null"]) + tool_rows:
                 try:
                     c = prepare_atomx(pr, t, args)
                 except (subprocess.TimeoutExpired, OSError) as ex:
@@ -764,7 +777,7 @@ def main():
 
 
     summaries = {p.prog: {c.name: summarize_config(c) for c in p.configs} for p in progs if not p.error}
-    main_t, detail_t, geo, flagged = build_tables(progs, summaries, ([] if args.no_null else ["null"]) + tools, peers)
+    main_t, detail_t, geo, flagged = build_tables(progs, summaries, ([] if args.no_null else ["null"]) + tool_rows, peers)
     elapsed = time.perf_counter() - t_start
     info["loadavg_end"] = Path("/proc/loadavg").read_text().split()[:3]
     rounds = sorted({len(c.runs) for p in progs for c in p.configs if c.runs})

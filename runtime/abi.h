@@ -55,7 +55,29 @@ enum {
    * analysis/FlagsLiveness).  The frame's rflags slot holds garbage. */
   kAtomxSlotEnterNoFlags = 56,
   kAtomxSlotEnterLightNoFlags = 64,
+  /* void thread_counters(void): the per-thread counters' check (below,
+   * "Per-thread counters"): registers the calling thread if the array %gs
+   * points at is not its own.  Preserves every register and RFLAGS; the
+   * site steps over the red zone first. */
+  kAtomxSlotThreadCounters = 72,
 };
+
+/* Per-thread counters (atomx --counters per-thread).  Each thread counts
+ * into its own copy of the counter arrays (the .atomx.counters section's
+ * layout), which %gs points at: an increment is `incq %gs:OFFSET`, OFFSET
+ * being the counter's offset in the section, so no increment is locked and
+ * none is lost.  A thread gets its copy from thread_counters, which the
+ * entry of every procedure that code outside the moved code may call runs
+ * first (every thread's first moved code is such an entry): the inline
+ * test `%fs:ATOMX_GLIBC_TID_OFFSET == %fs:ATOMX_COUNTERS_OWNER_OFFSET`
+ * (the thread's own id, which glibc keeps in its thread control block,
+ * against the id that registered this control block's thread) skips the
+ * call once the thread has its copy.  A thread's copy outlives it; the copy
+ * of a thread that has ended is added to the section and given to the next
+ * thread that needs one.  ProgramAfter adds every copy to the section before
+ * the ProgramAfter calls, which see the totals there. */
+#define ATOMX_COUNTERS_OWNER_OFFSET 0x88 /* tcbhead_t.__glibc_unused2, after the trace cursor */
+#define ATOMX_GLIBC_TID_OFFSET 0x2d0     /* struct pthread.tid (glibc 2.3x, x86-64) */
 
 /* Site code (inserted by atomx before/after an application instruction):
  *
@@ -124,6 +146,13 @@ typedef struct AtomxDescriptor {
    * Both are 0 when there is no analysis object. */
   int64_t threadFlag;
   uint64_t threadStart;
+  /* Counters: the .atomx.counters section (link-time address, bytes), and
+   * whether each thread counts into its own copy (above). */
+  uint64_t counters;
+  uint64_t countersSize;
+  uint64_t perThreadCounters;
+  /* Written by the runtime: the copies (runtime/stub/counters.c). */
+  uint64_t threadCopies;
 } AtomxDescriptor;
 
 /* Bodies of ProgramBefore/ProgramAfter calls take no frame: the runtime calls

@@ -382,8 +382,12 @@ class Counters {
   // starts at 0, so the predictor starts at state 1, weakly not taken), the
   // state moves one step toward the outcome, and counter `miss` counts the
   // outcomes it did not predict.
-  // Under threads the counts stay exact (a locked add) and the state is a
-  // plain load and store, as one predictor shared by the threads would be.
+  // Under threads the counts stay exact; with per-thread counters (atomx
+  // --counters, the default for a threaded program) each thread has a
+  // predictor of its own, as each core would, and `state` read at program
+  // end is meaningless (the threads' states added up); with atomic ones the
+  // miss count is a locked add and the state a plain load and store, one
+  // predictor shared by the threads.
   void predict(Edge e, size_t state, size_t miss, bool taken) const;
   // At ProgramAfter, counter k holds how often block b ran, or edge e was
   // taken, measured from the fewest increments (see above).  A counter is

@@ -50,7 +50,8 @@ static void wait_for_program_after(uint32_t *flag) {
  * an ordinary process.) */
 static int shares_parent_memory(void) { return sys_kcmp_vm(sys_getpid(), sys_getppid()) == 0; }
 
-/* Slot 16.  Once per process: the ProgramAfter bodies in order, then the
+/* Slot 16.  Once per process: every thread's counters added up (when they
+ * are per thread), the ProgramAfter bodies in order, then the
  * analysis object's finish routine (its exit handlers and stdio flush).  A
  * forked child inherits the flag as it is at fork time; a vfork child does
  * nothing. */
@@ -75,6 +76,7 @@ void atomx_program_after(void) {
     return;
   }
   start_analysis_thread(d);
+  atomx_counters_total(d); /* per-thread counters: the calls below see the totals */
   const uint64_t *after = (const uint64_t *)(d->afterBodies + d->bias);
   for (uint64_t i = 0; i < d->afterCount; i++) ((AtomxBody)(after[i] + d->bias))();
   if (d->finish) ((AtomxBody)d->finish)();

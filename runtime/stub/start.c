@@ -166,6 +166,7 @@ uint64_t atomx_start(uint64_t *initialStack) {
   d->bias = (uint64_t)d - d->self;
   d->xsaveSize = xsave_size();
   d->initialPid = (uint32_t)sys_getpid();
+  atomx_thread_counters(); /* the initial thread's own counters, if they are per thread */
 
   struct stub_libc libc;
   memset(&libc, 0, sizeof libc);
@@ -181,6 +182,7 @@ uint64_t atomx_start(uint64_t *initialStack) {
   }
   __atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE);
 
+  atomx_counters_total(d); /* ProgramBefore sees what ran before it (IFUNC resolvers, .preinit_array) */
   const uint64_t *before = (const uint64_t *)(d->beforeBodies + d->bias);
   for (uint64_t i = 0; i < d->beforeCount; i++) ((AtomxBody)(before[i] + d->bias))();
 

@@ -13,6 +13,8 @@
 #define STUB_DESC_THREAD_START 200    /* offsetof(AtomxDescriptor, threadStart) */
 #define STUB_FRAME_RETURN_ADDRESS 128 /* offsetof(AtomxFrame, returnAddress) */
 #define STUB_XSAVE_HEADER 512         /* the XSAVE header: bytes 512..575 of the area */
+#define STUB_GLIBC_TID_OFFSET 0x2d0     /* ATOMX_GLIBC_TID_OFFSET */
+#define STUB_COUNTERS_OWNER_OFFSET 0x88 /* ATOMX_COUNTERS_OWNER_OFFSET */
 
 #ifndef __ASSEMBLER__
 
@@ -36,6 +38,10 @@ uint64_t atomx_original_address(uint64_t runTime);
 void atomx_program_after(void);
 void atomx_after_at_exit(void *unused);
 void atomx_after_fatal_signal(int sig, void *info, void *context);
+
+/* counters.c: slot 72's C half, and the totals ProgramAfter sees. */
+void atomx_thread_counters(void);
+void atomx_counters_total(AtomxDescriptor *d);
 
 /* util.c: "atomx: <program>: a b c" (the non-null parts, concatenated) as
  * one line on fd 2 with one write(2), then exit_group(127). */

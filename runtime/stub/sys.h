@@ -8,9 +8,12 @@
 
 #define SYS_WRITE 1
 #define SYS_CLOSE 3
+#define SYS_MMAP 9
+#define SYS_RT_SIGPROCMASK 14
 #define SYS_RT_SIGACTION 13
 #define SYS_GETPID 39
 #define SYS_GETPPID 110
+#define SYS_ARCH_PRCTL 158
 #define SYS_GETTID 186
 #define SYS_FUTEX 202
 #define SYS_EXIT_GROUP 231
@@ -18,6 +21,8 @@
 #define SYS_KCMP 312
 #define SYS_MEMFD_CREATE 319
 
+#define STUB_ARCH_SET_GS 0x1001
+#define STUB_ARCH_GET_GS 0x1004
 #define STUB_EINTR 4
 #define STUB_ESRCH 3
 #define STUB_MFD_CLOEXEC 1u
@@ -52,6 +57,23 @@ static inline long sys_memfd_create(const char *name, unsigned flags) {
 }
 static inline long sys_tgkill(long pid, long tid, int sig) {
   return stub_syscall3(SYS_TGKILL, pid, tid, sig);
+}
+static inline long stub_syscall6(long n, long a, long b, long c, long d, long e, long f) {
+  long r;
+  register long r10 __asm__("r10") = d;
+  register long r8 __asm__("r8") = e;
+  register long r9 __asm__("r9") = f;
+  __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
+  return r;
+}
+/* Anonymous private memory, zero-filled; -errno on failure. */
+static inline long sys_mmap_anonymous(unsigned long bytes) {
+  return stub_syscall6(SYS_MMAP, 0, (long)bytes, 3 /* PROT_READ|PROT_WRITE */, 0x22 /* MAP_PRIVATE|MAP_ANONYMOUS */, -1, 0);
+}
+static inline long sys_arch_prctl(int code, unsigned long arg) { return stub_syscall3(SYS_ARCH_PRCTL, code, (long)arg, 0); }
+/* Sets the signal mask to *set (8 bytes), the old one to *old. */
+static inline long sys_sigprocmask_set(const uint64_t *set, uint64_t *old) {
+  return stub_syscall4(SYS_RT_SIGPROCMASK, 2 /* SIG_SETMASK */, (long)set, (long)old, 8);
 }
 /* The kernel's struct sigaction (not libc's): handler, flags, restorer, mask. */
 struct stub_kernel_sigaction {

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "support/Hex.h"
+
 namespace atomx::analysis {
 
 namespace {
@@ -51,6 +53,26 @@ std::string threadEvidence(const elf::ElfImage& image) {
     const std::string_view soname(name, strnlen(name, strings.size() - d.d_un.d_val));
     if (!quietLibrary(soname)) return "it needs " + std::string(soname);
   }
+  return "";
+}
+
+std::string gsEvidence(const ir::Program& program) {
+  if (!program.image) return "";
+  for (const elf::Symbol& s : program.image->dynamicSymbols())
+    if (s.shndx == SHN_UNDEF && s.name == "arch_prctl") return "it imports arch_prctl";
+  for (const ir::Procedure& p : program.procs)
+    for (const x86::Insn& in : p.insns) {
+      const uint8_t* bytes = program.image->bytesAt(in.address, in.length);
+      if (!bytes) continue;
+      // The legacy prefixes come first; 0x65 among them is %gs.
+      for (uint8_t k = 0; k < in.length; ++k) {
+        const uint8_t b = bytes[k];
+        if (b == 0x65) return "it addresses memory through %gs at " + hex(in.address);
+        const bool prefix = b == 0xf0 || b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x36 || b == 0x3e ||
+                            b == 0x26 || b == 0x64 || b == 0x66 || b == 0x67;
+        if (!prefix) break;
+      }
+    }
   return "";
 }
 

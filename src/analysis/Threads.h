@@ -6,6 +6,7 @@
 #include <string>
 
 #include "elf/ElfImage.h"
+#include "ir/Program.h"
 
 namespace atomx::analysis {
 
@@ -15,5 +16,11 @@ namespace atomx::analysis {
 // outside a short list known to start none that calls back into it.  The
 // answer says why, for `atomx`'s report: "" when it cannot.
 std::string threadEvidence(const elf::ElfImage& image);
+
+// Per-thread counters point %gs at each thread's copy (runtime/abi.h); a
+// program that uses %gs itself cannot have them.  The answer says why it
+// does ("it addresses memory through %gs at 0x...", "it imports
+// arch_prctl"), or "" when it does not.
+std::string gsEvidence(const ir::Program& program);
 
 }  // namespace atomx::analysis

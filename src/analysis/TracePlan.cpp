@@ -2,6 +2,7 @@
 
 #include <elf.h>
 
+#include "analysis/Entries.h"
 #include "support/Fnv.h"
 
 namespace atomx::analysis {
@@ -38,30 +39,6 @@ void findFirstWitnesses(ProcTrace& t) {
   }
 }
 
-// Code that runs before the program's entry point, where the trace buffer
-// has no fault handler yet: IFUNC resolvers (ld.so calls them while it
-// relocates) and .preinit_array functions.
-std::vector<uint64_t> earlyCode(const elf::ElfImage& image) {
-  std::vector<uint64_t> early;
-  for (const elf::Relocation& r : image.dynamicRelocations())
-    if (r.type == R_X86_64_IRELATIVE) early.push_back(uint64_t(r.addend));
-  for (const elf::Symbol& s : image.symbols())
-    if (s.type == STT_GNU_IFUNC) early.push_back(s.value);
-  for (const elf::Symbol& s : image.dynamicSymbols())
-    if (s.type == STT_GNU_IFUNC && s.shndx != SHN_UNDEF) early.push_back(s.value);
-  if (const elf::Section* pre = image.sectionByName(".preinit_array")) {
-    const std::span<const uint8_t> words = image.sectionBytes(*pre);
-    for (uint64_t off = 0; off + 8 <= words.size(); off += 8) {
-      uint64_t v = 0;
-      for (int i = 0; i < 8; ++i) v |= uint64_t(words[off + i]) << (8 * i);
-      for (const elf::Relocation& r : image.dynamicRelocations())
-        if (r.place == pre->addr + off && r.type == R_X86_64_RELATIVE) v = uint64_t(r.addend);
-      early.push_back(v);
-    }
-  }
-  return early;
-}
-
 }  // namespace
 
 bool isSetjmp(const std::string& name) {
@@ -85,12 +62,10 @@ bool callWritesReturn(const ir::Program& program, const TracePlan& plan, uint64_
 TracePlan planTrace(const ir::Program& program, const BlockProfile* profile) {
   TracePlan plan;
   plan.procs.resize(program.procs.size());
-  const uint64_t entryPoint = program.image ? program.image->entry() : 0;
   for (const ir::Procedure& p : program.procs) {
     ProcTrace& t = plan.procs[p.id];
     t.traced = p.isMovable() && !p.blocks.empty();
     if (!t.traced) continue;
-    t.enterable = p.addressTaken || p.start == entryPoint;
     for (uint32_t b = 0; b < p.blocks.size(); ++b)
       if (p.blocks[b].isEntry) t.entryBlock = b;
     t.tableWidth = p.blocks.size() <= 0xffff ? 2 : 4;
@@ -117,14 +92,12 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile) {
           }
     }
   }
-  // Code left in place may branch to a traced procedure's entry.
-  for (const ir::Procedure& p : program.procs) {
-    if (plan.procs[p.id].traced) continue;
-    for (const x86::Insn& in : p.insns)
-      if (in.isDirectBranch())
-        if (const ir::Procedure* q = tracedCode(program, plan, in.target); q && q->start == in.target)
-          plan.procs[q->id].enterable = true;
-  }
+  // Outside code may enter a traced procedure: through its address, as
+  // the entry point, or by a branch from code left in place or run early.
+  std::vector<bool> traced(program.procs.size());
+  for (const ir::Procedure& p : program.procs) traced[p.id] = plan.procs[p.id].traced;
+  const std::vector<bool> entered = enteredFromOutside(program, traced);
+  for (const ir::Procedure& p : program.procs) plan.procs[p.id].enterable = entered[p.id];
   // leavesOutside, to a fixed point (through tail calls between traced code).
   for (bool changed = true; changed;) {
     changed = false;

@@ -319,9 +319,34 @@ void emitPrediction(Assembler& a, const x86::Mem& state, const x86::Mem& miss, Z
   a.movStore(state, r);
 }
 
-void emitIncrements(const Engine& engine, const Site& site, bool atomic, const CodeAddresses& addresses,
+// CounterMode::PerThread: the thread's own counters before anything else
+// at an entry outside code may call (runtime/abi.h).  The inline test
+// writes the flags, so it needs them dead, and a register.
+void emitThreadCheck(const Site& site, const CodeAddresses& addresses, Assembler& a) {
+  if (!site.threadCheck) return;
+  if (site.checkScratch != ZYDIS_REGISTER_NONE && (site.liveFlags & x86::flag::kStatus) == 0) {
+    const ZydisRegister r32 = ZydisRegister(ZYDIS_REGISTER_EAX + (site.checkScratch - ZYDIS_REGISTER_RAX));
+    a.movLoad(r32, x86::segmentOffset(ZYDIS_REGISTER_FS, ATOMX_GLIBC_TID_OFFSET, 4));
+    a.cmpMemReg(x86::segmentOffset(ZYDIS_REGISTER_FS, ATOMX_COUNTERS_OWNER_OFFSET, 4), r32);
+    a.jccShort(4, 18);  // je: over the call (lea 5, call 5, lea 8)
+  }
+  a.stepOverRedZone();
+  a.callRel32(addresses.threadCounters);
+  a.stepBackOverRedZone();
+}
+
+// Where counter `index` of array `array` is incremented.
+x86::Mem counterAt(const CodeAddresses& addresses, CounterMode mode, uint32_t array, uint64_t index) {
+  const uint64_t address = addresses.counters.at(array) + 8 * index;
+  if (mode != CounterMode::PerThread) return x86::ripAbsolute(address);
+  return x86::segmentOffset(ZYDIS_REGISTER_GS, int32_t(address - addresses.countersBase));
+}
+
+void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, const CodeAddresses& addresses,
                     Assembler& a) {
+  emitThreadCheck(site, addresses, a);
   if (site.increments.empty()) return;
+  const bool atomic = mode == CounterMode::Atomic;
   std::vector<AddressCheck> checks;
   x86::RegSet used;  // registers the dynamic addresses read
   for (const IncrementRequest* inc : site.increments) {
@@ -365,9 +390,9 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
   if (arith) a.lahf();
   if (overflow) a.setoAl();
   for (const IncrementRequest* inc : site.increments) {
-    const x86::Mem counter = x86::ripAbsolute(addresses.counters.at(inc->counters) + 8 * inc->index);
+    const x86::Mem counter = counterAt(addresses, mode, inc->counters, inc->index);
     if (inc->predict != IncrementRequest::Predict::None) {
-      emitPrediction(a, counter, x86::ripAbsolute(addresses.counters.at(inc->counters) + 8 * inc->miss), stateReg,
+      emitPrediction(a, counter, counterAt(addresses, mode, inc->counters, inc->miss), stateReg,
                      inc->predict == IncrementRequest::Predict::Taken, atomic);
       continue;
     }
@@ -385,7 +410,7 @@ void emitIncrements(const Engine& engine, const Site& site, bool atomic, const C
     a.andImm(r32, int32_t(inc->test.modulus - 1));
     a.cmpImm(r32, int32_t(inc->test.above));
     std::vector<uint8_t> incBytes;
-    x86::Assembler(incBytes, 0).incMem(x86::ripAbsolute(0), atomic);  // its size: fixed (rip-relative disp32)
+    x86::Assembler(incBytes, 0).incMem(counter, atomic);  // its size: fixed (disp32)
     a.jccShort(6, uint8_t(incBytes.size()));  // jbe: not above, skip the increment
     a.incMem(counter, atomic);
   }
@@ -453,22 +478,22 @@ uint32_t storeCodeSize(const Site& site) {
   return uint32_t(scratch.size());
 }
 
-uint32_t incrementCodeSize(const Engine& engine, const Site& site, bool atomic) {
+uint32_t incrementCodeSize(const Engine& engine, const Site& site, CounterMode mode) {
   // Sized by emitting: the forms have fixed sizes (rip-relative disp32).
   std::vector<uint8_t> scratch;
   Assembler a(scratch, 0);
   CodeAddresses none;
   for (const IncrementRequest* inc : site.increments)
     if (none.counters.size() <= inc->counters) none.counters.resize(inc->counters + 1, 0);
-  emitIncrements(engine, site, atomic, none, a);
+  emitIncrements(engine, site, mode, none, a);
   return uint32_t(scratch.size());
 }
 
-void emitSite(const Engine& engine, const Site& site, bool atomic, uint64_t at, uint64_t enter, uint64_t body,
+void emitSite(const Engine& engine, const Site& site, CounterMode mode, uint64_t at, uint64_t enter, uint64_t body,
               const CodeAddresses& addresses, std::vector<uint8_t>& out) {
   const size_t start = out.size();
   Assembler a(out, at);
-  emitIncrements(engine, site, atomic, addresses, a);
+  emitIncrements(engine, site, mode, addresses, a);
   emitStores(site, out);
   if (site.needsCall()) emitCallPart(enter, body, a);
   if (out.size() - start != site.codeSize) throw InternalError("site code has the wrong size");

@@ -39,6 +39,8 @@ struct CodeAddresses {
   uint64_t dataPool = 0;         // strings and arrays
   uint64_t ready = 0;            // AtomxDescriptor::ready (direct bodies test it)
   std::vector<uint64_t> counters;  // the first counter of each array (atomx::Counters)
+  uint64_t countersBase = 0;       // the counters' section (CounterMode::PerThread: %gs's copy of it)
+  uint64_t threadCounters = 0;     // runtime slot: thread_counters()
 };
 
 // Strings and arrays passed to analysis routines, stored once each.
@@ -55,7 +57,11 @@ class DataPool {
 // A site's code in the application: its counter increments inline, its
 // trace stores, then, if it has calls, the call part.  `enter` and `body`
 // matter only then.
-uint32_t incrementCodeSize(const Engine& engine, const Site& site, bool atomic);
+// With CounterMode::PerThread, a site with threadCheck starts with
+//   mov %fs:TID,%r32; cmp %r32,%fs:OWNER; je 1f   (where it may: flags dead, %r dead)
+//   lea -128(%rsp),%rsp; call thread_counters; lea 128(%rsp),%rsp; 1:
+// (runtime/abi.h, "Per-thread counters").
+uint32_t incrementCodeSize(const Engine& engine, const Site& site, CounterMode mode);
 // The trace stores of a site, with the cursor in site.storeScratch (or in
 // %rax, saved below the red zone, when that is NONE); no flag is touched:
 //   mov %fs:CURSOR,%r; mov $bytes,disp8(%r)...; lea N(%r),%r; mov %r,%fs:CURSOR
@@ -66,7 +72,7 @@ uint32_t incrementCodeSize(const Engine& engine, const Site& site, bool atomic);
 // buffer and lets it run again.
 uint32_t storeCodeSize(const Site& site);
 void emitStores(const Site& site, std::vector<uint8_t>& out);
-void emitSite(const Engine& engine, const Site& site, bool atomic, uint64_t at, uint64_t enter, uint64_t body,
+void emitSite(const Engine& engine, const Site& site, CounterMode mode, uint64_t at, uint64_t enter, uint64_t body,
               const CodeAddresses& addresses, std::vector<uint8_t>& out);
 
 class BodyWriter {

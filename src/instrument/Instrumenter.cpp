@@ -89,7 +89,7 @@ class InsertedCode : public layout::Insertions {
   uint32_t size(std::optional<uint32_t> site) const { return site ? plan_.sites()[*site].codeSize : 0; }
 
   void emitSite(uint64_t at, uint32_t site, std::vector<uint8_t>& out) const {
-    instrument::emitSite(engine_, plan_.sites()[site], plan_.atomicCounters(), at, (*enters_)[site], (*bodies_)[site],
+    instrument::emitSite(engine_, plan_.sites()[site], plan_.counterMode(), at, (*enters_)[site], (*bodies_)[site],
                          *addresses_, out);
   }
 
@@ -101,9 +101,9 @@ class InsertedCode : public layout::Insertions {
 };
 
 Instrumenter::Instrumenter(const Engine& engine, std::vector<uint8_t> analysisObject, std::string programName,
-                           bool atomicCounters)
+                           CounterMode counters)
     : engine_(engine), analysisObject_(std::move(analysisObject)), programName_(std::move(programName)),
-      plan_(engine, atomicCounters),
+      plan_(engine, counters),
       inserted_(std::make_unique<InsertedCode>(engine, plan_)) {}
 
 Instrumenter::~Instrumenter() = default;
@@ -115,6 +115,7 @@ uint64_t Instrumenter::placeCode(uint64_t codeEnd) {
   addresses_.enter = runtimeAddress_ + kAtomxSlotEnter;
   addresses_.originalAddress = runtimeAddress_ + kAtomxSlotOriginalAddress;
   addresses_.programAfter = runtimeAddress_ + kAtomxSlotProgramAfter;
+  addresses_.threadCounters = runtimeAddress_ + kAtomxSlotThreadCounters;
   chooseEnters();
   // Bodies: sized with placeholder addresses (their sizes do not depend on
   // addresses); this also fills the data pool.
@@ -200,6 +201,7 @@ void Instrumenter::placeData(uint64_t readOnlyAddress, uint64_t writableAddress)
   addresses_.dataPool = roAddress_ + offPool_;
   addresses_.counters.clear();
   for (uint64_t off : offCounters_) addresses_.counters.push_back(rwAddress_ + rwSize_ + off);
+  addresses_.countersBase = rwAddress_ + rwSize_;
 }
 
 void Instrumenter::appendCode(std::vector<uint8_t>& text, uint64_t textAddress) const {
@@ -312,6 +314,9 @@ std::vector<uint8_t> Instrumenter::writableBytes(uint64_t originalEntry, uint64_
   d.newCodeStart = newCodeStart;
   d.newCodeEnd = newCodeEnd;
   d.programName = roAddress_ + offProgramName_;
+  d.counters = rwAddress_ + rwSize_;
+  d.countersSize = countersSize_;
+  d.perThreadCounters = plan_.counterMode() == CounterMode::PerThread && !engine_.increments().empty();
   std::memcpy(out.data(), &d, sizeof d);
   for (size_t i = 0; i < plan_.programBefore().size(); ++i) put<uint64_t>(out, offBefore_ + 8 * i, bodyAddress_[plan_.programBefore()[i]]);
   for (size_t i = 0; i < plan_.programAfter().size(); ++i) put<uint64_t>(out, offAfter_ + 8 * i, bodyAddress_[plan_.programAfter()[i]]);

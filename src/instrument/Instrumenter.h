@@ -28,10 +28,9 @@ class InsertedCode;
 
 class Instrumenter final : public rewrite::CodeAdditions {
  public:
-  // `atomicCounters`: counter increments use `lock inc` (the program may
-  // run threads, see analysis::mayStartThreads).
+  // `counters`: how inline counters are incremented (Plan.h).
   Instrumenter(const Engine& engine, std::vector<uint8_t> analysisObject, std::string programName,
-               bool atomicCounters);
+               CounterMode counters);
   ~Instrumenter() override;
 
   const layout::Insertions& insertions() const override;
@@ -47,9 +46,9 @@ class Instrumenter final : public rewrite::CodeAdditions {
   size_t noFlagsSiteCount() const { return noFlagsSites_; }
   // Sites that call their body directly, without a dispatcher (known after placeCode()).
   size_t directSiteCount() const { return directSites_; }
-  // Inline counter increments, and whether they are atomic.
+  // Inline counter increments, and how they are made.
   size_t incrementCount() const { return engine_.increments().size(); }
-  bool atomicCounters() const { return plan_.atomicCounters(); }
+  CounterMode counterMode() const { return plan_.counterMode(); }
 
   // 1. After CodeLayout::run(): where the runtime and the bodies go, right
   //    after `codeEnd`; returns the end of the code.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "analysis/Entries.h"
 #include "instrument/CallCode.h"
 #include "instrument/SaveSet.h"
 #include "support/Error.h"
@@ -36,10 +37,20 @@ uint32_t skipEndbr(const ir::Procedure& proc, uint32_t i) {
 
 }  // namespace
 
-Plan::Plan(const Engine& engine, bool atomicCounters) : engine_(engine), atomicCounters_(atomicCounters) {
+const char* counterModeName(CounterMode mode) {
+  switch (mode) {
+    case CounterMode::Plain: return "plain";
+    case CounterMode::Atomic: return "atomic";
+    case CounterMode::PerThread: return "per-thread";
+  }
+  return "?";
+}
+
+Plan::Plan(const Engine& engine, CounterMode counters) : engine_(engine), counters_(counters) {
   for (const CallRequest& c : engine.calls()) place(c);
   for (const IncrementRequest& i : engine.increments()) place(i);
   for (const StoreRequest& st : engine.stores()) place(st);
+  if (counters_ == CounterMode::PerThread && !engine.increments().empty()) addThreadChecks();
   // A trace's last chunk is written at exit too (runtime/trace/recorder.c).
   if (!programAfter_.empty() || !engine.stores().empty()) addExitHooks();
   findLiveFlags();
@@ -229,9 +240,21 @@ void Plan::addExitHooks() {
   }
 }
 
+// Every thread's first moved instruction is at the entry of a procedure
+// that code outside the moved code may call (analysis/Entries.h).
+void Plan::addThreadChecks() {
+  const ir::Program& program = engine_.program();
+  std::vector<bool> moved(program.procs.size(), false);
+  for (const detail::ProcData& pd : engine_.procs()) moved[pd.proc->id] = true;
+  const std::vector<bool> entered = analysis::enteredFromOutside(program, moved);
+  for (const detail::ProcData& pd : engine_.procs())
+    if (entered[pd.proc->id] && pd.firstBlock != pd.endBlock)
+      sites_[beforeSite(*pd.proc, pd.firstBlock->firstInst->index)].threadCheck = true;
+}
+
 void Plan::sortAndLayTails() {
   for (Site& s : sites_)
-    s.codeSize = incrementCodeSize(engine_, s, atomicCounters_) + storeCodeSize(s) + (s.needsCall() ? kSiteSize : 0);
+    s.codeSize = incrementCodeSize(engine_, s, counters_) + storeCodeSize(s) + (s.needsCall() ? kSiteSize : 0);
   for (Site& s : sites_)
     std::stable_sort(s.calls.begin(), s.calls.end(),
                      [](const CallRequest* a, const CallRequest* b) { return rank(a->point) < rank(b->point); });

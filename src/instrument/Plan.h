@@ -19,11 +19,26 @@
 
 namespace atomx::instrument {
 
+// How inline counters are incremented (atomx --counters; Session decides):
+//   Plain      `incq counter(%rip)`: the program starts no threads;
+//   Atomic     `lock incq counter(%rip)`;
+//   PerThread  `incq %gs:offset`: each thread has its own copy of the
+//              counters, added up at ProgramAfter (runtime/abi.h); the
+//              entry of every procedure outside code may call checks
+//              first that the running thread has its copy.
+enum class CounterMode { Plain, Atomic, PerThread };
+const char* counterModeName(CounterMode mode);  // "plain", "atomic", "per-thread"
+
 struct Site {
   std::vector<const IncrementRequest*> increments;  // inline, before the calls, in the order added
   std::vector<const StoreRequest*> stores;          // inline trace stores, after the increments
   ZydisRegister storeScratch = ZYDIS_REGISTER_NONE;  // dead here, for the stores' cursor (NONE: saved)
   ZydisRegister predictScratch = ZYDIS_REGISTER_NONE;  // dead here, for predictions' state (NONE: saved)
+  // CounterMode::PerThread: a procedure's entry that outside code may call,
+  // which first makes sure the thread has its counters; inline where the
+  // flags are dead and checkScratch is, by a call to the runtime otherwise.
+  bool threadCheck = false;
+  ZydisRegister checkScratch = ZYDIS_REGISTER_NONE;
   std::vector<const CallRequest*> calls;  // in the order they run
   const ir::Procedure* proc = nullptr;    // null for program sites
   uint32_t insn = 0;        // the instruction the arguments are computed at
@@ -52,15 +67,14 @@ struct ProcSites {
 
 class Plan {
  public:
-  // `atomicCounters`: increments use `lock inc` (the program may run threads).
-  Plan(const Engine& engine, bool atomicCounters);
+  Plan(const Engine& engine, CounterMode counters);
 
   const std::vector<Site>& sites() const { return sites_; }
   const ProcSites* procSites(uint32_t procId) const;
   const std::vector<uint32_t>& programBefore() const { return programBefore_; }
   const std::vector<uint32_t>& programAfter() const { return programAfter_; }
   bool empty() const { return sites_.empty(); }
-  bool atomicCounters() const { return atomicCounters_; }
+  CounterMode counterMode() const { return counters_; }
 
  private:
   uint32_t siteAt(std::map<uint32_t, uint32_t>& slot, uint32_t key, const ir::Procedure& proc, uint32_t insn, bool after);
@@ -74,10 +88,11 @@ class Plan {
   uint32_t tableSite(const ir::Procedure& proc, uint64_t target);
   void findLiveFlags();
   void addExitHooks();
+  void addThreadChecks();
   void sortAndLayTails();
 
   const Engine& engine_;
-  bool atomicCounters_;
+  CounterMode counters_;
   std::vector<Site> sites_;
   std::unordered_map<uint32_t, ProcSites> procs_;
   std::vector<uint32_t> programBefore_, programAfter_;

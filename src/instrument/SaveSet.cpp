@@ -165,6 +165,7 @@ void markLiveFlags(const Engine& engine, std::vector<Site>& sites) {
     if (std::any_of(s.increments.begin(), s.increments.end(),
                     [](const IncrementRequest* inc) { return inc->predict != IncrementRequest::Predict::None; }))
       s.predictScratch = predictionScratch(liveness.deadRegisters(s));
+    if (s.threadCheck) s.checkScratch = predictionScratch(liveness.deadRegisters(s));
   }
 }
 

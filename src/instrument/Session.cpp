@@ -66,9 +66,31 @@ void Session::checkRoutines() const {
 }
 
 void Session::plan() {
-  atomicWhy_ = options_.rewrite.atomicCounters ? "--atomic-counters" : analysis::threadEvidence(*image_);
-  instrumenter_ = std::make_unique<Instrumenter>(*engine_, build_->analysisObject(), options_.output, !atomicWhy_.empty());
+  chooseCounterMode();
+  instrumenter_ = std::make_unique<Instrumenter>(*engine_, build_->analysisObject(), options_.output, counterMode_);
   rewriter_->setAdditions(instrumenter_.get());
+}
+
+// Plain increments where the program cannot run its code in two threads;
+// otherwise each thread counts on its own (%gs), unless the program uses
+// %gs itself: then increments are locked.
+void Session::chooseCounterMode() {
+  if (options_.counters) {
+    counterMode_ = *options_.counters;
+    counterWhy_ = std::string("--counters ") + counterModeName(counterMode_);
+    return;
+  }
+  const std::string threads = analysis::threadEvidence(*image_);
+  if (threads.empty()) {
+    counterMode_ = CounterMode::Plain;
+    counterWhy_ = "the program starts no threads";
+  } else if (const std::string gs = analysis::gsEvidence(rewriter_->program()); !gs.empty()) {
+    counterMode_ = CounterMode::Atomic;
+    counterWhy_ = threads + "; per-thread counters need %gs, and " + gs;
+  } else {
+    counterMode_ = CounterMode::PerThread;
+    counterWhy_ = threads;
+  }
 }
 
 std::vector<std::string> Session::summary() const {
@@ -97,7 +119,8 @@ std::vector<std::string> Session::summary() const {
                                            " not known (-1: jump tables that share targets)" : std::string()));
   if (instrumenter_->incrementCount())
     lines.push_back(out + ": " + std::to_string(instrumenter_->incrementCount()) + " inline counter increment(s), " +
-                    (atomicWhy_.empty() ? "plain (the program starts no threads)" : "atomic (" + atomicWhy_ + ")"));
+                    counterModeName(counterMode_) +
+                    (counterMode_ == CounterMode::PerThread ? " through %gs" : "") + " (" + counterWhy_ + ")");
   return lines;
 }
 

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct SessionOptions {
   bool trace = false;
   // With trace: an earlier run's block counts weigh the witness placement.
   const analysis::BlockProfile* traceProfile = nullptr;
+  // How inline counters are incremented; none: atomx chooses (plain where
+  // the program starts no threads, else per-thread, else atomic).
+  std::optional<CounterMode> counters{};
 };
 
 class Session {
@@ -74,6 +78,7 @@ class Session {
   void embedFacts();
   void checkRoutines() const;
   void plan();
+  void chooseCounterMode();
 
   SessionOptions options_;
   std::unique_ptr<elf::ElfImage> image_;
@@ -81,11 +86,12 @@ class Session {
   std::unique_ptr<rewrite::Rewriter> rewriter_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Instrumenter> instrumenter_;
-  std::string atomicWhy_;
+  CounterMode counterMode_ = CounterMode::Plain;
+  std::string counterWhy_;  // for the summary line
   uint64_t tracePlacement_ = 0;
   TraceStoreCounts traceStores_;
   CountPlanSummary counts_;
-  size_t factsBytes_ = 0;  // why counter increments are atomic ("" = plain)
+  size_t factsBytes_ = 0;
 };
 
 }  // namespace atomx::instrument

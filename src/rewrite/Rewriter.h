@@ -39,9 +39,6 @@ struct RewriteOptions {
   // Insert this many nops before every moved instruction (a check mode for
   // the machinery inserted code relies on; 0 = off).
   uint32_t padInstructions = 0;
-  // Inline counters use `lock inc` even in a program that cannot start
-  // threads (analysis::threadEvidence decides otherwise).
-  bool atomicCounters = false;
 };
 
 struct RewriteReport {

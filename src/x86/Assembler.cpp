@@ -22,7 +22,10 @@ void setReg(ZydisEncoderOperand& op, ZydisRegister reg) {
   op.reg.value = reg;
 }
 
-void setMem(ZydisEncoderOperand& op, const Mem& m) {
+// The memory operand, and its segment override (%fs, %gs) in the request.
+void setMem(ZydisEncoderRequest& r, ZydisEncoderOperand& op, const Mem& m) {
+  if (m.segment == ZYDIS_REGISTER_FS) r.prefixes |= ZYDIS_ATTRIB_HAS_SEGMENT_FS;
+  if (m.segment == ZYDIS_REGISTER_GS) r.prefixes |= ZYDIS_ATTRIB_HAS_SEGMENT_GS;
   op.type = ZYDIS_OPERAND_TYPE_MEMORY;
   op.mem.base = m.base;
   op.mem.index = m.index;
@@ -59,7 +62,7 @@ void Assembler::regMem(ZydisMnemonic mnemonic, ZydisRegister dst, const Mem& src
   auto r = request(mnemonic);
   r.operand_count = 2;
   setReg(r.operands[0], dst);
-  setMem(r.operands[1], src);
+  setMem(r, r.operands[1], src);
   encode(r);
 }
 
@@ -83,7 +86,7 @@ void Assembler::movLoad(ZydisRegister dst, const Mem& src) { regMem(ZYDIS_MNEMON
 void Assembler::movStore(const Mem& dst, ZydisRegister src) {
   auto r = request(ZYDIS_MNEMONIC_MOV);
   r.operand_count = 2;
-  setMem(r.operands[0], dst);
+  setMem(r, r.operands[0], dst);
   setReg(r.operands[1], src);
   encode(r);
 }
@@ -113,7 +116,7 @@ void Assembler::push(ZydisRegister reg) {
 void Assembler::pushMem(const Mem& src) {
   auto r = request(ZYDIS_MNEMONIC_PUSH);
   r.operand_count = 1;
-  setMem(r.operands[0], src);
+  setMem(r, r.operands[0], src);
   encode(r);
 }
 
@@ -150,15 +153,23 @@ void Assembler::callRel32(uint64_t target) {
 void Assembler::callMem(const Mem& target) {
   auto r = request(ZYDIS_MNEMONIC_CALL);
   r.operand_count = 1;
-  setMem(r.operands[0], target);
+  setMem(r, r.operands[0], target);
   encode(r);
 }
 
 void Assembler::cmpMemImm(const Mem& m, int8_t value) {
   auto r = request(ZYDIS_MNEMONIC_CMP);
   r.operand_count = 2;
-  setMem(r.operands[0], m);
+  setMem(r, r.operands[0], m);
   setImm(r.operands[1], uint64_t(int64_t(value)));
+  encode(r);
+}
+
+void Assembler::cmpMemReg(const Mem& m, ZydisRegister reg) {
+  auto r = request(ZYDIS_MNEMONIC_CMP);
+  r.operand_count = 2;
+  setMem(r, r.operands[0], m);
+  setReg(r.operands[1], reg);
   encode(r);
 }
 
@@ -201,7 +212,7 @@ void Assembler::adcMemImm(const Mem& m, int8_t value, bool lock) {
   auto r = request(ZYDIS_MNEMONIC_ADC);
   if (lock) r.prefixes = ZYDIS_ATTRIB_HAS_LOCK;
   r.operand_count = 2;
-  setMem(r.operands[0], m);
+  setMem(r, r.operands[0], m);
   setImm(r.operands[1], uint64_t(int64_t(value)));
   encode(r);
 }
@@ -213,7 +224,7 @@ void Assembler::incMem(const Mem& m, bool lock) {
   auto r = request(ZYDIS_MNEMONIC_INC);
   if (lock) r.prefixes = ZYDIS_ATTRIB_HAS_LOCK;
   r.operand_count = 1;
-  setMem(r.operands[0], m);
+  setMem(r, r.operands[0], m);
   encode(r);
 }
 

@@ -11,17 +11,25 @@
 
 namespace atomx::x86 {
 
-// A memory operand: [base + index*scale + disp].  base == RIP means an
-// absolute target address (`disp` is that address; encoded RIP-relative).
+// A memory operand: [segment: base + index*scale + disp].  base == RIP
+// means an absolute target address (`disp` is that address; encoded
+// RIP-relative); no base and no index, an absolute disp32 (with a segment:
+// an offset from the segment's base).
 struct Mem {
   ZydisRegister base = ZYDIS_REGISTER_NONE;
   ZydisRegister index = ZYDIS_REGISTER_NONE;
   uint8_t scale = 0;
   int64_t disp = 0;
   uint16_t size = 8;  // bytes accessed
+  ZydisRegister segment = ZYDIS_REGISTER_NONE;  // FS or GS: a segment override
 };
 inline Mem mem(ZydisRegister base, int64_t disp = 0, uint16_t size = 8) { return {base, ZYDIS_REGISTER_NONE, 0, disp, size}; }
 inline Mem ripAbsolute(uint64_t address, uint16_t size = 8) { return {ZYDIS_REGISTER_RIP, ZYDIS_REGISTER_NONE, 0, int64_t(address), size}; }
+// %fs:offset / %gs:offset (a disp32 with a SIB byte: 4 bytes more than the
+// plain register form, always the same size).
+inline Mem segmentOffset(ZydisRegister segment, int32_t offset, uint16_t size = 8) {
+  return {ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE, 0, offset, size, segment};
+}
 
 class Assembler {
  public:
@@ -50,6 +58,7 @@ class Assembler {
   void pushfq() { raw({0x9c}); }
   void cld() { raw({0xfc}); }
   void cmpMemImm(const Mem& m, int8_t value);  // cmp $value, m (m.size bytes)
+  void cmpMemReg(const Mem& m, ZydisRegister reg);  // cmp %reg, m (flags of m - reg)
   // `[lock] incq m`: a 64-bit counter, atomically with `lock`.
   void incMem(const Mem& m, bool lock);
   void adcMemImm(const Mem& m, int8_t value, bool lock);  // adc $value, m (m.size bytes)

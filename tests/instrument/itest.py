@@ -41,9 +41,9 @@ def build(src, variant, work, extra=()):
     return out
 
 
-def instrument(prog, inst, anal, work, args=(), expect_ok=True):
+def instrument(prog, inst, anal, work, args=(), expect_ok=True, options=()):
     out = prog + ".atomx"
-    cmd = [A, prog, os.path.join(TOOLS, inst), os.path.join(TOOLS, anal), "-o", out, "-q"]
+    cmd = [A, prog, os.path.join(TOOLS, inst), os.path.join(TOOLS, anal), "-o", out, "-q"] + list(options)
     if args:
         cmd += ["--"] + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -154,23 +154,30 @@ def t_clobber(work, name, variant, period="1"):
     eq(i[0] + b"[exit status %d]\n" % i[2], expected, "output vs expected/%s.out" % name)
 
 
-def t_counters(work, name, variant):
+def t_counters(work, name, variant, counters=None):
     """Inline counters before every instruction and on every edge of a tests/programs binary, beside
     a call per block: the output is as expected/NAME.out, every block's inline count equals the call
     path's, instructions and out-edges agree with their blocks, and every block's and edge's count
     derived from the fewest counters (Counters::count) equals its increment's (except where a
-    program leaves a block in the middle: signals_setjmp's siglongjmp out of a fault handler)."""
+    program leaves a block in the middle: signals_setjmp's siglongjmp out of a fault handler).
+    `counters`: atomx --counters MODE (default: atomx chooses)."""
     prog = os.path.join(ARGS.programs, variant, name)
     local = os.path.join(work, name)
     shutil.copy2(prog, local)
-    exe = instrument(local, "counters_inst.cpp", "counters_anal.c", work)
+    exe = instrument(local, "counters_inst.cpp", "counters_anal.c", work,
+                     options=["--counters", counters] if counters else [])
     n, i = run_both(local, exe, work)
     expected = open(os.path.join(HERE, "..", "programs", "expected", name + ".out"), "rb").read()
     eq(i[0] + b"[exit status %d]\n" % i[2], expected, "output vs expected/%s.out" % name)
-    outs = [f for f in os.listdir(i[3]) if f.startswith("counters.out")]
+    check_counters_out(i[3], name, early_expected=name in ("avx", "init_fini"), exact=name != "signals_setjmp")
+
+
+def check_counters_out(directory, name, early_expected=False, exact=True):
+    """Every counters.out* in `directory` (one per process) says the inline counters agree with the calls."""
+    outs = [f for f in os.listdir(directory) if f.startswith("counters.out")]
     check(outs, "no counters.out")
     for f in outs:
-        lines = read_lines(os.path.join(i[3], f))
+        lines = read_lines(os.path.join(directory, f))
         m = re.match(r"differences: blocks (\d+) instructions (\d+) edges (\d+)$", lines[-1])
         check(m, f"{f}: no summary line: {lines[-3:]}")
         check(int(re.match(r"blocks \d+ executed (\d+)", lines[-4]).group(1)) > 0, f"{f}: no block counted")
@@ -181,16 +188,36 @@ def t_counters(work, name, variant):
         # Blocks that only the inline counters see: code ld.so runs before the entry point, where
         # calls are skipped (avx's IFUNC resolver, init_fini's .preinit_array).
         early = int(re.match(r"blocks counted before start (\d+)$", lines[-2]).group(1))
-        eq(early > 0, name in ("avx", "init_fini"), f"{f}: blocks counted before ProgramBefore ({early})")
-        if name != "signals_setjmp":
+        eq(early > 0, early_expected, f"{f}: blocks counted before ProgramBefore ({early})")
+        if exact:
             eq((int(m.group(2)), int(m.group(3))), (0, 0), f"{f}: instruction and edge differences ({lines[:3]})")
         # Counters::count: every block's and edge's count, derived from the fewest counters, equals
         # its own increment's.
         m3 = re.match(r"exact counts: (\d+) differences, (\d+) edges not known; (\d+) increments for (\d+) blocks",
                       lines[-5])
         check(m3, f"{f}: no exact counts line: {lines[-5:]}")
-        if name != "signals_setjmp":
+        if exact:
             eq(int(m3.group(1)), 0, f"{f}: exact counts that differ from the increments' ({lines[:3]})")
+    return outs
+
+
+def t_thread_counts(work, variant, counters=None):
+    """Per-thread counters under stress (progs/thread_counts.c: 8 threads in the same blocks, early
+    exits, 200 short threads reusing stacks, a fork from a thread, a signal handler as a thread's
+    first code, nested thread starts): the counters check's inline counts equal its calls', in the
+    parent and in the forked child, and atomx says it counted per thread."""
+    prog = build("thread_counts.c", variant, work)
+    out = prog + ".atomx"
+    cmd = [A, prog, os.path.join(TOOLS, "counters_inst.cpp"), os.path.join(TOOLS, "counters_anal.c"), "-o", out]
+    if counters:
+        cmd += ["--counters", counters]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    check(r.returncode == 0, f"atomx failed ({r.returncode}): {r.stderr.strip()}")
+    check("inline counter increment(s), per-thread through %gs (it imports pthread_create)" in r.stderr,
+          f"the summary does not say per-thread: {r.stderr.strip()[-600:]}")
+    n, i = run_both(prog, out, work)
+    outs = check_counters_out(i[3], "thread_counts")
+    eq(len(outs), 2, "counters.out files (the program and its forked child)")
 
 
 def t_clobber_fenv(work, variant):
@@ -803,6 +830,11 @@ for p in PITFALLS:
 for p in PITFALLS:
     for v in ("O2",) if p == "tailcalls" else ("O2", "O0", "nopie"):
         TESTS[f"counters.{p}.{v}"] = (lambda w, p=p, v=v: t_counters(w, p, v))
+    # Every pitfall with each thread counting into its own copy (most of them start no thread,
+    # so atomx alone would count them plainly).
+    TESTS[f"counters_per_thread.{p}.O2"] = (lambda w, p=p: t_counters(w, p, "O2", "per-thread"))
+for v in ("O2", "O0", "nopie"):
+    TESTS[f"counters.thread_counts.{v}"] = lambda w, v=v: t_thread_counts(w, v)
 for v in ("O2", "O0", "nopie"):
     TESTS[f"clobber.fenv.{v}"] = lambda w, v=v: t_clobber_fenv(w, v)
     TESTS[f"order.{v}"] = lambda w, v=v: t_order(w, v)

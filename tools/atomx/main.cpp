@@ -78,6 +78,7 @@ constexpr const char* kUsage = R"(usage:
       directory during the run (by the tool or the program), and the text of
       each short one.  Exits with PROG's status (128+N if signal N killed it).
       --cache-dir DIR    keep instrumented programs in DIR instead
+      --counters MODE    how the tool's inline counters are incremented (below)
       -q                 print neither atomx's lines nor the summaries
   atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
       Rewrite PROG, moving every procedure atomx can prove safe into new code,
@@ -92,8 +93,13 @@ constexpr const char* kUsage = R"(usage:
       --report FILE      write a JSON report: counts, timings, and every
                          procedure left in place with the reason
       -q                 print nothing on success
-      --atomic-counters  (with a tool) make inline counter increments atomic
-                         even where atomx sees no way for PROG to start threads
+      --counters MODE    (with a tool) how inline counters are incremented:
+                         plain (`inc`), atomic (`lock inc`), per-thread (each
+                         thread its own copy through %gs, added up at exit) or
+                         auto (the default: plain where PROG cannot start
+                         threads, per-thread where it can, atomic where it
+                         also uses %gs); the summary line says which and why
+      --atomic-counters  the same as --counters atomic
   atomx trace [-q] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
       Record an abstract-execution trace: instrument PROG (cached as with
       run) so that it writes a few witness bytes on a minimal set of CFG
@@ -179,11 +185,13 @@ int runDump(int argc, char** argv) {
 // Rewrites `prog` into `out`, with `tool` when it names one.
 void rewriteProgram(const std::string& prog, const std::string& out, const atomx::instrument::ToolSources& tool,
                     const std::vector<std::string>& toolArgs, const atomx::rewrite::RewriteOptions& options,
-                    const std::string& reportPath, bool quiet) {
+                    std::optional<atomx::instrument::CounterMode> counters, const std::string& reportPath, bool quiet) {
   // The session lives until the process exits: freeing a large program's IR
   // one block at a time costs more than the rest of the rewrite's
   // bookkeeping (compilers skip it for the same reason).
-  auto& session = *new atomx::instrument::Session({prog, out, tool, toolArgs, options});
+  atomx::instrument::SessionOptions sessionOptions{prog, out, tool, toolArgs, options};
+  sessionOptions.counters = counters;
+  auto& session = *new atomx::instrument::Session(sessionOptions);
   writeRewritten(out, session);
   if (!quiet)
     for (const std::string& line : session.summary()) std::fprintf(stderr, "atomx: %s\n", line.c_str());
@@ -193,6 +201,16 @@ void rewriteProgram(const std::string& prog, const std::string& out, const atomx
     atomx::rewrite::writeJsonReport(session.rewriter(), prog, out, r);
   }
   if (!quiet) atomx::rewrite::printSummary(session.rewriter(), prog, std::cerr);
+}
+
+// --counters MODE's value; "auto" is none (atomx chooses).
+std::optional<atomx::instrument::CounterMode> counterModeOption(const std::string& mode) {
+  using atomx::instrument::CounterMode;
+  if (mode == "plain") return CounterMode::Plain;
+  if (mode == "atomic") return CounterMode::Atomic;
+  if (mode == "per-thread") return CounterMode::PerThread;
+  if (mode == "auto") return std::nullopt;
+  usageError("--counters needs plain, atomic, per-thread or auto, not '" + mode + "'");
 }
 
 // The options that build a tool: --cflags FLAGS, --ldflags FLAGS, and the
@@ -216,13 +234,16 @@ int runRewrite(int argc, char** argv) {
   std::string prog, out, reportPath;
   atomx::instrument::ToolSources tool;
   std::vector<std::string> toolArgs;
-  bool quiet = false, shipped = false;
+  bool quiet = false, shipped = false, countersGiven = false;
   atomx::rewrite::RewriteOptions options;
+  std::optional<atomx::instrument::CounterMode> counters;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-o" && i + 1 < argc) out = argv[++i];
     else if (a == "--poison-original") options.poisonOriginal = true;
-    else if (a == "--atomic-counters") options.atomicCounters = true;
+    else if (a == "--atomic-counters") counters = atomx::instrument::CounterMode::Atomic, countersGiven = true;
+    else if (a == "--counters" && i + 1 < argc) counters = counterModeOption(argv[++i]), countersGiven = true;
+    else if (a == "--counters") usageError("--counters needs plain, atomic, per-thread or auto");
     else if (a == "--report" && i + 1 < argc) reportPath = argv[++i];
     else if (a == "--pad-instructions" && i + 1 < argc) {
       const std::string n = argv[++i];
@@ -264,7 +285,8 @@ int runRewrite(int argc, char** argv) {
   if (tool.instrumentation.empty() && (!tool.cflags.empty() || !tool.libraries.empty()))
     usageError("--cflags, --ldflags, objects and libraries are for a tool's analysis object, but no tool is given");
 
-  rewriteProgram(prog, out, tool, toolArgs, options, reportPath, quiet);
+  if (tool.instrumentation.empty() && countersGiven) usageError("--counters is about a tool's counters, but no tool is given");
+  rewriteProgram(prog, out, tool, toolArgs, options, counters, reportPath, quiet);
   return 0;
 }
 
@@ -400,6 +422,7 @@ int runRun(int argc, char** argv) {
   std::string shippedName, cacheDir;
   std::vector<std::string> toolArgs;
   bool quiet = false;
+  std::string countersName = "auto";
   int i = 2;
   for (; i < argc; ++i) {
     std::string a = argv[i];
@@ -412,6 +435,8 @@ int runRun(int argc, char** argv) {
     else if (a == "-T") usageError("-T needs a tool name");
     else if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
     else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
+    else if (a == "--counters" && i + 1 < argc && toolArgs.empty()) countersName = argv[++i];
+    else if (a == "--counters" && toolArgs.empty()) usageError("--counters needs plain, atomic, per-thread or auto");
     else if (a == "-q") quiet = true;
     else if (toolArgs.empty() && buildOption(tool, argc, argv, i)) continue;
     else if (atomx::instrument::isSourceFile(a) && toolArgs.empty() && shippedName.empty()) {
@@ -437,6 +462,8 @@ int runRun(int argc, char** argv) {
     key.addFile(f);
   }
   for (const std::string& a : toolArgs) key.add(a);
+  const std::optional<atomx::instrument::CounterMode> counters = counterModeOption(countersName);
+  key.add("counters " + countersName);
   for (const std::string& f : tool.cflags) key.add("cflag " + f);
   for (const std::string& f : tool.libraries) {
     key.add("link " + f);
@@ -446,7 +473,7 @@ int runRun(int argc, char** argv) {
   const std::string cached = cachedPath(cacheDir, prog, toolName, key.h);
   if (access(cached.c_str(), X_OK) != 0) {
     if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s with %s into %s\n", prog.c_str(), toolName.c_str(), cached.c_str());
-    rewriteProgram(prog, cached, tool, toolArgs, atomx::rewrite::RewriteOptions{}, "", true);
+    rewriteProgram(prog, cached, tool, toolArgs, atomx::rewrite::RewriteOptions{}, counters, "", true);
   }
 
   const time_t start = time(nullptr);
