@@ -3,8 +3,9 @@
 
     bench/tools.py [--only PROG,...] [--tools a,b] [--peers SET] [--runs N] [--budget MIN] ...
 
-For every selected corpus program (default: lua, sqlite3, muparser, the
-gcc-O2 variants) and every tool shipped with atomx (share/atomx/tools/*; or
+For every selected corpus program (default: lua, sqlite3, muparser, bc --
+single-threaded with libreadline and libtinfo loaded, so inline counters
+are a plain `inc` -- the gcc-O2 variants) and every tool shipped with atomx (share/atomx/tools/*; or
 --tools), the program is instrumented once with `atomx BIN -T NAME -o OUT -q`
 (timed: the instrumentation cost), then its workload (corpus/workloads/) runs
 in rounds with every configuration: native, atomx null, atomx with each tool,
@@ -69,7 +70,7 @@ FIG6 = {
     "unalign": (2.93, "each basic block", 3),
 }
 
-DEFAULT_PROGRAMS = ["lua", "sqlite3", "muparser"]
+DEFAULT_PROGRAMS = ["lua", "sqlite3", "muparser", "bc"]
 
 LOG_NAME = "tools"   # bench/trace.py, which imports this module, logs as "trace"
 log = lambda msg: print(f"[{LOG_NAME} {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)

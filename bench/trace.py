@@ -4,7 +4,7 @@
     bench/trace.py [--only PROG,...] [--variant clang-O2] [--peers none|lackey|qemu|all] [--runs N] ...
 
 For every selected corpus program (default: the gcc-O2 variants of gzip,
-bzip2, xz, pbzip2, lua, sqlite3, lzip, muparser), the program is instrumented
+bzip2, xz, pbzip2, lua, sqlite3, lzip, muparser, bc), the program is instrumented
 once with `atomx trace -q --cache-dir C --instrument OUT -o DIR -- PROG`
 (timed), then its workload (corpus/workloads/) runs in rounds, in the
 environment of bench/tools.py and bench/null_rewrite.py (env -i, fresh
@@ -79,7 +79,7 @@ tools.LOG_NAME = "trace"
 log = tools.log
 REPO, CORPUS = nr.REPO, nr.CORPUS
 
-DEFAULT_PROGRAMS = ["gzip", "bzip2", "xz", "pbzip2", "lua", "sqlite3", "lzip", "muparser"]
+DEFAULT_PROGRAMS = ["gzip", "bzip2", "xz", "pbzip2", "lua", "sqlite3", "lzip", "muparser", "bc"]
 TARGET_RATIO = 1.3       # recording, trace stored, x native
 TARGET_BYTES = 0.05      # compressed trace bytes per executed instruction
 TARGET_REGEN = 200e6     # regenerated instructions per second

@@ -35,16 +35,21 @@ VARIANTS=(
   "sqlite3 gcc O2"   "sqlite3 clang O2"
   "lzip gcc O2"      "lzip clang O2"    "lzip gcc O0"     "lzip clang O3"
   "muparser gcc O2"  "muparser clang O2" "muparser clang O0" "muparser gcc O2 nopie"
+  "bc gcc O2"        "bc clang O2"
 )
 
 # program -> Debian source package(s) it is built from
 declare -A PKGS=(
   [gzip]=gzip [bzip2]=bzip2 [xz]=xz-utils [pbzip2]="pbzip2 bzip2"
   [lua]=lua5.4 [sqlite3]=sqlite3 [lzip]=lzip [muparser]=muparser
+  [bc]=bc
 )
 
-# Debian packages the build needs (tcl: tclsh generates the sqlite amalgamation)
-TOOLS=(gcc g++ clang make dpkg-dev binutils xz-utils bzip2 tcl file)
+# Debian packages the build needs (tcl: tclsh generates the sqlite amalgamation;
+# bc: configure --with-readline insists on flex, ed makes libmath.h, and
+# libreadline-dev/libncurses-dev are what it links)
+TOOLS=(gcc g++ clang make dpkg-dev binutils xz-utils bzip2 tcl file
+       flex ed libreadline-dev libncurses-dev)
 
 die() { echo "build.sh: ERROR: $*" >&2; exit 1; }
 log() { echo "build.sh: $*"; }
@@ -322,6 +327,21 @@ build_muparser() {
     "$t"/src/muParserTest.cpp "$t"/src/muParserTokenReader.cpp "$t"/samples/example1/example1.cpp
   "$CXX" $CXXFLAGS $LDFLAGS -o muparser *.o
   install -D -m755 muparser "$B/out/muparser"
+}
+
+build_bc() {
+  # GNU bc configured as debian/rules does (--with-readline, and the three
+  # defines it adds to CFLAGS), so it links libreadline (and through it
+  # libtinfo) as shared libraries, as Debian's /usr/bin/bc does. Only lib/
+  # and bc/ are built: not dc, not the docs. bc.c and scan.c come generated
+  # in the tarball; libmath.h is made by the Makefile (a first bc compiles
+  # libmath.b, then ed edits its output).
+  fresh_copy bc src && cd src
+  ./configure --disable-dependency-tracking --disable-silent-rules --with-readline \
+    CC="$CC" CPPFLAGS="-D_POSIX_SOURCE -DDOT_IS_LAST -DDONTEXIT" CFLAGS="$CFLAGS" LDFLAGS="$LDFLAGS"
+  make -j"$JOBS" -C lib
+  make -j"$JOBS" -C bc bc
+  install -D -m755 bc/bc "$B/out/bc"
 }
 
 # --------------------------------------------------------------------------

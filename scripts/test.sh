@@ -13,7 +13,10 @@ cd "$(dirname "$0")/.."
 # and build ~5 min, the corpus ~20 (cached after the first run), ctest ~15,
 # the fuzzing pass ~7, the corpus checks below ~27; CI measured 54 minutes
 # for all of it on a clean clone before the trace checks were added, 52
-# with gzip's and bzip2's (corpus_trace.sh now runs 16 programs, ~8 minutes).
+# with gzip's and bzip2's (corpus_trace.sh on 16 programs then, ~8 minutes).
+# bc, the ninth corpus program, adds ~5 minutes: its two builds ~1, its
+# branch oracle under Valgrind ~3-4, its trace checks, dumps and workloads
+# under check.sh ~1.
 start=$SECONDS
 trap 'echo "test.sh: $(((SECONDS - start) / 60)) min"' EXIT
 scripts/setup.sh
@@ -71,7 +74,7 @@ for tp in syscall:gzip io:bzip2 malloc:muparser branch:lzip dyninst:lzip unalign
 done
 ((${#failed[@]} == 0)) || { echo "corpus oracle failed for: ${failed[*]}" >&2; exit 1; }
 # ... every shipped tool leaves the output of gzip, lzip and muparser (C++)
-# unchanged (corpus_all.sh with no program list: all eight, ~40 minutes) ...
+# unchanged (corpus_all.sh with no program list: all nine, ~45 minutes) ...
 tests/tools/corpus_all.sh build/bin/atomx gzip lzip muparser
 # ... `atomx trace` and `atomx regen` reproduce, instruction for instruction,
 # what callgrind counts and the naive tracer records, and per function what

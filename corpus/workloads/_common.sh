@@ -1,7 +1,7 @@
 # Sourced by the workloads (not a workload itself).
 # Deterministic environment and a fixed-seed data generator.
 export LC_ALL=C TZ=UTC LANG=C
-unset LANGUAGE GZIP BZIP2 BZIP XZ_OPT XZ_DEFAULTS LZIP_OPT POSIXLY_CORRECT
+unset LANGUAGE GZIP BZIP2 BZIP XZ_OPT XZ_DEFAULTS LZIP_OPT POSIXLY_CORRECT BC_ENV_ARGS BC_LINE_LENGTH
 umask 022
 
 # WORKLOAD_ONE_THREAD=1: where a program lets the workload choose its number

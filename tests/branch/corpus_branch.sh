@@ -21,7 +21,7 @@ atomx=${1:?usage: corpus_branch.sh ATOMX [PROGRAM...]}
 shift
 bin_dir=${ATOMX_CORPUS_DIR:-$HOME/.cache/atomx-corpus}/bin
 progs=("$@")
-((${#progs[@]})) || progs=(gzip bzip2 xz pbzip2 lua sqlite3 lzip muparser)
+((${#progs[@]})) || progs=(gzip bzip2 xz pbzip2 lua sqlite3 lzip muparser bc)
 
 options() {
   case $1 in

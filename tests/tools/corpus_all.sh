@@ -25,7 +25,7 @@ if ((${#tools[@]} == 0)); then
   for d in "$share"/*/; do tools+=("$(basename "$d")"); done
 fi
 progs=("$@")
-((${#progs[@]})) || progs=(gzip bzip2 xz pbzip2 lua sqlite3 lzip muparser)
+((${#progs[@]})) || progs=(gzip bzip2 xz pbzip2 lua sqlite3 lzip muparser bc)
 
 # A tool may slow a workload well past check.sh's 60 s (a cache simulation
 # runs 10-30x native); this test is about output, not speed.

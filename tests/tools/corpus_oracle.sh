@@ -5,7 +5,7 @@
 # variant, run with their workloads (corpus/workloads/NAME.sh), two at a
 # time.  Every checker also requires the program's output, exit status and
 # files to be unchanged.  With no PROGRAM, the tool's default (the programs
-# that exercise it in a few minutes under the oracle); --all: all eight.
+# that exercise it in a few minutes under the oracle); --all: all nine.
 # Needs the corpus (corpus/build.sh).  Exit status 0 when every program passes.
 #
 #   tool     checker (in tests/tools/)                 compared with
@@ -81,7 +81,7 @@ case $tool in
 esac
 progs=("$@")
 ((${#progs[@]})) || progs=("${default[@]}")
-[[ ${progs[0]} == --all ]] && progs=(gzip bzip2 xz pbzip2 lua sqlite3 lzip muparser)
+[[ ${progs[0]} == --all ]] && progs=(gzip bzip2 xz pbzip2 lua sqlite3 lzip muparser bc)
 for p in "${progs[@]}"; do
   [[ -x $bin_dir/$p-gcc-O2 ]] || { echo "corpus_oracle.sh: no $bin_dir/$p-gcc-O2 (corpus/build.sh)" >&2; exit 2; }
 done

@@ -12,7 +12,7 @@ atomx=$(realpath "$1")
 shift
 progs=("$@")
 if ((${#progs[@]} == 0)); then
-  for p in gzip bzip2 xz pbzip2 lua sqlite3 lzip muparser; do progs+=("$p-gcc-O2" "$p-clang-O2"); done
+  for p in gzip bzip2 xz pbzip2 lua sqlite3 lzip muparser bc; do progs+=("$p-gcc-O2" "$p-clang-O2"); done
 fi
 bin_dir=${ATOMX_CORPUS_DIR:-$HOME/.cache/atomx-corpus}/bin
 here=$(dirname "$(realpath "$0")")
@@ -35,6 +35,16 @@ strfun2("text",1,2)
 throw(1)
 1+1
 IN
+cat >"$w/bc" <<'IN'
+scale = 60; 4 * a(1); e(1) - l(10)
+define f(n) { if (n < 2) return (n); return (f(n - 1) + f(n - 2)) }
+f(12); 2 ^ 200; obase = 16; 2 ^ 100; obase = 10
+1 / 0
+sqrt(-1)
+3 + * 4
+n = read(); n * n
+IN
+echo 12345678901234567890 >"$w/bc.in"
 
 one() {
   local v=$1 args=() opts=()
@@ -52,6 +62,8 @@ one() {
         WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000) INSERT INTO t SELECT x, x * x % 97 FROM c;
         CREATE INDEX tb ON t(b); SELECT b, count(*), sum(a) FROM t GROUP BY b ORDER BY 2 DESC, 1 LIMIT 3; SELECT nosuch();') ;;
     muparser) opts=(--stdin "$w/exprs") ;;
+    # The math library, recursion, a runtime and a syntax error, read().
+    bc) args=(-l -q "$w/bc"); opts=(--stdin "$w/bc.in") ;;
     *) echo "corpus_trace.sh: no command for $v" >&2; return 1 ;;
   esac
   python3 "$here/regen_oracle.py" --atomx "$atomx" --cachegrind "${opts[@]}" "$bin_dir/$v" -- "${args[@]}" 2>&1 |
