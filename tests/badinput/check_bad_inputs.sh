@@ -265,6 +265,10 @@ usage "usage: -o without a file" '-o needs' good -o
 usage "usage: --report without a file" '--report needs' good -o out --report
 usage "usage: unknown option" 'unknown option' good -o out --bogus
 usage "usage: two programs" 'unexpected argument' good good -o out
+usage "usage: --counters without a mode" '--counters needs' good -T dyninst -o out --counters
+usage "usage: --counters with a bad mode" "--counters needs plain, atomic, per-thread or auto, not 'locked'" good -T dyninst -o out --counters locked
+usage "usage: --counters without a tool" '--counters is about a tool' good -o out --counters plain
+usage "usage: run --counters with a bad mode" '--counters needs' run -T dyninst --counters locked -- ./good
 usage "usage: dump without a program" 'needs a program' dump
 usage "usage: dump --proc without a name" '--proc needs' dump good --proc
 usage "usage: dump two programs" 'more than one' dump good good
