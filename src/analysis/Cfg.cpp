@@ -5,6 +5,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "support/Parallel.h"
+
 namespace atomx::analysis {
 
 bool isNoReturnCallee(const std::string& callee) {
@@ -30,8 +32,11 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
   for (const ir::Procedure& p : program.procs)
     if (isNoReturnCallee(p.name)) noReturnTargets.insert(p.start);
 
-  for (ir::Procedure& proc : program.procs) {
-    if (!proc.fullyDecoded || proc.insns.empty()) continue;
+  // Each procedure's CFG reads only the sets above and writes only the
+  // procedure: over the cores (support/Parallel.h).
+  parallelFor(program.procs.size(), [&](size_t index) {
+    ir::Procedure& proc = program.procs[index];
+    if (!proc.fullyDecoded || proc.insns.empty()) return;
     std::vector<uint64_t> tableTargets;
     for (const ir::JumpTable& t : proc.jumpTables)
       for (uint64_t target : t.entryTargets)
@@ -151,7 +156,7 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
         if (ir::leadsToExit(e.kind)) proc.exitPreds.push_back({bi, e.kind});
     }
     if (proc.state == ir::ProcState::Disassembled) proc.state = ir::ProcState::CfgBuilt;
-  }
+  });
 }
 
 }  // namespace atomx::analysis

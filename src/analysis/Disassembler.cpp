@@ -1,11 +1,7 @@
 #include "analysis/Disassembler.h"
 
-#include <algorithm>
-#include <atomic>
-#include <thread>
-#include <vector>
-
 #include "support/Hex.h"
+#include "support/Parallel.h"
 
 namespace atomx::analysis {
 
@@ -38,19 +34,9 @@ void disassembleOne(const elf::ElfImage& image, const x86::Decoder& decoder, ir:
 }  // namespace
 
 void disassemble(ir::Program& program, const x86::Decoder& decoder) {
-  // Decoding dominates analysis time and procedures are independent: split
-  // them over the machine's cores (the decoder is read-only).
-  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(64)) < program.procs.size();)
-      for (size_t j = i; j < std::min(i + 64, program.procs.size()); ++j)
-        disassembleOne(*program.image, decoder, program.procs[j]);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads && program.procs.size() > 256; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  // Decoding is a large share of analysis time and procedures are
+  // independent: split them over the machine's cores (the decoder is read-only).
+  parallelFor(program.procs.size(), [&](size_t i) { disassembleOne(*program.image, decoder, program.procs[i]); });
 }
 
 }  // namespace atomx::analysis

@@ -216,7 +216,13 @@ void ElfImage::parseSymbols(const Section& table, std::vector<Symbol>& out) {
 
 void ElfImage::parseStaticRelocations() {
   // Static relocations kept by --emit-relocs live in non-allocated SHT_RELA
-  // sections whose sh_info names the section they apply to.
+  // sections whose sh_info names the section they apply to.  Room for all of
+  // them at once: growing section by section moved the vector once a section.
+  uint64_t total = 0;
+  for (const Section& s : sections_)
+    if (s.type == SHT_RELA && !s.isAlloc() && s.info < sections_.size() && sections_[s.info].isAlloc())
+      total += s.size / sizeof(Elf64_Rela);
+  staticRelocs_.reserve(total);
   for (const Section& s : sections_) {
     if (s.type == SHT_REL && !s.isAlloc())
       throw UnsupportedError(name_ + ": SHT_REL relocation section " + s.name + " (x86-64 uses RELA)");
@@ -231,7 +237,6 @@ void ElfImage::parseStaticRelocations() {
     if (s.link != symtabIndex_ || symtabIndex_ == 0)
       throw InputError(name_ + ": " + s.name + " does not use the symbol table");
     const uint64_t n = s.size / sizeof(Elf64_Rela);
-    staticRelocs_.reserve(staticRelocs_.size() + n);
     for (uint64_t i = 0; i < n; ++i) {
       auto raw = readStruct<Elf64_Rela>(bytes_, s.offset + i * sizeof(Elf64_Rela));
       Relocation r;
@@ -247,7 +252,7 @@ void ElfImage::parseStaticRelocations() {
       r.symValue = sym.value;
       r.symShndx = sym.shndx;
       r.symType = sym.type;
-      staticRelocs_.push_back(r);
+      staticRelocs_.push_back(std::move(r));
     }
   }
 }

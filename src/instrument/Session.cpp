@@ -18,28 +18,34 @@ elf::PatchedFile Session::run() {
   load();
   rewrite::checkRewritable(*image_);
   if (!options_.tool.instrumentation.empty() || options_.trace) {
-    buildTool();
+    // Each phase's time goes to the report (rewrite analyze times itself).
+    PhaseTimes& phases = rewriter_->phases();
+    phases.time("buildTool", [&] { buildTool(); });
     analyze();
-    runInstrument();
-    placeCounts();
-    embedFacts();
-    checkRoutines();
-    plan();
+    phases.time("runInstrument", [&] { runInstrument(); });
+    phases.time("placeCounts", [&] { placeCounts(); });
+    phases.time("embedFacts", [&] { embedFacts(); });
+    phases.time("checkRoutines", [&] { checkRoutines(); });
+    phases.time("plan", [&] { plan(); });
     build_.reset();  // the temporary build directory goes now; the plugin stays loaded
   }
   return rewriter_->rewrite();
 }
 
 void Session::load() {
+  const auto start = PhaseTimes::Clock::now();
   image_ = std::make_unique<elf::ElfImage>(elf::ElfImage::load(options_.input));
   rewriter_ = std::make_unique<rewrite::Rewriter>(*image_, options_.rewrite);
+  rewriter_->phases().add("load", start, PhaseTimes::Clock::now());
 }
 
 void Session::buildTool() { build_ = std::make_unique<ToolBuild>(options_.tool); }
 
 void Session::analyze() {
   rewriter_->analyze();
-  engine_ = std::make_unique<Engine>(rewriter_->program(), rewriter_->decoder(), options_.input);
+  rewriter_->phases().time("makeEngine", [&] {
+    engine_ = std::make_unique<Engine>(rewriter_->program(), rewriter_->decoder(), options_.input);
+  });
 }
 
 void Session::runInstrument() {

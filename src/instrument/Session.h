@@ -61,6 +61,8 @@ class Session {
   elf::PatchedFile run();
 
   const rewrite::Rewriter& rewriter() const { return *rewriter_; }
+  // The report's phase times, for a front end's own phases (after run()).
+  PhaseTimes& phases() { return rewriter_->phases(); }
   // The input file (the output patches a copy of it).
   const std::string& inputPath() const { return options_.input; }
   // One line per fact about the instrumentation ("" without a tool): the

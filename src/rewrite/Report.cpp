@@ -67,6 +67,16 @@ void writeJsonReport(const Rewriter& rewriter, const std::string& input, const s
   out << "  \"output_file_bytes\": " << r.outputFileBytes << ",\n";
   out << "  \"analyze_seconds\": " << fixed(r.analyzeSeconds, 6) << ",\n";
   out << "  \"rewrite_seconds\": " << fixed(r.rewriteSeconds, 6) << ",\n";
+  // Wall seconds per phase, in the order they ran; they sum to at most
+  // total_seconds (first phase's start to last one's end).
+  out << "  \"total_seconds\": " << fixed(r.phases.total(), 6) << ",\n";
+  out << "  \"phases\": {";
+  const char* sep = "";
+  for (const PhaseTimes::Phase& p : r.phases.phases()) {
+    out << sep << jsonString(p.name) << ": " << fixed(p.seconds, 6);
+    sep = ", ";
+  }
+  out << "},\n";
   out << "  \"fixups\": {\"data_pointers\": " << r.fixups.dataPointers
       << ", \"jump_table_entries\": " << r.fixups.jumpTableEntries
       << ", \"dynamic_relocations\": " << r.fixups.dynamicRelocations << ", \"got_slots\": " << r.fixups.gotSlots

@@ -33,24 +33,25 @@ elf::PatchedFile Rewriter::rewrite() {
   checkRewritable(image_);
   analyze();
   const auto t0 = Clock::now();
-  layOutCode();
-  buildUnwindTables();
-  layOutSegments();
-  emitCode();
-  elf::PatchedFile out = writeElf(patchFile());
+  PhaseTimes& phases = report_.phases;
+  phases.time("layOutCode", [&] { layOutCode(); });
+  phases.time("buildUnwindTables", [&] { buildUnwindTables(); });
+  phases.time("layOutSegments", [&] { layOutSegments(); });
+  phases.time("emitCode", [&] { emitCode(); });
+  elf::PatchedFile patched = phases.time("patchFile", [&] { return patchFile(); });
+  elf::PatchedFile out = phases.time("writeElf", [&] { return writeElf(std::move(patched)); });
   report_.rewriteSeconds = secondsSince(t0);
   return out;
 }
 
 void Rewriter::analyze() {
   if (model_) return;
-  model_ = analysis::analyzeProgram(image_);
+  model_ = report_.phases.time("analyze", [&] { return analysis::analyzeProgram(image_); });
   countProcedures();
   report_.analyzeSeconds = model_->analyzeSeconds;
 }
 
 void Rewriter::countProcedures() {
-  report_ = RewriteReport{};
   for (const ir::Procedure& p : program().procs) {
     report_.procedures++;
     report_.codeBytes += p.size();

@@ -27,6 +27,7 @@
 #include "layout/CodeLayout.h"
 #include "rewrite/CodeAdditions.h"
 #include "rewrite/ReferenceFixer.h"
+#include "support/PhaseTimes.h"
 #include "unwind/EhFrame.h"
 #include "x86/Decoder.h"
 
@@ -48,6 +49,9 @@ struct RewriteReport {
   uint64_t inputFileBytes = 0, outputFileBytes = 0;
   FixupStats fixups;
   double analyzeSeconds = 0, rewriteSeconds = 0;
+  // Every phase's wall time: this class's (analyze, layOutCode, ...,
+  // writeElf) and those a front end adds (instrument::Session's, the write).
+  PhaseTimes phases;
 };
 
 // Throws an atomx::Error that says why, in one line, when atomx does not
@@ -72,6 +76,8 @@ class Rewriter {
   const ir::Program& program() const { return model_->program; }
   const x86::Decoder& decoder() const { return model_->decoder; }
   const RewriteReport& report() const { return report_; }
+  // Where a front end records its own phases, beside this class's.
+  PhaseTimes& phases() { return report_.phases; }
   const layout::CodeLayout* layout() const { return layout_.get(); }
 
  private:

@@ -90,8 +90,8 @@ constexpr const char* kUsage = R"(usage:
       --pad-instructions N  insert N nops (0..64) before every moved instruction:
                          a check that branches, unwind tables and exception
                          call sites still work when code is inserted
-      --report FILE      write a JSON report: counts, timings, and every
-                         procedure left in place with the reason
+      --report FILE      write a JSON report: counts, seconds per phase, and
+                         every procedure left in place with the reason
       -q                 print nothing on success
       --counters MODE    (with a tool) how inline counters are incremented:
                          plain (`inc`), atomic (`lock inc`), per-thread (each
@@ -163,7 +163,8 @@ void writeFile(const std::string& path, const std::vector<uint8_t>& bytes, bool 
 
 // The rewritten program: what atomx did not change is copied from the input.
 void writeRewritten(const std::string& path, atomx::instrument::Session& session) {
-  atomx::elf::writeOutputFile(path, session.run(), true, session.inputPath());
+  const atomx::elf::PatchedFile file = session.run();
+  session.phases().time("writeFile", [&] { atomx::elf::writeOutputFile(path, file, true, session.inputPath()); });
 }
 
 int runDump(int argc, char** argv) {
