@@ -107,13 +107,8 @@ std::string Inst::category() const {
 
 static_assert(int(MemoryOperand::Segment::GS) == int(x86::Segment::GS) && kCF == x86::flag::CF && kOF == x86::flag::OF &&
               kZF == x86::flag::ZF);
-MemoryOperand Inst::memOperand(unsigned operand) const {
-  requireHandle(d_, "memOperand");
-  const x86::Semantics sem = semanticsOf(d_);
-  if (operand >= sem.memCount)
-    throw Error("memOperand(" + std::to_string(operand) + ") of an instruction with " + std::to_string(sem.memCount) +
-                " memory operand(s)");
-  const x86::MemOperand& m = sem.mem[operand];
+namespace {
+MemoryOperand memoryOperand(const x86::MemOperand& m) {
   MemoryOperand r;
   r.base = m.base, r.index = m.index, r.scale = m.scale, r.disp = m.disp;
   r.segment = MemoryOperand::Segment(int(m.segment));
@@ -121,11 +116,53 @@ MemoryOperand Inst::memOperand(unsigned operand) const {
   r.ripRelative = m.ripRelative, r.target = m.target;
   return r;
 }
+}  // namespace
+
+MemoryOperand Inst::memOperand(unsigned operand) const {
+  requireHandle(d_, "memOperand");
+  const x86::Semantics sem = semanticsOf(d_);
+  if (operand >= sem.memCount)
+    throw Error("memOperand(" + std::to_string(operand) + ") of an instruction with " + std::to_string(sem.memCount) +
+                " memory operand(s)");
+  return memoryOperand(sem.mem[operand]);
+}
+
+static_assert(int(Operand::Kind::Target) == int(x86::OperandKind::Target) &&
+              int(Operand::RegKind::Other) == int(x86::RegKind::Other) && int(Operand::Type::Other) == int(x86::ElementType::Other));
+unsigned Inst::operandCount() const {
+  requireHandle(d_, "operandCount");
+  return Engine::current().decode(procOf(d_), d_->index).insn.operand_count;
+}
+
+Operand Inst::operand(unsigned k) const {
+  requireHandle(d_, "operand");
+  const Engine::Decoded d = Engine::current().decode(procOf(d_), d_->index);
+  x86::OperandInfo ops[ZYDIS_MAX_OPERAND_COUNT];
+  const unsigned n = x86::describeOperands(d.insn, d.operands, pc(), ops);
+  if (k >= n) throw Error("operand(" + std::to_string(k) + ") of an instruction with " + std::to_string(n) + " operand(s)");
+  const x86::OperandInfo& o = ops[k];
+  Operand r;
+  r.kind = Operand::Kind(int(o.kind));
+  r.regKind = Operand::RegKind(int(o.regKind));
+  r.reg = o.reg, r.regBits = o.regBits, r.bits = o.bits;
+  r.type = Operand::Type(int(o.type));
+  r.elementBits = o.elementBits, r.elements = o.elements;
+  r.read = o.read, r.write = o.write, r.implicit = o.implicit, r.hidden = o.hidden;
+  r.memIndex = o.memIndex;
+  if (o.kind == x86::OperandKind::Memory || o.kind == x86::OperandKind::Address) r.mem = memoryOperand(o.mem);
+  return r;
+}
 
 unsigned Inst::flagsRead() const { requireHandle(d_, "flagsRead"); return semanticsOf(d_).flags.read & x86::flag::kStatus; }
 unsigned Inst::flagsWritten() const {
   requireHandle(d_, "flagsWritten");
   return semanticsOf(d_).flags.anyWritten() & x86::flag::kStatus;
+}
+bool Inst::isScalarVector() const { requireHandle(d_, "isScalarVector"); return semanticsOf(d_).scalarVector; }
+bool Inst::isRepeated() const { requireHandle(d_, "isRepeated"); return semanticsOf(d_).repeated; }
+unsigned Inst::flagsMaybeWritten() const {
+  requireHandle(d_, "flagsMaybeWritten");
+  return semanticsOf(d_).flags.maybe & x86::flag::kStatus;
 }
 int Inst::condition() const {
   requireHandle(d_, "condition");
