@@ -1,12 +1,8 @@
-// ease: condition codes (report 8 of the seed).  Which status flags an
-// instruction reads and writes, by mnemonic, and which flag writes no
-// instruction ever reads (a liveness pass over each procedure's CFG).
-//
-// The public API says only whether an instruction reads or writes the
-// status flags at all (kFlagsBit in Inst::regsRead/regsWritten); which
-// ones comes from the table below (Intel's SDM, appendix A "EFLAGS cross
-// reference"), and an instruction the table does not know counts as
-// reading, or writing, all six.  Header only (included by ease_inst.cpp).
+// ease: condition codes (report 8 of the seed): the names of the status
+// flags, and which flag writes no instruction ever reads (a liveness pass
+// over each procedure's CFG, on the flags each instruction reads and
+// writes: Inst::flagsRead, flagsWritten, flagsMaybeWritten).  Header only
+// (included by ease_inst.cpp).
 #pragma once
 
 #include <atomx/atomx.hpp>
@@ -19,11 +15,11 @@
 namespace ease {
 
 namespace flags {
-inline constexpr uint8_t CF = 1, PF = 2, AF = 4, ZF = 8, SF = 16, OF = 32, All = 0x3f;
+inline constexpr uint8_t All = 0x3f;  // atomx::kCF ... kOF
 inline const char* const kNames[6] = {"CF", "PF", "AF", "ZF", "SF", "OF"};
 }  // namespace flags
 
-// "OSZAPC"-style name of a set of flags.
+// "OF SF ZF"-style name of a set of flags.
 inline std::string flagSetName(uint8_t f) {
   std::string out;
   for (int k = 5; k >= 0; --k)
@@ -31,81 +27,17 @@ inline std::string flagSetName(uint8_t f) {
   return out.empty() ? "none" : out;
 }
 
-// The condition a jcc, setcc, cmovcc or fcmovcc tests, in Zydis' names
-// ("z", "nz", "l", "nbe" ...), or "" for other instructions.
-inline std::string conditionOf(const std::string& m) {
-  static const char* const kConds[] = {"o", "no", "b", "nb", "z", "nz", "be", "nbe",
-                                       "s", "ns", "p", "np", "l", "nl", "le", "nle"};
-  for (const char* prefix : {"j", "set", "cmov", "fcmov"}) {
-    const std::string p = prefix;
-    if (m.rfind(p, 0) != 0) continue;
-    const std::string c = m.substr(p.size());
-    for (const char* k : kConds)
-      if (c == k) return c;
-    if (p == "fcmov" && (c == "e" || c == "ne" || c == "u" || c == "nu")) return c;
-  }
-  return "";
-}
-
-// The flags a condition tests.
-inline uint8_t conditionFlags(const std::string& c) {
-  using namespace flags;
-  const std::string k = c.size() > 1 && c[0] == 'n' ? c.substr(1) : c;  // a condition and its negation
-  if (k == "o") return OF;
-  if (k == "b") return CF;
-  if (k == "z" || k == "e") return ZF;
-  if (k == "be") return CF | ZF;
-  if (k == "s") return SF;
-  if (k == "p" || k == "u") return PF;
-  if (k == "l") return SF | OF;
-  if (k == "le") return ZF | SF | OF;
-  return All;
-}
-
+// What instruction `i` does to the status flags (kCF ... bits): reads,
+// always writes, may write.
 struct FlagEffect {
   uint8_t read = 0;
-  uint8_t written = 0;  // always written (set, cleared or left undefined)
-  uint8_t maybe = 0;    // may be written (a shift by %cl, a rep string instruction)
+  uint8_t written = 0;
+  uint8_t maybe = 0;
 };
 
-// What instruction `i` does to the status flags.
 inline FlagEffect flagEffect(atomx::Inst i) {
-  using namespace flags;
-  FlagEffect e;
-  const std::string m = i.mnemonic();
-  const bool reads = i.regsRead() & atomx::kFlagsBit, writes = i.regsWritten() & atomx::kFlagsBit;
-  if (!reads && !writes) return e;
-  const std::string cond = conditionOf(m);
-  static const std::map<std::string, FlagEffect> kTable = {
-      {"adc", {CF, All, 0}}, {"sbb", {CF, All, 0}}, {"adcx", {CF, CF, 0}}, {"adox", {OF, OF, 0}},
-      {"inc", {0, All & ~CF, 0}}, {"dec", {0, All & ~CF, 0}},
-      {"rcl", {CF, 0, CF | OF}}, {"rcr", {CF, 0, CF | OF}},
-      {"clc", {0, CF, 0}}, {"stc", {0, CF, 0}}, {"cmc", {CF, CF, 0}},
-      {"sahf", {0, All & ~OF, 0}}, {"lahf", {All & ~OF, 0, 0}}, {"pushfq", {All, 0, 0}}, {"pushf", {All, 0, 0}},
-      {"popfq", {0, All, 0}}, {"popf", {0, All, 0}},
-      {"loope", {ZF, 0, 0}}, {"loopne", {ZF, 0, 0}},
-      {"bt", {0, All & ~ZF, 0}}, {"bts", {0, All & ~ZF, 0}}, {"btr", {0, All & ~ZF, 0}}, {"btc", {0, All & ~ZF, 0}},
-      {"cmpxchg", {0, All, 0}}, {"cmpxchg8b", {0, ZF, 0}}, {"cmpxchg16b", {0, ZF, 0}},
-  };
-  if (auto it = kTable.find(m); it != kTable.end()) {
-    e = it->second;
-  } else if (!cond.empty()) {
-    e.read = conditionFlags(cond);
-  } else if (m == "shl" || m == "sal" || m == "shr" || m == "sar" || m == "shld" || m == "shrd") {
-    // By an immediate: written (unless the count is 0, which compilers do not
-    // emit); by %cl: maybe.
-    (i.text().find("%cl") != std::string::npos ? e.maybe : e.written) = All;
-  } else if (m == "rol" || m == "ror") {
-    (i.text().find("%cl") != std::string::npos ? e.maybe : e.written) = CF | OF;
-  } else {
-    // Everything else that touches the flags writes all six (add, sub, cmp,
-    // neg, and, or, xor, test, mul, imul, div, bsf, popcnt, ucomisd ...),
-    // reads all six if it reads any.
-    e.written = writes ? All : 0;
-    e.read = reads ? All : 0;
-  }
-  if (i.text().rfind("rep", 0) == 0) e.maybe |= e.written, e.written = 0;  // zero iterations write nothing
-  return e;
+  const unsigned maybe = i.flagsMaybeWritten();
+  return {uint8_t(i.flagsRead()), uint8_t(i.flagsWritten() & ~maybe), uint8_t(maybe)};
 }
 
 inline std::vector<atomx::Inst> instsOf(atomx::Block b) {
