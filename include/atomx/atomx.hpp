@@ -207,6 +207,15 @@ class Inst {
   unsigned flagsRead() const;
   unsigned flagsWritten() const;
   unsigned flagsMaybeWritten() const;
+  // The status flags some instruction may read after this one, on any path,
+  // before they are written again (what atomx itself keeps around inserted
+  // code, analysis/FlagsLiveness.h).  The ABI passes no flag to a callee or
+  // back from one: none are live at a return, and a call kills them all, as
+  // a tail call does (a jump to another procedure's entry or to an imported
+  // function, an indirect jump that is no jump table); all six where control
+  // leaves the procedure otherwise (into a .cold part, the middle of
+  // another procedure).  A flag written only maybe stays live.
+  unsigned flagsLiveAfter() const;
   // jcc, setcc, cmovcc, fcmovcc: the condition it tests, 0..15 in Intel's
   // encoding (0 o, 1 no, 2 b, 3 ae, 4 e, 5 ne, 6 be, 7 a, 8 s, 9 ns, 10 p,
   // 11 np, 12 l, 13 ge, 14 le, 15 g; fcmovu is 10 and fcmovnu 11); -1 for

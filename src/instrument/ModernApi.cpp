@@ -164,6 +164,30 @@ unsigned Inst::flagsMaybeWritten() const {
   requireHandle(d_, "flagsMaybeWritten");
   return semanticsOf(d_).flags.maybe & x86::flag::kStatus;
 }
+unsigned Inst::flagsLiveAfter() const {
+  requireHandle(d_, "flagsLiveAfter");
+  const ir::Procedure& proc = procOf(d_);
+  const analysis::FlagsLiveness& live = Engine::current().flagsLiveness(proc);
+  const x86::Insn& in = insnOf(d_);
+  switch (in.flow) {
+    case x86::Flow::Return:
+    case x86::Flow::Stop:
+      return 0;
+    case x86::Flow::Jump:
+      return live.at(in.target);
+    case x86::Flow::CondBranch:
+      return live.after(d_->index) | live.at(in.target);
+    case x86::Flow::IndirectJump: {  // a jump table's targets; anything else is a tail call
+      unsigned flags = 0;
+      for (const detail::EdgeData* e = d_->block->firstEdge; e != d_->block->endEdge; ++e)
+        flags |= live.before(e->to->firstInst->index);
+      return flags;
+    }
+    default:  // falls through; a call, once it returns
+      return live.after(d_->index);
+  }
+}
+
 int Inst::condition() const {
   requireHandle(d_, "condition");
   const uint8_t c = semanticsOf(d_).condition;

@@ -691,14 +691,16 @@ def intel_sizes(prog):
 
 def t_operands(work, variant):
     """Inst::memOperand (base, index, scale, displacement, %rip-relative target, size), operand (kind,
-    register, width, element type), flagsRead, flagsWritten, flagsMaybeWritten, condition,
-    isScalarVector and isRepeated, against objdump's AT&T and Intel text of every instruction of
+    register, width, element type), flagsRead, flagsWritten, flagsMaybeWritten, flagsLiveAfter,
+    condition, isScalarVector and isRepeated, against objdump's AT&T and Intel text of every instruction of
     queries.c's and operands.c's procedures: each operand as objdump writes it (registers by name and
     width, immediates, branch targets, memory operands and, from the Intel text, their sizes), the
     element types objdump's mnemonics name (x87 suffixes s/l/t and s/l/ll, SSE's ss/sd/ps/pd, cvt's
     two types), the condition of every jcc, setcc, cmovcc and fcmovcc by its suffix, the flags a jcc
     reads for its condition, a cmp's six written, those a shift by %cl and a rep-prefixed compare may
-    leave alone, and scalar SSE/AVX and rep prefixes by mnemonic."""
+    leave alone, scalar SSE/AVX and rep prefixes by mnemonic, and flagsLiveAfter where the next
+    instruction decides it (a jcc, setcc or cmovcc reads its flags; cmp, test, add ... and ret leave
+    none live) or the instruction leaves (ret, a tail call to an imported function: none)."""
     seen = collections.Counter()
     for src, names in (("queries.c", ["main", "local_sum", "tail_alloc"]),
                        ("operands.c", ["main", "scalar", "extended", "packed", "never_run"])):
@@ -710,7 +712,7 @@ def t_operands(work, variant):
         check_operands(rows, dis, intel_sizes(prog), seen)
     want = {"explicit memory": 10, "condition": 3, "fcmov": 8, "operand list": 150, "register": 150,
             "memory size": 20, "x87 type": 8, "sse type": 15, "cvt type": 5, "scalar": 10, "packed": 10,
-            "rep": 3, "maybe": 4}
+            "rep": 3, "maybe": 4, "live none": 20, "live read": 3}
     for what, n in want.items():
         check(seen[what] >= n, f"too few checked: {what} {seen[what]} (want {n}; {dict(seen)})")
 
@@ -730,9 +732,10 @@ def check_operands(rows, dis, intel, seen):
         text = dis[addr].text
         zmnem = r[0]
         fread, fwritten, fmaybe, cond, scalar, rep = int(r[1], 16), int(r[2], 16), int(r[3], 16), int(r[4]), r[5], r[6]
-        mems = [t[2:] for t in r[7:] if t.startswith("M=")]
+        live = int(r[7], 16)
+        mems = [t[2:] for t in r[8:] if t.startswith("M=")]
         opers = []
-        for t in r[7:]:
+        for t in r[8:]:
             if t.startswith("O="):
                 f = t[2:].split(",")
                 opers.append(dict(kind=int(f[0]), regkind=int(f[1]), reg=int(f[2]), regbits=int(f[3]),
@@ -771,6 +774,26 @@ def check_operands(rows, dis, intel, seen):
             eq(fmaybe, 0, f"{where}: flags maybe written")
         eq(rep, "1" if rep_text else "0", f"{where}: isRepeated")
         seen["rep"] += rep_text
+
+        # Flags live after it, where objdump shows why: none after a return, a tail call to an
+        # imported function, or before an instruction that writes all six and reads none (cmp, test,
+        # add, sub, and, or, xor) or returns; those a following jcc, setcc or cmovcc reads.
+        nxt = dis.get(addr + dis[addr].length)
+        nxt = nxt if nxt and nxt.func == dis[addr].func else None
+        nmnem = att_operands(nxt.text)[0] if nxt else ""
+        branch = re.match(r"^(j|loop|call|ret|ud2|hlt)", mnem)
+        if mnem.startswith("ret") or (mnem == "jmp" and "@plt>" in text):
+            eq(live, 0, f"{where}: flags live after it")
+            seen["live none"] += 1
+        elif not branch and (re.match(r"^(cmp|test|sub|add|and|or|xor)[bwlq]?$", nmnem) or nmnem.startswith("ret")):
+            eq(live, 0, f"{where}: flags live after it (then {nxt.text})")
+            seen["live none"] += 1
+        elif not branch and nxt:
+            nm = re.match(r"^(j|set|cmov)([a-z]+?)[bwlq]?$", nmnem) if nmnem != "jmp" else None
+            cc = nm and (nm.group(2) if nm.group(2) in conds else nm.group(2)[:-1] if nm.group(2)[:-1] in conds else None)
+            if cc:
+                eq(live & reads[conds[cc]], reads[conds[cc]], f"{where}: flags live after it (then {nxt.text})")
+                seen["live read"] += 1
 
         # Scalar SSE/AVX by mnemonic: ss/sd (cvt's included), movd/movq/movlpd/movhpd on a vector register.
         vector_text = re.search(r"%[xyz]mm", text)
