@@ -172,7 +172,7 @@ inline std::string branchCondition(atomx::Inst i) {
 }
 
 // Every fact of instruction i.
-inline std::vector<Fact> describe(atomx::Inst i, const FlagsDeadness& deadness) {
+inline std::vector<Fact> describe(atomx::Inst i) {
   std::vector<Fact> f;
   const std::string m = i.mnemonic(), c = i.category();
   const std::vector<Operand> ops = operandsOf(i);
@@ -215,7 +215,7 @@ inline std::vector<Fact> describe(atomx::Inst i, const FlagsDeadness& deadness) 
   if (fe.written | fe.maybe) {
     f.push_back({kTotal, "flag-writing instructions"});
     f.push_back({"flag writer", m + ": " + flagSetName(fe.written) + (fe.maybe ? " (maybe " + flagSetName(fe.maybe) + ")" : "")});
-    if (deadness.dead(i)) f.push_back({kTotal, "flag writes never read"}), f.push_back({"flag writes never read", m});
+    if (flagWriteNeverRead(i)) f.push_back({kTotal, "flag writes never read"}), f.push_back({"flag writes never read", m});
   }
   if (fe.read) f.push_back({kTotal, "flag-reading instructions"});
   if (const int cc = i.condition(); cc >= 0) {
