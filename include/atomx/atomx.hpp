@@ -133,6 +133,44 @@ struct MemoryOperand {
   uint64_t target = 0;       // ripRelative: the original address
 };
 
+// One operand of any kind, as the x86 semantics module reads it.  An
+// instruction's operands are in Zydis' order: the destination first; those
+// its text shows come before the hidden ones (push's stack slot, mul's
+// %rdx, the flags register).  Inst::text() prints the shown ones in the
+// reverse order (AT&T: sources first).  Widths are in bits.
+struct Operand {
+  enum class Kind {
+    Register,
+    Immediate,
+    Memory,   // accesses memory: memOperand(memIndex) describes it too
+    Address,  // computes an address and accesses nothing (lea's, a multi-byte nop's)
+    Target,   // a direct branch's target (Inst::target())
+  };
+  // Register: general (reg: the hardware number, Reg, of whatever width is
+  // named: %al and %eax are 0), vector (xmm/ymm/zmm reg), x87 (%st(reg)),
+  // MMX (%mm reg), AVX-512 mask (%k reg), the flags register, other
+  // (segment, %rip, x87 control/status, MXCSR ...; reg -1).
+  enum class RegKind { None, General, Vector, X87, MMX, Mask, Flags, Other };
+  // What one element holds: an integer (signed or not; Zydis tells them
+  // apart where the operation does), a float of 16, 32, 64 or 80 bits, an
+  // x87 packed BCD; Other for a structure (fxsave's area).
+  enum class Type { None, Int, UInt, Float16, Float32, Float64, Float80, BCD, Other };
+  Kind kind = Kind::Register;
+  RegKind regKind = RegKind::None;
+  int reg = -1;
+  unsigned regBits = 0;      // Register: its width as named (%al 8, %eax 32, %xmm 128, %ymm 256, %st 80)
+  unsigned bits = 0;         // how much the instruction reads or writes (addsd's %xmm: 64); Address: 0
+  Type type = Type::None;    // its elements' type, and
+  unsigned elementBits = 0;  // their width, and
+  unsigned elements = 0;     // how many (addsd's %xmm: 1 Float64; addpd's: 2)
+  bool read = false, write = false;
+  bool implicit = false;     // not encoded as an operand (shl's 1, mul's %rdx, push's slot)
+  bool hidden = false;       // not among the text's operands either (mul's %rdx, push's slot, movs'
+                             // operands; an AVX-512 write mask, which the text writes as {%k1})
+  int memIndex = -1;         // Memory: which memOperand(k) it is
+  MemoryOperand mem;         // Memory and Address: the parts (Address: size 0, neither read nor written)
+};
+
 // Status flags, as bits of Inst::flagsRead / flagsWritten.
 inline constexpr unsigned kCF = 1, kPF = 2, kAF = 4, kZF = 8, kSF = 16, kOF = 32;
 
@@ -160,14 +198,37 @@ class Inst {
   bool isStore() const;  // writes memory through some operand
   unsigned accessSize(unsigned operand = 0) const;  // bytes
   MemoryOperand memOperand(unsigned operand = 0) const;  // its parts
+  // Every operand (Operand above), hidden ones included.
+  unsigned operandCount() const;
+  Operand operand(unsigned k) const;
   // The status flags it reads, and those it writes (always or maybe: a
-  // shift by %cl, a rep-prefixed string instruction), as kCF ... kOF bits.
+  // shift by %cl, a rep-prefixed string instruction), as kCF ... kOF bits;
+  // flagsMaybeWritten() those of flagsWritten() it may also leave alone.
   unsigned flagsRead() const;
   unsigned flagsWritten() const;
-  // jcc, setcc, cmovcc: the condition it tests, 0..15 in Intel's encoding
-  // (0 o, 1 no, 2 b, 3 ae, 4 e, 5 ne, 6 be, 7 a, 8 s, 9 ns, 10 p, 11 np,
-  // 12 l, 13 ge, 14 le, 15 g); -1 for any other instruction.
+  unsigned flagsMaybeWritten() const;
+  // The status flags some instruction may read after this one, on any path,
+  // before they are written again (what atomx itself keeps around inserted
+  // code, analysis/FlagsLiveness.h).  The ABI passes no flag to a callee or
+  // back from one: none are live at a return, and a call kills them all, as
+  // a tail call does (a jump to another procedure's entry or to an imported
+  // function, an indirect jump that is no jump table); all six where control
+  // leaves the procedure otherwise (into a .cold part, the middle of
+  // another procedure).  A flag written only maybe stays live.
+  unsigned flagsLiveAfter() const;
+  // jcc, setcc, cmovcc, fcmovcc: the condition it tests, 0..15 in Intel's
+  // encoding (0 o, 1 no, 2 b, 3 ae, 4 e, 5 ne, 6 be, 7 a, 8 s, 9 ns, 10 p,
+  // 11 np, 12 l, 13 ge, 14 le, 15 g; fcmovu is 10 and fcmovnu 11); -1 for
+  // any other instruction.
   int condition() const;
+  // An SSE/AVX instruction that works on one element of a vector register
+  // (addsd, vaddss, cvtsi2sd, cvttsd2si, ucomisd, movsd, movlpd, movd,
+  // movq) rather than on a whole vector (addpd, pxor, punpcklbw, pinsrw,
+  // pmovmskb); false for any other instruction.
+  bool isScalarVector() const;
+  // A rep, repe or repne prefix repeats it (a string instruction, %rcx
+  // times at most; "rep movsb", "repe cmpsb" in text()).
+  bool isRepeated() const;
   bool hasTarget() const;  // a direct branch
   uint64_t target() const; // its original target address
   // The procedure or imported function a direct call or jump (a tail call

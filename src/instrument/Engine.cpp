@@ -146,6 +146,12 @@ const debuginfo::LineTable& Engine::lineTable() const {
   return *lineTable_;
 }
 
+const analysis::FlagsLiveness& Engine::flagsLiveness(const ir::Procedure& proc) const {
+  std::unique_ptr<analysis::FlagsLiveness>& live = flagsLiveness_[&proc];
+  if (!live) live = std::make_unique<analysis::FlagsLiveness>(program_, proc, decoder_);
+  return *live;
+}
+
 Engine::Decoded Engine::decode(const ir::Procedure& proc, uint32_t index) const {
   Decoded d;
   const x86::Insn& in = proc.insns[index];

@@ -10,10 +10,12 @@
 #include <atomx/atomx.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "analysis/FlagsLiveness.h"
 #include "debuginfo/LineTable.h"
 #include "instrument/Prototype.h"
 #include "ir/Program.h"
@@ -186,6 +188,9 @@ class Engine {
   x86::Semantics semantics(const ir::Procedure& proc, uint32_t index) const;
   // The input's DWARF line table, read on first use.
   const debuginfo::LineTable& lineTable() const;
+  // Which status flags are live at each instruction of a procedure
+  // (analysis::FlagsLiveness), found on first use.
+  const analysis::FlagsLiveness& flagsLiveness(const ir::Procedure& proc) const;
 
  private:
   void check(const Prototype& proto, Point point, const void* where, const std::vector<Arg>& args) const;
@@ -210,6 +215,7 @@ class Engine {
   bool factsWanted_ = false;
   std::vector<StoreRequest> stores_;
   mutable std::unique_ptr<debuginfo::LineTable> lineTable_;
+  mutable std::map<const ir::Procedure*, std::unique_ptr<analysis::FlagsLiveness>> flagsLiveness_;
 };
 
 }  // namespace atomx::instrument

@@ -107,18 +107,49 @@ std::string Inst::category() const {
 
 static_assert(int(MemoryOperand::Segment::GS) == int(x86::Segment::GS) && kCF == x86::flag::CF && kOF == x86::flag::OF &&
               kZF == x86::flag::ZF);
+namespace {
+MemoryOperand memoryOperand(const x86::MemOperand& m) {
+  MemoryOperand r;
+  r.base = m.base, r.index = m.index, r.scale = m.scale, r.disp = m.disp;
+  r.segment = MemoryOperand::Segment(int(m.segment));
+  r.size = m.size, r.read = m.read, r.write = m.write, r.implicit = m.implicit;
+  r.ripRelative = m.ripRelative, r.target = m.target;
+  return r;
+}
+}  // namespace
+
 MemoryOperand Inst::memOperand(unsigned operand) const {
   requireHandle(d_, "memOperand");
   const x86::Semantics sem = semanticsOf(d_);
   if (operand >= sem.memCount)
     throw Error("memOperand(" + std::to_string(operand) + ") of an instruction with " + std::to_string(sem.memCount) +
                 " memory operand(s)");
-  const x86::MemOperand& m = sem.mem[operand];
-  MemoryOperand r;
-  r.base = m.base, r.index = m.index, r.scale = m.scale, r.disp = m.disp;
-  r.segment = MemoryOperand::Segment(int(m.segment));
-  r.size = m.size, r.read = m.read, r.write = m.write, r.implicit = m.implicit;
-  r.ripRelative = m.ripRelative, r.target = m.target;
+  return memoryOperand(sem.mem[operand]);
+}
+
+static_assert(int(Operand::Kind::Target) == int(x86::OperandKind::Target) &&
+              int(Operand::RegKind::Other) == int(x86::RegKind::Other) && int(Operand::Type::Other) == int(x86::ElementType::Other));
+unsigned Inst::operandCount() const {
+  requireHandle(d_, "operandCount");
+  return Engine::current().decode(procOf(d_), d_->index).insn.operand_count;
+}
+
+Operand Inst::operand(unsigned k) const {
+  requireHandle(d_, "operand");
+  const Engine::Decoded d = Engine::current().decode(procOf(d_), d_->index);
+  x86::OperandInfo ops[ZYDIS_MAX_OPERAND_COUNT];
+  const unsigned n = x86::describeOperands(d.insn, d.operands, pc(), ops);
+  if (k >= n) throw Error("operand(" + std::to_string(k) + ") of an instruction with " + std::to_string(n) + " operand(s)");
+  const x86::OperandInfo& o = ops[k];
+  Operand r;
+  r.kind = Operand::Kind(int(o.kind));
+  r.regKind = Operand::RegKind(int(o.regKind));
+  r.reg = o.reg, r.regBits = o.regBits, r.bits = o.bits;
+  r.type = Operand::Type(int(o.type));
+  r.elementBits = o.elementBits, r.elements = o.elements;
+  r.read = o.read, r.write = o.write, r.implicit = o.implicit, r.hidden = o.hidden;
+  r.memIndex = o.memIndex;
+  if (o.kind == x86::OperandKind::Memory || o.kind == x86::OperandKind::Address) r.mem = memoryOperand(o.mem);
   return r;
 }
 
@@ -127,6 +158,36 @@ unsigned Inst::flagsWritten() const {
   requireHandle(d_, "flagsWritten");
   return semanticsOf(d_).flags.anyWritten() & x86::flag::kStatus;
 }
+bool Inst::isScalarVector() const { requireHandle(d_, "isScalarVector"); return semanticsOf(d_).scalarVector; }
+bool Inst::isRepeated() const { requireHandle(d_, "isRepeated"); return semanticsOf(d_).repeated; }
+unsigned Inst::flagsMaybeWritten() const {
+  requireHandle(d_, "flagsMaybeWritten");
+  return semanticsOf(d_).flags.maybe & x86::flag::kStatus;
+}
+unsigned Inst::flagsLiveAfter() const {
+  requireHandle(d_, "flagsLiveAfter");
+  const ir::Procedure& proc = procOf(d_);
+  const analysis::FlagsLiveness& live = Engine::current().flagsLiveness(proc);
+  const x86::Insn& in = insnOf(d_);
+  switch (in.flow) {
+    case x86::Flow::Return:
+    case x86::Flow::Stop:
+      return 0;
+    case x86::Flow::Jump:
+      return live.at(in.target);
+    case x86::Flow::CondBranch:
+      return live.after(d_->index) | live.at(in.target);
+    case x86::Flow::IndirectJump: {  // a jump table's targets; anything else is a tail call
+      unsigned flags = 0;
+      for (const detail::EdgeData* e = d_->block->firstEdge; e != d_->block->endEdge; ++e)
+        flags |= live.before(e->to->firstInst->index);
+      return flags;
+    }
+    default:  // falls through; a call, once it returns
+      return live.after(d_->index);
+  }
+}
+
 int Inst::condition() const {
   requireHandle(d_, "condition");
   const uint8_t c = semanticsOf(d_).condition;

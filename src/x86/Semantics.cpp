@@ -60,6 +60,10 @@ bool shiftCountNonZero(const ZydisDecodedInstruction& insn, const ZydisDecodedOp
   return false;
 }
 
+bool isRepeated(const ZydisDecodedInstruction& insn) {
+  return insn.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE);
+}
+
 FlagEffect flagEffect(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops) {
   FlagEffect e;
   const ZydisAccessedFlags* f = insn.cpu_flags;
@@ -67,7 +71,7 @@ FlagEffect flagEffect(const ZydisDecodedInstruction& insn, const ZydisDecodedOpe
   e.read = flagBits(f->tested);
   e.set = flagBits(f->modified | f->set_0 | f->set_1);
   e.undefined = uint8_t(flagBits(f->undefined) & ~e.set);
-  const bool repeated = insn.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE);
+  const bool repeated = isRepeated(insn);
   // syscall: the kernel restores RFLAGS on the way back (sysret from %r11).
   if (repeated || insn.mnemonic == ZYDIS_MNEMONIC_SYSCALL ||
       (isShiftOrRotate(insn.mnemonic) && !shiftCountNonZero(insn, ops))) {
@@ -156,9 +160,12 @@ MemOperand memOperand(const ZydisDecodedInstruction& insn, const ZydisDecodedOpe
   return m;
 }
 
-// The condition code (0..15, as in jcc's opcode) of a jcc, setcc or cmovcc.
+// The condition code (0..15, as in jcc's opcode) of a jcc, setcc, cmovcc or
+// fcmovcc (which tests b, e, be, u and their negations: cc 2..7, 10, 11).
 uint8_t conditionOf(ZydisMnemonic m) {
-  static constexpr ZydisMnemonic kFamilies[3][16] = {
+  constexpr ZydisMnemonic none = ZYDIS_MNEMONIC_INVALID;
+  if (m == none) return kNoCondition;
+  static constexpr ZydisMnemonic kFamilies[4][16] = {
       {ZYDIS_MNEMONIC_JO, ZYDIS_MNEMONIC_JNO, ZYDIS_MNEMONIC_JB, ZYDIS_MNEMONIC_JNB, ZYDIS_MNEMONIC_JZ,
        ZYDIS_MNEMONIC_JNZ, ZYDIS_MNEMONIC_JBE, ZYDIS_MNEMONIC_JNBE, ZYDIS_MNEMONIC_JS, ZYDIS_MNEMONIC_JNS,
        ZYDIS_MNEMONIC_JP, ZYDIS_MNEMONIC_JNP, ZYDIS_MNEMONIC_JL, ZYDIS_MNEMONIC_JNL, ZYDIS_MNEMONIC_JLE,
@@ -170,7 +177,10 @@ uint8_t conditionOf(ZydisMnemonic m) {
       {ZYDIS_MNEMONIC_CMOVO, ZYDIS_MNEMONIC_CMOVNO, ZYDIS_MNEMONIC_CMOVB, ZYDIS_MNEMONIC_CMOVNB,
        ZYDIS_MNEMONIC_CMOVZ, ZYDIS_MNEMONIC_CMOVNZ, ZYDIS_MNEMONIC_CMOVBE, ZYDIS_MNEMONIC_CMOVNBE,
        ZYDIS_MNEMONIC_CMOVS, ZYDIS_MNEMONIC_CMOVNS, ZYDIS_MNEMONIC_CMOVP, ZYDIS_MNEMONIC_CMOVNP,
-       ZYDIS_MNEMONIC_CMOVL, ZYDIS_MNEMONIC_CMOVNL, ZYDIS_MNEMONIC_CMOVLE, ZYDIS_MNEMONIC_CMOVNLE}};
+       ZYDIS_MNEMONIC_CMOVL, ZYDIS_MNEMONIC_CMOVNL, ZYDIS_MNEMONIC_CMOVLE, ZYDIS_MNEMONIC_CMOVNLE},
+      {none, none, ZYDIS_MNEMONIC_FCMOVB, ZYDIS_MNEMONIC_FCMOVNB, ZYDIS_MNEMONIC_FCMOVE, ZYDIS_MNEMONIC_FCMOVNE,
+       ZYDIS_MNEMONIC_FCMOVBE, ZYDIS_MNEMONIC_FCMOVNBE, none, none, ZYDIS_MNEMONIC_FCMOVU, ZYDIS_MNEMONIC_FCMOVNU,
+       none, none, none, none}};
   for (const auto& family : kFamilies)
     for (uint8_t cc = 0; cc < 16; ++cc)
       if (family[cc] == m) return cc;
@@ -180,6 +190,30 @@ uint8_t conditionOf(ZydisMnemonic m) {
 bool isLoopFamily(ZydisMnemonic m) {
   return m == ZYDIS_MNEMONIC_LOOP || m == ZYDIS_MNEMONIC_LOOPE || m == ZYDIS_MNEMONIC_LOOPNE ||
          m == ZYDIS_MNEMONIC_JRCXZ || m == ZYDIS_MNEMONIC_JECXZ || m == ZYDIS_MNEMONIC_JCXZ;
+}
+
+// An SSE/AVX instruction that works on one element of a vector register
+// rather than on all of them.  Zydis gives a scalar floating-point
+// operation's xmm and memory operands one element (addsd: one Float64;
+// vaddsd: its last source), and describes the integer element moves (movd,
+// movq) as whole vectors.
+bool scalarVector(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops, RegSet touched) {
+  if ((touched.bits >> 32) == 0) return false;  // no xmm/ymm/zmm register (MMX's movq is not one)
+  switch (insn.mnemonic) {
+    case ZYDIS_MNEMONIC_MOVD: case ZYDIS_MNEMONIC_MOVQ: case ZYDIS_MNEMONIC_VMOVD: case ZYDIS_MNEMONIC_VMOVQ:
+      return true;
+    default:
+      break;
+  }
+  for (unsigned i = 0; i < insn.operand_count_visible; ++i) {
+    const ZydisDecodedOperand& op = ops[i];
+    const bool vector = op.type == ZYDIS_OPERAND_TYPE_MEMORY ||
+                        (op.type == ZYDIS_OPERAND_TYPE_REGISTER && (RegSet::of(op.reg.value).bits >> 32) != 0);
+    const bool floating = op.element_type == ZYDIS_ELEMENT_TYPE_FLOAT16 || op.element_type == ZYDIS_ELEMENT_TYPE_FLOAT32 ||
+                          op.element_type == ZYDIS_ELEMENT_TYPE_FLOAT64;
+    if (vector && floating && op.element_count == 1) return true;
+  }
+  return false;
 }
 
 // What Zydis' operand list leaves out.
@@ -227,7 +261,89 @@ Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperan
   s.flags = flagEffect(insn, ops);
   s.condition = conditionOf(insn.mnemonic);
   s.loopFamily = isLoopFamily(insn.mnemonic);
+  s.repeated = isRepeated(insn);
+  s.scalarVector = scalarVector(insn, ops, s.read | s.written);
   return s;
+}
+
+namespace {
+
+OperandInfo registerOperand(ZydisRegister r) {
+  OperandInfo o;
+  o.regBits = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, r);
+  const RegSet set = RegSet::of(r);
+  auto number = [&](ZydisRegister first) { return int8_t(r - first); };
+  switch (ZydisRegisterGetClass(r)) {
+    case ZYDIS_REGCLASS_GPR8: case ZYDIS_REGCLASS_GPR16: case ZYDIS_REGCLASS_GPR32: case ZYDIS_REGCLASS_GPR64:
+      o.regKind = RegKind::General, o.reg = int8_t(__builtin_ctz(set.gprs()));
+      break;
+    case ZYDIS_REGCLASS_XMM: case ZYDIS_REGCLASS_YMM: case ZYDIS_REGCLASS_ZMM:
+      o.regKind = RegKind::Vector, o.reg = int8_t(__builtin_ctzll(set.bits) - 32);
+      break;
+    case ZYDIS_REGCLASS_X87: o.regKind = RegKind::X87, o.reg = number(ZYDIS_REGISTER_ST0); break;
+    case ZYDIS_REGCLASS_MMX: o.regKind = RegKind::MMX, o.reg = number(ZYDIS_REGISTER_MM0); break;
+    case ZYDIS_REGCLASS_MASK: o.regKind = RegKind::Mask, o.reg = number(ZYDIS_REGISTER_K0); break;
+    case ZYDIS_REGCLASS_FLAGS: o.regKind = RegKind::Flags; break;
+    default: o.regKind = RegKind::Other; break;
+  }
+  return o;
+}
+
+ElementType elementType(ZydisElementType t) {
+  switch (t) {
+    case ZYDIS_ELEMENT_TYPE_INVALID: return ElementType::None;
+    case ZYDIS_ELEMENT_TYPE_INT: return ElementType::Int;
+    case ZYDIS_ELEMENT_TYPE_UINT: return ElementType::UInt;
+    case ZYDIS_ELEMENT_TYPE_FLOAT16: return ElementType::Float16;
+    case ZYDIS_ELEMENT_TYPE_FLOAT32: return ElementType::Float32;
+    case ZYDIS_ELEMENT_TYPE_FLOAT64: return ElementType::Float64;
+    case ZYDIS_ELEMENT_TYPE_FLOAT80: return ElementType::Float80;
+    case ZYDIS_ELEMENT_TYPE_LONGBCD: return ElementType::BCD;
+    default: return ElementType::Other;  // a structure (fxsave's area), an AVX-512 comparison predicate
+  }
+}
+
+}  // namespace
+
+unsigned describeOperands(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops, uint64_t address,
+                          OperandInfo out[ZYDIS_MAX_OPERAND_COUNT]) {
+  unsigned memCount = 0;
+  for (unsigned i = 0; i < insn.operand_count; ++i) {
+    const ZydisDecodedOperand& op = ops[i];
+    OperandInfo o;
+    switch (op.type) {
+      case ZYDIS_OPERAND_TYPE_REGISTER:
+        o = registerOperand(op.reg.value);
+        break;
+      case ZYDIS_OPERAND_TYPE_MEMORY:
+        o.mem = memOperand(insn, op, address);
+        if (accessesMemory(insn, op)) {
+          o.kind = OperandKind::Memory;
+          o.memIndex = memCount < kMaxMemOperands ? int8_t(memCount) : -1;
+          ++memCount;
+        } else {
+          o.kind = OperandKind::Address;
+          o.mem.size = 0, o.mem.read = o.mem.write = false;
+        }
+        break;
+      default:  // an immediate, or a far pointer
+        o.kind = op.type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op.imm.is_relative ? OperandKind::Target
+                                                                                : OperandKind::Immediate;
+        break;
+    }
+    o.bits = o.kind == OperandKind::Address ? 0 : op.size;
+    o.type = elementType(op.element_type);
+    o.elementBits = op.element_size;
+    o.elements = op.element_count;
+    o.read = op.actions & ZYDIS_OPERAND_ACTION_MASK_READ;
+    o.write = op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE;
+    o.implicit = op.visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT;
+    // An AVX-512 write mask qualifies the destination: the text writes it as
+    // a decorator ({%k1}; none for k0, no masking), not as an operand.
+    o.hidden = op.visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN || op.encoding == ZYDIS_OPERAND_ENCODING_MASK;
+    out[i] = o;
+  }
+  return insn.operand_count;
 }
 
 uint64_t evaluate(const MemOperand& m, const RegisterValues& values) {

@@ -115,6 +115,8 @@ struct Semantics {
   uint8_t memCount = 0;
   uint8_t condition = kNoCondition;  // jcc/setcc/cmovcc: the condition code 0..15
   bool loopFamily = false;           // loop, loope, loopne, jrcxz, jecxz
+  bool repeated = false;             // a rep, repe or repne prefix repeats it (string instructions)
+  bool scalarVector = false;         // SSE/AVX on one element of an xmm/ymm/zmm register (addsd, movd)
   bool vectorState = false;          // touches x87, MMX, SSE/AVX, mask or MXCSR state
 
   bool loads() const;
@@ -124,6 +126,33 @@ struct Semantics {
 // The semantics of a decoded instruction at `address` (operands as
 // ZydisDecoderDecodeFull gives them).
 Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands, uint64_t address);
+
+// One operand of any kind (the typed API's atomx::Operand), in Zydis' order:
+// the destination first, those the text shows (Decoder::format) before the
+// hidden ones (push's stack slot, mul's rdx, the flags register).
+enum class OperandKind : uint8_t { Register, Immediate, Memory, Address, Target };
+enum class RegKind : uint8_t { None, General, Vector, X87, MMX, Mask, Flags, Other };
+enum class ElementType : uint8_t { None, Int, UInt, Float16, Float32, Float64, Float80, BCD, Other };
+struct OperandInfo {
+  OperandKind kind = OperandKind::Register;
+  RegKind regKind = RegKind::None;
+  int8_t reg = -1;        // number within its kind (general: hardware number; xmm/ymm/zmm n; st(n) ...)
+  uint16_t regBits = 0;   // the register as named: al 8, eax 32, xmm 128, ymm 256, st 80
+  uint16_t bits = 0;      // what the instruction reads or writes of it (addsd's xmm: 64); 0 for an Address
+  ElementType type = ElementType::None;
+  uint16_t elementBits = 0;
+  uint16_t elements = 0;
+  bool read = false, write = false;
+  bool implicit = false;  // not encoded as an operand (shl's 1, push's slot, mul's rdx)
+  bool hidden = false;    // not among the text's operands (push's slot, movs' rsi/rdi, an AVX-512 write mask)
+  int8_t memIndex = -1;   // Memory: its index in Semantics::mem
+  MemOperand mem;         // Memory and Address (lea's, a nop's): the parts (Address: size 0)
+};
+
+// The operands of a decoded instruction at `address`, into out[0 ..
+// insn.operand_count); returns their number.
+unsigned describeOperands(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands, uint64_t address,
+                          OperandInfo out[ZYDIS_MAX_OPERAND_COUNT]);
 
 // Register values an address is evaluated from.
 struct RegisterValues {

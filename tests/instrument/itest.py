@@ -655,45 +655,190 @@ def t_queries(work, variant, noplt=False):
         check(name in callees, f"no call or jump found whose calleeName is {name}")
 
 
+# Registers by AT&T name: (Operand::RegKind, number, width in bits); RegKind 1 general, 2 vector,
+# 3 x87, 4 MMX, 5 mask.
+def register_names():
+    t = {}
+    legacy = [("rax", "eax", "ax", "al"), ("rcx", "ecx", "cx", "cl"), ("rdx", "edx", "dx", "dl"),
+              ("rbx", "ebx", "bx", "bl"), ("rsp", "esp", "sp", "spl"), ("rbp", "ebp", "bp", "bpl"),
+              ("rsi", "esi", "si", "sil"), ("rdi", "edi", "di", "dil")]
+    for n in range(16):
+        names = legacy[n] if n < 8 else ("r%d" % n, "r%dd" % n, "r%dw" % n, "r%db" % n)
+        for name, bits in zip(names, (64, 32, 16, 8)):
+            t[name] = (1, n, bits)
+    for n, name in enumerate(("ah", "ch", "dh", "bh")):
+        t[name] = (1, n, 8)
+    for n in range(32):
+        t["xmm%d" % n], t["ymm%d" % n], t["zmm%d" % n] = (2, n, 128), (2, n, 256), (2, n, 512)
+    for n in range(8):
+        t["st(%d)" % n], t["mm%d" % n], t["k%d" % n] = (3, n, 80), (4, n, 64), (5, n, 64)
+    t["st"] = (3, 0, 80)
+    return t
+
+
+ATT_PREFIXES = {"rep", "repz", "repnz", "repe", "repne", "lock", "notrack", "bnd", "data16", "addr32",
+                "cs", "ds", "es", "ss", "fs", "gs"}
+
+
+def att_operands(text):
+    """An objdump AT&T line's mnemonic and operands in its order (sources first), without prefixes,
+    comments (# ..., <symbol>), AVX-512 decorators ({%k1}, {z}, {1to16}) and the * of indirect
+    branches."""
+    t = re.sub(r"\{[^}]*\}", "", re.sub(r"<[^>]*>", "", text.split("#")[0]))
+    words = t.split(None, 1)
+    while len(words) > 1 and words[0] in ATT_PREFIXES:
+        words = words[1].split(None, 1)
+    if len(words) < 2:
+        return (words[0] if words else ""), []
+    ops, depth, cur = [], 0, ""
+    for c in words[1]:
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            ops.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+    ops.append(cur.strip())
+    return words[0], [o.lstrip("*") for o in ops if o]
+
+
+def intel_sizes(prog):
+    """Per address, the sizes in bits of the memory operands objdump -M intel writes as `SIZE PTR`."""
+    bits = {"BYTE": 8, "WORD": 16, "DWORD": 32, "FWORD": 48, "QWORD": 64, "TBYTE": 80, "XMMWORD": 128,
+            "YMMWORD": 256, "ZMMWORD": 512}
+    out = subprocess.run(["objdump", "-d", "-M", "intel", "--no-show-raw-insn", "-w", prog], capture_output=True,
+                         text=True, check=True).stdout
+    sizes = {}
+    for line in out.splitlines():
+        m = re.match(r"^\s+([0-9a-f]+):\s+(.*)$", line)
+        if m:
+            sizes[int(m.group(1), 16)] = (m.group(2), [bits[w] for w in re.findall(r"\b([A-Z]+) PTR", m.group(2))])
+    return sizes
+
+
 def t_operands(work, variant):
-    """Inst::memOperand (base, index, scale, displacement, %rip-relative target, size), flagsRead,
-    flagsWritten and condition, against objdump's AT&T text of every instruction of queries.c's
-    procedures: an explicit memory operand as objdump writes it, the condition of every jcc, setcc
-    and cmovcc by its suffix, the flags a jcc reads for its condition, and a cmp's six written."""
-    prog = build("queries.c", variant, work)
-    names = ["main", "local_sum", "tail_alloc"]
-    out = os.path.join(work, "operands.txt")
-    instrument(prog, "operand_inst.cpp", "query_anal.c", work, [out] + names)
-    rows = {int(r[0], 16): r[1:] for r in (l.split("\t") for l in read_lines(out))}
-    dis = {i.addr: i for i in disassemble(prog) if i.func in names}
-    regs = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"] + ["r%d" % k for k in range(8, 16)]
-    reg32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"] + ["r%dd" % k for k in range(8, 16)]
-    number = lambda r: regs.index(r) if r in regs else reg32.index(r)
+    """Inst::memOperand (base, index, scale, displacement, %rip-relative target, size), operand (kind,
+    register, width, element type), flagsRead, flagsWritten, flagsMaybeWritten, flagsLiveAfter,
+    condition, isScalarVector and isRepeated, against objdump's AT&T and Intel text of every instruction of
+    queries.c's and operands.c's procedures: each operand as objdump writes it (registers by name and
+    width, immediates, branch targets, memory operands and, from the Intel text, their sizes), the
+    element types objdump's mnemonics name (x87 suffixes s/l/t and s/l/ll, SSE's ss/sd/ps/pd, cvt's
+    two types), the condition of every jcc, setcc, cmovcc and fcmovcc by its suffix, the flags a jcc
+    reads for its condition, a cmp's six written, those a shift by %cl and a rep-prefixed compare may
+    leave alone, scalar SSE/AVX and rep prefixes by mnemonic, and flagsLiveAfter where the next
+    instruction decides it (a jcc, setcc or cmovcc reads its flags; cmp, test, add ... and ret leave
+    none live) or the instruction leaves (ret, a tail call to an imported function: none)."""
+    seen = collections.Counter()
+    for src, names in (("queries.c", ["main", "local_sum", "tail_alloc"]),
+                       ("operands.c", ["main", "scalar", "extended", "packed", "never_run"])):
+        prog = build(src, variant, work)
+        out = os.path.join(work, "operands.txt")
+        instrument(prog, "operand_inst.cpp", "query_anal.c", work, [out] + names)
+        rows = {int(r[0], 16): r[1:] for r in (l.split("\t") for l in read_lines(out))}
+        dis = {i.addr: i for i in disassemble(prog) if i.func in names}
+        check_operands(rows, dis, intel_sizes(prog), seen)
+    want = {"explicit memory": 10, "condition": 3, "fcmov": 8, "operand list": 150, "register": 150,
+            "memory size": 20, "x87 type": 8, "sse type": 15, "cvt type": 5, "scalar": 10, "packed": 10,
+            "rep": 3, "maybe": 4, "live none": 20, "live read": 3}
+    for what, n in want.items():
+        check(seen[what] >= n, f"too few checked: {what} {seen[what]} (want {n}; {dict(seen)})")
+
+
+def check_operands(rows, dis, intel, seen):
+    regs = register_names()
+    number = lambda r: regs[r][1]
     conds = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3, "e": 4, "z": 4, "ne": 5, "nz": 5,
              "be": 6, "na": 6, "a": 7, "nbe": 7, "s": 8, "ns": 9, "p": 10, "pe": 10, "np": 11, "po": 11, "l": 12,
              "nge": 12, "ge": 13, "nl": 13, "le": 14, "ng": 14, "g": 15, "nle": 15}
+    fcmov = {"fcmovb": 2, "fcmovnb": 3, "fcmove": 4, "fcmovne": 5, "fcmovbe": 6, "fcmovnbe": 7, "fcmovu": 10,
+             "fcmovnu": 11}
     reads = {0: 32, 1: 32, 2: 1, 3: 1, 4: 8, 5: 8, 6: 9, 7: 9, 8: 16, 9: 16, 10: 2, 11: 2, 12: 48, 13: 48, 14: 56, 15: 56}
-    explicit = checked_cond = 0
+    INT, UINT, F32, F64, F80 = 1, 2, 4, 5, 6
+    sse_type = {"si": (INT,), "dq": (INT,), "ss": (F32,), "ps": (F32,), "sd": (F64,), "pd": (F64,)}
     for addr, r in rows.items():
         text = dis[addr].text
-        fread, fwritten, cond = int(r[0], 16), int(r[1], 16), int(r[2])
-        ops = [o.split(",") for o in r[3:]]
-        mnem = text.split()[0]
+        zmnem = r[0]
+        fread, fwritten, fmaybe, cond, scalar, rep = int(r[1], 16), int(r[2], 16), int(r[3], 16), int(r[4]), r[5], r[6]
+        live = int(r[7], 16)
+        mems = [t[2:] for t in r[8:] if t.startswith("M=")]
+        opers = []
+        for t in r[8:]:
+            if t.startswith("O="):
+                f = t[2:].split(",")
+                opers.append(dict(kind=int(f[0]), regkind=int(f[1]), reg=int(f[2]), regbits=int(f[3]),
+                                  bits=int(f[4]), type=int(f[5]), ebits=int(f[6]), elements=int(f[7]),
+                                  implicit=f[8][2] == "1", hidden=f[8][3] == "1", memindex=int(f[9]),
+                                  mem=",".join(f[10:])))
+        ops = [m.split(",") for m in mems]
+        mnem, att = att_operands(text)
+        where = f"{addr:#x} {text}"
+
+        # Conditions, and the flags they read.
         m = re.match(r"^(j|set|cmov)([a-z]+?)[bwlq]?$", mnem) if not mnem.startswith("jmp") else None
         if m and (m.group(2) in conds or m.group(2)[:-1] in conds):
             cc = m.group(2) if m.group(2) in conds else m.group(2)[:-1]
             eq(cond, conds[cc], f"condition of {text}")
             eq(fread, reads[cond], f"flags {text} reads")
-            checked_cond += 1
+            seen["condition"] += 1
+        elif mnem in fcmov:
+            eq(cond, fcmov[mnem], f"condition of {text}")
+            eq(fread, reads[cond], f"flags {text} reads")
+            seen["fcmov"] += 1
         elif not mnem.startswith(("j", "set", "cmov", "loop")):
             eq(cond, -1, f"condition of {text}")
         if mnem.startswith("cmp") or mnem.startswith("test"):
             eq(fwritten, 0x3f, f"flags {text} writes")
+
+        # Flags maybe written: a shift or rotate by %cl (a count of 0 changes nothing), a rep-prefixed
+        # compare (no iteration), nothing else.
+        rep_text = text.split()[0] in ("rep", "repz", "repnz", "repe", "repne")
+        by_cl = re.match(r"^(sh|sa|ro|rc)[lr]", mnem) and att and att[0] == "%cl" and len(att) == 2
+        if by_cl or (rep_text and fwritten):
+            eq(fmaybe, fwritten, f"{where}: flags maybe written")
+            check(fmaybe, f"{where}: writes no flag")
+            seen["maybe"] += 1
+        else:
+            eq(fmaybe, 0, f"{where}: flags maybe written")
+        eq(rep, "1" if rep_text else "0", f"{where}: isRepeated")
+        seen["rep"] += rep_text
+
+        # Flags live after it, where objdump shows why: none after a return, a tail call to an
+        # imported function, or before an instruction that writes all six and reads none (cmp, test,
+        # add, sub, and, or, xor) or returns; those a following jcc, setcc or cmovcc reads.
+        nxt = dis.get(addr + dis[addr].length)
+        nxt = nxt if nxt and nxt.func == dis[addr].func else None
+        nmnem = att_operands(nxt.text)[0] if nxt else ""
+        branch = re.match(r"^(j|loop|call|ret|ud2|hlt)", mnem)
+        if mnem.startswith("ret") or (mnem == "jmp" and "@plt>" in text):
+            eq(live, 0, f"{where}: flags live after it")
+            seen["live none"] += 1
+        elif not branch and (re.match(r"^(cmp|test|sub|add|and|or|xor)[bwlq]?$", nmnem) or nmnem.startswith("ret")):
+            eq(live, 0, f"{where}: flags live after it (then {nxt.text})")
+            seen["live none"] += 1
+        elif not branch and nxt:
+            nm = re.match(r"^(j|set|cmov)([a-z]+?)[bwlq]?$", nmnem) if nmnem != "jmp" else None
+            cc = nm and (nm.group(2) if nm.group(2) in conds else nm.group(2)[:-1] if nm.group(2)[:-1] in conds else None)
+            if cc:
+                eq(live & reads[conds[cc]], reads[conds[cc]], f"{where}: flags live after it (then {nxt.text})")
+                seen["live read"] += 1
+
+        # Scalar SSE/AVX by mnemonic: ss/sd (cvt's included), movd/movq/movlpd/movhpd on a vector register.
+        vector_text = re.search(r"%[xyz]mm", text)
+        sm = mnem[1:] if mnem.startswith("v") else mnem
+        scalar_name = (re.search(r"(ss|sd)[lq]?$|(ss|sd)2|2(ss|sd)", sm) or sm in ("movd", "movq", "movlpd", "movhpd")) \
+            and not sm.startswith("p")
+        if vector_text:
+            eq(scalar, "1" if scalar_name else "0", f"{where}: isScalarVector")
+            seen["scalar" if scalar_name else "packed"] += 1
+        else:
+            eq(scalar, "0", f"{where}: isScalarVector")
+
         # An explicit memory operand, as objdump writes it: [%seg:]disp(%base,%index,scale) or disp(%rip).
         mm = re.search(r"(?:%([fg]s):)?(-?0x[0-9a-f]+|-?\d+)?\((%\w+)?(?:,%(\w+),(\d))?\)", text.split("#")[0])
-        if mm and not mnem.startswith(("lea", "nop")):
+        string = "%es:(%rdi)" in text or "%ds:(%rsi)" in text
+        if mm and not mnem.startswith(("lea", "nop")) and not string:
             mine = [o for o in ops if o[6][2] == "0"]  # not implicit
-            check(mine, f"{addr:#x} {text}: no explicit memory operand reported ({r})")
+            check(mine, f"{where}: no explicit memory operand reported ({r})")
             base, index, scale, disp = int(mine[0][0]), int(mine[0][1]), int(mine[0][2]), int(mine[0][3])
             disp_text = int(mm.group(2), 0) if mm.group(2) else 0
             if mm.group(3) == "%rip":
@@ -706,8 +851,78 @@ def t_operands(work, variant):
                 eq(index, number(mm.group(4)) if mm.group(4) else -1, f"{text}: index")
                 eq(scale, int(mm.group(5)) if mm.group(5) else 0, f"{text}: scale")
                 eq(disp, disp_text, f"{text}: displacement")
-            explicit += 1
-    check(explicit >= 3 and checked_cond >= 3, f"too few operands ({explicit}) or conditions ({checked_cond}) checked")
+            seen["explicit memory"] += 1
+
+        # The operand list.  objdump writes string instructions' operands, which Zydis' text leaves out
+        # (hidden: (%rsi) and (%rdi)); Zydis lists the ModRM reg field of a multi-byte nop, objdump
+        # not; objdump leaves out the count 1 of a shift by 1 (implicit, shown by Zydis).
+        shown = [o for o in opers if not o["hidden"]]
+        if string:
+            eq(shown, [], f"{where}: operands shown")
+            hidden_mem = [o for o in opers if o["kind"] == 2]
+            check(hidden_mem and all(o["mem"].split(",")[0] in ("6", "7") for o in hidden_mem),
+                  f"{where}: string operands {hidden_mem}")
+            continue
+        if zmnem == "nop":
+            continue
+        if len(shown) == len(att) + 1:
+            shown = [o for o in shown if not (o["kind"] == 1 and o["implicit"])]
+        eq(len(shown), len(att), f"{where}: operands shown ({shown})")
+        seen["operand list"] += 1
+        zatt = list(reversed(shown))  # AT&T order
+        for z, a in zip(zatt, att):
+            if a.startswith("$"):
+                eq(z["kind"], 1, f"{where}: {a} an immediate")
+            elif a.startswith("%") and ":" not in a and ("(" not in a or a.startswith("%st(")):
+                eq(z["kind"], 0, f"{where}: {a} a register")
+                eq((z["regkind"], z["reg"], z["regbits"]), regs[a[1:]], f"{where}: register {a}")
+                if z["regkind"] == 1:
+                    check(z["type"] in (INT, UINT) and z["elements"] == 1, f"{where}: {a} one integer ({z})")
+                seen["register"] += 1
+            elif dis[addr].target is not None and re.fullmatch(r"[0-9a-f]+", a):
+                eq(z["kind"], 4, f"{where}: {a} a branch target")
+            else:
+                eq(z["kind"], 3 if mnem.startswith(("lea", "nop")) else 2, f"{where}: {a} memory")
+                if z["kind"] == 2:
+                    check(0 <= z["memindex"] < len(mems) and mems[z["memindex"]] == z["mem"],
+                          f"{where}: operand {a} is memOperand({z['memindex']}) ({z['mem']} against {mems})")
+        mem_shown = [z for z in zatt if z["kind"] == 2]
+        itext, isizes = intel[addr]
+        if len(mem_shown) == 1 and len(isizes) == 1 and "BCST" not in itext:
+            eq(mem_shown[0]["bits"], isizes[0], f"{where}: memory operand's size ({itext})")
+            seen["memory size"] += 1
+
+        # Element types objdump's mnemonics name.
+        x87i = re.match(r"^fi(ld|st|stp|sttp|add|sub|subr|mul|div|divr|com|comp)(s|l|ll)$", mnem)
+        x87f = re.match(r"^f(ld|st|stp|add|sub|subr|mul|div|divr|com|comp)(s|l|t)$", mnem)
+        if (x87i or x87f) and len(mem_shown) == 1:
+            want = (INT, {"s": 16, "l": 32, "ll": 64}[x87i.group(2)]) if x87i else \
+                {"s": (F32, 32), "l": (F64, 64), "t": (F80, 80)}[x87f.group(2)]
+            eq((mem_shown[0]["type"], mem_shown[0]["bits"]), want, f"{where}: x87 memory operand's type and size")
+            seen["x87 type"] += 1
+        cvt = re.match(r"^v?cvtt?(si|ss|sd|dq|ps|pd)2(si|ss|sd|dq|ps|pd)[lq]?$", mnem)
+        arith = re.match(r"^v?(add|sub|mul|div|min|max|sqrt|andn|and|or|xor|mova|movu|mov|ucomi|comi)(ss|sd|ps|pd)$", mnem)
+        if cvt:
+            check(zatt[0]["type"] in sse_type[cvt.group(1)] and zatt[-1]["type"] in sse_type[cvt.group(2)],
+                  f"{where}: types {zatt[0]['type']} -> {zatt[-1]['type']}")
+            seen["cvt type"] += 1
+        elif arith:
+            want = sse_type[arith.group(2)][0]
+            for z in zatt:
+                if (z["kind"] == 0 and z["regkind"] == 2) or z["kind"] == 2:
+                    eq(z["type"], want, f"{where}: element type")
+            if arith.group(2)[0] == "s":
+                eq(zatt[0]["elements"], 1, f"{where}: a scalar source's elements")
+            else:
+                for z in zatt:
+                    if z["kind"] == 0 and z["regkind"] == 2:
+                        eq(z["elements"] * z["ebits"], z["regbits"], f"{where}: a packed register's elements")
+            seen["sse type"] += 1
+        elif re.match(r"^v?p(add|sub|xor|and|or|unpck|cmp|max|min|mul|sll|srl|sra|shuf)", mnem):
+            for z in zatt:
+                if (z["kind"] == 0 and z["regkind"] == 2) or z["kind"] == 2:
+                    check(z["type"] in (INT, UINT), f"{where}: integer elements ({z})")
+            seen["sse type"] += 1
 
 
 def t_facts(work, variant):

@@ -176,7 +176,8 @@ void checkOne(const x86::Decoder& d, const uint8_t* bytes, size_t avail, uint64_
   ASSERT_EQ(s.flags.anyWritten(), e.flagsWritten) << "flags written" << where;
   ASSERT_EQ(s.flags.set & s.flags.undefined, 0) << where;
   ASSERT_EQ((s.flags.set | s.flags.undefined) & s.flags.maybe, 0) << where;
-  // Condition codes: jcc's from the fast decoder, setcc's and cmovcc's from the opcode.
+  // Condition codes: jcc's from the fast decoder, setcc's and cmovcc's from the opcode, fcmovcc's
+  // from the opcode (DA: b, e, be, u by ModRM.reg; DB: their negations).
   if (fast.flow == x86::Flow::CondBranch) {
     ASSERT_EQ(s.loopFamily, fast.isLoopFamily()) << where;
     if (!s.loopFamily) {
@@ -186,6 +187,9 @@ void checkOne(const x86::Decoder& d, const uint8_t* bytes, size_t avail, uint64_
     if (z.insn.encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY) {
       ASSERT_EQ(s.condition, z.insn.opcode & 0xf) << where;
     }
+  } else if (z.insn.meta.category == ZYDIS_CATEGORY_FCMOV) {
+    static constexpr uint8_t kFcmov[4] = {2, 4, 6, 10};
+    ASSERT_EQ(s.condition, kFcmov[z.insn.raw.modrm.reg & 3] + (z.insn.opcode == 0xdb)) << where;
   } else {
     ASSERT_EQ(s.condition, x86::kNoCondition) << where;
   }

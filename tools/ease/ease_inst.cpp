@@ -73,7 +73,6 @@ extern "C" void Instrument(int argc, char** argv) {
   Routine fini("EaseFini(long*, long*)");
   Counts counts;
 
-  const ease::CodeBytes code{std::string(program().path())};
   Names names;
   Ids<std::string> keys;                      // "table\tkey"
   Ids<std::pair<int, unsigned>> sourceLines;  // (file name, line)
@@ -86,7 +85,6 @@ extern "C" void Instrument(int argc, char** argv) {
   for (Proc p : program().procs()) {
     const int proc = int(procName.size());
     procName.push_back(names.add(std::string(p.name())));
-    const ease::FlagsDeadness deadness(p);
     for (Block b : p.blocks()) {
       const int block = int(blockProc.size());
       counts.block(b, size_t(block));
@@ -97,7 +95,7 @@ extern "C" void Instrument(int argc, char** argv) {
       for (Inst i : b.insts()) {
         const Inst::SourceLine sl = i.sourceLine();
         std::array<int, 4>& cost = perLine[sourceLines.id({names.add(sl.file.empty() ? "???" : sl.file), sl.line})];
-        for (const ease::Fact& f : ease::describe(i, code, deadness)) {
+        for (const ease::Fact& f : ease::describe(i)) {
           tally[keys.id(f.table + "\t" + f.key)] += f.weight;
           if (f.table != ease::kTotal) continue;
           if (f.key == "instructions") ++cost[0];
