@@ -328,7 +328,12 @@ void emitThreadCheck(const Site& site, const CodeAddresses& addresses, Assembler
     const ZydisRegister r32 = ZydisRegister(ZYDIS_REGISTER_EAX + (site.checkScratch - ZYDIS_REGISTER_RAX));
     a.movLoad(r32, x86::segmentOffset(ZYDIS_REGISTER_FS, ATOMX_GLIBC_TID_OFFSET, 4));
     a.cmpMemReg(x86::segmentOffset(ZYDIS_REGISTER_FS, ATOMX_COUNTERS_OWNER_OFFSET, 4), r32);
-    a.jccShort(4, 18);  // je: over the call (lea 5, call 5, lea 8)
+    std::vector<uint8_t> call;
+    x86::Assembler c(call, 0);
+    c.stepOverRedZone();
+    c.callRel32(0);
+    c.stepBackOverRedZone();
+    a.jccShort(4, uint8_t(call.size()));  // je: over the call (fixed sizes)
   }
   a.stepOverRedZone();
   a.callRel32(addresses.threadCounters);

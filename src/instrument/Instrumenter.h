@@ -46,9 +46,8 @@ class Instrumenter final : public rewrite::CodeAdditions {
   size_t noFlagsSiteCount() const { return noFlagsSites_; }
   // Sites that call their body directly, without a dispatcher (known after placeCode()).
   size_t directSiteCount() const { return directSites_; }
-  // Inline counter increments, and how they are made.
+  // Inline counter increments.
   size_t incrementCount() const { return engine_.increments().size(); }
-  CounterMode counterMode() const { return plan_.counterMode(); }
 
   // 1. After CodeLayout::run(): where the runtime and the bodies go, right
   //    after `codeEnd`; returns the end of the code.

@@ -161,11 +161,14 @@ void markLiveFlags(const Engine& engine, std::vector<Site>& sites) {
     if (!s.proc) continue;
     s.liveFlags = liveness.flags(s);
     s.directionClear = liveness.directionClear(s);
-    if (!s.stores.empty()) s.storeScratch = storeScratch(liveness.deadRegisters(s));
-    if (std::any_of(s.increments.begin(), s.increments.end(),
-                    [](const IncrementRequest* inc) { return inc->predict != IncrementRequest::Predict::None; }))
-      s.predictScratch = predictionScratch(liveness.deadRegisters(s));
-    if (s.threadCheck) s.checkScratch = predictionScratch(liveness.deadRegisters(s));
+    const bool predicts = std::any_of(s.increments.begin(), s.increments.end(), [](const IncrementRequest* inc) {
+      return inc->predict != IncrementRequest::Predict::None;
+    });
+    if (s.stores.empty() && !predicts && !s.threadCheck) continue;
+    const x86::RegSet dead = liveness.deadRegisters(s);
+    if (!s.stores.empty()) s.storeScratch = storeScratch(dead);
+    if (predicts) s.predictScratch = predictionScratch(dead);
+    if (s.threadCheck) s.checkScratch = predictionScratch(dead);
   }
 }
 
