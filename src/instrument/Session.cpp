@@ -39,7 +39,10 @@ void Session::load() {
   rewriter_->phases().add("load", start, PhaseTimes::Clock::now());
 }
 
-void Session::buildTool() { build_ = std::make_unique<ToolBuild>(options_.tool); }
+void Session::buildTool() {
+  build_ = std::make_unique<ToolBuild>(options_.tool);
+  rewriter_->note("tool_build", build_->reused() ? "reused" : "built");
+}
 
 void Session::analyze() {
   rewriter_->analyze();

@@ -20,7 +20,9 @@
 #include <iterator>
 
 #include "elf/ElfImage.h"
+#include "instrument/ToolCache.h"
 #include "support/Error.h"
+#include "support/Fnv.h"
 
 extern char** environ;
 
@@ -62,6 +64,23 @@ void run(const std::vector<std::string>& args, const std::string& what) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw Error("building " + what + " failed (the compiler's messages are above)");
+}
+
+// The executable a command's first word runs (as posix_spawnp finds it),
+// with symbolic links resolved; "" when there is none.
+std::string onPath(const std::string& program) {
+  std::error_code ec;
+  if (program.find('/') != std::string::npos) return std::filesystem::canonical(program, ec).string();
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string candidate = (end == start ? std::string(".") : dirs.substr(start, end - start)) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return std::filesystem::canonical(candidate, ec).string();
+    start = end + 1;
+  }
+  return "";
 }
 
 }  // namespace
@@ -148,56 +167,95 @@ ToolBuild::ToolBuild(const ToolSources& sources) {
   if (!mkdtemp(pattern.data())) throw Error("cannot create a temporary directory: " + std::string(std::strerror(errno)));
   dir_ = pattern;
   instName_ = sources.instrumentation;
-  cflags_ = sources.cflags;
   const std::string root = installRoot();
-  const std::string include = "-I" + root + "/include";
   const std::string support = root + "/lib/atomx/libatomx_analysis.a";
   if (access(support.c_str(), R_OK) != 0) throw Error(support + ": atomx's analysis support library is missing");
+  if (!instName_.empty()) plugin_ = dir_ + "/instrument.so";
+  analysis_ = dir_ + "/analysis.so";
+  std::vector<std::string> outputs = {"analysis.so"};
+  if (!instName_.empty()) outputs.push_back("instrument.so");
 
-  if (!instName_.empty()) buildPlugin(include);
-  buildAnalysis(sources, include, support);
+  const uint64_t key = cacheKey(sources, root, support);
+  const ToolCache cache;
+  if (cache.fetch(key, outputs, dir_)) {
+    reused_ = true;
+    return;
+  }
+  std::vector<std::string> depFiles, inputs;
+  for (const Command& c : commands(sources, dir_, root, support)) {
+    run(c.args, c.what);
+    if (!c.depFile.empty()) depFiles.push_back(c.depFile);
+    if (const std::string compiler = onPath(c.args[0]); !compiler.empty()) inputs.push_back(compiler);
+  }
+  cache.store(key, outputs, dir_, depFiles, inputs);
 }
 
-// The instrumentation plugin.  C is built with -fexceptions so API errors
-// (C++ exceptions) can pass through the tool's frames.
-void ToolBuild::buildPlugin(const std::string& include) {
-  plugin_ = dir_ + "/instrument.so";
-  std::vector<std::string> cmd = {compilerFor(instName_), "-shared", "-fPIC", "-g", "-O1", include};
-  if (isCxx(instName_)) cmd.push_back("-std=c++20");
-  else cmd.push_back("-fexceptions");
-  cmd.insert(cmd.end(), cflags_.begin(), cflags_.end());
-  cmd.insert(cmd.end(), {instName_, "-o", plugin_});
-  run(cmd, instName_);
+// The cache's key: every command with the build directory left out (its
+// name is new each time) and the environment the compilers read.  Not atomx
+// itself: what a tool sees of it is its headers and support library, which
+// are among the files an entry was made from.
+uint64_t ToolBuild::cacheKey(const ToolSources& sources, const std::string& root, const std::string& support) {
+  Fnv64 key;
+  key.add("atomx tool build 1");
+  for (const Command& c : commands(sources, "@", root, support))
+    for (const std::string& a : c.args) key.add(a);
+  for (const char* var : {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX",
+                          "COMPILER_PATH", "LD_RUN_PATH"}) {
+    const char* v = std::getenv(var);
+    key.add(std::string(var) + "=" + (v ? v : ""));
+  }
+  return key.h;
 }
 
-void ToolBuild::buildAnalysis(const ToolSources& sources, const std::string& include, const std::string& support) {
-  // The analysis object: each file compiled, then linked with the support
-  // library whole (its finish routine must be there even if nothing calls it).
+std::optional<uint64_t> ToolBuild::cachedInputs(const ToolSources& sources) {
+  const std::string root = installRoot();
+  return ToolCache().inputsDigest(cacheKey(sources, root, root + "/lib/atomx/libatomx_analysis.a"));
+}
+
+// The instrumentation plugin, compiled and linked in one command; C is
+// built with -fexceptions so API errors (C++ exceptions) can pass through
+// the tool's frames.  Then each analysis file compiled, and the analysis
+// object linked with the support library whole (its finish routine must be
+// there even if nothing calls it).  Each writes the files it read (-MD,
+// --dependency-file) for the cache.
+std::vector<ToolBuild::Command> ToolBuild::commands(const ToolSources& sources, const std::string& dir,
+                                                    const std::string& root, const std::string& support) {
+  const std::string include = "-I" + root + "/include";
+  std::vector<Command> out;
+  if (!sources.instrumentation.empty()) {
+    const std::string& inst = sources.instrumentation;
+    Command c{{compilerFor(inst), "-shared", "-fPIC", "-g", "-O1", include}, inst, dir + "/instrument.d"};
+    c.args.push_back(isCxx(inst) ? "-std=c++20" : "-fexceptions");
+    c.args.insert(c.args.end(), sources.cflags.begin(), sources.cflags.end());
+    c.args.insert(c.args.end(), {"-MD", "-MF", c.depFile, inst, "-o", dir + "/instrument.so"});
+    out.push_back(c);
+  }
   std::vector<std::string> objects;
   bool anyCxx = false;
   for (size_t i = 0; i < sources.analysis.size(); ++i) {
     const std::string& f = sources.analysis[i];
     anyCxx |= isCxx(f);
-    const std::string obj = dir_ + "/analysis" + std::to_string(i) + ".o";
-    std::vector<std::string> c = {compilerFor(f), "-c", "-fPIC", "-O2", "-g", include};
-    if (isCxx(f)) c.push_back("-std=c++20");
-    c.insert(c.end(), cflags_.begin(), cflags_.end());  // after atomx's: a user's -O3 wins
-    c.insert(c.end(), {f, "-o", obj});
-    run(c, f);
+    const std::string obj = dir + "/analysis" + std::to_string(i) + ".o";
+    Command c{{compilerFor(f), "-c", "-fPIC", "-O2", "-g", include}, f, obj + ".d"};
+    if (isCxx(f)) c.args.push_back("-std=c++20");
+    c.args.insert(c.args.end(), sources.cflags.begin(), sources.cflags.end());  // after atomx's: a user's -O3 wins
+    c.args.insert(c.args.end(), {"-MD", "-MF", c.depFile, f, "-o", obj});
+    out.push_back(c);
     objects.push_back(obj);
   }
-  analysis_ = dir_ + "/analysis.so";
   const char* linkerEnv = std::getenv(anyCxx ? "CXX" : "CC");
-  std::vector<std::string> link = {linkerEnv && *linkerEnv ? linkerEnv : (anyCxx ? "c++" : "cc"), "-shared", "-o", analysis_};
-  link.insert(link.end(), objects.begin(), objects.end());
-  link.insert(link.end(), sources.libraries.begin(), sources.libraries.end());
+  Command link{{linkerEnv && *linkerEnv ? linkerEnv : (anyCxx ? "c++" : "cc"), "-shared", "-o", dir + "/analysis.so"},
+               "the analysis object", dir + "/analysis.d"};
+  link.args.insert(link.args.end(), objects.begin(), objects.end());
+  link.args.insert(link.args.end(), sources.libraries.begin(), sources.libraries.end());
   // As `cc` links a program: libm too (a C analysis file may call log()),
   // only if used; and every symbol must resolve now (-z defs), so a missing
   // one stops the rewrite with the linker's message instead of the
   // instrumented program dying at start-up.
-  link.insert(link.end(), {"-Wl,--whole-archive", support, "-Wl,--no-whole-archive", "-Wl,--as-needed", "-lm",
-                           "-Wl,--no-as-needed", "-Wl,-z,defs"});
-  run(link, "the analysis object");
+  link.args.insert(link.args.end(), {"-Wl,--whole-archive", support, "-Wl,--no-whole-archive", "-Wl,--as-needed", "-lm",
+                                     "-Wl,--no-as-needed", "-Wl,-z,defs", "-Wl,--dependency-file=" + link.depFile});
+  out.push_back(link);
+  return out;
 }
 
 ToolBuild::~ToolBuild() {

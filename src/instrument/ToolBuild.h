@@ -4,10 +4,11 @@
 // analysis files become a shared object that is embedded in the output.
 // The system compiler (cc for .c, c++ for .cpp; $CC and $CXX override) builds
 // both against atomx's installed headers; its messages go straight to the
-// user's terminal.
+// user's terminal.  A build is kept for the next run (ToolCache.h).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -64,13 +65,28 @@ class ToolBuild {
   // Functions the analysis object defines (dynamic symbols), to check that
   // every declared routine exists.
   std::set<std::string> analysisFunctions() const;
+  // Whether the build came from the cache (ToolCache.h) instead of the
+  // compilers.
+  bool reused() const { return reused_; }
+  // A digest of the files the cached build of `sources` was made from, with
+  // their sizes and times, when the cache holds one that is still valid:
+  // what `atomx run` adds to its own key, so that editing a header of the
+  // tool instruments the program again.
+  static std::optional<uint64_t> cachedInputs(const ToolSources& sources);
 
  private:
-  void buildPlugin(const std::string& include);
-  void buildAnalysis(const ToolSources& sources, const std::string& include, const std::string& support);
+  struct Command {
+    std::vector<std::string> args;
+    std::string what;     // for messages: the file it compiles
+    std::string depFile;  // the files it read, make-style
+  };
+  // The commands that build `sources` in `dir`.
+  static std::vector<Command> commands(const ToolSources& sources, const std::string& dir, const std::string& root,
+                                       const std::string& support);
+  static uint64_t cacheKey(const ToolSources& sources, const std::string& root, const std::string& support);
   std::string dir_;
   std::string plugin_, analysis_, instName_;
-  std::vector<std::string> cflags_;
+  bool reused_ = false;
   void* handle_ = nullptr;
 };
 

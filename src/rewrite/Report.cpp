@@ -77,6 +77,7 @@ void writeJsonReport(const Rewriter& rewriter, const std::string& input, const s
     sep = ", ";
   }
   out << "},\n";
+  for (const auto& [key, value] : r.notes) out << "  " << jsonString(key) << ": " << jsonString(value) << ",\n";
   out << "  \"fixups\": {\"data_pointers\": " << r.fixups.dataPointers
       << ", \"jump_table_entries\": " << r.fixups.jumpTableEntries
       << ", \"dynamic_relocations\": " << r.fixups.dynamicRelocations << ", \"got_slots\": " << r.fixups.gotSlots

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/ProgramModel.h"
@@ -52,6 +53,9 @@ struct RewriteReport {
   // Every phase's wall time: this class's (analyze, layOutCode, ...,
   // writeElf) and those a front end adds (instrument::Session's, the write).
   PhaseTimes phases;
+  // Facts a front end adds, written as strings (instrument::Session:
+  // tool_build, "built" or "reused").
+  std::vector<std::pair<std::string, std::string>> notes;
 };
 
 // Throws an atomx::Error that says why, in one line, when atomx does not
@@ -78,6 +82,8 @@ class Rewriter {
   const RewriteReport& report() const { return report_; }
   // Where a front end records its own phases, beside this class's.
   PhaseTimes& phases() { return report_.phases; }
+  // ... and its facts (RewriteReport::notes).
+  void note(const std::string& key, const std::string& value) { report_.notes.emplace_back(key, value); }
   const layout::CodeLayout* layout() const { return layout_.get(); }
 
  private:

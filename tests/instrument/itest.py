@@ -6,7 +6,7 @@ with a tool from tools/, runs the original and the instrumented program in
 empty directories under the same name, requires identical stdout, stderr and
 exit status, and checks the analysis output against expectations computed
 from the program's own behaviour, objdump and nm -- never from atomx."""
-import argparse, collections, math, os, re, shutil, subprocess, sys, tempfile
+import argparse, collections, json, math, os, re, shutil, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "tools")
@@ -502,6 +502,70 @@ def t_build_flags(work):
     r = subprocess.run([A, prog, inst, anal, os.path.join(work, "missing.o"), "--cflags", "-DMULT=7", "-o",
                         os.path.join(work, "x.atomx"), "-q"], capture_output=True, text=True)
     check(r.returncode != 0 and "missing.o: cannot read this file" in r.stderr, f"missing object: {r.stderr[-300:]!r}")
+
+
+def t_tool_cache(work):
+    """Built tools are kept (ATOMX_TOOL_CACHE) and reused only while every
+    file they were built from is unchanged: Probe(2) at loop_sum's 5 calls
+    adds Helper(2) * MULT, with MULT from a header of the tool's own and
+    Helper from an object file; changing the header, the object or a flag
+    rebuilds (the sum changes), and the report says which happened."""
+    prog = build("loops.c", "O2", work)
+    inst = os.path.join(TOOLS, "libm_inst.c")
+    anal, header, helper = (os.path.join(work, f) for f in ("cached_anal.c", "mult.h", "helper.o"))
+    with open(anal, "w") as f:
+        f.write('#include <stdio.h>\n#include "mult.h"\nlong Helper(long a);\nstatic long total;\n'
+                'void Probe(long a) { total += Helper(a) * MULT; }\n'
+                'void Report(void) { fprintf(stderr, "flags total %ld\\n", total); }\n')
+
+    def write(path, text):
+        with open(path, "w") as f:
+            f.write(text)
+
+    def helper_times(k):
+        write(os.path.join(work, "helper.c"), f"long Helper(long a) {{ return a * {k}; }}\n")
+        subprocess.run(["cc", "-c", "-fPIC", os.path.join(work, "helper.c"), "-o", helper], check=True)
+
+    env = dict(os.environ, ATOMX_TOOL_CACHE=os.path.join(work, "tc"))
+    n = run(prog, work, "native")
+
+    def rewrite(step, expect_build, total, cache=None, flags=()):
+        out, report = os.path.join(work, f"cached{step}.atomx"), os.path.join(work, f"report{step}.json")
+        e = dict(env, ATOMX_TOOL_CACHE=cache) if cache else env
+        r = subprocess.run([A, prog, inst, anal, helper, "-o", out, "-q", "--report", report] + list(flags),
+                           capture_output=True, text=True, env=e)
+        check(r.returncode == 0, f"step {step}: atomx failed: {r.stderr.strip()[-400:]}")
+        with open(report) as f:
+            eq(json.load(f).get("tool_build"), expect_build, f"step {step}: the report's tool_build")
+        i = run(out, work, f"inst{step}")
+        eq(i[2], n[2], f"step {step}: exit status of the instrumented program")
+        check(f"flags total {total}\n".encode() in i[1], f"step {step}: no 'flags total {total}': {i[1][-300:]!r}")
+
+    write(header, "#define MULT 7\n")
+    helper_times(3)
+    rewrite(1, "built", 210)
+    rewrite(2, "reused", 210)
+    write(header, "#define MULT 5\n")  # the same size: only its time tells
+    rewrite(3, "built", 150)
+    helper_times(4)
+    rewrite(4, "built", 200)
+    rewrite(5, "reused", 200)
+    rewrite(6, "built", 200, flags=["--cflags", "-DUNUSED=1"])
+    rewrite(7, "reused", 200, flags=["--cflags", "-DUNUSED=1"])
+    rewrite(8, "built", 200, cache="off")
+    check(not os.path.exists(os.path.join(work, "off")), "ATOMX_TOOL_CACHE=off made a directory")
+    # atomx run's cache of instrumented programs follows the tool's header
+    # too, even when another rewrite has built the tool anew already.
+    for step, mult in enumerate((7, 5, 7)):
+        write(header, f"#define MULT {mult}\n")
+        rewrite(9 + step, "built", 8 * mult * 5)
+        for again in (0, 1):
+            r = subprocess.run([A, "run", "--cache-dir", os.path.join(work, "runs"), inst, anal, helper, "--", prog],
+                               capture_output=True, text=True, env=env, cwd=work)
+            check(f"flags total {8 * mult * 5}\n" in r.stderr, f"atomx run, MULT {mult} (run {again + 1}): {r.stderr[-400:]!r}")
+            check(("atomx: instrumenting" in r.stderr) == (again == 0),
+                  f"atomx run, MULT {mult} (run {again + 1}): instrumenting {'not ' if again == 0 else ''}expected:"
+                  f" {r.stderr[-400:]!r}")
 
 
 def t_run_output(work):
@@ -1064,6 +1128,7 @@ TESTS["loops.noedges"] = lambda w: t_loops(w, "O2", edges=False)
 TESTS["libm"] = lambda w: t_libm(w)
 TESTS["run_output"] = lambda w: t_run_output(w)
 TESTS["build_flags"] = lambda w: t_build_flags(w)
+TESTS["tool_cache"] = lambda w: t_tool_cache(w)
 for v in ("O2", "O0", "nopie"):
     TESTS[f"facts.{v}"] = lambda w, v=v: t_facts(w, v)
     TESTS[f"operands.{v}"] = lambda w, v=v: t_operands(w, v)

@@ -64,6 +64,10 @@ constexpr const char* kUsage = R"(usage:
       --cflags "FLAGS"   compile the tool's files with these too
       --ldflags "FLAGS"  link the analysis object with these too
       X.o X.a X.so -lNAME -LDIR   more for the analysis object's link
+      A built tool is kept ($XDG_CACHE_HOME/atomx/tools, else
+      ~/.cache/atomx/tools; ATOMX_TOOL_CACHE=DIR or off) and reused while
+      every file it was built from (sources, headers, libraries, compilers)
+      is unchanged; --report's tool_build says "built" or "reused".
   atomx PROG -T NAME -o OUT [options] [-- TOOL ARGS...]
       The same with a tool shipped with atomx (share/atomx/tools/NAME/, its
       README.md documents its options and output); shipped tools are listed
@@ -471,10 +475,24 @@ int runRun(int argc, char** argv) {
     if (f[0] != '-') key.addFile(f);
   }
   const std::string toolName = shippedName.empty() ? std::filesystem::path(tool.instrumentation).stem().string() : shippedName;
-  const std::string cached = cachedPath(cacheDir, prog, toolName, key.h);
-  if (access(cached.c_str(), X_OK) != 0) {
+  // The files the tool is built from, headers included, count through the
+  // tool build cache's list of them (ToolCache.h): known once it is built.
+  auto keyWithInputs = [&](std::optional<uint64_t> inputs) {
+    atomx::Fnv64 k = key;
+    k.addWord(inputs.value_or(0));
+    return cachedPath(cacheDir, prog, toolName, k.h);
+  };
+  const std::optional<uint64_t> inputs = atomx::instrument::ToolBuild::cachedInputs(tool);
+  std::string cached = keyWithInputs(inputs);
+  if (!inputs || access(cached.c_str(), X_OK) != 0) {
     if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s with %s into %s\n", prog.c_str(), toolName.c_str(), cached.c_str());
     rewriteProgram(prog, cached, tool, toolArgs, atomx::rewrite::RewriteOptions{}, counters, "", true);
+    // Built now: filed under what it was built from (without a tool cache,
+    // under nothing, and never reused).
+    if (const std::optional<uint64_t> built = atomx::instrument::ToolBuild::cachedInputs(tool); built != inputs) {
+      const std::string filed = keyWithInputs(built);
+      if (rename(cached.c_str(), filed.c_str()) == 0) cached = filed;
+    }
   }
 
   const time_t start = time(nullptr);
