@@ -55,19 +55,36 @@ def conditional_branches(prog):
     return out
 
 
-def outcomes_from_lackey(log, branches):
-    """{branch address: [taken?, ...]} in execution order, from lackey's
-    instruction lines ("I  ADDR,SIZE")."""
-    seq = collections.defaultdict(list)
-    prev = None  # address of the branch just executed, or None
-    with open(log) as f:
-        for line in f:
-            if not line.startswith("I"):
+def lackey_outcomes(argv, branches, cwd):
+    """{branch address: [taken?, ...]} in execution order, from the
+    instruction lines ("I  ADDR,SIZE") of lackey running argv.  Lackey
+    writes a line per instruction and per data access (500 MB for
+    tailcalls): grep keeps the branches' lines and the one after each
+    (a jcc has no data access, so that is the next instruction's), in a
+    pipe, and only those reach Python."""
+    key = {f"{a:08x}".encode(): (a, f"{a + n:08x}".encode()) for a, n in branches.items()}
+    r, w = os.pipe()
+    with tempfile.NamedTemporaryFile("w", suffix=".pat") as pat:
+        pat.write("".join(f"I  {k.decode()},\n" for k in key))
+        pat.flush()
+        vg = subprocess.Popen(["valgrind", "--tool=lackey", "--trace-mem=yes", "--vex-guest-chase=no",
+                               f"--log-fd={w}"] + argv, pass_fds=(w,), cwd=cwd,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(w)
+        grep = subprocess.Popen(["grep", "-F", "--no-group-separator", "-A1", "-f", pat.name], stdin=r,
+                                stdout=subprocess.PIPE)
+        os.close(r)
+        seq = collections.defaultdict(list)
+        prev = None  # (branch address, the address after it) of the branch just executed
+        for line in grep.stdout:
+            if not line.startswith(b"I"):
                 continue
-            addr = int(line[3:line.index(",")], 16)
+            addr = line[3:line.index(b",")]
             if prev is not None:
-                seq[prev].append(addr != prev + branches[prev])
-            prev = addr if addr in branches else None
+                seq[prev[0]].append(addr != prev[1])
+            prev = key.get(addr)
+        grep.wait()
+        vg.wait()
     return seq
 
 
@@ -112,14 +129,11 @@ def main():
         # argv[0] is PROG's path in all three runs (programs walk it).
         native = subprocess.run([prog] + o.args, capture_output=True, cwd=os.path.join(work, "native"))
         inst = subprocess.run([prog] + o.args, executable=atom, capture_output=True, cwd=os.path.join(work, "atom"))
-        log = os.path.join(work, "lackey.log")
-        subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes", "--vex-guest-chase=no", f"--log-file={log}", prog] + o.args,
-                       capture_output=True, cwd=os.path.join(work, "lackey"))
         failures = []
         if (native.returncode, native.stdout, native.stderr) != (inst.returncode, inst.stdout, inst.stderr):
             failures.append("the program's output changed under the branch tool")
         branches = conditional_branches(prog)
-        seq = outcomes_from_lackey(log, branches)
+        seq = lackey_outcomes([prog] + o.args, branches, os.path.join(work, "lackey"))
         with open(os.path.join(work, "atom", "branch.json")) as f:
             tool = {int(b["pc"], 16): (b["taken"], b["not_taken"], b["mispredicted"]) for b in json.load(f)["branches"]}
         executed = mispredicted = 0
