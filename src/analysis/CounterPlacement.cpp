@@ -154,22 +154,71 @@ CounterPlan solveFrom(const ir::Procedure& proc, const CountGraph& g, const std:
   return plan;
 }
 
+// Each edge's runs from measured block counts: what flow conservation
+// gives exactly (a node with one edge of unknown runs), then, for the rest,
+// the most the flow left at both ends allows.  X conserves nothing.
+std::vector<double> measuredEdgeRuns(const CountGraph& g, const std::vector<double>& blockRuns) {
+  const size_t n = g.edges.size();
+  std::vector<double> runs(n, -1);
+  for (uint32_t b = 0; b < g.blocks; ++b) runs[g.blockEdge(b)] = blockRuns[b];
+  std::vector<std::vector<uint32_t>> at(g.nodes());
+  for (uint32_t k = 0; k < n; ++k) at[g.edges[k].from].push_back(k), at[g.edges[k].to].push_back(k);
+  // The runs that must still leave v through its unknown exits (or enter
+  // through its unknown entries: negated), and how many are unknown.
+  auto residual = [&](uint32_t v, bool exits) {
+    double left = 0;
+    for (uint32_t k : at[v])
+      if (runs[k] >= 0) left += (g.edges[k].to == v) == exits ? runs[k] : -runs[k];
+    return std::max(left, 0.0);
+  };
+  auto unknownAt = [&](uint32_t v) {
+    uint32_t u = 0, last = 0;
+    for (uint32_t k : at[v])
+      if (runs[k] < 0) ++u, last = k;
+    return std::make_pair(u, last);
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t v = 0; v < g.nodes(); ++v) {
+      if (v == g.exit()) continue;
+      const auto [u, k] = unknownAt(v);
+      if (u != 1) continue;
+      runs[k] = residual(v, g.edges[k].from == v);
+      changed = true;
+    }
+  }
+  const double inf = 1e300;
+  std::vector<double> out = runs;
+  for (uint32_t k = 0; k < n; ++k)
+    if (out[k] < 0) {
+      const CountEdge& e = g.edges[k];
+      out[k] = std::min(e.from == g.exit() ? inf : residual(e.from, true), e.to == g.exit() ? inf : residual(e.to, false));
+    }
+  return out;
+}
+
 }  // namespace
 
 CounterPlan placeCounters(const ir::Procedure& proc, const CountGraph& g, const std::vector<double>& blockWeights) {
+  const bool measured = blockWeights.size() == proc.blocks.size();
   const std::vector<double> freq = blockFrequencies(proc, blockWeights);
+  const std::vector<double> edgeRuns = measured ? measuredEdgeRuns(g, freq) : std::vector<double>{};
   std::vector<TreeEdge> tree;
   tree.reserve(g.edges.size());
-  for (const CountEdge& e : g.edges) {
+  for (uint32_t k = 0; k < g.edges.size(); ++k) {
+    const CountEdge& e = g.edges[k];
     TreeEdge t{e.from, e.to};
     double runs = freq[e.block];
-    if (e.kind == CountEdge::Kind::Flow) {
+    if (measured) {
+      runs = edgeRuns[k];
+    } else if (e.kind == CountEdge::Kind::Flow) {
       // The source's runs split evenly, and no more than the target runs:
       // an edge that leaves a loop runs once per loop, not per iteration.
       const ir::Edge& edge = proc.blocks[e.block].succs[e.succ];
       runs = std::min(runs / double(proc.blocks[e.block].succs.size()), freq[edge.to]);
+    } else if (e.kind == CountEdge::Kind::Enter) {
+      runs = 1;  // an entry that heads a loop is not entered per iteration
     }
-    if (e.kind == CountEdge::Kind::Enter) runs = 1;
     t.weight = runs * placeCost(proc, e);
     t.forced = !e.measurable;
     tree.push_back(t);

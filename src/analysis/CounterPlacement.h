@@ -101,8 +101,11 @@ struct CounterPlan {
   bool everyBlock = false;
 };
 
-// `blockWeights`: per block, how often it runs (an earlier run's counts),
-// or empty to estimate as qpt did (10^loop depth, branches split evenly).
+// `blockWeights`: per block, how often it runs (an earlier run's counts,
+// BlockProfile.h), or empty to estimate as qpt did (10^loop depth, branches
+// split evenly).  Measured, an edge's runs are what flow conservation gives
+// from the block counts where it gives them, else the most the flow left at
+// both its ends allows.
 CounterPlan placeCounters(const ir::Procedure& proc, const CountGraph& graph,
                           const std::vector<double>& blockWeights = {});
 

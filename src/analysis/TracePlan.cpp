@@ -150,12 +150,7 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile) {
       if (t.resumes[b]) d.addWord(uint64_t(b) << 32);
     }
     t.graph = traceGraph(p, records);
-    std::vector<double> counts;
-    if (profile) {
-      counts.resize(p.blocks.size(), 0);
-      for (uint32_t b = 0; b < p.blocks.size(); ++b)
-        if (auto it = profile->find(p.blocks[b].start); it != profile->end()) counts[b] = double(it->second);
-    }
+    const std::vector<double> counts = profile ? blockCounts(p, *profile) : std::vector<double>{};
     t.plan = placeWitnesses(p, t.graph, counts);
     findFirstWitnesses(t);
     d.addWord(p.start);

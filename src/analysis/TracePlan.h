@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "analysis/Witnesses.h"
+#include "analysis/BlockProfile.h"
 #include "ir/Program.h"
 
 namespace atomx::analysis {
@@ -66,10 +67,6 @@ struct TracePlan {
   std::vector<ProcTrace> procs;  // by procedure id
   uint64_t digest = 0;           // of every decision above: a trace names it
 };
-
-// An earlier run's block counts (block start address -> executions), from
-// the dyninst or prof tool: the witness placement's weights (Witnesses.h).
-using BlockProfile = std::unordered_map<uint64_t, uint64_t>;
 
 // `profile`: null to estimate the weights as qpt did.
 TracePlan planTrace(const ir::Program& program, const BlockProfile* profile = nullptr);

@@ -1,5 +1,6 @@
 #include "instrument/CountPlan.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -27,7 +28,7 @@ const detail::ProcData* procOf(const CountRequest& c) {
 
 }  // namespace
 
-CountPlanSummary placeCounts(Engine& engine) {
+CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profile) {
   CountPlanSummary summary;
   if (engine.counts().empty()) return summary;
   std::set<std::pair<uint32_t, uint64_t>> incremented;
@@ -52,7 +53,13 @@ CountPlanSummary placeCounts(Engine& engine) {
     Counted& c = counted.emplace_back();
     c.proc = base + p;
     c.graph = analysis::countGraph(*c.proc->proc);
-    c.plan = analysis::placeCounters(*c.proc->proc, c.graph);
+    std::vector<double> weights;
+    if (profile) {
+      weights = analysis::blockCounts(*c.proc->proc, *profile);
+      if (std::all_of(weights.begin(), weights.end(), [](double w) { return w == 0; })) weights.clear();  // did not run
+      else ++summary.profiledProcs;
+    }
+    c.plan = analysis::placeCounters(*c.proc->proc, c.graph, weights);
     chords += c.plan.chords;
     edges += c.graph.edges.size();
     summary.blocks += c.graph.blocks;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "analysis/BlockProfile.h"
 #include "instrument/Engine.h"
 
 namespace atomx::instrument {
@@ -22,10 +23,13 @@ struct CountPlanSummary {
   uint64_t counters = 0;  // increments placed (chords)
   uint64_t blocks = 0;    // blocks of those procedures (a counter per block would place as many)
   uint64_t unknown = 0;   // counts asked for that no counters give (-1 at run time)
+  uint64_t profiledProcs = 0;  // counted procedures the profile saw run (their counters follow it)
 };
 
 // Adds the increments and the ProgramAfter calls to `engine`; nothing
-// when the tool asked for no count.
-CountPlanSummary placeCounts(Engine& engine);
+// when the tool asked for no count.  With `profile` (an earlier run's block
+// counts) the counters of a procedure that ran in it go where it ran least;
+// elsewhere, where loops and branches suggest.
+CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profile = nullptr);
 
 }  // namespace atomx::instrument

@@ -53,7 +53,7 @@ void Session::analyze() {
 
 void Session::runInstrument() {
   if (options_.trace) {
-    const analysis::TracePlan plan = analysis::planTrace(rewriter_->program(), options_.traceProfile);
+    const analysis::TracePlan plan = analysis::planTrace(rewriter_->program(), options_.profile);
     tracePlacement_ = plan.digest;
     traceStores_ = addTraceStores(*engine_, plan);
     return;
@@ -62,7 +62,7 @@ void Session::runInstrument() {
   build_->runInstrument(options_.toolArgs);
 }
 
-void Session::placeCounts() { counts_ = instrument::placeCounts(*engine_); }
+void Session::placeCounts() { counts_ = instrument::placeCounts(*engine_, options_.profile); }
 
 void Session::embedFacts() { factsBytes_ = instrument::embedFacts(*engine_); }
 
@@ -124,6 +124,8 @@ std::vector<std::string> Session::summary() const {
     lines.push_back(out + ": " + std::to_string(counts_.requests) + " exact count(s) in " + std::to_string(counts_.procs) +
                     " procedure(s) from " + std::to_string(counts_.counters) + " counter(s) (a counter per block: " +
                     std::to_string(counts_.blocks) + ")" +
+                    (options_.profile ? ", placed by a profile in which " + std::to_string(counts_.profiledProcs) +
+                                            " of them ran" : std::string()) +
                     (counts_.unknown ? ", " + std::to_string(counts_.unknown) +
                                            " not known (-1: jump tables that share targets)" : std::string()));
   if (instrumenter_->incrementCount())

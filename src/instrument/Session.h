@@ -45,8 +45,9 @@ struct SessionOptions {
   // Record an abstract-execution trace (`atomx trace`): `tool` is then
   // traceRecorder() and there is no Instrument to run.
   bool trace = false;
-  // With trace: an earlier run's block counts weigh the witness placement.
-  const analysis::BlockProfile* traceProfile = nullptr;
+  // An earlier run's block counts (--profile): they weigh the witness
+  // placement of a trace and the counter placement behind Counters::count.
+  const analysis::BlockProfile* profile = nullptr;
   // How inline counters are incremented; none: atomx chooses (plain where
   // the program starts no threads, else per-thread, else atomic).
   std::optional<CounterMode> counters{};

@@ -269,6 +269,13 @@ usage "usage: --counters without a mode" '--counters needs' good -T dyninst -o o
 usage "usage: --counters with a bad mode" "--counters needs plain, atomic, per-thread or auto, not 'locked'" good -T dyninst -o out --counters locked
 usage "usage: --counters without a tool" '--counters is about a tool' good -o out --counters plain
 usage "usage: run --counters with a bad mode" '--counters needs' run -T dyninst --counters locked -- ./good
+usage "usage: --profile without a file" '--profile needs the JSON' good -T dyninst -o out --profile
+usage "usage: --profile without a tool" '--profile places a tool' good -o out --profile text.txt
+usage "usage: run --profile without a file" '--profile needs the JSON' run -T dyninst --profile
+run rewrite good -T dyninst --profile text.txt
+check "a --profile that is not a tool's JSON" 1 'text.txt: not the JSON of the dyninst or prof tool'
+run rewrite good -T dyninst --profile ./no-such.json
+check "a --profile that does not exist" 1 'no-such.json: cannot read the profile'
 usage "usage: dump without a program" 'needs a program' dump
 usage "usage: dump --proc without a name" '--proc needs' dump good --proc
 usage "usage: dump two programs" 'more than one' dump good good

@@ -83,6 +83,7 @@ constexpr const char* kUsage = R"(usage:
       each short one.  Exits with PROG's status (128+N if signal N killed it).
       --cache-dir DIR    keep instrumented programs in DIR instead
       --counters MODE    how the tool's inline counters are incremented (below)
+      --profile JSON     place the tool's counters by an earlier run (below)
       -q                 print neither atomx's lines nor the summaries
   atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
       Rewrite PROG, moving every procedure atomx can prove safe into new code,
@@ -104,6 +105,11 @@ constexpr const char* kUsage = R"(usage:
                          threads, per-thread where it can, atomic where it
                          also uses %gs); the summary line says which and why
       --atomic-counters  the same as --counters atomic
+      --profile JSON     (with a tool; repeatable, counts summed) an earlier
+                         run's block counts, the dyninst or prof tool's JSON
+                         for the same PROG: the counters behind exact counts
+                         (Counters::count) go where that run ran least; the
+                         counts stay exact on any input
   atomx trace [-q] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
       Record an abstract-execution trace: instrument PROG (cached as with
       run) so that it writes a few witness bytes on a minimal set of CFG
@@ -188,14 +194,41 @@ int runDump(int argc, char** argv) {
 }
 
 // Rewrites `prog` into `out`, with `tool` when it names one.
+// The block counts of the dyninst or prof tool's JSON files (their
+// "blocks": [{"pc": "0x...", "count": N}, ...]), summed over the files.
+atomx::analysis::BlockProfile readBlockProfile(const std::vector<std::string>& files) {
+  atomx::analysis::BlockProfile profile;
+  for (const std::string& path : files) {
+    std::ifstream in(path);
+    if (!in) throw atomx::Error(path + ": cannot read the profile");
+    try {
+      const nlohmann::json j = nlohmann::json::parse(in);
+      const std::string tool = j.value("tool", "");
+      if ((tool != "dyninst" && tool != "prof") || !j.contains("blocks"))
+        throw atomx::Error(path + ": not the JSON of the dyninst or prof tool (no \"blocks\")");
+      for (const nlohmann::json& b : j.at("blocks"))
+        if (const uint64_t n = b.at("count").get<uint64_t>())
+          profile[std::stoull(b.at("pc").get<std::string>(), nullptr, 16)] += n;
+    } catch (const nlohmann::json::exception& e) {
+      throw atomx::Error(path + ": not the JSON of the dyninst or prof tool (" + e.what() + ")");
+    } catch (const std::logic_error&) {
+      throw atomx::Error(path + ": a block's pc is not a hex address");
+    }
+  }
+  if (profile.empty()) throw atomx::Error("the profile counts no executed block");
+  return profile;
+}
+
 void rewriteProgram(const std::string& prog, const std::string& out, const atomx::instrument::ToolSources& tool,
                     const std::vector<std::string>& toolArgs, const atomx::rewrite::RewriteOptions& options,
-                    std::optional<atomx::instrument::CounterMode> counters, const std::string& reportPath, bool quiet) {
+                    std::optional<atomx::instrument::CounterMode> counters, const atomx::analysis::BlockProfile& profile,
+                    const std::string& reportPath, bool quiet) {
   // The session lives until the process exits: freeing a large program's IR
   // one block at a time costs more than the rest of the rewrite's
   // bookkeeping (compilers skip it for the same reason).
   atomx::instrument::SessionOptions sessionOptions{prog, out, tool, toolArgs, options};
   sessionOptions.counters = counters;
+  sessionOptions.profile = profile.empty() ? nullptr : &profile;
   auto& session = *new atomx::instrument::Session(sessionOptions);
   writeRewritten(out, session);
   if (!quiet)
@@ -242,9 +275,12 @@ int runRewrite(int argc, char** argv) {
   bool quiet = false, shipped = false, countersGiven = false;
   atomx::rewrite::RewriteOptions options;
   std::optional<atomx::instrument::CounterMode> counters;
+  std::vector<std::string> profileFiles;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-o" && i + 1 < argc) out = argv[++i];
+    else if (a == "--profile" && i + 1 < argc) profileFiles.push_back(argv[++i]);
+    else if (a == "--profile") usageError("--profile needs the JSON of the dyninst or prof tool");
     else if (a == "--poison-original") options.poisonOriginal = true;
     else if (a == "--atomic-counters") counters = atomx::instrument::CounterMode::Atomic, countersGiven = true;
     else if (a == "--counters" && i + 1 < argc) counters = counterModeOption(argv[++i]), countersGiven = true;
@@ -291,7 +327,10 @@ int runRewrite(int argc, char** argv) {
     usageError("--cflags, --ldflags, objects and libraries are for a tool's analysis object, but no tool is given");
 
   if (tool.instrumentation.empty() && countersGiven) usageError("--counters is about a tool's counters, but no tool is given");
-  rewriteProgram(prog, out, tool, toolArgs, options, counters, reportPath, quiet);
+  if (tool.instrumentation.empty() && !profileFiles.empty())
+    usageError("--profile places a tool's counters, but no tool is given");
+  const atomx::analysis::BlockProfile profile = profileFiles.empty() ? atomx::analysis::BlockProfile{} : readBlockProfile(profileFiles);
+  rewriteProgram(prog, out, tool, toolArgs, options, counters, profile, reportPath, quiet);
   return 0;
 }
 
@@ -428,6 +467,7 @@ int runRun(int argc, char** argv) {
   std::vector<std::string> toolArgs;
   bool quiet = false;
   std::string countersName = "auto";
+  std::vector<std::string> profileFiles;
   int i = 2;
   for (; i < argc; ++i) {
     std::string a = argv[i];
@@ -442,6 +482,8 @@ int runRun(int argc, char** argv) {
     else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
     else if (a == "--counters" && i + 1 < argc && toolArgs.empty()) countersName = argv[++i];
     else if (a == "--counters" && toolArgs.empty()) usageError("--counters needs plain, atomic, per-thread or auto");
+    else if (a == "--profile" && i + 1 < argc && toolArgs.empty()) profileFiles.push_back(argv[++i]);
+    else if (a == "--profile" && toolArgs.empty()) usageError("--profile needs the JSON of the dyninst or prof tool");
     else if (a == "-q") quiet = true;
     else if (toolArgs.empty() && buildOption(tool, argc, argv, i)) continue;
     else if (atomx::instrument::isSourceFile(a) && toolArgs.empty() && shippedName.empty()) {
@@ -469,6 +511,8 @@ int runRun(int argc, char** argv) {
   for (const std::string& a : toolArgs) key.add(a);
   const std::optional<atomx::instrument::CounterMode> counters = counterModeOption(countersName);
   key.add("counters " + countersName);
+  const atomx::analysis::BlockProfile profile = profileFiles.empty() ? atomx::analysis::BlockProfile{} : readBlockProfile(profileFiles);
+  key.addWord(profile.empty() ? 0 : atomx::trace::profileHash(profile));
   for (const std::string& f : tool.cflags) key.add("cflag " + f);
   for (const std::string& f : tool.libraries) {
     key.add("link " + f);
@@ -486,7 +530,7 @@ int runRun(int argc, char** argv) {
   std::string cached = keyWithInputs(inputs);
   if (!inputs || access(cached.c_str(), X_OK) != 0) {
     if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s with %s into %s\n", prog.c_str(), toolName.c_str(), cached.c_str());
-    rewriteProgram(prog, cached, tool, toolArgs, atomx::rewrite::RewriteOptions{}, counters, "", true);
+    rewriteProgram(prog, cached, tool, toolArgs, atomx::rewrite::RewriteOptions{}, counters, profile, "", true);
     // Built now: filed under what it was built from (without a tool cache,
     // under nothing, and never reused).
     if (const std::optional<uint64_t> built = atomx::instrument::ToolBuild::cachedInputs(tool); built != inputs) {
@@ -504,31 +548,6 @@ int runRun(int argc, char** argv) {
 }
 
 // --- atomx trace / atomx regen -----------------------------------------
-
-// The block counts of the dyninst or prof tool's JSON files (their
-// "blocks": [{"pc": "0x...", "count": N}, ...]), summed over the files.
-atomx::analysis::BlockProfile readBlockProfile(const std::vector<std::string>& files) {
-  atomx::analysis::BlockProfile profile;
-  for (const std::string& path : files) {
-    std::ifstream in(path);
-    if (!in) throw atomx::Error(path + ": cannot read the profile");
-    try {
-      const nlohmann::json j = nlohmann::json::parse(in);
-      const std::string tool = j.value("tool", "");
-      if ((tool != "dyninst" && tool != "prof") || !j.contains("blocks"))
-        throw atomx::Error(path + ": not the JSON of the dyninst or prof tool (no \"blocks\")");
-      for (const nlohmann::json& b : j.at("blocks"))
-        if (const uint64_t n = b.at("count").get<uint64_t>())
-          profile[std::stoull(b.at("pc").get<std::string>(), nullptr, 16)] += n;
-    } catch (const nlohmann::json::exception& e) {
-      throw atomx::Error(path + ": not the JSON of the dyninst or prof tool (" + e.what() + ")");
-    } catch (const std::logic_error&) {
-      throw atomx::Error(path + ": a block's pc is not a hex address");
-    }
-  }
-  if (profile.empty()) throw atomx::Error("the profile counts no executed block");
-  return profile;
-}
 
 int runTrace(int argc, char** argv) {
   std::string dir, cacheDir, instrumentTo;
@@ -572,7 +591,7 @@ int runTrace(int argc, char** argv) {
       if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s for tracing into %s\n", prog.c_str(), cached.c_str());
       atomx::instrument::SessionOptions options{prog, cached, recorder, {}, {}};
       options.trace = true;
-      options.traceProfile = profile.empty() ? nullptr : &profile;
+      options.profile = profile.empty() ? nullptr : &profile;
       auto& session = *new atomx::instrument::Session(options);
       writeRewritten(cached, session);
       placement = session.tracePlacement();
