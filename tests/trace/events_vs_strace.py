@@ -36,23 +36,29 @@ UNFINISHED = re.compile(r"^(\d+) +(\w+)\((.*) <unfinished \.\.\.>$")
 
 
 def strace_calls(path):
-    """(pid, syscall, arguments text, result) of every finished call."""
-    pending = {}
+    """(pid, syscall, arguments text, result) of every finished call, in the
+    order the calls began: a call strace shows unfinished is placed where it
+    began, so that a clone comes before anything its child does (under load
+    the child's execve can be printed before its parent's clone returns)."""
+    calls, pending = [], {}
     with open(path) as f:
         for line in f:
             line = line.rstrip("\n")
             m = UNFINISHED.match(line)
             if m:
-                pending[m.group(1)] = (m.group(2), m.group(3))
+                pending[m.group(1)] = len(calls)
+                calls.append([int(m.group(1)), m.group(2), m.group(3), None])
                 continue
             m = RESUMED.match(line)
             if m and m.group(1) in pending:
-                name, args = pending.pop(m.group(1))
-                yield int(m.group(1)), name, args + m.group(3), int(m.group(4))
+                call = calls[pending.pop(m.group(1))]
+                call[2] += m.group(3)
+                call[3] = int(m.group(4))
                 continue
             m = CALL.match(line)
             if m:
-                yield int(m.group(1)), m.group(2), m.group(3), int(m.group(4))
+                calls.append([int(m.group(1)), m.group(2), m.group(3), int(m.group(4))])
+    return [tuple(c) for c in calls if c[3] is not None]
 
 
 def main():
