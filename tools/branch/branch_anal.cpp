@@ -11,13 +11,16 @@
 // outcomes interleaved in whatever order they come (as one shared hardware
 // predictor would) and a concurrent update can be lost; the counts stay
 // exact.  CondBranch, for the few branches whose edges cannot carry inline
-// code, does the same with relaxed atomics.
+// code, does the same with relaxed atomics.  Branch k is the k-th
+// conditional branch of the facts atomx embeds (<atomx/facts.h>).
+#include <atomx/facts.h>
 #include <atomx/report.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,13 +35,12 @@ struct Site {  // branch k's counters
 };
 Site site(long k) { return {counts + 4 * k}; }
 long nSites;
-const long* sitePc;
-const int* siteProc;
-const char* procNames;
+std::vector<const AtomxInstFacts*> branch;  // branch k's instruction
 long topN;
 std::string programPath;
 
-const char* procOf(long k) { return procNames + siteProc[k]; }
+uint64_t pcOf(long k) { return branch[size_t(k)]->pc; }
+const char* procOf(long k) { return AtomxProc(AtomxBlock(branch[size_t(k)]->block)->proc)->name; }
 long executed(long k) { return site(k).taken() + site(k).notTaken(); }
 double percent(long a, long b) { return b ? 100.0 * double(a) / double(b) : 0.0; }
 
@@ -47,7 +49,7 @@ void writeBtaken() {  // the paper's btaken.out, as before
   if (!out) return;
   std::fprintf(out, "PC \t Taken \t Not Taken \n");
   for (long k = 0; k < nSites; ++k)
-    std::fprintf(out, "0x%lx \t %ld \t %ld\n", sitePc[k], site(k).taken(), site(k).notTaken());
+    std::fprintf(out, "0x%lx \t %ld \t %ld\n", long(pcOf(k)), site(k).taken(), site(k).notTaken());
   std::fclose(out);
 }
 
@@ -56,7 +58,7 @@ void table(FILE* out, const char* title, const std::vector<long>& order) {
                "miss", "procedure");
   for (long k : order) {
     const long e = executed(k), m = site(k).mispredicted();
-    std::fprintf(out, "  0x%-16lx %14ld %6.1f%% %14ld %6.1f%%  %s\n", sitePc[k], e, percent(site(k).taken(), e), m,
+    std::fprintf(out, "  0x%-16lx %14ld %6.1f%% %14ld %6.1f%%  %s\n", long(pcOf(k)), e, percent(site(k).taken(), e), m,
                  percent(m, e), procOf(k));
   }
 }
@@ -111,7 +113,7 @@ void writeJson() {
   j.key("branches").beginArray();
   for (long k = 0; k < nSites; ++k) {
     j.beginObject();
-    j.key("pc").hex(uint64_t(sitePc[k]));
+    j.key("pc").hex(pcOf(k));
     j.key("proc").value(procOf(k));
     j.key("taken").value(site(k).taken());
     j.key("not_taken").value(site(k).notTaken());
@@ -125,10 +127,14 @@ void writeJson() {
 }  // namespace
 
 extern "C" {
-// The arrays are atomx's copies in the program: they live as long as it.
-void BranchInit(long n, const long* pcs, const int* procOffsets, const char* names, long top, const char* path,
-                long* counters) {
-  nSites = n, sitePc = pcs, siteProc = procOffsets, procNames = names, topN = top, programPath = path;
+void BranchInit(long n, long top, long* counters) {
+  for (long i = 0; i < AtomxInstCount(); ++i)
+    if (AtomxInst(i)->kind == 1) branch.push_back(AtomxInst(i));  // atomx::InstClass::CondBranch
+  if (long(branch.size()) != n) {  // the instrumentation's branches are the facts' (a bug otherwise)
+    std::fprintf(stderr, "branch: %ld branches instrumented, %zu in atomx's facts\n", n, branch.size());
+    std::abort();
+  }
+  nSites = n, topN = top, programPath = AtomxProgramFile();
   counts = counters;
 }
 
