@@ -10,6 +10,9 @@ namespace {
 // call), r10 (a static chain), and rsp.
 constexpr uint16_t kCallReads = (1u << 7) | (1u << 6) | (1u << 2) | (1u << 1) | (1u << 8) | (1u << 9) | (1u << 0) |
                                 (1u << 10) | (1u << 4);
+// The caller-saved registers that return no value: rcx rsi rdi r8-r11.
+constexpr uint16_t kCallerSavedScratch = (1u << 1) | (1u << 6) | (1u << 7) | (1u << 8) | (1u << 9) | (1u << 10) |
+                                         (1u << 11);
 
 }  // namespace
 
@@ -19,6 +22,7 @@ RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedu
   std::vector<Transfer<uint16_t>> transfer(proc.insns.size());
   bool hasLandingPads = false;
   for (const ir::Block& b : proc.blocks) hasLandingPads |= b.isLandingPad;
+  uint16_t clobbered = 0;  // every general register some instruction writes, in part or whole
   for (uint32_t i = 0; i < proc.insns.size(); ++i) {
     const x86::Insn& in = proc.insns[i];
     ZydisDecodedInstruction insn;
@@ -30,6 +34,7 @@ RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedu
     }
     const x86::Semantics s = x86::describe(insn, ops, in.address);
     transfer[i] = {s.read.gprs(), s.killed.gprs()};
+    clobbered |= s.written.gprs();
     if (in.flow == x86::Flow::Call || in.flow == x86::Flow::IndirectCall) {
       // A call that throws lands on a landing pad with the callee-saved
       // registers as they were at the call: in a procedure that has landing
@@ -42,9 +47,13 @@ RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedu
   // everything where control leaves the procedure (the CFG's edges to the
   // virtual exit: returns, tail calls, calls that never return, stops,
   // indirect jumps no table explains).
+  // At a return, a caller-saved register that returns no value and that
+  // the procedure writes somewhere is dead: no caller keeps a value there
+  // across the call (-fipa-ra counts every register the callee writes).
+  const uint16_t liveAtReturn = kAllGprs & ~(clobbered & kCallerSavedScratch);
   auto liveOut = [&](const ir::Block& b, uint16_t out, bool fallThroughEdge) {
     for (const ir::OutEdge& o : b.outs)
-      if (ir::leadsToExit(o.kind)) return kAllGprs;
+      if (ir::leadsToExit(o.kind)) return o.kind == ir::EdgeKind::Return && b.outs.size() == 1 ? liveAtReturn : kAllGprs;
     const x86::Insn& last = proc.insns[b.firstInsn + b.insnCount - 1];
     const bool fallsThrough = last.flow != x86::Flow::Jump && last.flow != x86::Flow::IndirectJump &&
                               last.flow != x86::Flow::Return && last.flow != x86::Flow::Stop;

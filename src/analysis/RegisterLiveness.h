@@ -11,9 +11,13 @@
 //     varargs, r10 for a static chain) and %rsp, and passes every register
 //     live after it through; in a procedure with landing pads it reads every
 //     register (a throw lands there with the registers of the call);
-//   - control leaving the procedure any other way (a return, a jump to
-//     another procedure, an indirect jump that is not a known table, an
-//     instruction that stops) keeps every register live;
+//   - a return keeps every register live but the caller-saved ones that
+//     return no value (rcx rsi rdi r8-r11) which the procedure writes
+//     somewhere: gcc's -fipa-ra lets a caller rely only on the registers a
+//     callee never writes, and nothing else relies on caller-saved ones;
+//   - control leaving the procedure any other way (a jump to another
+//     procedure, an indirect jump that is not a known table, a call that
+//     does not return, an instruction that stops) keeps every register live;
 //   - a register is overwritten only by an unconditional whole write (a
 //     64-bit destination, or a 32-bit one, which zero-extends; x86::Semantics
 //     `killed`): a cmov, or a write of 8 or 16 bits, merges with the old value.

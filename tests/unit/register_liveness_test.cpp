@@ -12,7 +12,7 @@
 namespace atomx {
 namespace {
 
-enum : uint16_t { RAX = 1 << 0, RCX = 1 << 1, RBX = 1 << 3, R8 = 1 << 8, R11 = 1 << 11 };
+enum : uint16_t { RAX = 1 << 0, RCX = 1 << 1, RBX = 1 << 3, RSI = 1 << 6, R8 = 1 << 8, R9 = 1 << 9, R11 = 1 << 11 };
 constexpr uint16_t ALL = analysis::kAllGprs;
 
 const char* kSource = R"(
@@ -120,6 +120,19 @@ m_loop_after:
         ret
         .size loop, .-loop
 
+        .type retdead, @function     # at a return, caller-saved registers the procedure
+retdead:                             # writes somewhere are dead (rsi, r9), not rdi (never
+        mov %rdi, %rsi               # written) nor rax and rdx (they return values)
+        test %edi, %edi
+        jz 1f
+        mov $1, %r9d
+        mov $2, %edx
+        mov $3, %eax
+1:
+m_retdead:
+        ret
+        .size retdead, .-retdead
+
         .type tail, @function        # a jump out of the procedure keeps all live
 tail:
 m_tail:
@@ -155,6 +168,7 @@ TEST_F(RegisterLivenessTest, LoopKeepsItsRegistersLive) {
   EXPECT_EQ(liveAt("m_loop_after"), ALL & ~(RCX | RBX));
 }
 TEST_F(RegisterLivenessTest, LeavingKeepsAllLive) { EXPECT_EQ(liveAt("m_tail"), ALL); }
+TEST_F(RegisterLivenessTest, ReturnFreesWhatTheProcedureWrites) { EXPECT_EQ(liveAt("m_retdead"), ALL & ~(RSI | R9)); }
 
 }  // namespace
 }  // namespace atomx
