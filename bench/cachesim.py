@@ -3,7 +3,7 @@
 beside cachegrind --cache-sim=yes on the same workload.
 
     bench/cachesim.py --atomx build/bin/atomx [--prog ~/.cache/atomx-corpus/bin/gzip-gcc-O2]
-        [--rounds 7] [--mb 4]
+        [--rounds 7] [--mb 4] [--json OUT.json]
 
 The workload: PROG -6 -c on MB megabytes of pseudo-English text (a gzip- or
 bzip2-style command line).  Each configuration is rewritten once (--refs i,
@@ -13,6 +13,7 @@ the mean of the natives around it; the table gives the median over the
 rounds.  Every run's output is compared with the native one's.
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -36,6 +37,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--mb", type=int, default=4)
     ap.add_argument("--no-cachegrind", action="store_true")
+    ap.add_argument("--json", help="also write the settings, the machine's load and every round's ratio here")
     o = ap.parse_args()
     work = tempfile.mkdtemp(prefix="atomx-bench-cachesim.")
     text = os.path.join(work, "text.txt")
@@ -94,6 +96,16 @@ def main():
     print("| configuration | slowdown vs native |\n|---|---|")
     for n in names:
         print(f"| {n} | {statistics.median(ratios[n]):.2f}x (range {min(ratios[n]):.2f}-{max(ratios[n]):.2f}) |")
+    if o.json:
+        commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(o.atomx)), "rev-parse", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+        with open(o.json, "w") as f:
+            json.dump({"prog": os.path.basename(o.prog), "mb": o.mb, "rounds": o.rounds, "atomx": o.atomx,
+                       "atomx_commit": commit, "native_seconds": native, "nproc": os.cpu_count(),
+                       "loadavg_end": os.getloadavg(),
+                       "configurations": {n: {"refs": CONFIGS[n][0] if n in CONFIGS else None,
+                                              "median": statistics.median(ratios[n]), "ratios": ratios[n]}
+                                          for n in names}}, f, indent=1)
     subprocess.run(["rm", "-rf", work])
 
 
