@@ -13,6 +13,8 @@
 #ifndef ATOMX_ANALYSIS_H
 #define ATOMX_ANALYSIS_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -23,6 +25,12 @@ extern "C" {
  * (it exec'd the program again), so outputs never overwrite each other.
  * The string belongs to the library; it stays valid for the whole run. */
 const char *AtomxOutputPath(const char *name);
+
+/* Where the program's code is loaded: the run-time address of its code
+ * less the link-time one (0 for a program that is not PIE).  An original
+ * pc plus this is where the instruction's bytes are in memory (the
+ * original code stays mapped where the loader put it). */
+uint64_t AtomxLoadBias(void);
 
 /* Exact counts from the fewest counters (atomx::Counters::count): by the
  * time the tool's ProgramAfter calls run, atomx has derived every count a

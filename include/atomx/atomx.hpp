@@ -466,6 +466,72 @@ class Counters {
   uint32_t id_ = 0;
 };
 
+// A call made only when an inline test fails (Routine::beforeUnless):
+// "is this reference a hit on the most recent line of its set?", for a
+// cache whose geometry the analysis code learns only when the program
+// starts.  The test reads an MruDescriptor, kWords 64-bit words in the
+// program's own memory that are zero at start and that the analysis code
+// fills at ProgramBefore (pass the descriptor as a `long*` argument):
+//
+//   d[0]  an offset from the thread pointer (%fs:0) of an int64_t that is
+//         thread-local (initial-exec TLS) in the analysis object: the
+//         running thread's table is at d[1] + that value;
+//   d[1]  the table base: a thread whose thread-local value is still 0
+//         (one that has not run the analysis code yet) uses it;
+//   d[2]  (sets - 1) << log2(line): the set's byte offset in the table, a
+//         table entry per set every `line` bytes (line >= 8);
+//   d[3]  ~(line - 1);
+//   d[4]  the load bias added to a block's original pc (mruHitBlock).
+//
+// A reference of `size` bytes at address A passes when
+//     *(uint64_t*)(d[1] + tls(d[0]) + (A & d[2])) == ((A + size - 1) & d[3])
+// that is, when the table entry of A's set holds the line of A's last byte.
+// The analysis keeps in each set's entry the address of the set's most
+// recent line (a value no line address has, such as 1, when there is
+// none), and the test then passes exactly for a reference within one line
+// that is the most recent of its set (with two sets or more: a reference
+// that crosses into the next line looks up the wrong set).  A descriptor
+// still all zero fails every test (the word at %fs:0 is the thread pointer
+// itself, never 0), and so does one the analysis leaves zero on purpose
+// when a run cannot use the test.
+class MruDescriptor {
+ public:
+  static constexpr size_t kWords = 5;
+  MruDescriptor();
+  operator Arg() const { return Arg(Arg::Kind::Counters, int64_t(words_)); }  // the words, as a long*
+  uint32_t id() const { return words_; }
+
+ private:
+  uint32_t words_ = 0;  // an array of the program's zeroed memory (as a Counters array is)
+};
+// One reference an MruTest checks.
+struct MruTest {
+  enum class Address : uint8_t {
+    Operand,  // memory operand `operand` of the instruction (as effectiveAddress(k))
+    Parts,    // disp + base + index * scale, from the registers' values before the instruction
+    Block,    // bytes of the block: its original pc + disp + d[4], `size` of them (0: to its end)
+  };
+  uint32_t descriptor = 0;
+  Address address = Address::Operand;
+  unsigned operand = 0;
+  int base = -1, index = -1;  // Parts: general registers (Reg numbers, not %rsp as index), -1 none
+  unsigned scale = 1;
+  int64_t disp = 0;
+  uint32_t size = 1;  // bytes (1 to 4096)
+};
+inline MruTest mruHit(const MruDescriptor& d, unsigned operand, uint32_t size) {
+  return {d.id(), MruTest::Address::Operand, operand, -1, -1, 1, 0, size};
+}
+inline MruTest mruHitAt(const MruDescriptor& d, int base, int index, unsigned scale, int64_t disp, uint32_t size) {
+  return {d.id(), MruTest::Address::Parts, 0, base, index, scale, disp, size};
+}
+// The whole block; or `size` bytes at `offset` from its start (a block
+// that may span two lines of the run's cache: its first byte and its last,
+// when every line of the descriptor's cache is at least as long as the block).
+inline MruTest mruHitBlock(const MruDescriptor& d, uint32_t offset = 0, uint32_t size = 0) {
+  return {d.id(), MruTest::Address::Block, 0, -1, -1, 1, int64_t(offset), size};
+}
+
 // An analysis routine with its prototype, C syntax:
 //   "CondBranch(int, VALUE)", "Access(void*, unsigned long)", "Report(const char*, long[])".
 // Parameter types: integer types, pointers, VALUE and REGV (ATOM's: a
@@ -486,6 +552,21 @@ class Routine {
   template <class... A> void on(Edge e, A&&... a) const { add(Point::Edge, e.handle(), {Arg(std::forward<A>(a))...}); }
   template <class... A> void atProgramStart(A&&... a) const { add(Point::ProgramBefore, nullptr, {Arg(std::forward<A>(a))...}); }
   template <class... A> void atProgramEnd(A&&... a) const { add(Point::ProgramAfter, nullptr, {Arg(std::forward<A>(a))...}); }
+
+  // The call runs only when one of `tests` fails (MruTest above), before
+  // instruction i (Operand and Parts tests) or when block b starts (a Block
+  // test).  The tests run inline, with no call: scratch registers (dead
+  // ones where there are), and the status flags kept only where live.  At
+  // one place such calls run after the place's other calls and counter
+  // increments, each with its own tests, in the order added (block calls
+  // before instruction calls).  Not at a rep-prefixed instruction.
+  template <class... A> void beforeUnless(Inst i, std::vector<MruTest> tests, A&&... a) const {
+    addUnless(Point::InstBefore, i.handle(), std::move(tests), {Arg(std::forward<A>(a))...});
+  }
+  template <class... A> void beforeUnless(Block b, MruTest test, A&&... a) const {
+    addUnless(Point::BlockBefore, b.handle(), {test}, {Arg(std::forward<A>(a))...});
+  }
+  void addUnless(Point point, const void* where, std::vector<MruTest> tests, std::vector<Arg> args) const;
 
   // The untyped form, for layers built on this one (the ATOM C API).
   void add(Point point, const void* where, std::vector<Arg> args) const;

@@ -356,16 +356,27 @@ struct Cache {
   bool writeAllocate = true;
 
   uint64_t last = UINT64_MAX;  // the line touched last: present, and the most recent of its set
+  // A first level's table of the most recent line of each set, for an
+  // inline hit test (atomx::MruDescriptor): the word at byte set << lineBits
+  // holds that line's address, kNoLine when the set is empty; null: none.
+  uint64_t* mru = nullptr;
+  static constexpr uint64_t kNoLine = 1;  // no line's address (lines are 8 bytes or more)
+  void noteFront(const uint64_t* set, uint64_t line) {
+    if (mru) mru[(line & setMask) << (lineBits - 3)] = set[0] ? (set[0] - 1) << lineBits : kNoLine;
+  }
 
-  // One line: true on a miss.  `fill`: install it on a miss.
-  bool touch(uint64_t line, bool fill) {
+  // One line: true on a miss.  `fill`: install it on a miss.  (The
+  // reference methods are always inlined: an analysis object is position-independent, and a call to an
+  // out-of-line copy goes through the PLT, which makes the calling
+  // analysis routine heavy, docs/instrumenting.md.)
+  [[gnu::always_inline]] bool touch(uint64_t line, bool fill) {
     if (line == last) return false;  // a hit that changes nothing, under every policy
     const uint64_t tag = line + 1;
     uint64_t* set = &tags[(line & setMask) * assoc];
     if (set[0] == tag) return last = line, false;
     for (uint32_t i = 1; i < assoc; ++i)
       if (set[i] == tag) {
-        if (policy == Policy::Lru) moveToFront(set, i, tag);
+        if (policy == Policy::Lru) moveToFront(set, i, tag), noteFront(set, line);
         last = line;
         return false;
       }
@@ -377,6 +388,7 @@ struct Cache {
       victim = uint32_t(rng % assoc);
     }
     moveToFront(set, victim, tag);
+    noteFront(set, line);
     return true;
   }
   // set[0..i-1] move up one way, `tag` goes first (no memmove: a library call).
@@ -390,7 +402,7 @@ struct Cache {
   }
   // A reference: every line it covers (at most two: cachegrind clamps a
   // wider one to the line), one miss if any missed.
-  bool ref(uint64_t addr, uint32_t size, bool write) {
+  [[gnu::always_inline]] bool ref(uint64_t addr, uint32_t size, bool write) {
     const bool fill = !write || writeAllocate;
     if (size > (1u << lineBits)) size = 1u << lineBits;  // clamped to a line (fxsave & co.), as the cache tool does
     const uint64_t first = addr >> lineBits;
@@ -402,15 +414,25 @@ struct Cache {
   void flush(uint64_t ways) {
     for (uint64_t k = 0; k < ways; ++k) tags[k] = 0;
     last = UINT64_MAX;
+    clearMru(ways / assoc);
+  }
+  void clearMru(uint64_t sets) {
+    if (mru)
+      for (uint64_t k = 0; k < sets; ++k) mru[k << (lineBits - 3)] = kNoLine;
   }
 };
 
 // A hierarchy's state over caller memory (words(h) zeroed 64-bit words).
 class Simulator {
  public:
+  // Whether a first level can keep a most-recent-line table (Cache::mru):
+  // lines of 8 bytes or more (an entry per line-sized slot) and two sets
+  // or more (the inline test's straddle check needs them).
+  static bool mruTable(const Level& l) { return l.first && l.line >= 8 && l.sets() >= 2; }
+  static size_t mruWords(const Level& l) { return mruTable(l) ? size_t(l.sets()) * l.line / 8 : 0; }
   static size_t words(const Hierarchy& h) {
     size_t n = 0;
-    for (const Level& l : h.levels) n += size_t(l.sets()) * l.assoc;
+    for (const Level& l : h.levels) n += size_t(l.sets()) * l.assoc + mruWords(l);
     return n;
   }
   Simulator() = default;
@@ -425,6 +447,7 @@ class Simulator {
       c.policy = l.policy;
       c.writeAllocate = l.writeAllocate;
       ways_[k] = l.sets() * l.assoc;
+      mruWords_[k] = mruWords(l);
     }
     place(memory);
     ni_ = int(h.iPath.size()), nd_ = int(h.dPath.size());
@@ -435,18 +458,29 @@ class Simulator {
   // The state moves to other memory (words() zeroed words): a trivially
   // copied Simulator is then a second, empty hierarchy of the same shape.
   void place(uint64_t* memory) {
-    for (int k = 0; k < nlevels_; ++k) caches_[k].tags = memory, memory += ways_[k];
+    for (int k = 0; k < nlevels_; ++k) {
+      if (!memory) {  // a shape only (no state yet)
+        caches_[k].tags = caches_[k].mru = nullptr;
+        continue;
+      }
+      Cache& c = caches_[k];
+      c.tags = memory, memory += ways_[k];
+      c.mru = mruWords_[k] ? memory : nullptr, memory += mruWords_[k];
+      c.clearMru(c.setMask + 1);
+    }
   }
+  // Level k's most-recent-line table (null when it keeps none).
+  const uint64_t* mru(int k) const { return caches_[k].mru; }
   int instructionLevels() const { return ni_; }  // 0: no instruction cache simulated
   int dataLevels() const { return nd_; }
   // The first-level line size of the instruction path, as a shift.
   uint32_t instructionLineBits() const { return ni_ ? caches_[i_[0]].lineBits : 0; }
 
   // One reference: how many levels of its path missed (0: a first-level hit).
-  unsigned fetch(uint64_t addr, uint32_t size) {
+  [[gnu::always_inline]] unsigned fetch(uint64_t addr, uint32_t size) {
     return hitsLast(caches_[i_[0]], addr, size) ? 0 : walk(i_, ni_, addr, size, false);
   }
-  unsigned data(uint64_t addr, uint32_t size, bool write) {
+  [[gnu::always_inline]] unsigned data(uint64_t addr, uint32_t size, bool write) {
     return hitsLast(caches_[d_[0]], addr, size) ? 0 : walk(d_, nd_, addr, size, write);
   }
 
@@ -478,7 +512,7 @@ class Simulator {
   static bool hitsLast(const Cache& c, uint64_t addr, uint32_t size) {
     return (addr >> c.lineBits) == c.last && ((addr + (size ? size - 1 : 0)) >> c.lineBits) == c.last;
   }
-  unsigned walk(const int* path, int n, uint64_t addr, uint32_t size, bool write) {
+  [[gnu::always_inline]] unsigned walk(const int* path, int n, uint64_t addr, uint32_t size, bool write) {
     unsigned missed = 0;
     for (int k = 0; k < n; ++k) {
       if (!caches_[path[k]].ref(addr, size, write)) break;
@@ -489,6 +523,7 @@ class Simulator {
 
   Cache caches_[kMaxLevels * 2];
   uint64_t ways_[kMaxLevels * 2] = {};
+  uint64_t mruWords_[kMaxLevels * 2] = {};
   int i_[kMaxLevels * 2] = {}, d_[kMaxLevels * 2] = {};
   int nlevels_ = 0, ni_ = 0, nd_ = 0;
   ContextSwitch switch_;

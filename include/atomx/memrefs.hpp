@@ -226,6 +226,25 @@ inline long appendSite(std::vector<long>& sites, const Member& m, long proc, boo
   return long(sites.size() / kSiteLongs - 1);
 }
 
+// A group's references as MruTests against descriptor d (atomx.hpp): the
+// first member's operands as the instruction computes them, the later
+// members' from the registers before the first (their formulas); a
+// locked read-modify-write's two reads are one test.  Every reference of
+// the group hits the most recent line of its set when all pass.
+inline std::vector<MruTest> mruTests(const Group& g, const MruDescriptor& d) {
+  std::vector<MruTest> tests;
+  auto size = [](unsigned n) { return uint32_t(n < 1 ? 1 : n > 4096 ? 4096 : n); };
+  const Member& f = g.members[0];
+  for (const auto& [operand, kind] : f.access.ops) tests.push_back(mruHit(d, operand, size(f.inst.accessSize(operand))));
+  for (size_t m = 1; m < g.members.size(); ++m) {
+    const Member& x = g.members[m];
+    const long b = x.formula & 0xff, i = (x.formula >> 8) & 0xff;
+    tests.push_back(mruHitAt(d, b == 0xff ? -1 : int(g.slots[size_t(b)]), i == 0xff ? -1 : int(g.slots[size_t(i)]),
+                             unsigned(x.formula >> 16), x.disp, size(x.inst.accessSize(x.access.ops[0].first))));
+  }
+  return tests;
+}
+
 // The group call's arguments after its first two: the slots' registers,
 // kSlots of them (unused ones %rax).
 inline std::vector<Arg> slotArgs(const Group& g) {

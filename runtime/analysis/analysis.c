@@ -14,6 +14,9 @@
  * the runtime calls after the ProgramAfter bodies. */
 #define _GNU_SOURCE /* gettid */
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/auxv.h>
 #include <locale.h>
 #include <pthread.h>
 #include <resolv.h>
@@ -130,6 +133,15 @@ void atomx_analysis_thread_start(void) {
     struct __res_state *own = resp ? calloc(1, sizeof **resp) : NULL;
     if (own) *resp = own;
   }
+}
+
+uint64_t AtomxLoadBias(void) {
+  /* Where the entry point is now, less where the file says it is. */
+  Elf64_Ehdr e;
+  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  int ok = fd >= 0 && read(fd, &e, sizeof e) == (ssize_t)sizeof e;
+  if (fd >= 0) close(fd);
+  return ok ? getauxval(AT_ENTRY) - e.e_entry : 0;
 }
 
 const char *AtomxOutputPath(const char *name) {

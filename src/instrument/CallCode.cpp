@@ -436,6 +436,133 @@ void emitCallPart(uint64_t enter, uint64_t body, Assembler& a) {
   a.stepBackOverRedZone();
 }
 
+// Routine::beforeUnless: the tests inline, then the call part only when
+// one fails (atomx.hpp, MruDescriptor and MruTest):
+//
+//     [lea -128(%rsp),%rsp; push the scratch registers that are live]
+//     [mov %rax,S; lahf; seto %al]                 only where a status flag is live
+//     per test: A = the address (its parts from the program's registers)
+//               T = d[1] + %fs:(d[0])               once per descriptor
+//               U = A & d[2]; A = (A + size - 1) & d[3]
+//               cmp A, (T,U); jne fail
+//     restore; jmp done
+//     fail: restore; the call part
+//     done:
+void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& addresses, uint64_t enter, uint64_t body,
+                Assembler& a) {
+  const std::vector<MruTest>& tests = *site.unless;
+  x86::Semantics sem{};
+  uint64_t blockPc = 0;
+  const bool inst = site.calls[0]->point == Point::InstBefore;
+  if (inst) sem = engine.semantics(*site.proc, site.insn);
+  uint32_t blockSize = 0;
+  if (!inst) {
+    auto* b = static_cast<const detail::BlockData*>(site.calls[0]->where);
+    const ir::Block& blk = site.proc->blocks[b->block];
+    blockPc = blk.start;
+    const x86::Insn& last = site.proc->insns[(b->endInst - 1)->index];
+    blockSize = uint32_t(last.address + last.length - blk.start);
+  }
+  // The address each test checks, as a memory operand of the program's registers.
+  std::vector<x86::MemOperand> ops(tests.size());
+  x86::RegSet addressRegs;
+  for (size_t k = 0; k < tests.size(); ++k) {
+    const MruTest& t = tests[k];
+    x86::MemOperand& m = ops[k];
+    if (t.address == MruTest::Address::Operand) m = sem.mem[t.operand];
+    else if (t.address == MruTest::Address::Parts) {
+      m.base = int8_t(t.base), m.index = int8_t(t.index), m.scale = uint8_t(t.index >= 0 ? t.scale : 0), m.disp = t.disp;
+    }
+    if (t.address != MruTest::Address::Block && !m.ripRelative) {
+      if (m.hasBase()) addressRegs |= x86::RegSet::gpr(unsigned(m.base));
+      if (m.hasIndex()) addressRegs |= x86::RegSet::gpr(unsigned(m.index));
+    }
+  }
+  const UnlessSaves saves = reserveForUnless(site.liveFlags, site.dead, addressRegs);
+  const ZydisRegister A = saves.address, T = saves.table, U = saves.offset;
+  auto word = [&](const MruTest& t, int k) { return x86::ripAbsolute(addresses.counters.at(t.descriptor) + 8 * uint64_t(k)); };
+
+  auto restore = [&](Assembler& r) {
+    if (saves.keepOverflow) r.restoreOfFromAl();
+    if (saves.keepArith) r.sahf();
+    if (saves.appRax != ZYDIS_REGISTER_NONE) r.movReg(ZYDIS_REGISTER_RAX, saves.appRax);
+    for (size_t k = saves.pushed.size(); k-- > 0;) r.pop(saves.pushed[k]);
+    if (saves.redZone) r.stepBackOverRedZone();
+  };
+  // Test k's code up to its cmp (sizes fixed: rip-relative words are disp32).
+  uint32_t tableOf = UINT32_MAX;
+  auto test = [&](Assembler& c, size_t k) {
+    const MruTest& t = tests[k];
+    if (t.address == MruTest::Address::Block) {
+      c.movImm(A, blockPc + uint64_t(t.disp));
+      c.addLoad(A, word(t, 4));
+    } else {
+      const x86::MemOperand& m = ops[k];
+      const ZydisRegister base = m.hasBase() ? saves.app(unsigned(m.base)) : ZYDIS_REGISTER_NONE;
+      const ZydisRegister index = m.hasIndex() ? saves.app(unsigned(m.index)) : ZYDIS_REGISTER_NONE;
+      x86::emitLinearAddress(c, m, A, base, index, saves.below);
+      x86::emitSegmentBase(c, m, A, site.pc);
+    }
+    if (tableOf != t.descriptor) {
+      c.movLoad(T, word(t, 0));
+      x86::Mem tls = x86::mem(T);
+      tls.segment = ZYDIS_REGISTER_FS;
+      c.movLoad(T, tls);
+      c.addLoad(T, word(t, 1));
+      tableOf = t.descriptor;
+    }
+    c.movReg(U, A);
+    c.andLoad(U, word(t, 2));
+    const uint32_t size = t.address != MruTest::Address::Block ? t.size
+                          : t.size                             ? t.size
+                                                               : std::max<uint32_t>(blockSize - uint32_t(t.disp), 1);
+    c.lea(A, x86::mem(A, int64_t(size) - 1));
+    c.andLoad(A, word(t, 3));
+    c.cmpMemReg(x86::Mem{T, U, 1, 0, 8}, A);
+  };
+  // Sizes first (every form has a fixed size), for the jumps to `fail`.
+  std::vector<uint32_t> sizes(tests.size());
+  for (size_t k = 0; k < tests.size(); ++k) {
+    std::vector<uint8_t> scratch;
+    Assembler c(scratch, 0);
+    test(c, k);
+    sizes[k] = uint32_t(scratch.size());
+  }
+  tableOf = UINT32_MAX;
+  std::vector<uint8_t> restoreBytes;
+  {
+    Assembler r(restoreBytes, 0);
+    restore(r);
+  }
+  // From the end of test k's jump to `fail`: the later tests and their
+  // jumps, the restore and the jmp over the call part.  Short jumps when
+  // the first one reaches.
+  std::vector<uint32_t> toFail(tests.size());
+  auto layOut = [&](uint32_t jump) {
+    uint32_t total = uint32_t(restoreBytes.size()) + 2;
+    for (size_t k = tests.size(); k-- > 0;) toFail[k] = total, total += sizes[k] + jump;
+  };
+  layOut(2);
+  const bool near = toFail[0] <= 127;
+  if (!near) layOut(6);
+  if (saves.redZone) a.stepOverRedZone();
+  for (ZydisRegister r : saves.pushed) a.push(r);
+  if (saves.appRax != ZYDIS_REGISTER_NONE) a.movReg(saves.appRax, ZYDIS_REGISTER_RAX);
+  if (saves.keepArith || saves.keepOverflow) {
+    a.lahf();
+    if (saves.keepOverflow) a.setoAl();
+  }
+  for (size_t k = 0; k < tests.size(); ++k) {
+    test(a, k);
+    if (near) a.jccShort(5, uint8_t(toFail[k]));  // jne fail
+    else a.jccRel32(5, a.here() + 6 + toFail[k]);
+  }
+  restore(a);
+  a.raw({0xeb, uint8_t(restoreBytes.size() + kSiteSize)});  // jmp done
+  restore(a);                                               // fail:
+  emitCallPart(enter, body, a);
+}
+
 }  // namespace
 
 void emitStores(const Site& site, std::vector<uint8_t>& out) {
@@ -483,6 +610,15 @@ uint32_t storeCodeSize(const Site& site) {
   return uint32_t(scratch.size());
 }
 
+uint32_t unlessCodeSize(const Engine& engine, const Site& site) {
+  std::vector<uint8_t> scratch;
+  Assembler a(scratch, 0);
+  CodeAddresses none;
+  none.counters.assign(engine.counterArrays().size(), 0);
+  emitUnless(engine, site, none, 0, 0, a);
+  return uint32_t(scratch.size());
+}
+
 uint32_t incrementCodeSize(const Engine& engine, const Site& site, CounterMode mode) {
   // Sized by emitting: the forms have fixed sizes (rip-relative disp32).
   std::vector<uint8_t> scratch;
@@ -498,9 +634,13 @@ void emitSite(const Engine& engine, const Site& site, CounterMode mode, uint64_t
               const CodeAddresses& addresses, std::vector<uint8_t>& out) {
   const size_t start = out.size();
   Assembler a(out, at);
-  emitIncrements(engine, site, mode, addresses, a);
-  emitStores(site, out);
-  if (site.needsCall()) emitCallPart(enter, body, a);
+  if (site.unless) {
+    emitUnless(engine, site, addresses, enter, body, a);
+  } else {
+    emitIncrements(engine, site, mode, addresses, a);
+    emitStores(site, out);
+    if (site.needsCall()) emitCallPart(enter, body, a);
+  }
   if (out.size() - start != site.codeSize) throw InternalError("site code has the wrong size");
 }
 

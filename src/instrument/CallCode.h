@@ -71,6 +71,9 @@ uint32_t incrementCodeSize(const Engine& engine, const Site& site, CounterMode m
 // decodes it (66? REX? C6|C7 modrm(mod 01) disp8 imm), gives %r a fresh
 // buffer and lets it run again.
 uint32_t storeCodeSize(const Site& site);
+// A site of Routine::beforeUnless: its inline tests and the call part that
+// runs when one fails (CallCode.cpp, emitUnless, shows the code).
+uint32_t unlessCodeSize(const Engine& engine, const Site& site);
 void emitStores(const Site& site, std::vector<uint8_t>& out);
 void emitSite(const Engine& engine, const Site& site, CounterMode mode, uint64_t at, uint64_t enter, uint64_t body,
               const CodeAddresses& addresses, std::vector<uint8_t>& out);

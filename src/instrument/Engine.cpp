@@ -303,12 +303,61 @@ void Engine::add(uint32_t routine, Point point, const void* where, std::vector<A
   const bool programPoint = point == Point::ProgramBefore || point == Point::ProgramAfter;
   if (!programPoint && !where) throw Error(proto.name + ": a call at " + pointName(point) + " needs a place (got null)");
   check(proto, point, where, args);
-  calls_.push_back({routine, point, where, std::move(args), uint32_t(calls_.size())});
+  calls_.push_back({routine, point, where, std::move(args), uint32_t(calls_.size()), {}});
+}
+
+void Engine::addUnless(uint32_t routine, Point point, const void* where, std::vector<MruTest> tests,
+                       std::vector<Arg> args) {
+  const Prototype& proto = routines_.at(routine);
+  if (point != Point::InstBefore && point != Point::BlockBefore)
+    throw Error(proto.name + ": a call unless a test passes goes before an instruction or a block, not at " +
+                pointName(point));
+  if (!where) throw Error(proto.name + ": a call at " + std::string(pointName(point)) + " needs a place (got null)");
+  const std::string site = proto.name + " at " + describe(point, where);
+  if (tests.empty()) throw Error(site + ": beforeUnless with no test");
+  for (const MruTest& t : tests) checkMruTest(t, point, where, site);
+  check(proto, point, where, args);
+  calls_.push_back({routine, point, where, std::move(args), uint32_t(calls_.size()), std::move(tests)});
+}
+
+void Engine::checkMruTest(const MruTest& t, Point point, const void* where, const std::string& site) const {
+  if (t.descriptor >= counterArrays_.size() || counterArrays_[t.descriptor] < MruDescriptor::kWords)
+    throw Error(site + ": an MruTest whose descriptor this tool never made");
+  if (point == Point::BlockBefore) {
+    if (t.address != MruTest::Address::Block) throw Error(site + ": a block's test is mruHitBlock");
+    auto* b = static_cast<const detail::BlockData*>(where);
+    const ir::Procedure& p = *b->proc->proc;
+    const x86::Insn& last = p.insns[(b->endInst - 1)->index];
+    const uint64_t bytes = last.address + last.length - p.blocks[b->block].start;
+    if (t.disp < 0 || uint64_t(t.disp) + t.size > bytes || (t.size == 0 && uint64_t(t.disp) >= bytes))
+      throw Error(site + ": bytes " + std::to_string(t.disp) + " to " + std::to_string(t.disp + t.size) +
+                  " of a block of " + std::to_string(bytes));
+    return;
+  }
+  if (t.address == MruTest::Address::Block) throw Error(site + ": mruHitBlock is a block's test");
+  if (t.size < 1 || t.size > 4096) throw Error(site + ": a reference of " + std::to_string(t.size) + " bytes (1 to 4096)");
+  auto* inst = static_cast<const detail::InstData*>(where);
+  const ir::Procedure& proc = *inst->block->proc->proc;
+  const Decoded d = decode(proc, inst->index);
+  if (d.insn.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
+    throw Error(site + ": a rep-prefixed instruction may access nothing, or many times");
+  if (t.address == MruTest::Address::Parts) {
+    if (t.base < -1 || t.base > 15 || t.index < -1 || t.index > 15 || t.index == int(Reg::rsp))
+      throw Error(site + ": an MruTest's registers are general registers 0..15 (not %rsp as index) or -1");
+    if (t.scale != 1 && t.scale != 2 && t.scale != 4 && t.scale != 8) throw Error(site + ": scale 1, 2, 4 or 8");
+    if (t.disp < INT32_MIN || t.disp > INT32_MAX) throw Error(site + ": a displacement beyond 32 bits");
+    return;
+  }
+  const x86::Semantics sem = x86::describe(d.insn, d.operands, proc.insns[inst->index].address);
+  if (t.operand >= sem.memCount)
+    throw Error(site + ": memory operand " + std::to_string(t.operand) + ", but the instruction has " +
+                std::to_string(sem.memCount));
+  if (sem.mem[t.operand].segment == x86::Segment::GS) throw Error(site + ": a %gs-relative address atomx cannot compute");
 }
 
 void Engine::addFirst(uint32_t routine, Point point, std::vector<Arg> args) {
   check(routines_.at(routine), point, nullptr, args);
-  calls_.insert(calls_.begin() + ptrdiff_t(firstCalls_++), {routine, point, nullptr, std::move(args), 0});
+  calls_.insert(calls_.begin() + ptrdiff_t(firstCalls_++), {routine, point, nullptr, std::move(args), 0, {}});
   for (uint32_t k = 0; k < calls_.size(); ++k) calls_[k].order = k;
 }
 

@@ -61,6 +61,9 @@ struct CallRequest {
   const void* where = nullptr;  // the handle (InstData*, BlockData*, ProcData*, EdgeData*) or null
   std::vector<Arg> args;
   uint32_t order = 0;  // position among all calls added
+  // Routine::beforeUnless: the call runs only when one of these fails
+  // (InstBefore, BlockBefore); CallCode.cpp emits them inline.
+  std::vector<MruTest> unless;
 };
 
 // One counter increment a tool added (atomx::Counters::increment).
@@ -149,6 +152,10 @@ class Engine {
   uint32_t routineId(std::string_view name) const;  // throws if undeclared
 
   void add(uint32_t routine, Point point, const void* where, std::vector<Arg> args);
+  // A call made only when one of `tests` fails (Routine::beforeUnless).
+  void addUnless(uint32_t routine, Point point, const void* where, std::vector<MruTest> tests, std::vector<Arg> args);
+  // The descriptor words behind MruDescriptor (a zeroed array, as counters are).
+  uint32_t addMruDescriptor() { return addCounters(MruDescriptor::kWords); }
   // A call atomx itself adds at a program point (ProgramBefore or
   // ProgramAfter), ahead of every call of the tool there (and after the
   // ones added this way before it).
@@ -195,6 +202,7 @@ class Engine {
  private:
   void check(const Prototype& proto, Point point, const void* where, const std::vector<Arg>& args) const;
   void checkAddressTest(const AddressTest& test, const detail::InstData* inst) const;
+  void checkMruTest(const MruTest& test, Point point, const void* where, const std::string& site) const;
   // An increment or count of counter `index` of array `counters` at (point,
   // where): valid, and the array grown to hold it.
   void checkCounter(const char* api, uint32_t counters, uint64_t index, Point point, const void* where);

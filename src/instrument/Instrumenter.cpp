@@ -86,11 +86,18 @@ class InsertedCode : public layout::Insertions {
     return it->second;
   }
 
-  uint32_t size(std::optional<uint32_t> site) const { return site ? plan_.sites()[*site].codeSize : 0; }
+  uint32_t size(std::optional<uint32_t> site) const { return site ? plan_.sites()[*site].placeSize(plan_.sites()) : 0; }
 
+  // The site's code, then its followers' (Routine::beforeUnless).
   void emitSite(uint64_t at, uint32_t site, std::vector<uint8_t>& out) const {
-    instrument::emitSite(engine_, plan_.sites()[site], plan_.counterMode(), at, (*enters_)[site], (*bodies_)[site],
-                         *addresses_, out);
+    const Site& s = plan_.sites()[site];
+    instrument::emitSite(engine_, s, plan_.counterMode(), at, (*enters_)[site], (*bodies_)[site], *addresses_, out);
+    at += s.codeSize;
+    for (uint32_t f : s.followers) {
+      instrument::emitSite(engine_, plan_.sites()[f], plan_.counterMode(), at, (*enters_)[f], (*bodies_)[f],
+                           *addresses_, out);
+      at += plan_.sites()[f].codeSize;
+    }
   }
 
   const Engine& engine_;

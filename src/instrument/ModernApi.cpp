@@ -298,6 +298,12 @@ void Routine::add(Point point, const void* where, std::vector<Arg> args) const {
   Engine::current().add(id_, point, where, std::move(args));
 }
 
+void Routine::addUnless(Point point, const void* where, std::vector<MruTest> tests, std::vector<Arg> args) const {
+  Engine::current().addUnless(id_, point, where, std::move(tests), std::move(args));
+}
+
+MruDescriptor::MruDescriptor() : words_(Engine::current().addMruDescriptor()) {}
+
 Counters::Counters(size_t count) : id_(Engine::current().addCounters(count)) {}
 size_t Counters::size() const { return size_t(Engine::current().counterArrays().at(id_)); }
 void Counters::reserve(size_t count) const { Engine::current().reserveCounters(id_, count); }

@@ -118,6 +118,20 @@ uint32_t Plan::tableSite(const ir::Procedure& p, uint64_t target) {
 
 void Plan::place(const CallRequest& c) {
   auto instOf = [](const void* w) { return static_cast<const detail::InstData*>(w); };
+  if (!c.unless.empty()) {  // a follower of the before site (Engine::addUnless allows only these two points)
+    const detail::InstData* d = c.point == Point::InstBefore ? instOf(c.where)
+                                                              : static_cast<const detail::BlockData*>(c.where)->firstInst;
+    const uint32_t head = beforeSite(*d->block->proc->proc, d->index);
+    Site s;
+    s.proc = sites_[head].proc;
+    s.insn = sites_[head].insn;
+    s.pc = sites_[head].pc;
+    s.calls.push_back(&c);
+    s.unless = &c.unless;
+    sites_[head].followers.push_back(uint32_t(sites_.size()));
+    sites_.push_back(std::move(s));
+    return;
+  }
   auto add = [&](uint32_t site) { sites_[site].calls.push_back(&c); };
   switch (c.point) {
     case Point::ProgramBefore:
@@ -254,10 +268,15 @@ void Plan::addThreadChecks() {
 
 void Plan::sortAndLayTails() {
   for (Site& s : sites_)
-    s.codeSize = incrementCodeSize(engine_, s, counters_) + storeCodeSize(s) + (s.needsCall() ? kSiteSize : 0);
+    s.codeSize = s.unless ? unlessCodeSize(engine_, s)
+                          : incrementCodeSize(engine_, s, counters_) + storeCodeSize(s) + (s.needsCall() ? kSiteSize : 0);
   for (Site& s : sites_)
     std::stable_sort(s.calls.begin(), s.calls.end(),
                      [](const CallRequest* a, const CallRequest* b) { return rank(a->point) < rank(b->point); });
+  for (Site& s : sites_)
+    std::stable_sort(s.followers.begin(), s.followers.end(), [&](uint32_t a, uint32_t b) {
+      return rank(sites_[a].calls[0]->point) < rank(sites_[b].calls[0]->point);
+    });
   for (auto& [id, ps] : procs_) {
     uint32_t off = 0;
     for (auto& [insn, site] : ps.takenStub) ps.stubOffset[site] = off, off += sites_[site].codeSize + kStubJumpSize;

@@ -49,10 +49,24 @@ struct Site {
   uint8_t liveFlags = 0x3f; // status flags live where the site runs (analysis::FlagsLiveness)
   bool directionClear = false;  // DF is clear here: the procedure has no `std`
   uint32_t codeSize = 0;    // bytes in the application's code (a stub's jump not included)
+  // Routine::beforeUnless: a site of its own for each such call, whose one
+  // call runs only when one of `unless` fails.  It is a follower of the
+  // before site of its instruction (its head), whose code it comes right
+  // after, in `followers` order; `dead`: the registers its tests may use
+  // without saving them.
+  const std::vector<MruTest>* unless = nullptr;
+  std::vector<uint32_t> followers;
+  x86::RegSet dead;
 
   // The site saves the state and calls the runtime's enter (otherwise it
   // is inline increments only).
   bool needsCall() const { return !calls.empty() || exitHook; }
+  // Bytes of its code and its followers'.
+  uint32_t placeSize(const std::vector<Site>& sites) const {
+    uint32_t n = codeSize;
+    for (uint32_t f : followers) n += sites[f].codeSize;
+    return n;
+  }
 };
 
 struct ProcSites {

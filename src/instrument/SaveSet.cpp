@@ -164,12 +164,40 @@ void markLiveFlags(const Engine& engine, std::vector<Site>& sites) {
     const bool predicts = std::any_of(s.increments.begin(), s.increments.end(), [](const IncrementRequest* inc) {
       return inc->predict != IncrementRequest::Predict::None;
     });
-    if (s.stores.empty() && !predicts && !s.threadCheck) continue;
+    if (s.stores.empty() && !predicts && !s.threadCheck && !s.unless) continue;
     const x86::RegSet dead = liveness.deadRegisters(s);
+    if (s.unless) s.dead = dead;
     if (!s.stores.empty()) s.storeScratch = storeScratch(dead);
     if (predicts) s.predictScratch = predictionScratch(dead);
     if (s.threadCheck) s.checkScratch = predictionScratch(dead);
   }
+}
+
+UnlessSaves reserveForUnless(uint8_t liveFlags, x86::RegSet dead, x86::RegSet addressRegs) {
+  UnlessSaves r;
+  const bool keep = (liveFlags & x86::flag::kStatus) != 0;  // the tests write every status flag
+  r.keepArith = liveFlags & (x86::flag::kStatus & ~x86::flag::OF);
+  r.keepOverflow = liveFlags & x86::flag::OF;
+  dead &= ~addressRegs;
+  x86::RegSet taken = addressRegs;
+  taken |= x86::RegSet::gpr(4);                    // never %rsp
+  if (keep) taken |= x86::RegSet::gpr(0);          // %rax holds the flags
+  auto choose = [&] {
+    static constexpr unsigned kOrder[] = {0, 1, 2, 6, 7, 8, 9, 10, 11, 3, 5, 12, 13, 14, 15};
+    for (int pass = 0; pass < 2; ++pass)           // dead ones first
+      for (unsigned hw : kOrder)
+        if (!taken.has(hw) && (pass == 1 || dead.has(hw))) {
+          taken |= x86::RegSet::gpr(hw);
+          if (!dead.has(hw)) r.pushed.push_back(x86::reg64(hw));
+          return x86::reg64(hw);
+        }
+    throw InternalError("no scratch register for an inline test");
+  };
+  r.address = choose(), r.table = choose(), r.offset = choose();
+  if (keep && !dead.has(0)) r.appRax = choose();
+  r.redZone = !r.pushed.empty();
+  r.below = r.redZone ? 128 + 8 * int32_t(r.pushed.size()) : 0;
+  return r;
 }
 
 ZydisRegister storeScratch(x86::RegSet dead) {

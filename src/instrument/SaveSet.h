@@ -131,6 +131,25 @@ struct IncrementSaves {
 // register.  A bare inc leaves CF alone; `writesCarry`: a prediction
 // (Counters::predict) writes it.
 IncrementSaves reserveForIncrements(uint8_t liveFlags, x86::RegSet addressRegs, size_t tests, bool writesCarry = false);
+// What the inline tests of a call made unless they pass save around
+// themselves (Routine::beforeUnless): three scratch registers (an address,
+// a table, an offset), dead ones first; where a status flag is live, the
+// flags kept in %rax (lahf, seto) and the program's %rax in `appRax` (NONE
+// when %rax is dead); the registers not dead pushed below the red zone.
+struct UnlessSaves {
+  ZydisRegister address = ZYDIS_REGISTER_NONE, table = ZYDIS_REGISTER_NONE, offset = ZYDIS_REGISTER_NONE;
+  ZydisRegister appRax = ZYDIS_REGISTER_NONE;
+  std::vector<ZydisRegister> pushed;  // in push order
+  bool keepArith = false, keepOverflow = false;
+  bool redZone = false;
+  int32_t below = 0;  // from the inner %rsp to the program's
+  // Where the program's value of general register hw is while the tests run.
+  ZydisRegister app(unsigned hw) const {
+    return hw == 0 && appRax != ZYDIS_REGISTER_NONE ? appRax : x86::reg64(hw);
+  }
+};
+// `addressRegs`: the registers the tests' addresses read.
+UnlessSaves reserveForUnless(uint8_t liveFlags, x86::RegSet dead, x86::RegSet addressRegs);
 // The register a site's predictions (Counters::predict) keep a state in:
 // one of `dead` other than %rax (which lahf may need) and %rsp, or NONE
 // (then one is saved).

@@ -101,6 +101,8 @@ void Assembler::movReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEM
 void Assembler::movzxByte(ZydisRegister dst32, ZydisRegister src8) { regReg(ZYDIS_MNEMONIC_MOVZX, dst32, src8); }
 void Assembler::addReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEMONIC_ADD, dst, src); }
 void Assembler::andReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEMONIC_AND, dst, src); }
+void Assembler::addLoad(ZydisRegister dst, const Mem& src) { regMem(ZYDIS_MNEMONIC_ADD, dst, src); }
+void Assembler::andLoad(ZydisRegister dst, const Mem& src) { regMem(ZYDIS_MNEMONIC_AND, dst, src); }
 void Assembler::testReg(ZydisRegister a, ZydisRegister b) { regReg(ZYDIS_MNEMONIC_TEST, a, b); }
 void Assembler::subImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_SUB, dst, uint64_t(int64_t(value))); }
 void Assembler::andImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_AND, dst, uint64_t(int64_t(value))); }

@@ -50,6 +50,8 @@ class Assembler {
   void andImm(ZydisRegister dst, int32_t value);
   void cmpImm(ZydisRegister dst, int32_t value);
   void andReg(ZydisRegister dst, ZydisRegister src);
+  void addLoad(ZydisRegister dst, const Mem& src);  // add m, dst
+  void andLoad(ZydisRegister dst, const Mem& src);  // and m, dst
   void testReg(ZydisRegister a, ZydisRegister b);
   void push(ZydisRegister reg);
   void pushMem(const Mem& src);

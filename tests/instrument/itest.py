@@ -220,6 +220,32 @@ def t_thread_counts(work, variant, counters=None):
     eq(len(outs), 2, "counters.out files (the program and its forked child)")
 
 
+def t_unless(work, name, variant, geometry=(), build_src=None):
+    """Routine::beforeUnless against a naive oracle in the same run (tools/unless_inst.cpp): before
+    every memory instruction and at every block, a call every time that says whether the inline
+    MRU test should pass, and the call made only when it fails; per instruction and per block the
+    calls made equal the calls due, the fast path skips most calls, and the output is unchanged
+    (the tests sit between flag setters and readers)."""
+    if build_src:
+        local = build(build_src, variant, work)
+    else:
+        prog = os.path.join(ARGS.programs, variant, name)
+        local = os.path.join(work, name)
+        shutil.copy2(prog, local)
+    exe = instrument(local, "unless_inst.cpp", "unless_anal.cpp", work, list(geometry))
+    n, i = run_both(local, exe, work)
+    outs = [f for f in os.listdir(i[3]) if f.startswith("unless.out")]
+    check(outs, "no unless.out")
+    for f in outs:
+        lines = read_lines(os.path.join(i[3], f))
+        m = re.match(r"naive calls (\d+) filtered calls (\d+) due (\d+) differences (\d+)$", lines[-1])
+        check(m, f"{f}: no summary line: {lines[-3:]}")
+        naive, filtered, due, diff = map(int, m.groups())
+        eq(diff, 0, f"{f}: instructions or blocks whose calls made differ from the calls due ({lines[:3]})")
+        eq(filtered, due, f"{f}: filtered calls vs calls due")
+        check(0 < filtered < naive // 2, f"{f}: the inline test skipped too few calls ({filtered} of {naive})")
+
+
 def t_clobber_fenv(work, variant):
     prog = build("fenv.c", variant, work, ["-lm"])
     exe = instrument(prog, "clobber_inst.cpp", "clobber_anal.c", work)
@@ -1114,6 +1140,11 @@ for p in PITFALLS:
     TESTS[f"counters_per_thread.{p}.O2"] = (lambda w, p=p: t_counters(w, p, "O2", "per-thread"))
 for v in ("O2", "O0", "nopie"):
     TESTS[f"counters.thread_counts.{v}"] = lambda w, v=v: t_thread_counts(w, v)
+for p in ("avx", "exceptions", "signals_setjmp", "switch_tables", "tls_threads", "funcptrs"):
+    for v in ("O2", "O0", "nopie"):
+        TESTS[f"unless.{p}.{v}"] = (lambda w, p=p, v=v: t_unless(w, p, v))
+TESTS["unless.geometry.O2"] = lambda w: t_unless(w, "switch_tables", "O2", ["--line", "128", "--sets", "8"])
+TESTS["unless.thread_counts.O2"] = lambda w: t_unless(w, "thread_counts", "O2", build_src="thread_counts.c")
 for v in ("O2", "O0", "nopie"):
     TESTS[f"clobber.fenv.{v}"] = lambda w, v=v: t_clobber_fenv(w, v)
     TESTS[f"order.{v}"] = lambda w, v=v: t_order(w, v)

@@ -22,11 +22,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
-#include <elf.h>
 #include <map>
 #include <string>
-#include <sys/auxv.h>
 #include <unistd.h>
 #include <vector>
 
@@ -76,9 +73,9 @@ struct PerConfig {
 };
 struct Thread {
   Thread* next;
-  std::atomic<uint64_t>* blockCount;
-  std::atomic<uint64_t>* reads;   // per site
+  std::atomic<uint64_t>* reads;   // per site: rep string instructions' (the others are counted inline)
   std::atomic<uint64_t>* writes;
+  std::atomic<uint64_t> fetchCalls, dataCalls;  // calls made: what the inline tests did not settle
   PerConfig* per;
   memsites::Rep rep;  // CsRepBefore -> CsRepAfter
 };
@@ -88,6 +85,21 @@ inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
 
 std::atomic<Thread*> threads{nullptr};
 __attribute__((tls_model("initial-exec"))) thread_local Thread* self;
+
+// The inline hit tests (cachesim_inst.cpp; atomx.hpp, MruDescriptor).  Per
+// test (instruction fetches, data references): its descriptor, filled at
+// start-up or left failing every test; the first level whose table of most
+// recent lines it reads (configuration 0's; -1: none); a table of
+// Cache::kNoLine that threads without state of their own use; and each
+// thread's own table, as an offset from that one, in initial-exec TLS.
+constexpr int kDescriptorWords = 5;  // atomx::MruDescriptor::kWords
+struct InlineTest {
+  long* descriptor;
+  int level = -1;
+  uint64_t* none = nullptr;
+};
+InlineTest iTest, dTest;
+__attribute__((tls_model("initial-exec"))) thread_local int64_t iTable, dTable;
 
 void* mapZeroed(size_t bytes) {
   void* m = atomx::kernelMemory(bytes);
@@ -111,7 +123,7 @@ size_t counterWords(const Config& c) {
 }
 
 __attribute__((noinline)) Thread* newThread() {
-  size_t bytes = sizeof(Thread) + size_t(nconfigs) * sizeof(PerConfig) + (size_t(nblocks) + 2 * size_t(nsites)) * 8;
+  size_t bytes = sizeof(Thread) + size_t(nconfigs) * sizeof(PerConfig) + 2 * size_t(nsites) * 8;
   for (long c = 0; c < nconfigs; ++c) bytes += (configs[c].words + counterWords(configs[c])) * 8;
   char* m = static_cast<char*>(mapZeroed(bytes));
   Thread* t = reinterpret_cast<Thread*>(m);
@@ -123,7 +135,6 @@ __attribute__((noinline)) Thread* newThread() {
     m += n * 8;
     return p;
   };
-  t->blockCount = counters(size_t(nblocks));
   t->reads = counters(size_t(nsites));
   t->writes = counters(size_t(nsites));
   for (long c = 0; c < nconfigs; ++c) {
@@ -141,6 +152,8 @@ __attribute__((noinline)) Thread* newThread() {
     p.imiss = counters(cfg.fetches.size() * size_t(cfg.shape.instructionLevels()));
     p.dmiss = counters(size_t(nsites) * size_t(cfg.shape.dataLevels()) * 2);
   }
+  if (iTest.level >= 0) iTable = int64_t(t->per[0].sim.mru(iTest.level)) - int64_t(iTest.none);
+  if (dTest.level >= 0) dTable = int64_t(t->per[0].sim.mru(dTest.level)) - int64_t(dTest.none);
   t->next = threads.load(std::memory_order_relaxed);
   while (!threads.compare_exchange_weak(t->next, t, std::memory_order_release, std::memory_order_relaxed)) {
   }
@@ -154,7 +167,6 @@ inline Thread& me() {
 
 // Block b's instruction fetches, in every configuration.
 inline void fetchBlock(Thread& t, long b) {
-  bump(t.blockCount[b]);
   for (long c = 0; c < nconfigs; ++c) {
     PerConfig& p = t.per[c];
     const int n = p.sim.instructionLevels();
@@ -172,9 +184,10 @@ inline void fetchBlock(Thread& t, long b) {
   }
 }
 
-// One data reference of site s.
-inline void reference(Thread& t, long s, bool write, uint64_t addr, uint32_t size) {
-  bump(write ? t.writes[s] : t.reads[s]);
+// One data reference of site s (`counted`: the call counts it; a rep
+// string instruction's iterations are known only here).
+inline void reference(Thread& t, long s, bool write, uint64_t addr, uint32_t size, bool counted) {
+  if (counted) bump(write ? t.writes[s] : t.reads[s]);
   for (long c = 0; c < nconfigs; ++c) {
     PerConfig& p = t.per[c];
     const int n = p.sim.dataLevels();
@@ -186,21 +199,20 @@ inline void reference(Thread& t, long s, bool write, uint64_t addr, uint32_t siz
 }
 
 // One operand of site s at addr (a locked read-modify-write: two reads).
-inline void op(Thread& t, long s, long desc, uint64_t addr) {
+inline void op(Thread& t, long s, long desc, uint64_t addr, bool counted = false) {
   const int kind = memsites::kind(desc);
-  reference(t, s, kind == memsites::kWrite, addr, memsites::size(desc));
-  if (kind == memsites::kLockedModify) reference(t, s, false, addr, memsites::size(desc));
+  reference(t, s, kind == memsites::kWrite, addr, memsites::size(desc), counted);
+  if (kind == memsites::kLockedModify) reference(t, s, false, addr, memsites::size(desc), counted);
 }
 
-// Site s's operands at ea0/ea1, `times` iterations (rep).
-void both(Thread& t, long s, long ea0, long ea1, uint64_t times) {
-  memsites::operands(sites.data(), s, ea0, ea1, times, [&](long site, long desc, uint64_t addr) { op(t, site, desc, addr); });
+// Site s's operands at ea0/ea1 (not a rep string instruction's).
+void both(Thread& t, long s, long ea0, long ea1) {
+  memsites::operands(sites.data(), s, ea0, ea1, 1, [&](long site, long desc, uint64_t addr) { op(t, site, desc, addr); });
 }
 
-// code: site | (block + 1) << 32, the block's fetches first when block + 1 != 0.
-inline Thread& start(long code) {
+inline Thread& start() {
   Thread& t = me();
-  if (code >> 32) fetchBlock(t, (code >> 32) - 1);
+  bump(t.dataCalls);
   return t;
 }
 
@@ -210,15 +222,6 @@ inline Thread& start(long code) {
   _exit(1);
 }
 
-// The load bias of the program: where its entry point is now, less where
-// the file says it is.
-uint64_t loadBias() {
-  Elf64_Ehdr e;
-  const int fd = open("/proc/self/exe", O_RDONLY);
-  const bool ok = fd >= 0 && read(fd, &e, sizeof e) == ssize_t(sizeof e);
-  if (fd >= 0) close(fd);
-  return ok ? getauxval(AT_ENTRY) - e.e_entry : 0;
-}
 
 // Configuration c's fetch list: per block, its instructions' fetches at the
 // first level's line size (all of them are needed by the levels beyond only
@@ -246,14 +249,14 @@ void buildFetches(Config& c) {
 
 extern "C" {
 void CsInit(const long* config, const long* blk, const long* pc, const int* in, const long* table, const char* procs,
-            const char* files, const char* path) {
+            const char* files, const char* path, long* iDescriptor, long* iShortDescriptor, long* dDescriptor) {
   nblocks = config[0], ninsts = config[1], nsites = config[2], nprocs = config[3], nfiles = config[4];
   haveFetches = config[5], haveData = config[6], topN = config[7];
   blocks = blk, pcs = pc, insts = in, program = path;
   sites = memsites::read(table, nsites);
   procNames = atomx::splitStrings(procs, size_t(nprocs));
   fileNames = atomx::splitStrings(files, size_t(nfiles));
-  bias = loadBias();
+  bias = AtomxLoadBias();
 
   const char* env = std::getenv("ATOMX_CACHE_CONFIG");
   cs::Config parsed;
@@ -278,33 +281,64 @@ void CsInit(const long* config, const long* blk, const long* pc, const int* in, 
     cfg.shape = cs::Simulator(cfg.h, nullptr);
     buildFetches(cfg);
   }
+  iTest.descriptor = iDescriptor, dTest.descriptor = dDescriptor;
+  // A hit on the most recent line of its set changes nothing in one
+  // hierarchy; with several, or a context switch (which counts every
+  // reference), every reference comes here (the descriptors stay zero).
+  const cs::Hierarchy& h = configs[0].h;
+  if (nconfigs == 1 && h.contextSwitch.unit == cs::SwitchUnit::None) {
+    auto enable = [&](InlineTest& test, const std::vector<int>& path, int64_t* tls) {
+      if (path.empty() || !cs::Simulator::mruTable(h.levels[size_t(path[0])])) return;
+      const cs::Level& l = h.levels[size_t(path[0])];
+      const size_t words = cs::Simulator::mruWords(l);
+      test.none = static_cast<uint64_t*>(mapZeroed(words * 8));
+      for (size_t k = 0; k < words; ++k) test.none[k] = cs::Cache::kNoLine;
+      test.level = path[0];
+      long* d = test.descriptor;
+      uint64_t threadPointer;
+      asm("mov %%fs:0, %0" : "=r"(threadPointer));
+      d[1] = long(test.none);
+      d[2] = long((l.sets() - 1) * l.line);
+      d[3] = ~long(l.line - 1);
+      d[4] = long(bias);
+      d[0] = long(uint64_t(tls) - threadPointer);
+    };
+    enable(iTest, h.iPath, &iTable);
+    enable(dTest, h.dPath, &dTable);
+    // Blocks of config[8] bytes or fewer are tested at their first and last
+    // bytes, which is exact when a line is at least that long.
+    if (iTest.level >= 0 && h.levels[size_t(iTest.level)].line >= uint64_t(config[8]))
+      for (int k = 0; k < kDescriptorWords; ++k) iShortDescriptor[k] = iDescriptor[k];
+  }
 }
 
-void CsFetch(long b) { fetchBlock(me(), b); }
-void CsRef1(long code, long ea) { both(start(code), long(uint32_t(code)), ea, ea, 1); }
-void CsRef2(long code, long ea0, long ea1) { both(start(code), long(uint32_t(code)), ea0, ea1, 1); }
+void CsFetch(long b) {
+  Thread& t = me();
+  bump(t.fetchCalls);
+  fetchBlock(t, b);
+}
+void CsRef1(long s, long ea) { both(start(), s, ea, ea); }
+void CsRef2(long s, long ea0, long ea1) { both(start(), s, ea0, ea1); }
 
 // A group: site `first` (addresses ea0, ea1), then count - 1 sites whose one
 // operand's address is computed from the registers r[] had before `first`.
-void CsGroup(long code, long count, long ea0, long ea1, long r0, long r1, long r2, long r3, long r4, long r5, long r6,
+void CsGroup(long first, long count, long ea0, long ea1, long r0, long r1, long r2, long r3, long r4, long r5, long r6,
              long r7, long r8, long r9) {
-  Thread& t = start(code);
-  const long first = long(uint32_t(code));
+  Thread& t = start();
   const uint64_t r[10] = {uint64_t(r0), uint64_t(r1), uint64_t(r2), uint64_t(r3), uint64_t(r4),
                           uint64_t(r5), uint64_t(r6), uint64_t(r7), uint64_t(r8), uint64_t(r9)};
-  both(t, first, ea0, ea1, 1);
+  both(t, first, ea0, ea1);
   memsites::members(sites.data(), first, count, r, [&](long s, long desc, uint64_t addr) { op(t, s, desc, addr); });
 }
 
 // rep string instructions: one access per iteration (memsites::Rep).
-void CsRepBefore(long code, long ea0, long ea1, long rcx) {
-  Thread& t = start(code);
-  t.rep.before(sites.data(), long(uint32_t(code)), ea0, ea1, rcx,
-               [&](long site, long desc, uint64_t addr) { op(t, site, desc, addr); });
+void CsRepBefore(long s, long ea0, long ea1, long rcx) {
+  Thread& t = start();
+  t.rep.before(sites.data(), s, ea0, ea1, rcx, [&](long site, long desc, uint64_t addr) { op(t, site, desc, addr, true); });
 }
 void CsRepAfter(long s, long rcx) {
   Thread& t = me();
-  t.rep.after(sites.data(), s, rcx, [&](long site, long desc, uint64_t addr) { op(t, site, desc, addr); });
+  t.rep.after(sites.data(), s, rcx, [&](long site, long desc, uint64_t addr) { op(t, site, desc, addr, true); });
 }
 }
 
@@ -349,17 +383,34 @@ struct Totals {
   std::map<std::tuple<int, int, int>, Row> lines;  // (procedure, file, line)
 };
 
+// Block and group executions, counted inline (cachesim_inst.cpp).
+const long* blockRuns;
+const long* groupRuns;
+
 Totals gather(long c, const std::map<uint64_t, long>& instAt, long& nthreads) {
   const Config& cfg = configs[c];
   Totals t{{cfg.shape.instructionLevels(), cfg.shape.dataLevels()}, {}, {}, {}, {}};
   const size_t E = t.ev.size();
   t.inst.assign(size_t(ninsts) * E, 0);
   nthreads = 0;
+  for (long b = 0; b < nblocks; ++b)
+    if (const uint64_t n = uint64_t(blockRuns[b]))
+      for (long i = blocks[2 * b]; i < blocks[2 * b] + blocks[2 * b + 1]; ++i) t.inst[size_t(i) * E] += n;
+  // A group's members run as often as the group (its first site's counter).
+  uint64_t runs = 0;
+  for (long s = 0; s < nsites; ++s) {
+    const Site& site = sites[size_t(s)];
+    if ((site.op[0] >> 32) & 3) continue;  // a rep string instruction: its calls count it
+    if (((site.op[0] >> 24) & 0xff) != 2) runs = uint64_t(groupRuns[s]);  // the first of its group
+    uint64_t* row = &t.inst[size_t(instAt.at(site.pc)) * E];
+    for (long desc : site.op) {
+      if (desc < 0) continue;
+      const int kind = memsites::kind(desc);
+      row[kind == memsites::kWrite ? t.ev.dw() : t.ev.dr()] += kind == memsites::kLockedModify ? 2 * runs : runs;
+    }
+  }
   for (Thread* th = threads.load(std::memory_order_acquire); th; th = th->next, ++nthreads) {
     const PerConfig& p = th->per[c];
-    for (long b = 0; b < nblocks; ++b)
-      if (const uint64_t n = th->blockCount[b].load(std::memory_order_relaxed))
-        for (long i = blocks[2 * b]; i < blocks[2 * b] + blocks[2 * b + 1]; ++i) t.inst[size_t(i) * E] += n;
     for (size_t f = 0; f < cfg.fetches.size(); ++f)
       for (int k = 0; k < t.ev.ni; ++k)
         t.inst[cfg.fetches[f].inst * E + t.ev.imiss(k)] += p.imiss[f * size_t(t.ev.ni) + size_t(k)].load(std::memory_order_relaxed);
@@ -445,7 +496,8 @@ std::string plainName(const std::string& s) {
 }
 }  // namespace
 
-extern "C" void CsReport() {
+extern "C" void CsReport(const long* blockCounts, const long* groupCounts) {
+  blockRuns = blockCounts, groupRuns = groupCounts;
   std::map<uint64_t, long> instAt;
   std::vector<uint64_t> procPc(size_t(nprocs), UINT64_MAX);  // a procedure's lowest address
   for (long i = 0; i < ninsts; ++i) {
@@ -464,6 +516,14 @@ extern "C" void CsReport() {
   if (json) {
     j.beginObject();
     j.key("tool").value("cachesim").key("config").value(configSource).key("threads").value(nthreads);
+    // What the inline hit tests left to the simulator: the calls made, and
+    // whether the run used the tests at all (docs/cachesim.md, "Speed").
+    uint64_t fetchCalls = 0, dataCalls = 0;
+    for (Thread* th = threads.load(); th; th = th->next)
+      fetchCalls += th->fetchCalls.load(std::memory_order_relaxed), dataCalls += th->dataCalls.load(std::memory_order_relaxed);
+    j.key("calls").beginObject().key("fetch").value(fetchCalls).key("data").value(dataCalls);
+    j.key("inline_tests").beginObject().key("fetch").value(iTest.level >= 0).key("data").value(dTest.level >= 0);
+    j.endObject().endObject();
     j.key("configurations").beginArray();
   }
   for (long c = 0; c < nconfigs; ++c) {

@@ -33,14 +33,27 @@ extern "C" void Instrument(int argc, char** argv) {
     else if (a == "--top") top = optionNumber("cachesim", "--top", k + 1 < argc ? argv[++k] : nullptr);
     else throw Error("cachesim: unknown option '" + a + "' (options: --refs i|d|id, --no-merge, --top N)");
   }
-  Routine init("CsInit(long[], long[], long[], int[], long[], char*, char*, char*)");
+  Routine init("CsInit(long[], long[], long[], int[], long[], char*, char*, char*, long*, long*, long*)");
   Routine fetch("CsFetch(long)");
   Routine ref1("CsRef1(long, VALUE)");
   Routine ref2("CsRef2(long, VALUE, VALUE)");
   Routine group("CsGroup(long, long, VALUE, VALUE, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV)");
   Routine repBefore("CsRepBefore(long, VALUE, VALUE, REGV)");
   Routine repAfter("CsRepAfter(long, REGV)");
-  Routine report("CsReport()");
+  Routine report("CsReport(long*, long*)");
+  // The common case inline (docs/cachesim.md, "Speed"): a block's fetch, or
+  // a group's references, that hit the most recent line of their sets in
+  // the first level call nothing.  The analysis side fills the descriptors
+  // at start-up (or leaves them failing every test, when a run's
+  // configuration cannot use them), and counts executions inline: blocks
+  // (Ir) and groups (Dr, Dw: a group's members run as often as it does).
+  // A block of at most kShortBlock bytes lies in one or two lines when
+  // lines are at least that long: its first and last bytes are tested
+  // (iShort, which the analysis side fills only for such lines); a longer
+  // block, or any block with shorter lines, passes only within one line.
+  constexpr long kShortBlock = 32;
+  MruDescriptor iTest, iShort, dTest;
+  Counters blockRuns, groupRuns;
 
   std::vector<long> blocks;  // per block: first instruction, instruction count
   std::vector<long> pcs;     // per instruction: original pc
@@ -65,38 +78,45 @@ extern "C" void Instrument(int argc, char** argv) {
         insts.insert(insts.end(), {int(i.size()), int(nproc), file, int(sl.line)});
       }
       blocks.push_back(long(pcs.size()) - blocks[size_t(2 * block)]);
-      // The block's fetches go with its first data call (code: site | (block
-      // + 1) << 32), or in a call of their own.
-      long fetchCode = fetches ? (block + 1) << 32 : 0;
+      blockRuns.increment(b, size_t(block));
+      const long bytes = long(b.endPc() - b.pc());
+      if (fetches && bytes <= kShortBlock)
+        fetch.addUnless(Point::BlockBefore, b.handle(),
+                        {mruHitBlock(iShort, 0, 1), mruHitBlock(iShort, uint32_t(bytes - 1), 1)}, {Arg(block)});
+      else if (fetches) fetch.beforeUnless(b, mruHitBlock(iTest), block);
       if (data)
         for (const Group& g : groups(b, merge, "cachesim")) {
           Inst s = g.members[0].inst;
           const long first = appendSite(sites, g.members[0], nproc, true);
-          const long code = first | fetchCode;
-          fetchCode = 0;
+          const long code = first;
           const bool two = g.two();
           for (size_t m = 1; m < g.members.size(); ++m) appendSite(sites, g.members[m], nproc, false);
-          if (g.rep()) {
+          if (g.rep()) {  // counted by its calls: the iterations are known only at run time
             repBefore.before(s, code, effectiveAddress(0), effectiveAddress(two ? 1 : 0), reg(Reg::rcx));
             if (g.members[0].access.rep == kRepCond) repAfter.after(s, first, reg(Reg::rcx));
-          } else if (g.members.size() > 1) {
+            continue;
+          }
+          groupRuns.increment(s, size_t(first));
+          const std::vector<MruTest> tests = mruTests(g, dTest);
+          if (g.members.size() > 1) {
             std::vector<Arg> args = {Arg(code), Arg(long(g.members.size())), effectiveAddress(0),
                                      effectiveAddress(two ? 1 : 0)};
             for (Arg& a : slotArgs(g)) args.push_back(a);
-            group.add(Point::InstBefore, s.handle(), args);
-          } else if (two) ref2.before(s, code, effectiveAddress(0), effectiveAddress(1));
-          else ref1.before(s, code, effectiveAddress(0));
+            group.addUnless(Point::InstBefore, s.handle(), tests, args);
+          } else if (two) ref2.beforeUnless(s, tests, code, effectiveAddress(0), effectiveAddress(1));
+          else ref1.beforeUnless(s, tests, code, effectiveAddress(0));
         }
-      if (fetchCode) fetch.before(b, block);
     }
     appendString(procNames, std::string(p.name()));
     ++nproc;
   }
   const long nsites = long(sites.size() / kSiteLongs);
   sites.resize(sites.size() + kSiteLongs, 0);  // never an empty array
+  blockRuns.reserve(size_t(blocks.size() / 2) + 1);
+  groupRuns.reserve(size_t(nsites) + 1);
   blocks.push_back(0), pcs.push_back(0), insts.push_back(0), fileNames.push_back(0), procNames.push_back(0);
   init.atProgramStart(std::vector<long>{long(blocks.size() / 2), long(pcs.size() - 1), nsites, nproc,
-                                        long(files.size()), long(fetches), long(data), top},
-                      blocks, pcs, insts, sites, procNames, fileNames, std::string(program().path()));
-  report.atProgramEnd();
+                                        long(files.size()), long(fetches), long(data), top, kShortBlock},
+                      blocks, pcs, insts, sites, procNames, fileNames, std::string(program().path()), iTest, iShort, dTest);
+  report.atProgramEnd(blockRuns, groupRuns);
 }
