@@ -25,8 +25,11 @@ CodeLayout::CodeLayout(const ir::Program& program, uint64_t baseAddress, const I
     m.proc = proc.id;
     m.offset.resize(proc.insns.size());
     m.form.resize(proc.insns.size(), x86::BranchForm::Long);
-    for (size_t i = 0; i < proc.insns.size(); ++i)
+    m.insnAt.assign(proc.size(), -1);
+    for (size_t i = 0; i < proc.insns.size(); ++i) {
       if (proc.insns[i].relSize == 1) m.form[i] = x86::BranchForm::Short;
+      m.insnAt[proc.insns[i].address - proc.start] = int32_t(i);
+    }
     m.needsStitch = canFallOffEnd(proc.insns.back());
     if (insertions_) {
       m.inserted.resize(proc.insns.size());
@@ -95,7 +98,7 @@ void CodeLayout::resolveTargets() {
       if (!insn.isDirectBranch() && !insn.isRipRelative()) continue;
       const ir::Procedure* target = program_.procAt(insn.target);
       if (!target || movedIndex_[target->id] < 0) continue;
-      const int64_t index = target->insnIndexAt(insn.target);
+      const int64_t index = moved_[size_t(movedIndex_[target->id])].insnIndexAt(*target, insn.target);
       if (index < 0) continue;
       m.targets[i] = {movedIndex_[target->id], uint32_t(index)};
     }
@@ -113,7 +116,7 @@ std::optional<uint64_t> CodeLayout::translate(uint64_t oldAddress) const {
   if (!proc) return std::nullopt;
   const MovedProc* m = movedProc(proc->id);
   if (!m) return std::nullopt;
-  int64_t i = proc->insnIndexAt(oldAddress);
+  const int64_t i = m->insnIndexAt(*proc, oldAddress);
   if (i < 0) return std::nullopt;
   return codeStart(*m, size_t(i));
 }
