@@ -78,11 +78,8 @@ inline bool describe(Inst i, Access& a, const char* tool) {
     std::fprintf(stderr, "%s: note: %s at 0x%lx: guessing operand kinds\n", tool, text.c_str(), (long)i.pc());
     a.ops = {{0, kRead}, {1, kWrite}};
   }
-  if (cat == "STRINGOP") {
-    if (startsWith(text, "repz") || startsWith(text, "repe") || startsWith(text, "repnz") || startsWith(text, "repne"))
-      a.rep = (startsWith(m, "cmps") || startsWith(m, "scas")) ? kRepCond : kRep;
-    else if (startsWith(text, "rep")) a.rep = kRep;
-  }
+  // A repeated cmps or scas stops on its condition too (repe/repne).
+  if (cat == "STRINGOP" && i.isRepeated()) a.rep = (startsWith(m, "cmps") || startsWith(m, "scas")) ? kRepCond : kRep;
   return true;
 }
 
