@@ -229,6 +229,9 @@ class Inst {
   // A rep, repe or repne prefix repeats it (a string instruction, %rcx
   // times at most; "rep movsb", "repe cmpsb" in text()).
   bool isRepeated() const;
+  // Atomic: a lock prefix ("lock xadd", "lock cmpxchg" in text()), or xchg
+  // with a memory operand, which the CPU locks without one.
+  bool isLocked() const;
   bool hasTarget() const;  // a direct branch
   uint64_t target() const; // its original target address
   // The procedure or imported function a direct call or jump (a tail call

@@ -62,7 +62,7 @@ inline bool describe(Inst i, Access& a, const char* tool) {
   if (n == 1) {
     long k = i.isLoad() ? (i.isStore() ? kModify : kRead) : i.isStore() ? long(kWrite) : -1;
     if (k < 0) return false;
-    const bool locked = startsWith(text, "lock ") || (startsWith(m, "xchg") && k == kModify);
+    const bool locked = i.isLocked();
     if (k == kModify && locked && !startsWith(m, "cmpxchg")) k = kLockedModify;
     a.ops = {{0, k}};
   } else if (cat == "POP") {

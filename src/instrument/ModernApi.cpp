@@ -160,6 +160,7 @@ unsigned Inst::flagsWritten() const {
 }
 bool Inst::isScalarVector() const { requireHandle(d_, "isScalarVector"); return semanticsOf(d_).scalarVector; }
 bool Inst::isRepeated() const { requireHandle(d_, "isRepeated"); return semanticsOf(d_).repeated; }
+bool Inst::isLocked() const { requireHandle(d_, "isLocked"); return semanticsOf(d_).locked; }
 unsigned Inst::flagsMaybeWritten() const {
   requireHandle(d_, "flagsMaybeWritten");
   return semanticsOf(d_).flags.maybe & x86::flag::kStatus;

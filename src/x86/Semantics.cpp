@@ -262,6 +262,7 @@ Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperan
   s.condition = conditionOf(insn.mnemonic);
   s.loopFamily = isLoopFamily(insn.mnemonic);
   s.repeated = isRepeated(insn);
+  s.locked = (insn.attributes & ZYDIS_ATTRIB_HAS_LOCK) || (insn.mnemonic == ZYDIS_MNEMONIC_XCHG && s.memCount > 0);
   s.scalarVector = scalarVector(insn, ops, s.read | s.written);
   return s;
 }

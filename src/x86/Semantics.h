@@ -116,6 +116,7 @@ struct Semantics {
   uint8_t condition = kNoCondition;  // jcc/setcc/cmovcc: the condition code 0..15
   bool loopFamily = false;           // loop, loope, loopne, jrcxz, jecxz
   bool repeated = false;             // a rep, repe or repne prefix repeats it (string instructions)
+  bool locked = false;               // atomic: a lock prefix, or xchg with a memory operand
   bool scalarVector = false;         // SSE/AVX on one element of an xmm/ymm/zmm register (addsd, movd)
   bool vectorState = false;          // touches x87, MMX, SSE/AVX, mask or MXCSR state
 

@@ -809,7 +809,7 @@ def intel_sizes(prog):
 def t_operands(work, variant):
     """Inst::memOperand (base, index, scale, displacement, %rip-relative target, size), operand (kind,
     register, width, element type), flagsRead, flagsWritten, flagsMaybeWritten, flagsLiveAfter,
-    condition, isScalarVector and isRepeated, against objdump's AT&T and Intel text of every instruction of
+    condition, isScalarVector, isRepeated and isLocked, against objdump's AT&T and Intel text of every instruction of
     queries.c's and operands.c's procedures: each operand as objdump writes it (registers by name and
     width, immediates, branch targets, memory operands and, from the Intel text, their sizes), the
     element types objdump's mnemonics name (x87 suffixes s/l/t and s/l/ll, SSE's ss/sd/ps/pd, cvt's
@@ -829,7 +829,7 @@ def t_operands(work, variant):
         check_operands(rows, dis, intel_sizes(prog), seen)
     want = {"explicit memory": 10, "condition": 3, "fcmov": 8, "operand list": 150, "register": 150,
             "memory size": 20, "x87 type": 8, "sse type": 15, "cvt type": 5, "scalar": 10, "packed": 10,
-            "rep": 3, "maybe": 4, "live none": 20, "live read": 3}
+            "rep": 3, "locked": 2, "maybe": 4, "live none": 20, "live read": 3}
     for what, n in want.items():
         check(seen[what] >= n, f"too few checked: {what} {seen[what]} (want {n}; {dict(seen)})")
 
@@ -848,7 +848,8 @@ def check_operands(rows, dis, intel, seen):
     for addr, r in rows.items():
         text = dis[addr].text
         zmnem = r[0]
-        fread, fwritten, fmaybe, cond, scalar, rep = int(r[1], 16), int(r[2], 16), int(r[3], 16), int(r[4]), r[5], r[6]
+        fread, fwritten, fmaybe, cond, scalar, rep, locked = (int(r[1], 16), int(r[2], 16), int(r[3], 16), int(r[4]),
+                                                              r[5], r[6][0], r[6][1])
         live = int(r[7], 16)
         mems = [t[2:] for t in r[8:] if t.startswith("M=")]
         opers = []
@@ -891,6 +892,9 @@ def check_operands(rows, dis, intel, seen):
             eq(fmaybe, 0, f"{where}: flags maybe written")
         eq(rep, "1" if rep_text else "0", f"{where}: isRepeated")
         seen["rep"] += rep_text
+        locked_text = text.split()[0] == "lock" or (mnem.startswith("xchg") and "(" in text)
+        eq(locked, "1" if locked_text else "0", f"{where}: isLocked")
+        seen["locked"] += locked_text
 
         # Flags live after it, where objdump shows why: none after a return, a tail call to an
         # imported function, or before an instruction that writes all six and reads none (cmp, test,

@@ -3,7 +3,7 @@
 // read, written and maybe written, the condition, whether it is a scalar
 // SSE/AVX instruction and rep-prefixed, the flags live after it
 // (Inst::flagsRead, flagsWritten, flagsMaybeWritten, condition,
-// isScalarVector, isRepeated, flagsLiveAfter), then each
+// isScalarVector, isRepeated, isLocked, flagsLiveAfter), then each
 // memory operand's parts (Inst::memOperand, "M=...") and each operand
 // (Inst::operand, "O=..."), for itest.py's t_operands to check against
 // objdump.
@@ -32,9 +32,9 @@ extern "C" void Instrument(int argc, char** argv) {
     if (!names.count(std::string(p.name()))) continue;
     for (Block b : p.blocks())
       for (Inst i : b.insts()) {
-        std::fprintf(out, "%" PRIx64 "\t%s\t%x\t%x\t%x\t%d\t%d\t%d\t%x", i.pc(), i.mnemonic().c_str(), i.flagsRead(),
+        std::fprintf(out, "%" PRIx64 "\t%s\t%x\t%x\t%x\t%d\t%d\t%d%d\t%x", i.pc(), i.mnemonic().c_str(), i.flagsRead(),
                      i.flagsWritten(), i.flagsMaybeWritten(), i.condition(), i.isScalarVector(), i.isRepeated(),
-                     i.flagsLiveAfter());
+                     i.isLocked(), i.flagsLiveAfter());
         for (unsigned k = 0; k < i.memOperandCount(); ++k) {
           std::fputs("\tM=", out);
           printMem(out, i.memOperand(k));
