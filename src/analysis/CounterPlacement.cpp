@@ -164,28 +164,30 @@ std::vector<double> measuredEdgeRuns(const CountGraph& g, const std::vector<doub
   std::vector<std::vector<uint32_t>> at(g.nodes());
   for (uint32_t k = 0; k < n; ++k) at[g.edges[k].from].push_back(k), at[g.edges[k].to].push_back(k);
   // The runs that must still leave v through its unknown exits (or enter
-  // through its unknown entries: negated), and how many are unknown.
+  // through its unknown entries).
   auto residual = [&](uint32_t v, bool exits) {
     double left = 0;
     for (uint32_t k : at[v])
       if (runs[k] >= 0) left += (g.edges[k].to == v) == exits ? runs[k] : -runs[k];
     return std::max(left, 0.0);
   };
-  auto unknownAt = [&](uint32_t v) {
-    uint32_t u = 0, last = 0;
-    for (uint32_t k : at[v])
-      if (runs[k] < 0) ++u, last = k;
-    return std::make_pair(u, last);
-  };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (uint32_t v = 0; v < g.nodes(); ++v) {
-      if (v == g.exit()) continue;
-      const auto [u, k] = unknownAt(v);
-      if (u != 1) continue;
-      runs[k] = residual(v, g.edges[k].from == v);
-      changed = true;
-    }
+  // Peel as solveFrom does: a node (not X) with one edge of unknown runs
+  // gets it from its other edges.
+  std::vector<uint32_t> unknown(g.nodes(), 0);
+  for (uint32_t k = 0; k < n; ++k)
+    if (runs[k] < 0) ++unknown[g.edges[k].from], ++unknown[g.edges[k].to];
+  std::vector<uint32_t> ready;
+  for (uint32_t v = 0; v < g.nodes(); ++v)
+    if (v != g.exit() && unknown[v] == 1) ready.push_back(v);
+  while (!ready.empty()) {
+    const uint32_t v = ready.back();
+    ready.pop_back();
+    if (unknown[v] != 1) continue;
+    const uint32_t k = *std::find_if(at[v].begin(), at[v].end(), [&](uint32_t e) { return runs[e] < 0; });
+    runs[k] = residual(v, g.edges[k].from == v);
+    const uint32_t u = g.edges[k].from == v ? g.edges[k].to : g.edges[k].from;
+    --unknown[v];
+    if (--unknown[u] == 1 && u != g.exit()) ready.push_back(u);
   }
   const double inf = 1e300;
   std::vector<double> out = runs;

@@ -457,11 +457,9 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
   if (inst) sem = engine.semantics(*site.proc, site.insn);
   uint32_t blockSize = 0;
   if (!inst) {
-    auto* b = static_cast<const detail::BlockData*>(site.calls[0]->where);
-    const ir::Block& blk = site.proc->blocks[b->block];
+    const ir::Block& blk = site.proc->blocks[static_cast<const detail::BlockData*>(site.calls[0]->where)->block];
     blockPc = blk.start;
-    const x86::Insn& last = site.proc->insns[(b->endInst - 1)->index];
-    blockSize = uint32_t(last.address + last.length - blk.start);
+    blockSize = uint32_t(blk.end - blk.start);
   }
   // The address each test checks, as a memory operand of the program's registers.
   std::vector<x86::MemOperand> ops(tests.size());

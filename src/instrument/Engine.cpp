@@ -326,9 +326,8 @@ void Engine::checkMruTest(const MruTest& t, Point point, const void* where, cons
   if (point == Point::BlockBefore) {
     if (t.address != MruTest::Address::Block) throw Error(site + ": a block's test is mruHitBlock");
     auto* b = static_cast<const detail::BlockData*>(where);
-    const ir::Procedure& p = *b->proc->proc;
-    const x86::Insn& last = p.insns[(b->endInst - 1)->index];
-    const uint64_t bytes = last.address + last.length - p.blocks[b->block].start;
+    const ir::Block& blk = b->proc->proc->blocks[b->block];
+    const uint64_t bytes = blk.end - blk.start;
     if (t.disp < 0 || uint64_t(t.disp) + t.size > bytes || (t.size == 0 && uint64_t(t.disp) >= bytes))
       throw Error(site + ": bytes " + std::to_string(t.disp) + " to " + std::to_string(t.disp + t.size) +
                   " of a block of " + std::to_string(bytes));
@@ -337,10 +336,8 @@ void Engine::checkMruTest(const MruTest& t, Point point, const void* where, cons
   if (t.address == MruTest::Address::Block) throw Error(site + ": mruHitBlock is a block's test");
   if (t.size < 1 || t.size > 4096) throw Error(site + ": a reference of " + std::to_string(t.size) + " bytes (1 to 4096)");
   auto* inst = static_cast<const detail::InstData*>(where);
-  const ir::Procedure& proc = *inst->block->proc->proc;
-  const Decoded d = decode(proc, inst->index);
-  if (d.insn.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
-    throw Error(site + ": a rep-prefixed instruction may access nothing, or many times");
+  const x86::Semantics sem = semantics(*inst->block->proc->proc, inst->index);
+  if (sem.repeated) throw Error(site + ": a rep-prefixed instruction may access nothing, or many times");
   if (t.address == MruTest::Address::Parts) {
     if (t.base < -1 || t.base > 15 || t.index < -1 || t.index > 15 || t.index == int(Reg::rsp))
       throw Error(site + ": an MruTest's registers are general registers 0..15 (not %rsp as index) or -1");
@@ -348,7 +345,6 @@ void Engine::checkMruTest(const MruTest& t, Point point, const void* where, cons
     if (t.disp < INT32_MIN || t.disp > INT32_MAX) throw Error(site + ": a displacement beyond 32 bits");
     return;
   }
-  const x86::Semantics sem = x86::describe(d.insn, d.operands, proc.insns[inst->index].address);
   if (t.operand >= sem.memCount)
     throw Error(site + ": memory operand " + std::to_string(t.operand) + ", but the instruction has " +
                 std::to_string(sem.memCount));

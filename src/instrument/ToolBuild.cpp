@@ -23,6 +23,7 @@
 #include "instrument/ToolCache.h"
 #include "support/Error.h"
 #include "support/Fnv.h"
+#include "support/SearchPath.h"
 
 extern char** environ;
 
@@ -64,23 +65,6 @@ void run(const std::vector<std::string>& args, const std::string& what) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw Error("building " + what + " failed (the compiler's messages are above)");
-}
-
-// The executable a command's first word runs (as posix_spawnp finds it),
-// with symbolic links resolved; "" when there is none.
-std::string onPath(const std::string& program) {
-  std::error_code ec;
-  if (program.find('/') != std::string::npos) return std::filesystem::canonical(program, ec).string();
-  const char* path = std::getenv("PATH");
-  std::string dirs = path && *path ? path : "/usr/bin:/bin";
-  for (size_t start = 0; start <= dirs.size();) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string candidate = (end == start ? std::string(".") : dirs.substr(start, end - start)) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return std::filesystem::canonical(candidate, ec).string();
-    start = end + 1;
-  }
-  return "";
 }
 
 }  // namespace
@@ -185,7 +169,9 @@ ToolBuild::ToolBuild(const ToolSources& sources) {
   for (const Command& c : commands(sources, dir_, root, support)) {
     run(c.args, c.what);
     if (!c.depFile.empty()) depFiles.push_back(c.depFile);
-    if (const std::string compiler = onPath(c.args[0]); !compiler.empty()) inputs.push_back(compiler);
+    std::error_code ec;  // the compiler: its real file (cc -> gcc-12), which an upgrade replaces
+    if (const std::string compiler = searchPath(c.args[0]); !compiler.empty())
+      inputs.push_back(std::filesystem::canonical(compiler, ec).string());
   }
   cache.store(key, outputs, dir_, depFiles, inputs);
 }

@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "support/Fnv.h"
 #include "support/Hex.h"
@@ -32,20 +31,7 @@ bool under(const std::string& path, const std::string& dir) {
   return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
 
-}  // namespace
-
-ToolCache::ToolCache() {
-  const char* own = std::getenv("ATOMX_TOOL_CACHE");
-  if (own && *own) {
-    if (std::string(own) != "off") root_ = own;
-    return;
-  }
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  if (xdg && *xdg) root_ = std::string(xdg) + "/atomx/tools";
-  else if (home && *home) root_ = std::string(home) + "/.cache/atomx/tools";
-}
-
+// The files named in a make-style dependency file ("out: a.c b.h \").
 std::vector<std::string> readDepFile(const std::string& path) {
   std::ifstream in(path);
   std::vector<std::string> out;
@@ -78,6 +64,20 @@ std::vector<std::string> readDepFile(const std::string& path) {
   }
   flush();
   return out;
+}
+
+}  // namespace
+
+ToolCache::ToolCache() {
+  const char* own = std::getenv("ATOMX_TOOL_CACHE");
+  if (own && *own) {
+    if (std::string(own) != "off") root_ = own;
+    return;
+  }
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (xdg && *xdg) root_ = std::string(xdg) + "/atomx/tools";
+  else if (home && *home) root_ = std::string(home) + "/.cache/atomx/tools";
 }
 
 std::optional<uint64_t> ToolCache::inputsDigest(uint64_t key) const {

@@ -5,7 +5,8 @@
 //
 // An entry is a directory named by a key: everything given to the
 // compilers (the files' names, the flags, the compilers' names and the
-// environment variables they read) and atomx's own executable.  It holds the
+// environment variables they read), not atomx's executable (what a tool sees
+// of atomx is among the files below).  It holds the
 // built files and the list of every file they were made from, as the
 // compilers and the linker reported them (`-MD`, `--dependency-file`): the
 // tool's sources, every header they include, atomx's headers and support
@@ -32,7 +33,6 @@ class ToolCache {
   // The cache from the environment (disabled when there is none).
   ToolCache();
   bool enabled() const { return !root_.empty(); }
-  const std::string& root() const { return root_; }
 
   // Copies the files named `files` of the entry `key` into `dir` when the
   // entry exists and every file it was made from is unchanged.
@@ -52,8 +52,5 @@ class ToolCache {
   void prune() const;
   std::string root_;
 };
-
-// The files named in a make-style dependency file ("out: a.c b.h \").
-std::vector<std::string> readDepFile(const std::string& path);
 
 }  // namespace atomx::instrument

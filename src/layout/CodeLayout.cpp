@@ -97,8 +97,9 @@ void CodeLayout::resolveTargets() {
       const x86::Insn& insn = proc.insns[i];
       if (!insn.isDirectBranch() && !insn.isRipRelative()) continue;
       const ir::Procedure* target = program_.procAt(insn.target);
-      if (!target || movedIndex_[target->id] < 0) continue;
-      const int64_t index = moved_[size_t(movedIndex_[target->id])].insnIndexAt(*target, insn.target);
+      const MovedProc* to = target ? movedProc(target->id) : nullptr;
+      if (!to) continue;
+      const int64_t index = to->insnIndexAt(*target, insn.target);
       if (index < 0) continue;
       m.targets[i] = {movedIndex_[target->id], uint32_t(index)};
     }

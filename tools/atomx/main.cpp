@@ -43,6 +43,7 @@
 #include "support/Error.h"
 #include "support/Fnv.h"
 #include "support/Hex.h"
+#include "support/SearchPath.h"
 #include "trace/TraceFiles.h"
 #include "EaseReport.h"
 #include "MeltCommand.h"
@@ -193,11 +194,12 @@ int runDump(int argc, char** argv) {
   return 0;
 }
 
-// Rewrites `prog` into `out`, with `tool` when it names one.
 // The block counts of the dyninst or prof tool's JSON files (their
-// "blocks": [{"pc": "0x...", "count": N}, ...]), summed over the files.
+// "blocks": [{"pc": "0x...", "count": N}, ...]), summed over the files;
+// none without files.
 atomx::analysis::BlockProfile readBlockProfile(const std::vector<std::string>& files) {
   atomx::analysis::BlockProfile profile;
+  if (files.empty()) return profile;
   for (const std::string& path : files) {
     std::ifstream in(path);
     if (!in) throw atomx::Error(path + ": cannot read the profile");
@@ -219,6 +221,7 @@ atomx::analysis::BlockProfile readBlockProfile(const std::vector<std::string>& f
   return profile;
 }
 
+// Rewrites `prog` into `out`, with `tool` when it names one.
 void rewriteProgram(const std::string& prog, const std::string& out, const atomx::instrument::ToolSources& tool,
                     const std::vector<std::string>& toolArgs, const atomx::rewrite::RewriteOptions& options,
                     std::optional<atomx::instrument::CounterMode> counters, const atomx::analysis::BlockProfile& profile,
@@ -329,7 +332,7 @@ int runRewrite(int argc, char** argv) {
   if (tool.instrumentation.empty() && countersGiven) usageError("--counters is about a tool's counters, but no tool is given");
   if (tool.instrumentation.empty() && !profileFiles.empty())
     usageError("--profile places a tool's counters, but no tool is given");
-  const atomx::analysis::BlockProfile profile = profileFiles.empty() ? atomx::analysis::BlockProfile{} : readBlockProfile(profileFiles);
+  const atomx::analysis::BlockProfile profile = readBlockProfile(profileFiles);
   rewriteProgram(prog, out, tool, toolArgs, options, counters, profile, reportPath, quiet);
   return 0;
 }
@@ -338,23 +341,10 @@ int runRewrite(int argc, char** argv) {
 
 // PROG as execvp would find it.
 std::string findProgram(const std::string& prog) {
-  if (prog.find('/') != std::string::npos) {
-    if (access(prog.c_str(), X_OK) != 0) throw atomx::Error(prog + ": not an executable file");
-    return prog;
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string dir = end == start ? "." : dirs.substr(start, end - start);
-    const std::string candidate = dir + "/" + prog;
-    struct stat st;
-    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  throw atomx::Error(prog + ": not found on PATH");
+  const std::string found = atomx::searchPath(prog);
+  if (found.empty())
+    throw atomx::Error(prog + (prog.find('/') != std::string::npos ? ": not an executable file" : ": not found on PATH"));
+  return found;
 }
 
 std::string defaultCacheDir() {
@@ -511,7 +501,7 @@ int runRun(int argc, char** argv) {
   for (const std::string& a : toolArgs) key.add(a);
   const std::optional<atomx::instrument::CounterMode> counters = counterModeOption(countersName);
   key.add("counters " + countersName);
-  const atomx::analysis::BlockProfile profile = profileFiles.empty() ? atomx::analysis::BlockProfile{} : readBlockProfile(profileFiles);
+  const atomx::analysis::BlockProfile profile = readBlockProfile(profileFiles);
   key.addWord(profile.empty() ? 0 : atomx::trace::profileHash(profile));
   for (const std::string& f : tool.cflags) key.add("cflag " + f);
   for (const std::string& f : tool.libraries) {
@@ -572,8 +562,7 @@ int runTrace(int argc, char** argv) {
   if (i + 1 >= argc) usageError("trace needs a program after --: atomx trace -o DIR -- PROG [ARGS]");
   if (!instrumentTo.empty() && i + 2 < argc) usageError("--instrument does not run PROG: give no ARGS");
   const std::string prog = std::filesystem::absolute(findProgram(argv[i + 1])).string();
-  atomx::analysis::BlockProfile profile;
-  if (!profileFiles.empty()) profile = readBlockProfile(profileFiles);
+  const atomx::analysis::BlockProfile profile = readBlockProfile(profileFiles);
   const uint64_t profileHash = profile.empty() ? 0 : atomx::trace::profileHash(profile);
 
   atomx::Fnv64 key;
