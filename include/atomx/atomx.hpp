@@ -338,8 +338,12 @@ Program program();
 // instruments (names, original addresses, instruction facts, source
 // lines) into the instrumented file, for the tool's analysis code to look
 // up by Proc::id(), Block::id() and Inst::id() (<atomx/facts.h>) instead of
-// passing them as arguments.
-void embedFacts();
+// passing them as arguments.  FactsDetail::Operands adds every operand of
+// every instruction (AtomxOperand: Inst::operand's answers), for analysis
+// that derives what instructions do from their operands (the ease tool):
+// about 30 bytes per operand more, so only a tool that reads them asks.
+enum class FactsDetail { Instructions, Operands };
+void embedFacts(FactsDetail detail = FactsDetail::Instructions);
 
 // One argument of an inserted call.  Integers become constants; the helpers
 // below compute values at run time.

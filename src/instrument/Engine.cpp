@@ -162,8 +162,23 @@ Engine::Decoded Engine::decode(const ir::Procedure& proc, uint32_t index) const 
 }
 
 x86::Semantics Engine::semantics(const ir::Procedure& proc, uint32_t index) const {
-  const Decoded d = decode(proc, index);
-  return x86::describe(d.insn, d.operands, proc.insns[index].address);
+  return described(proc, index).semantics;
+}
+
+const Engine::Described& Engine::described(const ir::Procedure& proc, uint32_t index, bool withOperands) const {
+  if (!described_) described_ = std::make_unique<Described>();
+  Described& d = *described_;
+  const uint64_t address = proc.insns[index].address;
+  if (d.proc != &proc || d.index != index) {
+    d.proc = nullptr;  // until it is complete (decode throws on bytes it cannot read)
+    d.decoded = decode(proc, index);
+    d.semantics = x86::describe(d.decoded.insn, d.decoded.operands, address);
+    d.hasOperands = false;
+    d.proc = &proc, d.index = index;
+  }
+  if (withOperands && !d.hasOperands)
+    d.operandCount = x86::describeOperands(d.decoded.insn, d.decoded.operands, address, d.operands), d.hasOperands = true;
+  return d;
 }
 
 const detail::InstData* Engine::contextInst(Point point, const void* where) const {

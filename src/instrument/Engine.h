@@ -142,8 +142,9 @@ class Engine {
   const std::vector<detail::InstData>& insts() const { return insts_; }
   // atomx::embedFacts: the tool's analysis code looks up the program's
   // facts (Facts.h embeds them).
-  void wantFacts() { factsWanted_ = true; }
+  void wantFacts(bool operands) { factsWanted_ = true, factOperandsWanted_ |= operands; }
   bool factsWanted() const { return factsWanted_; }
+  bool factOperandsWanted() const { return factOperandsWanted_; }
   const detail::ProcData* procAt(uint64_t pc) const;
 
   uint32_t declare(std::string_view prototype);  // AddCallProto; same text twice is fine
@@ -193,6 +194,19 @@ class Engine {
   // What the instruction reads and writes (x86/Semantics.h); its memory
   // operands are numbered as the API numbers them (Zydis' order).
   x86::Semantics semantics(const ir::Procedure& proc, uint32_t index) const;
+  // All of the above and its operands (x86::describeOperands), of the last
+  // instruction asked for: a tool asks many questions of one instruction in
+  // a row, and each needs it decoded.  Valid until the next call.
+  struct Described {
+    const ir::Procedure* proc = nullptr;
+    uint32_t index = 0;
+    Decoded decoded;
+    x86::Semantics semantics;
+    unsigned operandCount = 0;  // operands: withOperands only
+    x86::OperandInfo operands[ZYDIS_MAX_OPERAND_COUNT];
+    bool hasOperands = false;
+  };
+  const Described& described(const ir::Procedure& proc, uint32_t index, bool withOperands = false) const;
   // The input's DWARF line table, read on first use.
   const debuginfo::LineTable& lineTable() const;
   // Which status flags are live at each instruction of a procedure
@@ -220,9 +234,10 @@ class Engine {
   std::vector<IncrementRequest> increments_;
   std::vector<CountRequest> counts_;
   size_t firstCalls_ = 0;  // calls_ begins with the addFirst ones
-  bool factsWanted_ = false;
+  bool factsWanted_ = false, factOperandsWanted_ = false;
   std::vector<StoreRequest> stores_;
   mutable std::unique_ptr<debuginfo::LineTable> lineTable_;
+  mutable std::unique_ptr<Described> described_;
   mutable std::map<const ir::Procedure*, std::unique_ptr<analysis::FlagsLiveness>> flagsLiveness_;
 };
 

@@ -1,5 +1,7 @@
 #include "instrument/Facts.h"
 
+#include "support/Error.h"
+
 #include <atomx/facts.h>
 
 #include <cstring>
@@ -21,6 +23,36 @@ struct Strings {
   }
 };
 
+// The blob's enums are atomx.hpp's values.
+static_assert(ATOMX_OPERAND_TARGET == int(Operand::Kind::Target) && ATOMX_REGKIND_OTHER == int(Operand::RegKind::Other) &&
+              ATOMX_TYPE_OTHER == int(Operand::Type::Other) && ATOMX_SEGMENT_GS == int(MemoryOperand::Segment::GS) &&
+              ATOMX_FLAGS_BIT == kFlagsBit &&
+              ATOMX_INST_STOP == int(InstClass::Stop) && ATOMX_INST_COND_BRANCH == int(InstClass::CondBranch) && ATOMX_VECTOR_BIT(3) == vectorRegBit(3) && ATOMX_OF == kOF);
+static_assert(sizeof(AtomxFactsHeader) == 32 && sizeof(AtomxFactsInst) == 72 && sizeof(AtomxFactsOperand) == 28,
+              "the blob's records have no padding");
+
+uint8_t accessBits(bool read, bool write, bool implicit, bool hidden = false) {
+  return uint8_t((read ? ATOMX_OPERAND_READ : 0) | (write ? ATOMX_OPERAND_WRITE : 0) |
+                 (implicit ? ATOMX_OPERAND_IMPLICIT : 0) | (hidden ? ATOMX_OPERAND_HIDDEN : 0));
+}
+
+AtomxFactsOperand operandFacts(const Operand& o) {
+  AtomxFactsOperand r{};
+  r.kind = uint8_t(o.kind), r.regKind = uint8_t(o.regKind), r.type = uint8_t(o.type);
+  r.access = accessBits(o.read, o.write, o.implicit, o.hidden);
+  r.reg = int8_t(o.reg), r.memIndex = int8_t(o.memIndex);
+  r.regBits = uint16_t(o.regBits), r.bits = uint16_t(o.bits), r.elementBits = uint8_t(o.elementBits);
+  r.elements = uint8_t(o.elements);
+  if (o.reg != r.reg || o.memIndex != r.memIndex || o.elementBits != r.elementBits || o.elements != r.elements)
+    throw InternalError("an operand that does not fit the facts' record");
+  const MemoryOperand& m = o.mem;
+  r.base = int8_t(m.base), r.index = int8_t(m.index), r.scale = uint8_t(m.scale), r.segment = uint8_t(m.segment);
+  r.size = uint16_t(m.size), r.memAccess = accessBits(m.read, m.write, m.implicit);
+  r.ripRelative = m.ripRelative;
+  r.dispLow = uint32_t(uint64_t(m.disp)), r.dispHigh = uint32_t(uint64_t(m.disp) >> 32);
+  return r;
+}
+
 template <class T> void put(std::vector<uint8_t>& out, const T& record) {
   const uint8_t* p = reinterpret_cast<const uint8_t*>(&record);
   out.insert(out.end(), p, p + sizeof record);
@@ -31,8 +63,8 @@ template <class T> void put(std::vector<uint8_t>& out, const T& record) {
 std::vector<uint8_t> factsBlob(Engine& engine) {
   const Engine::ApiScope scope(engine);  // the facts are what the public API says
   Strings strings;
-  std::vector<uint8_t> procs, blocks, insts;
-  AtomxFactsHeader h{ATOMX_FACTS_MAGIC, ATOMX_FACTS_VERSION, 0, 0, 0, strings.add(std::string(program().path()))};
+  std::vector<uint8_t> procs, blocks, insts, operands;
+  AtomxFactsHeader h{ATOMX_FACTS_MAGIC, ATOMX_FACTS_VERSION, 0, 0, 0, 0, strings.add(std::string(program().path())), 0};
   for (Proc p : program().procs()) {
     const uint32_t firstBlock = h.blocks;
     for (Block b : p.blocks()) {
@@ -47,6 +79,17 @@ std::vector<uint8_t> factsBlob(Engine& engine) {
         r.mnemonic = strings.add(i.mnemonic()), r.category = strings.add(i.category());
         const Inst::SourceLine line = i.sourceLine();
         r.file = strings.add(line.file), r.line = line.line;
+        r.flagsRead = uint8_t(i.flagsRead()), r.flagsWritten = uint8_t(i.flagsWritten());
+        r.flagsMaybeWritten = uint8_t(i.flagsMaybeWritten()), r.flagsLiveAfter = uint8_t(i.flagsLiveAfter());
+        r.condition = int8_t(i.condition());
+        r.traits = uint8_t((i.isScalarVector() ? ATOMX_SCALAR_VECTOR : 0) | (i.isRepeated() ? ATOMX_REPEATED : 0) |
+                           (i.isLocked() ? ATOMX_LOCKED : 0));
+        r.target = i.hasTarget() ? i.target() : 0;
+        if (engine.factOperandsWanted()) {
+          r.firstOperand = h.operands, r.operandCount = uint16_t(i.operandCount());
+          for (unsigned k = 0; k < r.operandCount; ++k) put(operands, operandFacts(i.operand(k)));
+          h.operands += r.operandCount;
+        }
         put(insts, r);
         ++h.insts;
       }
@@ -58,7 +101,7 @@ std::vector<uint8_t> factsBlob(Engine& engine) {
   }
   std::vector<uint8_t> blob;
   put(blob, h);
-  for (const auto* part : {&procs, &blocks, &insts, &strings.bytes}) blob.insert(blob.end(), part->begin(), part->end());
+  for (const auto* part : {&procs, &blocks, &insts, &operands, &strings.bytes}) blob.insert(blob.end(), part->begin(), part->end());
   return blob;
 }
 

@@ -101,7 +101,7 @@ std::string Inst::calleeName() const {
 
 std::string Inst::category() const {
   requireHandle(d_, "category");
-  const char* name = ZydisCategoryGetString(Engine::current().decode(procOf(d_), d_->index).insn.meta.category);
+  const char* name = ZydisCategoryGetString(Engine::current().described(procOf(d_), d_->index).decoded.insn.meta.category);
   return name ? name : "";
 }
 
@@ -131,16 +131,15 @@ static_assert(int(Operand::Kind::Target) == int(x86::OperandKind::Target) &&
               int(Operand::RegKind::Other) == int(x86::RegKind::Other) && int(Operand::Type::Other) == int(x86::ElementType::Other));
 unsigned Inst::operandCount() const {
   requireHandle(d_, "operandCount");
-  return Engine::current().decode(procOf(d_), d_->index).insn.operand_count;
+  return Engine::current().described(procOf(d_), d_->index, true).operandCount;
 }
 
 Operand Inst::operand(unsigned k) const {
   requireHandle(d_, "operand");
-  const Engine::Decoded d = Engine::current().decode(procOf(d_), d_->index);
-  x86::OperandInfo ops[ZYDIS_MAX_OPERAND_COUNT];
-  const unsigned n = x86::describeOperands(d.insn, d.operands, pc(), ops);
-  if (k >= n) throw Error("operand(" + std::to_string(k) + ") of an instruction with " + std::to_string(n) + " operand(s)");
-  const x86::OperandInfo& o = ops[k];
+  const Engine::Described& d = Engine::current().described(procOf(d_), d_->index, true);
+  if (k >= d.operandCount)
+    throw Error("operand(" + std::to_string(k) + ") of an instruction with " + std::to_string(d.operandCount) + " operand(s)");
+  const x86::OperandInfo& o = d.operands[k];
   Operand r;
   r.kind = Operand::Kind(int(o.kind));
   r.regKind = Operand::RegKind(int(o.regKind));
@@ -269,7 +268,7 @@ Range<Proc, detail::ProcData> Program::procs() const {
 std::string_view Program::path() const { return Engine::current().inputPath(); }
 Proc Program::procAt(uint64_t pc) const { return Proc(Engine::current().procAt(pc)); }
 Program program() { return Program(); }
-void embedFacts() { Engine::current().wantFacts(); }
+void embedFacts(FactsDetail detail) { Engine::current().wantFacts(detail == FactsDetail::Operands); }
 size_t Block::id() const { requireHandle(d_, "id"); return size_t(d_ - Engine::current().blocks().data()); }
 size_t Proc::id() const { requireHandle(d_, "id"); return size_t(d_ - Engine::current().procs().data()); }
 

@@ -1024,11 +1024,25 @@ def t_facts(work, variant):
     facts every procedure, block and instruction of the program (facts_inst.cpp, facts_anal.c), and
     they agree with independent oracles: objdump's instructions (address, size, mnemonic, the
     function they are in), the DWARF line table (readelf --debug-dump=decodedline), and each block's
-    count with a counter incremented in that block."""
-    prog = build("loops.c", variant, work)
-    exe = instrument(prog, "facts_inst.cpp", "facts_anal.c", work)
-    n, i = run_both(prog, exe, work)
-    lines = read_lines(os.path.join(i[3], "facts.out"))
+    count with a counter incremented in that block.  The semantics module's facts of every instruction
+    and operand (flags, condition, traits, target, operands' kinds, registers, widths, types, memory
+    parts) are those Inst's queries answered at rewrite time, on loops.c and on operands.c's SSE,
+    x87, string and locked instructions (t_operands checks those queries against objdump); loops.c's
+    without FactsDetail::Operands has the instruction facts and no operand."""
+    for name, detail in (("operands.c", "operands"), ("loops.c", "instructions")):
+        prog = build(name, variant, work)
+        expected = os.path.join(work, name + ".semantics")
+        exe = instrument(prog, "facts_inst.cpp", "facts_anal.c", work, args=[expected, detail])
+        n, i = run_both(prog, exe, work)
+        lines = read_lines(os.path.join(i[3], "facts.out"))
+        sem = [l for l in lines if l.startswith(("sem ", "op "))]
+        want = read_lines(expected)
+        ops = sum(l.startswith("op ") for l in want)
+        check(len(want) > 100 and (ops > 100) == (detail == "operands"), f"{name}: {len(want)} facts, {ops} operands")
+        for k, (a, b) in enumerate(zip(sem, want)):
+            eq(a, b, f"{name}: semantic fact {k} from the embedded facts against Inst's queries")
+        eq(len(sem), len(want), f"{name}: semantic facts")
+        eq(lines[-1].split()[5], str(ops), f"{name}: operand count")
     eq(lines[0], "program " + prog, "program file")
     procs, blocks, insts = {}, {}, []
     for line in lines[1:-1]:

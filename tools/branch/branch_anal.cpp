@@ -129,7 +129,7 @@ void writeJson() {
 extern "C" {
 void BranchInit(long n, long top, long* counters) {
   for (long i = 0; i < AtomxInstCount(); ++i)
-    if (AtomxInst(i)->kind == 1) branch.push_back(AtomxInst(i));  // atomx::InstClass::CondBranch
+    if (AtomxInst(i)->kind == ATOMX_INST_COND_BRANCH) branch.push_back(AtomxInst(i));
   if (long(branch.size()) != n) {  // the instrumentation's branches are the facts' (a bug otherwise)
     std::fprintf(stderr, "branch: %ld branches instrumented, %zu in atomx's facts\n", n, branch.size());
     std::abort();

@@ -1,17 +1,17 @@
-// ease: what one instruction contributes to each report, from the public
-// instruction queries only (atomx's x86 semantics module answers them; no
-// instruction text is read): its operands (Inst::operand: kind, register,
-// width, element type; memory operands' parts and directions), category,
-// mnemonic, registers and flags read and written, condition, scalar SSE,
-// rep prefix.  Each fact is a (table,
-// key, weight) triple, counted `weight` times each time the instruction
-// runs; the analysis side multiplies by block counts.  Header only
-// (included by ease_inst.cpp).
+// ease: what one instruction contributes to each report, from the facts
+// atomx embeds in the program (<atomx/facts.h>: the x86 semantics module's
+// answers for every instruction and operand; no instruction text is read):
+// its operands (kind, register, width, element type; memory operands'
+// parts and directions), category, mnemonic, registers and flags read and
+// written, condition, scalar SSE, rep prefix.  Each fact is a (table, key,
+// weight) triple, counted `weight` times each time the instruction runs;
+// ease_anal.cpp multiplies by block counts.  Header only.
 #pragma once
 
-#include "ease_flags.h"
+#include <atomx/facts.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,26 +25,39 @@ struct Fact {
 // The keys the analysis side reads back: its totals are the "total" table.
 inline const char* const kTotal = "total";
 
-using atomx::Operand;
+using Operand = AtomxOperandFacts;
 
-inline std::vector<Operand> operandsOf(atomx::Inst i) {
-  std::vector<Operand> v;
-  for (unsigned k = 0, n = i.operandCount(); k < n; ++k) v.push_back(i.operand(k));
-  return v;
-}
+// One instruction: its facts and its operands (hidden ones included).
+struct Inst {
+  const AtomxInstFacts& f;
+  std::vector<Operand> ops;
+  explicit Inst(const AtomxInstFacts& facts) : f(facts) {
+    for (uint32_t k = 0; k < f.operandCount; ++k) ops.push_back(*AtomxOperand(long(f.firstOperand + k)));
+  }
+  std::string mnemonic() const { return f.mnemonic; }
+  std::string category() const { return f.category; }
+  bool isCondBranch() const { return f.kind == ATOMX_INST_COND_BRANCH; }
+  bool isJump() const { return f.kind == ATOMX_INST_JUMP || f.kind == ATOMX_INST_INDIRECT_JUMP; }
+  bool isCall() const { return f.kind == ATOMX_INST_CALL || f.kind == ATOMX_INST_INDIRECT_CALL; }
+  bool isReturn() const { return f.kind == ATOMX_INST_RETURN; }
+  bool isBranch() const { return f.kind != ATOMX_INST_OTHER; }  // any control transfer
+  bool isScalarVector() const { return f.traits & ATOMX_SCALAR_VECTOR; }
+  bool isRepeated() const { return f.traits & ATOMX_REPEATED; }
+};
 
-inline bool touchesVectors(atomx::Inst i) { return ((i.regsRead() | i.regsWritten()) >> 32) != 0; }
-inline bool isX87(atomx::Inst i) {
+inline bool isHidden(const Operand& o) { return o.access & ATOMX_OPERAND_HIDDEN; }
+inline bool isVector(const Operand& o) { return o.kind == ATOMX_OPERAND_REGISTER && o.regKind == ATOMX_REGKIND_VECTOR; }
+inline bool isMemory(const Operand& o) { return o.kind == ATOMX_OPERAND_MEMORY; }
+inline bool touchesVectors(const Inst& i) { return ((i.f.regsRead | i.f.regsWritten) >> 32) != 0; }
+inline bool isX87(const Inst& i) {
   const std::string c = i.category();
   return c.rfind("X87", 0) == 0 || c == "FCMOV";
 }
-inline bool isVector(const Operand& o) { return o.kind == Operand::Kind::Register && o.regKind == Operand::RegKind::Vector; }
-inline bool isMemory(const Operand& o) { return o.kind == Operand::Kind::Memory; }
 
 // The instruction type (report 3), one of: move, ALU, shift,
 // multiply/divide, compare/test, conditional branch, unconditional branch,
 // call/return, string, x87, SSE/AVX scalar, SSE/AVX packed, other.
-inline std::string instClass(atomx::Inst i) {
+inline std::string instClass(const Inst& i) {
   const std::string c = i.category(), m = i.mnemonic();
   if (i.isCondBranch()) return "conditional branch";
   if (i.isJump()) return "unconditional branch";
@@ -70,9 +83,9 @@ inline std::vector<std::string> registerNames(uint64_t set) {
   std::vector<std::string> out;
   for (int r = 0; r < 16; ++r)
     if (set & (uint64_t(1) << r)) out.push_back(kRegNames[r]);
-  if (set & atomx::kFlagsBit) out.push_back("flags");
+  if (set & ATOMX_FLAGS_BIT) out.push_back("flags");
   for (int v = 0; v < 32; ++v)
-    if (set & atomx::vectorRegBit(unsigned(v))) out.push_back("xmm" + std::to_string(v));
+    if (set & ATOMX_VECTOR_BIT(v)) out.push_back("xmm" + std::to_string(v));
   return out;
 }
 
@@ -87,40 +100,40 @@ inline std::vector<std::string> registerNames(uint64_t set) {
 // operation (the widest vector register or access; the element of its
 // first vector register or memory operand); "none" for control transfers,
 // nops and instructions without operands.
-inline std::string dataType(atomx::Inst i, const std::vector<Operand>& ops) {
-  using T = Operand::Type;
+inline std::string dataType(const Inst& i) {
+  const std::vector<Operand>& ops = i.ops;
   const std::string m = i.mnemonic(), c = i.category();
   if (i.isBranch() || c == "NOP" || m.rfind("nop", 0) == 0) return "none";
   if (isX87(i)) {
     for (const Operand& o : ops)
       if (isMemory(o))
-        return o.type == T::Float32 ? "float (x87)" : o.type == T::Float64 ? "double (x87)"
-             : o.type == T::Float80 ? "extended (x87)" : "x87 integer/control";
+        return o.type == ATOMX_TYPE_FLOAT32 ? "float (x87)" : o.type == ATOMX_TYPE_FLOAT64 ? "double (x87)"
+             : o.type == ATOMX_TYPE_FLOAT80 ? "extended (x87)" : "x87 integer/control";
     return "extended (x87)";
   }
   if (touchesVectors(i)) {
     if (i.isScalarVector()) {
       for (const Operand& o : ops)
-        if (!o.hidden && o.elements == 1 && (o.type == T::Float16 || o.type == T::Float32 || o.type == T::Float64))
-          return o.type == T::Float64 ? "double" : o.type == T::Float32 ? "float" : "half";
+        if (!isHidden(o) && o.elements == 1 && (o.type == ATOMX_TYPE_FLOAT16 || o.type == ATOMX_TYPE_FLOAT32 || o.type == ATOMX_TYPE_FLOAT64))
+          return o.type == ATOMX_TYPE_FLOAT64 ? "double" : o.type == ATOMX_TYPE_FLOAT32 ? "float" : "half";
       for (const Operand& o : ops)  // movd, movq: the general register or memory side, else the one element
-        if (!o.hidden && o.kind != Operand::Kind::Immediate && (!isVector(o) || o.elements == 1))
+        if (!isHidden(o) && o.kind != ATOMX_OPERAND_IMMEDIATE && (!isVector(o) || o.elements == 1))
           return "int" + std::to_string(o.bits) + " (vector register)";
       return "none";
     }
     unsigned width = 0;
     const Operand* first = nullptr;
     for (const Operand& o : ops) {
-      if ((isVector(o) && !o.hidden) || isMemory(o)) width = std::max(width, isVector(o) ? o.regBits : o.bits);
-      if (!first && !o.hidden && (isVector(o) || isMemory(o))) first = &o;
+      if ((isVector(o) && !isHidden(o)) || isMemory(o)) width = std::max<unsigned>(width, isVector(o) ? o.regBits : o.bits);
+      if (!first && !isHidden(o) && (isVector(o) || isMemory(o))) first = &o;
     }
-    const char* element = !first ? "integer" : first->type == T::Float32 ? "float" : first->type == T::Float64 ? "double" : "integer";
+    const char* element = !first ? "integer" : first->type == ATOMX_TYPE_FLOAT32 ? "float" : first->type == ATOMX_TYPE_FLOAT64 ? "double" : "integer";
     return "vector" + std::to_string(width ? width : 128) + " " + element;
   }
   unsigned bits = 0;
   for (const Operand& o : ops) {
-    if (o.hidden) continue;
-    if (o.kind == Operand::Kind::Register) bits = o.regBits;
+    if (isHidden(o)) continue;
+    if (o.kind == ATOMX_OPERAND_REGISTER) bits = o.regBits;
     else if (isMemory(o)) bits = o.bits;
     break;
   }
@@ -137,26 +150,24 @@ inline std::string dataType(atomx::Inst i, const std::vector<Operand>& ops) {
 // base+disp.
 inline std::string addressingMode(const Operand& o) {
   switch (o.kind) {
-    case Operand::Kind::Register: return "register";
-    case Operand::Kind::Immediate: return "immediate";
-    case Operand::Kind::Target: return "branch target";
-    case Operand::Kind::Memory:
-    case Operand::Kind::Address: break;
+    case ATOMX_OPERAND_REGISTER: return "register";
+    case ATOMX_OPERAND_IMMEDIATE: return "immediate";
+    case ATOMX_OPERAND_TARGET: return "branch target";
+    default: break;  // memory, address
   }
-  const atomx::MemoryOperand& a = o.mem;
-  using S = atomx::MemoryOperand::Segment;
-  if (a.segment == S::FS || a.segment == S::GS) return "segment-based";
-  if (a.ripRelative) return "%rip-relative";
-  if (a.base < 0 && a.index < 0) return "absolute";
-  if (a.index >= 0) return "base+index*scale(+disp)";
-  if (a.base == int(atomx::Reg::rsp) || a.base == int(atomx::Reg::rbp)) return "%rsp/%rbp-based";
-  return a.disp ? "base+disp" : "base";
+  if (o.segment == ATOMX_SEGMENT_FS || o.segment == ATOMX_SEGMENT_GS) return "segment-based";
+  if (o.ripRelative) return "%rip-relative";
+  if (o.base < 0 && o.index < 0) return "absolute";
+  if (o.index >= 0) return "base+index*scale(+disp)";
+  if (o.base == 4 || o.base == 5) return "%rsp/%rbp-based";  // %rsp, %rbp
+  return o.disp ? "base+disp" : "base";
 }
 
 // How a memory operand is accessed: load, store, or modify (read and
 // written by the same operand: add %eax,(%rdi)).
-inline const char* accessRole(const atomx::MemoryOperand& m) {
-  return m.read && m.write ? "modify" : m.write ? "store" : "load";
+inline const char* accessRole(const Operand& m) {
+  const bool read = m.memAccess & ATOMX_OPERAND_READ, write = m.memAccess & ATOMX_OPERAND_WRITE;
+  return read && write ? "modify" : write ? "store" : "load";
 }
 
 // Zydis' names of the conditions 0..15 (Inst::condition()), as the
@@ -166,46 +177,96 @@ inline const char* const kConditions[16] = {"o", "no", "b", "nb", "z", "nz", "be
 
 // The condition of a conditional branch, for report 9: "z", "nle" ..., or
 // the mnemonic of loop and jrcxz.
-inline std::string branchCondition(atomx::Inst i) {
-  const int c = i.condition();
+inline std::string branchCondition(const Inst& i) {
+  const int c = i.f.condition;
   return c >= 0 ? kConditions[c] : i.mnemonic();
 }
 
+namespace flags {
+inline const char* const kNames[6] = {"CF", "PF", "AF", "ZF", "SF", "OF"};  // ATOMX_CF ... ATOMX_OF
+}  // namespace flags
+
+// "OF SF ZF"-style name of a set of flags.
+inline std::string flagSetName(uint8_t f) {
+  std::string out;
+  for (int k = 5; k >= 0; --k)
+    if (f & (1 << k)) out += (out.empty() ? "" : " ") + std::string(flags::kNames[k]);
+  return out.empty() ? "none" : out;
+}
+
+// What an instruction does to the status flags (ATOMX_CF ... bits): reads,
+// always writes, may write (a shift by %cl, a rep-prefixed compare).
+struct FlagEffect {
+  uint8_t read = 0;
+  uint8_t written = 0;
+  uint8_t maybe = 0;
+};
+
+inline FlagEffect flagEffect(const Inst& i) {
+  return {i.f.flagsRead, uint8_t(i.f.flagsWritten & ~i.f.flagsMaybeWritten), i.f.flagsMaybeWritten};
+}
+
+// Whether an instruction writes flags that nothing ever reads: every flag
+// it writes is written again, on every path, before any instruction reads
+// it (flagsLiveAfter: atomx's own flag liveness).  A call's flags are its
+// callee's.
+inline bool flagWriteNeverRead(const Inst& i) {
+  return i.f.flagsWritten && !i.isCall() && (i.f.flagsWritten & i.f.flagsLiveAfter) == 0;
+}
+
+// What one execution of an instruction counts in cachegrind's events:
+// itself (Ir), its memory reads and writes (Dr, Dw: a read-modify-write
+// operand is one read, as cachegrind counts it), a conditional branch (Bc).
+struct Events {
+  long ir = 1, dr = 0, dw = 0, bc = 0;
+};
+
+inline Events events(const Inst& i) {
+  Events e;
+  for (const Operand& o : i.ops)
+    if (isMemory(o)) ++(std::string(accessRole(o)) == "store" ? e.dw : e.dr);
+  e.bc = i.isCondBranch();
+  return e;
+}
+
 // Every fact of instruction i.
-inline std::vector<Fact> describe(atomx::Inst i) {
+inline std::vector<Fact> describe(const Inst& i) {
   std::vector<Fact> f;
   const std::string m = i.mnemonic(), c = i.category();
-  const std::vector<Operand> ops = operandsOf(i);
+  const std::vector<Operand>& ops = i.ops;
   const bool rep = i.isRepeated();
+  const Events e = events(i);
   f.push_back({kTotal, "instructions"});
-  f.push_back({kTotal, "bytes", int(i.size())});
+  if (e.dr) f.push_back({kTotal, "Dr", int(e.dr)});
+  if (e.dw) f.push_back({kTotal, "Dw", int(e.dw)});
+  if (e.bc) f.push_back({kTotal, "Bc", int(e.bc)});
+  f.push_back({kTotal, "bytes", int(i.f.size)});
   f.push_back({"class", instClass(i)});
   f.push_back({"mnemonic", (rep ? "rep " : "") + m});
-  f.push_back({"data type", dataType(i, ops)});
+  f.push_back({"data type", dataType(i)});
   if (i.isBranch()) f.push_back({kTotal, "control transfers"});
-  if (i.isCondBranch()) f.push_back({kTotal, "conditional branches"}), f.push_back({kTotal, "Bc"});
+  if (i.isCondBranch()) f.push_back({kTotal, "conditional branches"});
   if (rep) f.push_back({kTotal, "rep-prefixed"});
 
   // Addressing modes: the operands the text shows, then the memory
   // operands it does not (the stack slot of push, pop, call, ret; the
   // %rsi/%rdi operands of string instructions).
   for (const Operand& o : ops)
-    if (!o.hidden) f.push_back({"addressing mode", addressingMode(o)});
+    if (!isHidden(o)) f.push_back({"addressing mode", addressingMode(o)});
   for (const Operand& o : ops) {
     if (!isMemory(o)) continue;
     const std::string mode = addressingMode(o);
-    if (o.hidden) f.push_back({"addressing mode", mode});
-    const std::string size = std::to_string(o.mem.size);
-    const std::string role = accessRole(o.mem);
+    if (isHidden(o)) f.push_back({"addressing mode", mode});
+    const std::string size = std::to_string(o.size);
+    const std::string role = accessRole(o);
     f.push_back({kTotal, "memory references"});
     f.push_back({kTotal, role == "load" ? "loads" : role == "store" ? "stores" : "modifies"});
-    f.push_back({kTotal, role == "store" ? "Dw" : "Dr"});  // cachegrind counts a modify as a read
     f.push_back({"memory reference size", size});
     f.push_back({"memory reference", role + "|" + mode + "|" + size});
   }
 
-  for (const std::string& r : registerNames(i.regsRead())) f.push_back({"register read", r});
-  for (const std::string& r : registerNames(i.regsWritten())) f.push_back({"register written", r});
+  for (const std::string& r : registerNames(i.f.regsRead)) f.push_back({"register read", r});
+  for (const std::string& r : registerNames(i.f.regsWritten)) f.push_back({"register written", r});
 
   const FlagEffect fe = flagEffect(i);
   for (int k = 0; k < 6; ++k) {
@@ -218,7 +279,7 @@ inline std::vector<Fact> describe(atomx::Inst i) {
     if (flagWriteNeverRead(i)) f.push_back({kTotal, "flag writes never read"}), f.push_back({"flag writes never read", m});
   }
   if (fe.read) f.push_back({kTotal, "flag-reading instructions"});
-  if (const int cc = i.condition(); cc >= 0) {
+  if (const int cc = i.f.condition; cc >= 0) {
     const char* kind = i.isCondBranch() ? "jcc" : c == "SETCC" ? "setcc" : c == "FCMOV" ? "fcmovcc" : "cmovcc";
     f.push_back({"condition tested", std::string(kind) + " " + kConditions[cc]});
   } else if (i.isCondBranch()) {

@@ -23,10 +23,20 @@ void FactsDump(long *exact, long *each) {
                    " written %#" PRIx64 " %s %s %s:%u\n",
                 i, x->pc, x->block, x->size, x->kind, x->memOperands, x->access, x->accessSize, x->regsRead,
                 x->regsWritten, x->mnemonic, x->category, x->file, x->line);
+        fprintf(f, "sem %u %u %u %u %u %d %d %#" PRIx64 " %u\n", i, x->flagsRead, x->flagsWritten,
+                x->flagsMaybeWritten, x->flagsLiveAfter, x->condition, x->traits, x->target, x->operandCount);
+        for (uint32_t k = 0; k < x->operandCount; ++k) {
+          const AtomxOperandFacts *o = AtomxOperand(x->firstOperand + k);
+          fprintf(f, "op %u %u %d %d %d %d %d %d %u %u %u %u %d %d %u %d %u %d %d %" PRId64 " %#" PRIx64 "\n", i, k,
+                  o->kind, o->regKind, o->type, o->access, o->reg, o->memIndex, o->regBits, o->bits, o->elementBits,
+                  o->elements, o->base, o->index, o->scale, o->segment, o->size, o->memAccess, o->ripRelative,
+                  o->disp, o->target);
+        }
       }
     }
   }
-  fprintf(f, "end %ld %ld %ld %d\n", AtomxProcCount(), AtomxBlockCount(), AtomxInstCount(),
-          AtomxProc(AtomxProcCount()) == NULL && AtomxBlock(-1) == NULL);
+  fprintf(f, "end %ld %ld %ld %d %ld\n", AtomxProcCount(), AtomxBlockCount(), AtomxInstCount(),
+          AtomxProc(AtomxProcCount()) == NULL && AtomxBlock(-1) == NULL && AtomxOperand(AtomxOperandCount()) == NULL,
+          AtomxOperandCount());
   fclose(f);
 }

@@ -13,7 +13,12 @@ b/), then:
          figures table's rows;
   cg     runs `cg_annotate a/ease.cg` (Valgrind's own reader): it must
          accept the file, and its totals of Ir Dr Dw Bc must equal
-         ease.json's totals;
+         ease.json's totals; and each function's Ir, Dr and Dw in ease.cg
+         equal those of cachegrind --cache-sim=yes on PROG (which counts a
+         read-modify-write operand as a Dr, as ease.cg does; the Valgrind
+         oracle of tool.ease.vg.* compares Dr + Dw only, callgrind counting
+         it as a Dw): PROG's own functions must have no rep-prefixed or
+         atomic instruction, which the two count apart;
   merge  runs `atomx ease-report a/ease.json b/ease.json -o m` and checks
          that m/ease.json is the sum of the two (every total, every table
          entry, every branch's executions and taken), and that m/ease.out
@@ -30,6 +35,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import callgrind_file  # noqa: E402  (tests/: the one reader of Valgrind's files)
 
 
 def render(page, tmp):
@@ -78,6 +86,46 @@ def check_cg(d):
     want = [t.get("instructions", 0), t.get("Dr", 0), t.get("Dw", 0), t.get("Bc", 0)]
     print("cg_annotate totals (Ir Dr Dw Bc):", got)
     return [] if got == want else [f"cg_annotate totals {got}, ease.json's {want}"]
+
+
+def cg_functions(path):
+    """{function: Counter(event: cost)} of a cachegrind-format file."""
+    out = collections.defaultdict(collections.Counter)
+    for ev in callgrind_file.read(path):
+        if isinstance(ev, callgrind_file.Cost):
+            out[ev.fn].update(ev.costs)
+    return out
+
+
+def check_cg_split(d, prog, args):
+    """ease.cg's Ir, Dr and Dw per function against cachegrind's."""
+    if not shutil.which("valgrind"):
+        return ["no valgrind: ease.cg's Dr and Dw cannot be compared with cachegrind's"]
+    vg = os.path.join(d, "vg")
+    os.mkdir(vg)
+    out = os.path.join(vg, "cachegrind.out")
+    subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=" + out, prog] + args,
+                   cwd=vg, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # PROG's status is its own
+    if not os.path.exists(out):
+        return ["cachegrind wrote no output"]
+    ours, theirs = cg_functions(os.path.join(d, "ease.cg")), cg_functions(out)
+    # Valgrind names functions it has a symbol for; _start is its "(below
+    # main)" and crtstuff's local ones fall into "???" with the rest it
+    # cannot name: those are left out, and what is compared must be most of
+    # the run.
+    problems, compared = [], collections.Counter()
+    for fn, c in sorted(ours.items()):
+        if fn not in theirs:
+            continue
+        compared += c
+        for e in ("Ir", "Dr", "Dw"):
+            if c[e] != theirs[fn][e]:
+                problems.append(f"{fn}: {e} ease.cg {c[e]}, cachegrind {theirs[fn][e]}")
+    total = sum(c["Ir"] for c in ours.values())
+    if compared["Ir"] < 0.95 * total:
+        problems.append(f"only {compared['Ir']} of ease.cg's {total} Ir in functions cachegrind names")
+    print(f"ease.cg against cachegrind: Ir {compared['Ir']} of {total}, Dr {compared['Dr']}, Dw {compared['Dw']} compared")
+    return problems
 
 
 def check_merge(atomx, a, b, m, tmp):
@@ -129,7 +177,7 @@ def main():
         if o.check == "html":
             problems = check_page(os.path.join(dirs[0], "ease.html"), json.load(open(os.path.join(dirs[0], "ease.json"))), tmp)
         elif o.check == "cg":
-            problems = check_cg(dirs[0])
+            problems = check_cg(dirs[0]) + check_cg_split(dirs[0], o.prog, o.args)
         else:
             problems = check_merge(o.atomx, dirs[0], dirs[1], dirs[2], tmp)
     for p in problems:
