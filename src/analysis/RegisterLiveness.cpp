@@ -20,6 +20,7 @@ RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedu
                                    const x86::Decoder& decoder)
     : proc_(proc) {
   std::vector<Transfer<uint16_t>> transfer(proc.insns.size());
+  touched_.assign(proc.insns.size(), kAllGprs);
   bool hasLandingPads = false;
   for (const ir::Block& b : proc.blocks) hasLandingPads |= b.isLandingPad;
   uint16_t clobbered = 0;  // every general register some instruction writes, in part or whole
@@ -35,6 +36,7 @@ RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedu
     const x86::Semantics s = x86::describe(insn, ops, in.address);
     transfer[i] = {s.read.gprs(), s.killed.gprs()};
     clobbered |= s.written.gprs();
+    touched_[i] = uint16_t(s.read.gprs() | s.written.gprs());
     if (in.flow == x86::Flow::Call || in.flow == x86::Flow::IndirectCall) {
       // A call that throws lands on a landing pad with the callee-saved
       // registers as they were at the call: in a procedure that has landing

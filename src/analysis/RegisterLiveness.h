@@ -48,9 +48,12 @@ class RegisterLiveness {
   // Live where control arrives at original address `target`: before that
   // instruction when it is in this procedure, otherwise all.
   x86::RegSet at(uint64_t target) const;
+  // The general registers instruction `insn` reads or writes, in part or
+  // whole, address registers included (all for one that cannot be decoded).
+  x86::RegSet touched(uint32_t insn) const { return x86::RegSet{touched_[insn]}; }
 
  private:
-  std::vector<uint16_t> before_;
+  std::vector<uint16_t> before_, touched_;
   const ir::Procedure& proc_;
 };
 

@@ -370,11 +370,22 @@ void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, co
     return inc->predict != IncrementRequest::Predict::None;
   }));
   const size_t tests = size_t(std::count_if(checks.begin(), checks.end(), [](const AddressCheck& c) { return !c.isStatic; }));
+  // A promoted counter's register (IncrementRequest::Accumulate) is no
+  // scratch register here; zeroing and stepping it write no flag, flushing
+  // it writes them all.
+  using Acc = IncrementRequest::Accumulate;
+  bool writesFlags = false, flushes = false;
+  for (const IncrementRequest* inc : site.increments) {
+    if (inc->accumulate != Acc::None) used |= x86::RegSet::gpr(inc->reg);
+    writesFlags |= inc->accumulate == Acc::None || inc->accumulate == Acc::Flush;
+    flushes |= inc->accumulate == Acc::Flush;
+  }
   // A prediction needs a register (a dead one where there is one) and
   // writes CF, as a test does.
   const bool savedState = predictions && site.predictScratch == ZYDIS_REGISTER_NONE;
   if (predictions && !savedState) used |= x86::RegSet::gpr(unsigned(site.predictScratch - ZYDIS_REGISTER_RAX));
-  const IncrementSaves saves = reserveForIncrements(site.liveFlags, used, tests + (savedState ? 1 : 0), predictions > 0);
+  const IncrementSaves saves = reserveForIncrements(writesFlags ? site.liveFlags : 0, used, tests + (savedState ? 1 : 0),
+                                                    predictions > 0 || flushes);
   const ZydisRegister stateReg = !predictions ? ZYDIS_REGISTER_NONE : savedState ? saves.scratch.back() : site.predictScratch;
   const std::vector<ZydisRegister>& scratch = saves.scratch;
   size_t next = 0;
@@ -395,6 +406,13 @@ void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, co
   if (arith) a.lahf();
   if (overflow) a.setoAl();
   for (const IncrementRequest* inc : site.increments) {
+    const ZydisRegister accumulator = x86::reg64(inc->reg);
+    switch (inc->accumulate) {
+      case Acc::None: break;
+      case Acc::Zero: a.movImm(accumulator, 0); continue;                     // mov $0, %r32: no flags
+      case Acc::Step: a.lea(accumulator, x86::mem(accumulator, 1)); continue;  // lea 1(%r), %r: no flags
+      case Acc::Flush: a.addMemReg(counterAt(addresses, mode, inc->counters, inc->index), accumulator, atomic); continue;
+    }
     const x86::Mem counter = counterAt(addresses, mode, inc->counters, inc->index);
     if (inc->predict != IncrementRequest::Predict::None) {
       emitPrediction(a, counter, counterAt(addresses, mode, inc->counters, inc->miss), stateReg,

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "analysis/CounterPlacement.h"
+#include "analysis/CounterPromotion.h"
 #include "support/Error.h"
 
 namespace atomx::instrument {
@@ -17,6 +19,7 @@ struct Counted {
   const detail::ProcData* proc = nullptr;
   analysis::CountGraph graph;
   analysis::CounterPlan plan;
+  std::vector<analysis::PromotedLoop> promoted;  // chords kept in registers through their loops
   std::vector<uint64_t> slot;                    // per graph edge
   std::vector<std::vector<uint32_t>> succEdge;   // per block, per succ: its graph edge
 };
@@ -60,6 +63,12 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
       else ++summary.profiledProcs;
     }
     c.plan = analysis::placeCounters(*c.proc->proc, c.graph, weights);
+    std::unique_ptr<analysis::RegisterLiveness> live;
+    c.promoted = analysis::promoteCounters(*c.proc->proc, c.graph, c.plan, [&]() -> const analysis::RegisterLiveness& {
+      if (!live) live = std::make_unique<analysis::RegisterLiveness>(engine.program(), *c.proc->proc, engine.decoder());
+      return *live;
+    });
+    for (const analysis::PromotedLoop& l : c.promoted) summary.promoted += l.counters.size();
     chords += c.plan.chords;
     edges += c.graph.edges.size();
     summary.blocks += c.graph.blocks;
@@ -86,16 +95,41 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
   if (edges > Engine::kMaxCounters) throw Error("Counters::count: the counted procedures need more counters than atomx places (2^28)");
   const uint32_t slots = engine.addCounters(edges);
 
+  // A promoted counter's register is flushed on its loop's exit edges and
+  // zeroed on its entry edges, in that order where one edge is both (one
+  // loop's exit, the next one's entry, in the same register).
+  using Acc = IncrementRequest::Accumulate;
+  for (Acc what : {Acc::Flush, Acc::Zero})
+    for (const Counted& c : counted)
+      for (const analysis::PromotedLoop& l : c.promoted)
+        for (auto [chord, reg] : l.counters)
+          for (auto [b, s] : what == Acc::Flush ? l.exits : l.entries)
+            engine.addAccumulate(what, reg, slots, c.slot[chord], Point::Edge, c.proc->firstBlock[b].firstEdge + s);
+  for (const Counted& c : counted)
+    for (const analysis::PromotedLoop& l : c.promoted) {
+      RegisterReservation r{c.proc->proc, {}, {}};
+      for (uint32_t b : l.blocks) r.insns.push_back({c.proc->proc->blocks[b].firstInsn, c.proc->proc->blocks[b].insnCount});
+      for (auto [chord, reg] : l.counters) r.regs |= x86::RegSet::gpr(reg);
+      engine.reserveRegisters(std::move(r));
+    }
+
   // The increments, and the derivation's program (runtime/analysis/counts.c).
   std::vector<int32_t> program{int32_t(chords), 0};
   int64_t steps = 0;
   for (const Counted& c : counted) {
+    std::map<uint32_t, unsigned> inRegister;  // promoted chord -> its register
+    for (const analysis::PromotedLoop& l : c.promoted)
+      for (auto [chord, reg] : l.counters) inRegister[chord] = reg;
     for (uint32_t k = 0; k < c.graph.edges.size(); ++k) {
       if (!c.plan.chord[k]) continue;
       const analysis::CountEdge& e = c.graph.edges[k];
       const detail::BlockData* b = c.proc->firstBlock + e.block;
-      if (e.atBlockStart()) engine.addIncrement(slots, c.slot[k], Point::BlockBefore, b);
-      else engine.addIncrement(slots, c.slot[k], Point::Edge, b->firstEdge + e.succ);
+      const Point point = e.atBlockStart() ? Point::BlockBefore : Point::Edge;
+      const void* where = e.atBlockStart() ? static_cast<const void*>(b) : b->firstEdge + e.succ;
+      if (auto r = inRegister.find(k); r != inRegister.end())
+        engine.addAccumulate(Acc::Step, r->second, slots, c.slot[k], point, where);
+      else
+        engine.addIncrement(slots, c.slot[k], point, where);
     }
     for (const analysis::SolveStep& s : c.plan.steps) {
       program.push_back(int32_t(c.slot[s.edge]));

@@ -24,6 +24,7 @@ struct CountPlanSummary {
   uint64_t blocks = 0;    // blocks of those procedures (a counter per block would place as many)
   uint64_t unknown = 0;   // counts asked for that no counters give (-1 at run time)
   uint64_t profiledProcs = 0;  // counted procedures the profile saw run (their counters follow it)
+  uint64_t promoted = 0;  // of the counters, those kept in a register through a loop (CounterPromotion.h)
 };
 
 // Adds the increments and the ProgramAfter calls to `engine`; nothing

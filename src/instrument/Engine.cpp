@@ -399,6 +399,16 @@ void Engine::addIncrement(uint32_t counters, uint64_t index, Point point, const 
   increments_.push_back({counters, index, point, where, test != nullptr, test ? *test : AddressTest{}});
 }
 
+void Engine::addAccumulate(IncrementRequest::Accumulate what, unsigned reg, uint32_t counters, uint64_t index,
+                           Point point, const void* where) {
+  if (reg == 0 || reg == 4 || reg > 15) throw InternalError("a promoted counter in %rax, %rsp or no register");
+  if (what == IncrementRequest::Accumulate::Flush) checkCounter("Counters::count", counters, index, point, where);
+  IncrementRequest r;
+  r.counters = counters, r.index = index, r.point = point, r.where = where;
+  r.accumulate = what, r.reg = uint8_t(reg);
+  increments_.push_back(r);
+}
+
 void Engine::addPrediction(uint32_t counters, uint64_t state, uint64_t miss, const void* edge, bool taken) {
   // Checked as two increments at the edge (the array grows to hold both);
   // the second becomes the prediction.

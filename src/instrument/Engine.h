@@ -79,6 +79,22 @@ struct IncrementRequest {
   // `miss` of the same array counts the outcomes it did not predict.
   enum class Predict : uint8_t { None, Taken, NotTaken } predict = Predict::None;
   uint64_t miss = 0;
+  // A counter kept in general register `reg` through a loop
+  // (analysis/CounterPromotion.h): Zero it on an entry edge (mov $0, no
+  // flags), Step it where the count is (lea 1, no flags), Flush it into
+  // counter `index` on an exit edge (add); None: a plain increment.
+  enum class Accumulate : uint8_t { None, Zero, Step, Flush } accumulate = Accumulate::None;
+  uint8_t reg = 0;  // hardware number
+};
+
+// Registers inserted code must leave alone in part of a procedure: a
+// promoted counter's, in its loop (the instructions of `insns`: (first,
+// count) ranges) and on the edges where it is zeroed and flushed (the sites
+// holding those increments).
+struct RegisterReservation {
+  const ir::Procedure* proc = nullptr;
+  std::vector<std::pair<uint32_t, uint32_t>> insns;
+  x86::RegSet regs;
 };
 
 // One exact count a tool asked for (atomx::Counters::count): counter
@@ -175,6 +191,12 @@ class Engine {
   const std::vector<uint64_t>& counterArrays() const { return counterArrays_; }
   const std::vector<CountRequest>& counts() const { return counts_; }
   const std::vector<IncrementRequest>& increments() const { return increments_; }
+  // A promoted counter's part (IncrementRequest::Accumulate), and where its
+  // register is reserved.
+  void addAccumulate(IncrementRequest::Accumulate what, unsigned reg, uint32_t counters, uint64_t index, Point point,
+                     const void* where);
+  void reserveRegisters(RegisterReservation r) { reservations_.push_back(std::move(r)); }
+  const std::vector<RegisterReservation>& reservations() const { return reservations_; }
 
   // Trace stores (StoreRequest), in the order they run where they share a site.
   void addStore(StoreRequest store) { stores_.push_back(std::move(store)); }
@@ -232,6 +254,7 @@ class Engine {
   std::vector<CallRequest> calls_;
   std::vector<uint64_t> counterArrays_;
   std::vector<IncrementRequest> increments_;
+  std::vector<RegisterReservation> reservations_;
   std::vector<CountRequest> counts_;
   size_t firstCalls_ = 0;  // calls_ begins with the addFirst ones
   bool factsWanted_ = false, factOperandsWanted_ = false;

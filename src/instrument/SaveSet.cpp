@@ -117,7 +117,8 @@ CallSaves chooseCallSaves(const Site& site, const std::vector<Footprint>& footpr
 struct SiteLiveness::PerProcedure {
   analysis::FlagsLiveness flags;
   bool directionClear;
-  std::unique_ptr<analysis::RegisterLiveness> registers;  // on first demand
+  std::unique_ptr<analysis::RegisterLiveness> registers;  // on first demand, and with it
+  std::vector<uint16_t> reserved;  // per instruction: promoted counters' registers (Engine::reservations)
 };
 
 SiteLiveness::SiteLiveness(const Engine& engine) : engine_(engine) {}
@@ -130,7 +131,7 @@ SiteLiveness::PerProcedure& SiteLiveness::of(const ir::Procedure& proc) {
     const bool setsDirection = std::any_of(proc.insns.begin(), proc.insns.end(),
                                            [](const x86::Insn& in) { return in.mnemonic == ZYDIS_MNEMONIC_STD; });
     p.reset(new PerProcedure{analysis::FlagsLiveness(engine_.program(), proc, engine_.decoder()), !setsDirection,
-                             nullptr});
+                             nullptr, {}});
   }
   return *p;
 }
@@ -147,11 +148,22 @@ bool SiteLiveness::directionClear(const Site& s) { return s.proc && of(*s.proc).
 x86::RegSet SiteLiveness::deadRegisters(const Site& s) {
   if (!s.proc) return {};
   PerProcedure& p = of(*s.proc);
-  if (!p.registers)
+  if (!p.registers) {
     p.registers = std::make_unique<analysis::RegisterLiveness>(engine_.program(), *s.proc, engine_.decoder());
-  const x86::RegSet live = s.edgeTarget ? p.registers->at(s.edgeTarget)
-                           : s.afterInsn ? p.registers->after(s.insn)
-                                         : p.registers->before(s.insn);
+    p.reserved.assign(s.proc->insns.size(), 0);
+    for (const RegisterReservation& r : engine_.reservations())
+      if (r.proc == s.proc)
+        for (auto [first, count] : r.insns)
+          for (uint32_t i = first; i < first + count; ++i) p.reserved[i] |= r.regs.gprs();
+  }
+  x86::RegSet live = s.edgeTarget ? p.registers->at(s.edgeTarget)
+                     : s.afterInsn ? p.registers->after(s.insn)
+                                   : p.registers->before(s.insn);
+  // A promoted counter's register, in its loop and where it is zeroed or
+  // flushed, is the counter's.
+  live |= x86::RegSet{p.reserved[s.insn]};
+  for (const IncrementRequest* inc : s.increments)
+    if (inc->accumulate != IncrementRequest::Accumulate::None) live |= x86::RegSet::gpr(inc->reg);
   return x86::RegSet{uint64_t(uint16_t(~live.gprs()))};
 }
 

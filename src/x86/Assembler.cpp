@@ -222,6 +222,15 @@ void Assembler::adcMemImm(const Mem& m, int8_t value, bool lock) {
 void Assembler::adcImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_ADC, dst, uint64_t(int64_t(value))); }
 void Assembler::xorImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_XOR, dst, uint64_t(int64_t(value))); }
 
+void Assembler::addMemReg(const Mem& m, ZydisRegister src, bool lock) {
+  auto r = request(ZYDIS_MNEMONIC_ADD);
+  if (lock) r.prefixes = ZYDIS_ATTRIB_HAS_LOCK;
+  r.operand_count = 2;
+  setMem(r, r.operands[0], m);
+  setReg(r.operands[1], src);
+  encode(r);
+}
+
 void Assembler::incMem(const Mem& m, bool lock) {
   auto r = request(ZYDIS_MNEMONIC_INC);
   if (lock) r.prefixes = ZYDIS_ATTRIB_HAS_LOCK;

@@ -63,6 +63,7 @@ class Assembler {
   void cmpMemReg(const Mem& m, ZydisRegister reg);  // cmp %reg, m (flags of m - reg)
   // `[lock] incq m`: a 64-bit counter, atomically with `lock`.
   void incMem(const Mem& m, bool lock);
+  void addMemReg(const Mem& m, ZydisRegister src, bool lock);  // add %src, m
   void adcMemImm(const Mem& m, int8_t value, bool lock);  // adc $value, m (m.size bytes)
   void adcImm(ZydisRegister dst, int32_t value);
   void xorImm(ZydisRegister dst, int32_t value);

@@ -1100,6 +1100,28 @@ def t_facts(work, variant):
     check(sum(b[4] for b in blocks.values()) > 0, "no block ran")
 
 
+def t_promote(work, variant):
+    """Counters kept in registers through loops (analysis/CounterPromotion.h): promote.c's loops get
+    their counters in registers (atomx's summary says how many), the output is unchanged, and every
+    block's exact count from the fewest counters equals its own increment's, while predictions
+    (Counters::predict) in the same loops look for a dead register: in spin()'s loop the only one is
+    the promoted counter's, which they must not take (shown to fail so: block 37, 15 against
+    525032)."""
+    prog = build("promote.c", variant, work)
+    out = prog + ".atomx"
+    r = subprocess.run([A, prog, os.path.join(TOOLS, "promote_inst.cpp"), os.path.join(TOOLS, "promote_anal.c"),
+                        "-o", out], capture_output=True, text=True)
+    check(r.returncode == 0, f"atomx failed: {r.stderr.strip()}")
+    m = re.search(r"(\d+) of them in a register through a loop", r.stderr)
+    check(m is not None and int(m.group(1)) >= 1, f"no counter promoted: {r.stderr.strip()}")
+    for args in ((), ("1",), ("2",)):
+        n, i = run_both(prog, out, work, args)
+        lines = read_lines(os.path.join(i[3], "promote.out"))
+        eq(lines[-1].split()[:2], ["differ", "0"], f"exact against incremented counts ({args}): " +
+           "; ".join(l for l in lines[:-1] if l.split()[3] != l.split()[5])[:300])
+        check(len(lines) > 10, f"too few blocks ran: {len(lines) - 1}")
+
+
 def t_unknown_tool(work):
     """-T with a name atomx does not ship: one line naming the shipped tools."""
     prog = build("loops.c", "O2", work)
@@ -1181,6 +1203,7 @@ TESTS["tool_cache"] = lambda w: t_tool_cache(w)
 for v in ("O2", "O0", "nopie"):
     TESTS[f"facts.{v}"] = lambda w, v=v: t_facts(w, v)
     TESTS[f"operands.{v}"] = lambda w, v=v: t_operands(w, v)
+    TESTS[f"promote.{v}"] = lambda w, v=v: t_promote(w, v)
 TESTS["mem.rsp"] = lambda w: t_mem(w, "O2", rsp=True)
 for v in ("O2", "O0", "nopie"):
     TESTS[f"mem_light.{v}"] = lambda w, v=v: t_mem(w, v, rsp=True, light=True)

@@ -1,0 +1,111 @@
+#include "analysis/CounterPromotion.h"
+
+#include <algorithm>
+
+#include "analysis/Dominators.h"
+#include "analysis/Loops.h"
+
+namespace atomx::analysis {
+
+namespace {
+
+// The registers a promoted counter may use, in the order tried: caller-saved
+// scratch ones first (r11 r10 r9 r8 rdi rsi rcx rdx), then callee-saved
+// ones (rbx rbp r12-r15).  Never %rsp, nor %rax (an increment that keeps
+// the live flags holds them there).
+constexpr unsigned kOrder[] = {11, 10, 9, 8, 7, 6, 1, 2, 3, 5, 12, 13, 14, 15};
+
+bool isSystemCall(const x86::Insn& in) {
+  switch (ZydisMnemonic(in.mnemonic)) {
+    case ZYDIS_MNEMONIC_SYSCALL:
+    case ZYDIS_MNEMONIC_SYSENTER:
+    case ZYDIS_MNEMONIC_INT:
+    case ZYDIS_MNEMONIC_INT1:
+    case ZYDIS_MNEMONIC_INT3:
+    case ZYDIS_MNEMONIC_INTO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool plainEdge(ir::EdgeKind k) { return k == ir::EdgeKind::FallThrough || k == ir::EdgeKind::Taken; }
+
+// The loop as a PromotedLoop without counters, or false when it may not
+// hold one (the header comment's conditions but the register).
+bool eligible(const ir::Procedure& proc, const Loop& loop, PromotedLoop& out) {
+  out.blocks = loop.body;
+  for (uint32_t b : loop.body) {
+    const ir::Block& blk = proc.blocks[b];
+    if (!blk.outs.empty() || blk.isEntry || blk.isLandingPad || blk.isAddressTaken || blk.isExternalEntry) return false;
+    for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i)
+      if (isSystemCall(proc.insns[i])) return false;
+    for (uint32_t s = 0; s < blk.succs.size(); ++s) {
+      if (!plainEdge(blk.succs[s].kind)) return false;
+      if (!loop.contains(blk.succs[s].to)) out.exits.push_back({b, s});
+    }
+    for (const ir::PredEdge& p : blk.preds) {
+      if (loop.contains(p.from)) continue;
+      if (b != loop.header || !plainEdge(p.kind)) return false;
+    }
+  }
+  for (const ir::PredEdge& p : proc.blocks[loop.header].preds) {
+    if (loop.contains(p.from)) continue;
+    const ir::Block& from = proc.blocks[p.from];
+    for (uint32_t s = 0; s < from.succs.size(); ++s)
+      if (from.succs[s].to == loop.header && from.succs[s].kind == p.kind) out.entries.push_back({p.from, s});
+  }
+  std::sort(out.entries.begin(), out.entries.end());
+  out.entries.erase(std::unique(out.entries.begin(), out.entries.end()), out.entries.end());
+  return !out.entries.empty() && !out.exits.empty();
+}
+
+}  // namespace
+
+std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const CountGraph& graph, const CounterPlan& plan,
+                                          const std::function<const RegisterLiveness&()>& liveness) {
+  std::vector<PromotedLoop> out;
+  if (proc.blocks.empty() || plan.everyBlock) return out;
+  uint32_t entry = 0;
+  for (uint32_t b = 0; b < proc.blocks.size(); ++b)
+    if (proc.blocks[b].isEntry) entry = b;
+  const Graph cfg = procedureGraph(proc);
+  const LoopForest forest = naturalLoops(cfg, dominators(cfg, entry));
+  std::vector<bool> hasInner(forest.loops.size(), false);
+  for (const Loop& l : forest.loops)
+    if (l.parent >= 0) hasInner[size_t(l.parent)] = true;
+  for (size_t k = 0; k < forest.loops.size(); ++k) {
+    const Loop& loop = forest.loops[k];
+    if (hasInner[k] || loop.header >= proc.blocks.size()) continue;
+    // The chords inside the loop: a block's own count, or an edge between two of its blocks.
+    std::vector<uint32_t> chords;
+    for (uint32_t e = 0; e < graph.edges.size(); ++e) {
+      if (!plan.chord[e]) continue;
+      const CountEdge& c = graph.edges[e];
+      if (!c.measurable || !loop.contains(c.block)) continue;
+      if (c.kind == CountEdge::Kind::Block ||
+          (c.kind == CountEdge::Kind::Flow && loop.contains(proc.blocks[c.block].succs[c.succ].to)))
+        chords.push_back(e);
+    }
+    PromotedLoop p;
+    if (chords.empty() || !eligible(proc, loop, p)) continue;
+    const RegisterLiveness& live = liveness();
+    // Free registers: touched by no instruction of the loop, dead at its
+    // header and where each exit arrives.
+    x86::RegSet busy = live.at(proc.blocks[loop.header].start);
+    for (uint32_t b : loop.body) {
+      const ir::Block& blk = proc.blocks[b];
+      for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) busy |= live.touched(i);
+    }
+    for (auto [b, s] : p.exits) busy |= live.at(proc.blocks[proc.blocks[b].succs[s].to].start);
+    size_t next = 0;
+    for (unsigned hw : kOrder) {
+      if (next == chords.size()) break;
+      if (!busy.has(hw)) p.counters.push_back({chords[next++], hw});
+    }
+    if (!p.counters.empty()) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace atomx::analysis

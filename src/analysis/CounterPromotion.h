@@ -1,0 +1,53 @@
+// CounterPromotion: counters kept in a register through a loop, where that
+// is exact -- the one place that decides it (instrument/CountPlan asks).
+//
+// A counter inside a short loop is a memory increment on every iteration,
+// and each waits for the previous one's store to reach it (store
+// forwarding: several cycles), which can be slower than the loop itself.
+// LLVM's PGO instrumentation promotes such counters to registers; so does
+// atomx, for a counter (a chord of the placement, CounterPlacement.h) on
+// a block or an edge of an innermost natural loop that
+//   - calls nothing and is left only by edges of the procedure: no block of
+//     it ends in a call, a return, a tail call, an indirect jump or a stop,
+//     and no instruction in it is a system call (a process that ends, or a
+//     thread that exits, inside the loop would lose what the register holds);
+//   - is entered only through its header, by edges of the procedure: no
+//     block of it is the procedure's entry, a landing pad, taken by address
+//     or entered from another procedure, and no edge into or out of it is a
+//     jump-table edge (those sit at the target, outside the loop);
+//   - has a general register other than %rsp and %rax (which an increment
+//     keeping the flags needs) that no instruction of the loop reads or
+//     writes and that is dead where the loop is entered and where it is left.
+// Then the counter's register is zeroed on every entry edge, stepped at
+// the counter's place, and added to the counter on every exit edge; the
+// count at the end of the run is the same.  What it gives up: a signal
+// handler that leaves the loop without returning (siglongjmp) loses that
+// entry's iterations, as it loses the rest of a block it interrupts.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "analysis/CounterPlacement.h"
+#include "analysis/RegisterLiveness.h"
+#include "ir/Program.h"
+
+namespace atomx::analysis {
+
+struct PromotedLoop {
+  std::vector<uint32_t> blocks;                        // the loop's, ascending
+  std::vector<std::pair<uint32_t, uint32_t>> entries;  // (block, succ): edges from outside into the header
+  std::vector<std::pair<uint32_t, uint32_t>> exits;    // (block, succ): edges from the loop to outside it
+  std::vector<std::pair<uint32_t, unsigned>> counters; // (chord: a count-graph edge, register's hardware number)
+};
+
+// The loops of `proc` whose chords (plan.chord) go in registers, and
+// which: as many of each loop's chords as it has free registers.  `live`
+// gives the procedure's register liveness, asked only when a loop holds a
+// chord.
+std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const CountGraph& graph, const CounterPlan& plan,
+                                          const std::function<const RegisterLiveness&()>& live);
+
+}  // namespace atomx::analysis
