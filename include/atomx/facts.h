@@ -18,7 +18,10 @@
  *                      AtomxInst(f->firstInst + k)->mnemonic ...
  *
  * No marshalling of names, addresses and instruction facts by hand.  The
- * facts are read-only, and the strings live as long as the process.
+ * facts are read-only, and the strings live as long as the process; each
+ * distinct string is kept once, so equal strings (two instructions'
+ * mnemonics) are the same pointer, and a table keyed by pointer is keyed
+ * by content.
  *
  * The facts are one blob (atomx writes it, src/instrument/Facts.cpp; the
  * analysis library reads it, runtime/analysis/facts.c): the header, the

@@ -8,50 +8,49 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace {
 const long* counts;  // per block id: exact counts (Counters::count)
 long nBlocks, nProcs, topN;
-// Classes and mnemonics, numbered in the order the program's instructions
+// Classes and mnemonics, numbered in the order the executed instructions
 // first show them.
 std::vector<std::string> classNames, mnemonicNames;
-std::vector<int> instClass, instMnemonic;  // per instruction id
 
 struct Totals {
   long insts = 0, blocks = 0, liveBlocks = 0;
   std::vector<long> proc, procBlocks, cls, mnem;
 };
 
-int intern(std::map<std::string, int>& ids, std::vector<std::string>& names, const char* key) {
-  auto [it, fresh] = ids.emplace(key, int(names.size()));
-  if (fresh) names.push_back(key);
-  return it->second;
+// Adds n to name's entry of v, numbering a name seen first: by the string's
+// address, since the facts keep each distinct string once.
+void add(std::unordered_map<const char*, size_t>& ids, std::vector<std::string>& names, std::vector<long>& v,
+         const char* name, long n) {
+  auto it = ids.find(name);
+  if (it == ids.end()) it = ids.emplace(name, names.size()).first, names.push_back(name), v.push_back(0);
+  v[it->second] += n;
 }
 
-void readFacts() {
-  nBlocks = AtomxBlockCount(), nProcs = AtomxProcCount();
-  std::map<std::string, int> classes, mnemonics;
-  for (long i = 0; i < AtomxInstCount(); ++i) {
-    instClass.push_back(intern(classes, classNames, AtomxInst(i)->category));
-    instMnemonic.push_back(intern(mnemonics, mnemonicNames, AtomxInst(i)->mnemonic));
-  }
-}
-
+// Only the blocks that ran are read: a short run of a big program pays
+// for what it executed, not for every instruction of the program.
 Totals total() {
   Totals t;
+  nBlocks = AtomxBlockCount(), nProcs = AtomxProcCount();
   t.proc.assign(size_t(nProcs), 0), t.procBlocks.assign(size_t(nProcs), 0);
-  t.cls.assign(classNames.size(), 0), t.mnem.assign(mnemonicNames.size(), 0);
+  std::unordered_map<const char*, size_t> classes, mnemonics;
   for (long b = 0; b < nBlocks; ++b) {
     const long n = counts[b];
     if (!n) continue;
     const AtomxBlockFacts* f = AtomxBlock(b);
     t.blocks += n, ++t.liveBlocks, t.insts += n * f->instCount;
     t.proc[f->proc] += n * f->instCount, t.procBlocks[f->proc] += n;
-    for (uint32_t i = f->firstInst; i < f->firstInst + f->instCount; ++i)
-      t.cls[size_t(instClass[i])] += n, t.mnem[size_t(instMnemonic[i])] += n;
+    for (uint32_t i = f->firstInst; i < f->firstInst + f->instCount; ++i) {
+      const AtomxInstFacts* x = AtomxInst(i);
+      add(classes, classNames, t.cls, x->category, n);
+      add(mnemonics, mnemonicNames, t.mnem, x->mnemonic, n);
+    }
   }
   return t;
 }
@@ -123,9 +122,12 @@ void writeJson(const Totals& t) {
   j.key("mnemonics").beginObject();
   for (long k : top(t.mnem, long(mnemonicNames.size()))) j.key(mnemonicNames[size_t(k)].c_str()).value(t.mnem[size_t(k)]);
   j.endObject();
-  // Every block, executed or not, in address order within its procedure.
+  // Every block that ran, in address order within its procedure (a short
+  // run of a big program executes few of them, and this file is written
+  // at every process's exit).
   j.key("blocks").beginArray();
   for (long b = 0; b < nBlocks; ++b) {
+    if (!counts[b]) continue;
     const AtomxBlockFacts* f = AtomxBlock(b);
     j.beginObject().key("pc").hex(f->pc).key("end").hex(f->endPc).key("proc").value(AtomxProc(f->proc)->name);
     j.key("insts").value(long(f->instCount)).key("count").value(counts[b]).endObject();
@@ -138,7 +140,6 @@ void writeJson(const Totals& t) {
 
 extern "C" void DynFini(const long* blockCounts, long topRows) {
   counts = blockCounts, topN = topRows;
-  readFacts();
   const Totals t = total();
   writeSummary(t);
   writeJson(t);
