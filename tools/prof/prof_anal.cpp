@@ -14,6 +14,7 @@
 #include <string>
 #include <tuple>
 #include <unistd.h>
+#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -22,19 +23,30 @@ struct Entry { int block, line, insts; };
 
 const uint64_t* counts;  // per block id: exact counts
 long nproc, nblock, nline, top;
-std::vector<std::string> procNames, fileNames;
+std::vector<std::string> fileNames;
 std::vector<Line> lines;      // per (procedure, file, line), grouped by procedure
 std::vector<Entry> entries;   // per (block, line): the block's instructions of that line
 std::string callgrindPath, programPath;
 
+// A procedure's name as people read it, demangled once, when a report
+// first names it.
+const std::string& procName(long p) {
+  static std::vector<std::string> names(static_cast<size_t>(AtomxProcCount()));
+  static std::vector<bool> done(static_cast<size_t>(AtomxProcCount()));
+  if (!done[size_t(p)]) names[size_t(p)] = atomx::demangle(AtomxProc(p)->name), done[size_t(p)] = true;
+  return names[size_t(p)];
+}
+
 // The tallies, from the facts: lines in the order the program's
-// instructions first show them, procedure by procedure.
+// instructions first show them, procedure by procedure.  Files by the
+// string's address (the facts keep each distinct string once); a line's
+// key within its procedure is (file, line).
 void readFacts() {
   nproc = AtomxProcCount(), nblock = AtomxBlockCount();
-  std::map<std::string, int> fileIds;
-  std::map<std::tuple<int, int, unsigned>, int> lineIds;
+  std::unordered_map<const char*, int> fileIds;
+  std::unordered_map<uint64_t, int> lineIds;  // (file << 32 | line) -> line index, per procedure
   for (long p = 0; p < nproc; ++p) {
-    procNames.push_back(atomx::demangle(AtomxProc(p)->name));
+    lineIds.clear();
     const AtomxProcFacts* pf = AtomxProc(p);
     for (uint32_t b = pf->firstBlock; b < pf->firstBlock + pf->blockCount; ++b) {
       const AtomxBlockFacts* bf = AtomxBlock(b);
@@ -43,7 +55,7 @@ void readFacts() {
         const AtomxInstFacts* x = AtomxInst(i);
         auto [f, newFile] = fileIds.try_emplace(x->file, int(fileIds.size()));
         if (newFile) fileNames.push_back(*x->file ? x->file : "???");
-        auto [l, newLine] = lineIds.try_emplace(std::make_tuple(int(p), f->second, x->line), int(lines.size()));
+        auto [l, newLine] = lineIds.try_emplace(uint64_t(f->second) << 32 | x->line, int(lines.size()));
         if (newLine) lines.push_back({int(p), f->second, int(x->line)});
         ++perLine[l->second];
       }
@@ -105,7 +117,7 @@ void writeCallgrind(const std::vector<uint64_t>& procCount, const std::vector<ui
         return key(a) < key(b);
       });
       file("fl", main[size_t(p)]);
-      std::fprintf(f, "fn=(%d) %s\n", p + 1, procNames[size_t(p)].c_str());
+      std::fprintf(f, "fn=(%d) %s\n", p + 1, procName(p).c_str());
       int current = main[size_t(p)];
       for (long k : order) {
         if (lines[k].file != current) file(lines[k].file == main[size_t(p)] ? "fe" : "fi", current = lines[k].file);
@@ -157,7 +169,7 @@ void ProfFinish(const uint64_t* blockCounts, const char* callgrind, long topN) {
       const uint64_t c = procCount[size_t(procOrder[k])];
       cum += c;
       std::fprintf(out, "%16s %5.1f%% %5.1f%%  %s\n", atomx::groupDigits(c).c_str(), pct(c, total), pct(cum, total),
-                   procNames[size_t(procOrder[k])].c_str());
+                   procName(procOrder[k]).c_str());
     }
     const bool noLines = fileNames.size() == 1 && fileNames[0] == "???";
     if (noLines) std::fprintf(out, "\nno source lines: the program has no DWARF line table (build it with -g)\n");
@@ -165,7 +177,7 @@ void ProfFinish(const uint64_t* blockCounts, const char* callgrind, long topN) {
     for (size_t k = 0; !noLines && k < lineOrder.size() && long(k) < top / 2 + 5; ++k) {
       const long l = lineOrder[k];
       std::fprintf(out, "%16s %5.1f%%  %-28s %s\n", atomx::groupDigits(lineCount[size_t(l)]).c_str(), pct(lineCount[size_t(l)], total),
-                   where(l).c_str(), procNames[size_t(lines[l].proc)].c_str());
+                   where(l).c_str(), procName(lines[l].proc).c_str());
     }
     if (!callgrindPath.empty())
       std::fprintf(out, "\nall of it: prof.json; by line: callgrind_annotate %s\n", AtomxOutputPath(callgrindPath.c_str()));
@@ -180,13 +192,13 @@ void ProfFinish(const uint64_t* blockCounts, const char* callgrind, long topN) {
     j.key("instructions").value((unsigned long long)total);
     j.key("procedures").beginArray();
     for (long p : procOrder)
-      j.beginObject().key("name").value(procNames[size_t(p)]).key("pc").hex(AtomxProc(p)->pc)
+      j.beginObject().key("name").value(procName(p)).key("pc").hex(AtomxProc(p)->pc)
           .key("instructions").value((unsigned long long)procCount[size_t(p)]).endObject();
     j.endArray();
     j.key("lines").beginArray();
     for (long l : lineOrder)
       j.beginObject().key("file").value(fileNames[size_t(lines[l].file)]).key("line").value(lines[l].line)
-          .key("procedure").value(procNames[size_t(lines[l].proc)]).key("procedure_pc").hex(AtomxProc(lines[l].proc)->pc)
+          .key("procedure").value(procName(lines[l].proc)).key("procedure_pc").hex(AtomxProc(lines[l].proc)->pc)
           .key("instructions").value((unsigned long long)lineCount[size_t(l)]).endObject();
     j.endArray();
     // Executed blocks: enough to recompute everything above per instruction.
