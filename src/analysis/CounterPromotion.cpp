@@ -31,9 +31,30 @@ bool isSystemCall(const x86::Insn& in) {
 
 bool plainEdge(ir::EdgeKind k) { return k == ir::EdgeKind::FallThrough || k == ir::EdgeKind::Taken; }
 
+// Per block: whether control can reach it, from the procedure's entry or
+// any other way in (a landing pad, a taken address, a branch from another
+// procedure).  The rest is dead code (padding after a jump, say), whose
+// edges never run.
+std::vector<bool> liveBlocks(const ir::Procedure& proc) {
+  std::vector<bool> live(proc.blocks.size(), false);
+  std::vector<uint32_t> work;
+  for (uint32_t b = 0; b < proc.blocks.size(); ++b) {
+    const ir::Block& blk = proc.blocks[b];
+    if (blk.isEntry || blk.isLandingPad || blk.isAddressTaken || blk.isExternalEntry) live[b] = true, work.push_back(b);
+  }
+  while (!work.empty()) {
+    const uint32_t b = work.back();
+    work.pop_back();
+    for (const ir::Edge& e : proc.blocks[b].succs)
+      if (!live[e.to]) live[e.to] = true, work.push_back(e.to);
+  }
+  return live;
+}
+
 // The loop as a PromotedLoop without counters, or false when it may not
-// hold one (the header comment's conditions but the register).
-bool eligible(const ir::Procedure& proc, const Loop& loop, PromotedLoop& out) {
+// hold one (the header comment's conditions but the register).  Edges
+// from dead code are no way in.
+bool eligible(const ir::Procedure& proc, const Loop& loop, const std::vector<bool>& live, PromotedLoop& out) {
   out.blocks = loop.body;
   for (uint32_t b : loop.body) {
     const ir::Block& blk = proc.blocks[b];
@@ -45,12 +66,12 @@ bool eligible(const ir::Procedure& proc, const Loop& loop, PromotedLoop& out) {
       if (!loop.contains(blk.succs[s].to)) out.exits.push_back({b, s});
     }
     for (const ir::PredEdge& p : blk.preds) {
-      if (loop.contains(p.from)) continue;
+      if (loop.contains(p.from) || !live[p.from]) continue;
       if (b != loop.header || !plainEdge(p.kind)) return false;
     }
   }
   for (const ir::PredEdge& p : proc.blocks[loop.header].preds) {
-    if (loop.contains(p.from)) continue;
+    if (loop.contains(p.from) || !live[p.from]) continue;
     const ir::Block& from = proc.blocks[p.from];
     for (uint32_t s = 0; s < from.succs.size(); ++s)
       if (from.succs[s].to == loop.header && from.succs[s].kind == p.kind) out.entries.push_back({p.from, s});
@@ -63,7 +84,7 @@ bool eligible(const ir::Procedure& proc, const Loop& loop, PromotedLoop& out) {
 }  // namespace
 
 std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const CountGraph& graph, const CounterPlan& plan,
-                                          const std::function<const RegisterLiveness&()>& liveness) {
+                                          const std::function<const RegisterLiveness&()>& liveness, bool spill) {
   std::vector<PromotedLoop> out;
   if (proc.blocks.empty() || plan.everyBlock) return out;
   uint32_t entry = 0;
@@ -71,6 +92,7 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
     if (proc.blocks[b].isEntry) entry = b;
   const Graph cfg = procedureGraph(proc);
   const LoopForest forest = naturalLoops(cfg, dominators(cfg, entry));
+  const std::vector<bool> live = liveBlocks(proc);
   std::vector<bool> hasInner(forest.loops.size(), false);
   for (const Loop& l : forest.loops)
     if (l.parent >= 0) hasInner[size_t(l.parent)] = true;
@@ -88,21 +110,26 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
         chords.push_back(e);
     }
     PromotedLoop p;
-    if (chords.empty() || !eligible(proc, loop, p)) continue;
-    const RegisterLiveness& live = liveness();
-    // Free registers: touched by no instruction of the loop, dead at its
-    // header and where each exit arrives.
-    x86::RegSet busy = live.at(proc.blocks[loop.header].start);
+    if (chords.empty() || !eligible(proc, loop, live, p)) continue;
+    const RegisterLiveness& registers = liveness();
+    // Registers touched by no instruction of the loop; free ones are also
+    // dead at its header and where each exit arrives.
+    x86::RegSet touched;
     for (uint32_t b : loop.body) {
       const ir::Block& blk = proc.blocks[b];
-      for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) busy |= live.touched(i);
+      for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) touched |= registers.touched(i);
     }
-    for (auto [b, s] : p.exits) busy |= live.at(proc.blocks[proc.blocks[b].succs[s].to].start);
+    x86::RegSet busy = touched;
+    busy |= registers.at(proc.blocks[loop.header].start);
+    for (auto [b, s] : p.exits) busy |= registers.at(proc.blocks[proc.blocks[b].succs[s].to].start);
     size_t next = 0;
-    for (unsigned hw : kOrder) {
-      if (next == chords.size()) break;
-      if (!busy.has(hw)) p.counters.push_back({chords[next++], hw});
-    }
+    for (int pass = 0; pass < (spill ? 2 : 1); ++pass)
+      for (unsigned hw : kOrder) {
+        if (next == chords.size()) break;
+        const bool spilled = pass == 1;
+        if (!(spilled ? touched : busy).has(hw) && (!spilled || busy.has(hw)))
+          p.counters.push_back({chords[next++], hw, spilled});
+      }
     if (!p.counters.empty()) out.push_back(std::move(p));
   }
   return out;

@@ -11,18 +11,25 @@
 //     it ends in a call, a return, a tail call, an indirect jump or a stop,
 //     and no instruction in it is a system call (a process that ends, or a
 //     thread that exits, inside the loop would lose what the register holds);
-//   - is entered only through its header, by edges of the procedure: no
+//   - is entered only through its header (code no way in reaches aside), by edges of the procedure: no
 //     block of it is the procedure's entry, a landing pad, taken by address
 //     or entered from another procedure, and no edge into or out of it is a
 //     jump-table edge (those sit at the target, outside the loop);
 //   - has a general register other than %rsp and %rax (which an increment
 //     keeping the flags needs) that no instruction of the loop reads or
-//     writes and that is dead where the loop is entered and where it is left.
+//     writes.
 // Then the counter's register is zeroed on every entry edge, stepped at
 // the counter's place, and added to the counter on every exit edge; the
-// count at the end of the run is the same.  What it gives up: a signal
+// count at the end of the run is the same.  A register that is dead where
+// the loop is entered and left is taken as it is; one that holds a value
+// across the loop (`spilled`, only where the caller allows it) is saved in
+// a memory slot on entry and restored on exit.  What it gives up: a signal
 // handler that leaves the loop without returning (siglongjmp) loses that
-// entry's iterations, as it loses the rest of a block it interrupts.
+// entry's iterations, as it loses the rest of a block it interrupts; and
+// while the loop runs, a spilled register holds the count, not the
+// program's value, for anything that reads another thread's or an
+// interrupted context's registers (a signal handler's ucontext, a
+// debugger, an analysis routine asking for that register in the loop).
 #pragma once
 
 #include <cstdint>
@@ -36,18 +43,24 @@
 
 namespace atomx::analysis {
 
+struct PromotedCounter {
+  uint32_t chord = 0;    // a count-graph edge
+  unsigned reg = 0;      // the register's hardware number
+  bool spilled = false;  // the register holds a value across the loop: saved on entry, restored on exit
+};
+
 struct PromotedLoop {
   std::vector<uint32_t> blocks;                        // the loop's, ascending
   std::vector<std::pair<uint32_t, uint32_t>> entries;  // (block, succ): edges from outside into the header
   std::vector<std::pair<uint32_t, uint32_t>> exits;    // (block, succ): edges from the loop to outside it
-  std::vector<std::pair<uint32_t, unsigned>> counters; // (chord: a count-graph edge, register's hardware number)
+  std::vector<PromotedCounter> counters;
 };
 
 // The loops of `proc` whose chords (plan.chord) go in registers, and
-// which: as many of each loop's chords as it has free registers.  `live`
-// gives the procedure's register liveness, asked only when a loop holds a
-// chord.
+// which: as many of each loop's chords as it has registers (dead ones
+// first; `spill`: then live ones it does not touch).  `live` gives the
+// procedure's register liveness, asked only when a loop holds a chord.
 std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const CountGraph& graph, const CounterPlan& plan,
-                                          const std::function<const RegisterLiveness&()>& live);
+                                          const std::function<const RegisterLiveness&()>& live, bool spill);
 
 }  // namespace atomx::analysis

@@ -409,9 +409,15 @@ void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, co
     const ZydisRegister accumulator = x86::reg64(inc->reg);
     switch (inc->accumulate) {
       case Acc::None: break;
-      case Acc::Zero: a.movImm(accumulator, 0); continue;                     // mov $0, %r32: no flags
+      case Acc::Zero:
+        if (inc->spilled) a.movStore(counterAt(addresses, mode, inc->counters, inc->spill), accumulator);
+        a.movImm(accumulator, 0);  // mov $0, %r32: no flags
+        continue;
       case Acc::Step: a.lea(accumulator, x86::mem(accumulator, 1)); continue;  // lea 1(%r), %r: no flags
-      case Acc::Flush: a.addMemReg(counterAt(addresses, mode, inc->counters, inc->index), accumulator, atomic); continue;
+      case Acc::Flush:
+        a.addMemReg(counterAt(addresses, mode, inc->counters, inc->index), accumulator, atomic);
+        if (inc->spilled) a.movLoad(accumulator, counterAt(addresses, mode, inc->counters, inc->spill));
+        continue;
     }
     const x86::Mem counter = counterAt(addresses, mode, inc->counters, inc->index);
     if (inc->predict != IncrementRequest::Predict::None) {

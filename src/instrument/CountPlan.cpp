@@ -31,7 +31,7 @@ const detail::ProcData* procOf(const CountRequest& c) {
 
 }  // namespace
 
-CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profile) {
+CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profile, bool spill) {
   CountPlanSummary summary;
   if (engine.counts().empty()) return summary;
   std::set<std::pair<uint32_t, uint64_t>> incremented;
@@ -67,8 +67,9 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
     c.promoted = analysis::promoteCounters(*c.proc->proc, c.graph, c.plan, [&]() -> const analysis::RegisterLiveness& {
       if (!live) live = std::make_unique<analysis::RegisterLiveness>(engine.program(), *c.proc->proc, engine.decoder());
       return *live;
-    });
-    for (const analysis::PromotedLoop& l : c.promoted) summary.promoted += l.counters.size();
+    }, spill);
+    for (const analysis::PromotedLoop& l : c.promoted)
+      for (const analysis::PromotedCounter& k : l.counters) ++summary.promoted, summary.spilled += k.spilled;
     chords += c.plan.chords;
     edges += c.graph.edges.size();
     summary.blocks += c.graph.blocks;
@@ -92,24 +93,32 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
       }
     }
   }
-  if (edges > Engine::kMaxCounters) throw Error("Counters::count: the counted procedures need more counters than atomx places (2^28)");
-  const uint32_t slots = engine.addCounters(edges);
+  if (edges + summary.spilled > Engine::kMaxCounters)
+    throw Error("Counters::count: the counted procedures need more counters than atomx places (2^28)");
+  const uint32_t slots = engine.addCounters(edges + summary.spilled);  // then a slot per spilled register
 
   // A promoted counter's register is flushed on its loop's exit edges and
   // zeroed on its entry edges, in that order where one edge is both (one
   // loop's exit, the next one's entry, in the same register).
+  // A spilled register's slot follows the edges' (the same for both passes).
   using Acc = IncrementRequest::Accumulate;
-  for (Acc what : {Acc::Flush, Acc::Zero})
+  for (Acc what : {Acc::Flush, Acc::Zero}) {
+    uint64_t spillSlot = edges;
     for (const Counted& c : counted)
       for (const analysis::PromotedLoop& l : c.promoted)
-        for (auto [chord, reg] : l.counters)
+        for (const analysis::PromotedCounter& k : l.counters) {
+          const uint64_t* spill = k.spilled ? &spillSlot : nullptr;
           for (auto [b, s] : what == Acc::Flush ? l.exits : l.entries)
-            engine.addAccumulate(what, reg, slots, c.slot[chord], Point::Edge, c.proc->firstBlock[b].firstEdge + s);
+            engine.addAccumulate(what, k.reg, slots, c.slot[k.chord], Point::Edge, c.proc->firstBlock[b].firstEdge + s,
+                                 spill);
+          spillSlot += k.spilled;
+        }
+  }
   for (const Counted& c : counted)
     for (const analysis::PromotedLoop& l : c.promoted) {
       RegisterReservation r{c.proc->proc, {}, {}};
       for (uint32_t b : l.blocks) r.insns.push_back({c.proc->proc->blocks[b].firstInsn, c.proc->proc->blocks[b].insnCount});
-      for (auto [chord, reg] : l.counters) r.regs |= x86::RegSet::gpr(reg);
+      for (const analysis::PromotedCounter& k : l.counters) r.regs |= x86::RegSet::gpr(k.reg);
       engine.reserveRegisters(std::move(r));
     }
 
@@ -119,7 +128,7 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
   for (const Counted& c : counted) {
     std::map<uint32_t, unsigned> inRegister;  // promoted chord -> its register
     for (const analysis::PromotedLoop& l : c.promoted)
-      for (auto [chord, reg] : l.counters) inRegister[chord] = reg;
+      for (const analysis::PromotedCounter& k : l.counters) inRegister[k.chord] = k.reg;
     for (uint32_t k = 0; k < c.graph.edges.size(); ++k) {
       if (!c.plan.chord[k]) continue;
       const analysis::CountEdge& e = c.graph.edges[k];

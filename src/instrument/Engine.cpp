@@ -400,12 +400,13 @@ void Engine::addIncrement(uint32_t counters, uint64_t index, Point point, const 
 }
 
 void Engine::addAccumulate(IncrementRequest::Accumulate what, unsigned reg, uint32_t counters, uint64_t index,
-                           Point point, const void* where) {
+                           Point point, const void* where, const uint64_t* spill) {
   if (reg == 0 || reg == 4 || reg > 15) throw InternalError("a promoted counter in %rax, %rsp or no register");
   if (what == IncrementRequest::Accumulate::Flush) checkCounter("Counters::count", counters, index, point, where);
   IncrementRequest r;
   r.counters = counters, r.index = index, r.point = point, r.where = where;
   r.accumulate = what, r.reg = uint8_t(reg);
+  if (spill) r.spilled = true, r.spill = *spill;
   increments_.push_back(r);
 }
 

@@ -82,9 +82,14 @@ struct IncrementRequest {
   // A counter kept in general register `reg` through a loop
   // (analysis/CounterPromotion.h): Zero it on an entry edge (mov $0, no
   // flags), Step it where the count is (lea 1, no flags), Flush it into
-  // counter `index` on an exit edge (add); None: a plain increment.
+  // counter `index` on an exit edge (add); None: a plain increment.  A
+  // register that holds a program value across the loop is `spilled`:
+  // Zero first saves it in counter `spill` of the same array, Flush then
+  // restores it from there.
   enum class Accumulate : uint8_t { None, Zero, Step, Flush } accumulate = Accumulate::None;
   uint8_t reg = 0;  // hardware number
+  bool spilled = false;
+  uint64_t spill = 0;
 };
 
 // Registers inserted code must leave alone in part of a procedure: a
@@ -194,7 +199,7 @@ class Engine {
   // A promoted counter's part (IncrementRequest::Accumulate), and where its
   // register is reserved.
   void addAccumulate(IncrementRequest::Accumulate what, unsigned reg, uint32_t counters, uint64_t index, Point point,
-                     const void* where);
+                     const void* where, const uint64_t* spill = nullptr);
   void reserveRegisters(RegisterReservation r) { reservations_.push_back(std::move(r)); }
   const std::vector<RegisterReservation>& reservations() const { return reservations_; }
 

@@ -62,7 +62,10 @@ void Session::runInstrument() {
   build_->runInstrument(options_.toolArgs);
 }
 
-void Session::placeCounts() { counts_ = instrument::placeCounts(*engine_, options_.profile); }
+void Session::placeCounts() {
+  chooseCounterMode();
+  counts_ = instrument::placeCounts(*engine_, options_.profile, counterMode_ != CounterMode::Atomic);
+}
 
 void Session::embedFacts() { factsBytes_ = instrument::embedFacts(*engine_); }
 
@@ -75,7 +78,6 @@ void Session::checkRoutines() const {
 }
 
 void Session::plan() {
-  chooseCounterMode();
   instrumenter_ = std::make_unique<Instrumenter>(*engine_, build_->analysisObject(), options_.output, counterMode_);
   rewriter_->setAdditions(instrumenter_.get());
 }
@@ -124,7 +126,9 @@ std::vector<std::string> Session::summary() const {
     lines.push_back(out + ": " + std::to_string(counts_.requests) + " exact count(s) in " + std::to_string(counts_.procs) +
                     " procedure(s) from " + std::to_string(counts_.counters) + " counter(s) (a counter per block: " +
                     std::to_string(counts_.blocks) + ")" +
-                    (counts_.promoted ? ", " + std::to_string(counts_.promoted) + " of them in a register through a loop"
+                    (counts_.promoted ? ", " + std::to_string(counts_.promoted) + " of them in a register through a loop" +
+                                            (counts_.spilled ? " (" + std::to_string(counts_.spilled) + " saved around it)"
+                                                             : std::string())
                                       : std::string()) +
                     (options_.profile ? ", placed by a profile in which " + std::to_string(counts_.profiledProcs) +
                                             " of them ran" : std::string()) +
