@@ -47,11 +47,13 @@ extern "C" void Instrument(int argc, char** argv) {
   // at start-up (or leaves them failing every test, when a run's
   // configuration cannot use them), and counts executions inline: blocks
   // (Ir) and groups (Dr, Dw: a group's members run as often as it does).
-  // A block of at most kShortBlock bytes lies in one or two lines when
-  // lines are at least that long: its first and last bytes are tested
-  // (iShort, which the analysis side fills only for such lines); a longer
-  // block, or any block with shorter lines, passes only within one line.
-  constexpr long kShortBlock = 32;
+  // When lines are at least kShortBlock bytes long, every line a block
+  // touches holds one of its bytes 0, kShortBlock, 2 * kShortBlock, ... or
+  // its last byte: a block of up to kSpannedBlock bytes is tested at those
+  // points (iShort, which the analysis side fills only for such lines); a
+  // longer block, or any block with shorter lines, passes only within one
+  // line (iTest).
+  constexpr long kShortBlock = 32, kSpannedBlock = 128;
   MruDescriptor iTest, iShort, dTest;
   Counters blockRuns, groupRuns;
 
@@ -80,10 +82,12 @@ extern "C" void Instrument(int argc, char** argv) {
       blocks.push_back(long(pcs.size()) - blocks[size_t(2 * block)]);
       blockRuns.increment(b, size_t(block));
       const long bytes = long(b.endPc() - b.pc());
-      if (fetches && bytes <= kShortBlock)
-        fetch.addUnless(Point::BlockBefore, b.handle(),
-                        {mruHitBlock(iShort, 0, 1), mruHitBlock(iShort, uint32_t(bytes - 1), 1)}, {Arg(block)});
-      else if (fetches) fetch.beforeUnless(b, mruHitBlock(iTest), block);
+      if (fetches && bytes <= kSpannedBlock) {
+        std::vector<MruTest> points;
+        for (long at = 0; at < bytes - 1; at += kShortBlock) points.push_back(mruHitBlock(iShort, uint32_t(at), 1));
+        points.push_back(mruHitBlock(iShort, uint32_t(bytes - 1), 1));
+        fetch.addUnless(Point::BlockBefore, b.handle(), points, {Arg(block)});
+      } else if (fetches) fetch.beforeUnless(b, mruHitBlock(iTest), block);
       if (data)
         for (const Group& g : groups(b, merge, "cachesim")) {
           Inst s = g.members[0].inst;
