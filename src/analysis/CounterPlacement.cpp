@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/Dominators.h"
 #include "analysis/Loops.h"
 #include "analysis/SpanningTree.h"
 #include "support/Error.h"
@@ -32,11 +31,7 @@ std::vector<double> blockFrequencies(const ir::Procedure& proc, const std::vecto
   if (measured.size() == proc.blocks.size()) return measured;
   std::vector<double> f(proc.blocks.size(), 1);
   if (proc.blocks.empty()) return f;
-  uint32_t entry = 0;
-  for (uint32_t b = 0; b < proc.blocks.size(); ++b)
-    if (proc.blocks[b].isEntry) entry = b;
-  const Graph cfg = procedureGraph(proc);
-  const std::vector<uint32_t> depth = naturalLoops(cfg, dominators(cfg, entry)).depth;
+  const std::vector<uint32_t> depth = procedureLoops(proc).depth;
   for (uint32_t b = 0; b < proc.blocks.size(); ++b) f[b] = std::pow(10.0, double(std::min<uint32_t>(depth[b], 30)));
   return f;
 }

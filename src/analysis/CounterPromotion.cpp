@@ -36,19 +36,12 @@ bool plainEdge(ir::EdgeKind k) { return k == ir::EdgeKind::FallThrough || k == i
 // procedure).  The rest is dead code (padding after a jump, say), whose
 // edges never run.
 std::vector<bool> liveBlocks(const ir::Procedure& proc) {
-  std::vector<bool> live(proc.blocks.size(), false);
-  std::vector<uint32_t> work;
+  std::vector<uint32_t> ways;
   for (uint32_t b = 0; b < proc.blocks.size(); ++b) {
     const ir::Block& blk = proc.blocks[b];
-    if (blk.isEntry || blk.isLandingPad || blk.isAddressTaken || blk.isExternalEntry) live[b] = true, work.push_back(b);
+    if (blk.isEntry || blk.isLandingPad || blk.isAddressTaken || blk.isExternalEntry) ways.push_back(b);
   }
-  while (!work.empty()) {
-    const uint32_t b = work.back();
-    work.pop_back();
-    for (const ir::Edge& e : proc.blocks[b].succs)
-      if (!live[e.to]) live[e.to] = true, work.push_back(e.to);
-  }
-  return live;
+  return reachableFrom(procedureGraph(proc), ways);
 }
 
 // The loop as a PromotedLoop without counters, or false when it may not
@@ -87,11 +80,7 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
                                           const std::function<const RegisterLiveness&()>& liveness, bool spill) {
   std::vector<PromotedLoop> out;
   if (proc.blocks.empty() || plan.everyBlock) return out;
-  uint32_t entry = 0;
-  for (uint32_t b = 0; b < proc.blocks.size(); ++b)
-    if (proc.blocks[b].isEntry) entry = b;
-  const Graph cfg = procedureGraph(proc);
-  const LoopForest forest = naturalLoops(cfg, dominators(cfg, entry));
+  const LoopForest forest = procedureLoops(proc);
   const std::vector<bool> live = liveBlocks(proc);
   std::vector<bool> hasInner(forest.loops.size(), false);
   for (const Loop& l : forest.loops)

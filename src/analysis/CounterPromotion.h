@@ -11,10 +11,11 @@
 //     it ends in a call, a return, a tail call, an indirect jump or a stop,
 //     and no instruction in it is a system call (a process that ends, or a
 //     thread that exits, inside the loop would lose what the register holds);
-//   - is entered only through its header (code no way in reaches aside), by edges of the procedure: no
-//     block of it is the procedure's entry, a landing pad, taken by address
-//     or entered from another procedure, and no edge into or out of it is a
-//     jump-table edge (those sit at the target, outside the loop);
+//   - is entered only through its header (dead code that falls into it
+//     aside), by edges of the procedure: no block of it is the procedure's
+//     entry, a landing pad, taken by address or entered from another
+//     procedure, and no edge into or out of it is a jump-table edge (those
+//     sit at the target, outside the loop);
 //   - has a general register other than %rsp and %rax (which an increment
 //     keeping the flags needs) that no instruction of the loop reads or
 //     writes.

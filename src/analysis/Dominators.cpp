@@ -30,10 +30,12 @@ Graph procedureGraph(const ir::Procedure& proc) {
   return g;
 }
 
-std::vector<bool> reachableFrom(const Graph& g, uint32_t root) {
+std::vector<bool> reachableFrom(const Graph& g, uint32_t root) { return reachableFrom(g, std::vector<uint32_t>{root}); }
+
+std::vector<bool> reachableFrom(const Graph& g, const std::vector<uint32_t>& roots) {
   std::vector<bool> seen(g.size(), false);
-  std::vector<uint32_t> work = {root};
-  seen[root] = true;
+  std::vector<uint32_t> work = roots;
+  for (uint32_t r : roots) seen[r] = true;
   while (!work.empty()) {
     uint32_t v = work.back();
     work.pop_back();

@@ -50,8 +50,9 @@ struct Graph {
 // Blocks 0..n-1 and the virtual exit n (see above).
 Graph procedureGraph(const ir::Procedure& proc);
 
-// Nodes that `root` reaches, as flags.
+// Nodes that `root` reaches, as flags; or any of `roots`.
 std::vector<bool> reachableFrom(const Graph& g, uint32_t root);
+std::vector<bool> reachableFrom(const Graph& g, const std::vector<uint32_t>& roots);
 
 struct DomTree {
   uint32_t root = kNoNode;

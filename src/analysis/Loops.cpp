@@ -86,4 +86,12 @@ LoopForest naturalLoops(const Graph& g, const DomTree& dom) {
   return f;
 }
 
+LoopForest procedureLoops(const ir::Procedure& proc) {
+  uint32_t entry = 0;
+  for (uint32_t b = 0; b < proc.blocks.size(); ++b)
+    if (proc.blocks[b].isEntry) entry = b;
+  const Graph cfg = procedureGraph(proc);
+  return naturalLoops(cfg, dominators(cfg, entry));
+}
+
 }  // namespace atomx::analysis

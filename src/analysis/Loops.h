@@ -46,4 +46,8 @@ struct LoopForest {
 
 LoopForest naturalLoops(const Graph& g, const DomTree& dom);
 
+// The natural loops of a procedure (it has blocks): of its procedureGraph,
+// dominators rooted at its entry block.
+LoopForest procedureLoops(const ir::Procedure& proc);
+
 }  // namespace atomx::analysis

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "analysis/Dominators.h"
 #include "analysis/Loops.h"
 #include "analysis/SpanningTree.h"
 
@@ -81,14 +80,8 @@ std::vector<double> arcWeights(const ir::Procedure& proc, const TraceGraph& g, c
     }
     return w;
   }
-  const Graph cfg = procedureGraph(proc);
   std::vector<uint32_t> depth(g.nodes(), 0);
-  if (!proc.blocks.empty()) {
-    uint32_t entry = 0;
-    for (uint32_t b = 0; b < proc.blocks.size(); ++b)
-      if (proc.blocks[b].isEntry) entry = b;
-    depth = naturalLoops(cfg, dominators(cfg, entry)).depth;
-  }
+  if (!proc.blocks.empty()) depth = procedureLoops(proc).depth;
   for (size_t k = 0; k < g.arcs.size(); ++k) {
     const TraceArc& a = g.arcs[k];
     w[k] = std::pow(10.0, double(std::min<uint32_t>(depth[a.from], 30))) / double(g.out[a.from].size());

@@ -432,13 +432,11 @@ void Engine::checkAddressTest(const AddressTest& t, const detail::InstData* inst
     throw Error(site + ": the modulus " + std::to_string(t.modulus) + " is not a power of two from 2 to 4096");
   if (t.above >= t.modulus)
     throw Error(site + ": " + std::to_string(t.above) + " is not below the modulus " + std::to_string(t.modulus));
-  const ir::Procedure& proc = *inst->block->proc->proc;
-  const Decoded d = decode(proc, inst->index);
-  const x86::Semantics sem = x86::describe(d.insn, d.operands, proc.insns[inst->index].address);
+  const x86::Semantics sem = semantics(*inst->block->proc->proc, inst->index);
   if (t.operand >= sem.memCount)
     throw Error(site + ": memory operand " + std::to_string(t.operand) + ", but the instruction has " +
                 std::to_string(sem.memCount));
-  if (d.insn.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
+  if (sem.repeated)
     throw Error(site + ": a rep-prefixed instruction may access nothing; use a call with reg(Reg::rcx)");
   if (sem.mem[t.operand].segment == x86::Segment::GS)
     throw Error(site + ": a %gs-relative address atomx cannot compute");
