@@ -82,16 +82,18 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
   if (proc.blocks.empty() || plan.everyBlock) return out;
   const LoopForest forest = procedureLoops(proc);
   const std::vector<bool> live = liveBlocks(proc);
-  std::vector<bool> hasInner(forest.loops.size(), false);
-  for (const Loop& l : forest.loops)
-    if (l.parent >= 0) hasInner[size_t(l.parent)] = true;
-  for (size_t k = 0; k < forest.loops.size(); ++k) {
+  // Inner loops first (the forest lists a loop before those inside it):
+  // a loop's registers are kept from the loops around it, and a chord an
+  // inner loop holds is not the outer loop's.
+  std::vector<x86::RegSet> taken(forest.loops.size());  // per loop: its registers and its inner loops'
+  std::vector<bool> held(graph.edges.size(), false);
+  auto promote = [&](size_t k) {
     const Loop& loop = forest.loops[k];
-    if (hasInner[k] || loop.header >= proc.blocks.size()) continue;
+    if (loop.header >= proc.blocks.size()) return;
     // The chords inside the loop: a block's own count, or an edge between two of its blocks.
     std::vector<uint32_t> chords;
     for (uint32_t e = 0; e < graph.edges.size(); ++e) {
-      if (!plan.chord[e]) continue;
+      if (!plan.chord[e] || held[e]) continue;
       const CountEdge& c = graph.edges[e];
       if (!c.measurable || !loop.contains(c.block)) continue;
       if (c.kind == CountEdge::Kind::Block ||
@@ -99,7 +101,7 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
         chords.push_back(e);
     }
     PromotedLoop p;
-    if (chords.empty() || !eligible(proc, loop, live, p)) continue;
+    if (chords.empty() || !eligible(proc, loop, live, p)) return;
     const RegisterLiveness& registers = liveness();
     // Registers touched by no instruction of the loop; free ones are also
     // dead at its header and where each exit arrives.
@@ -108,6 +110,7 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
       const ir::Block& blk = proc.blocks[b];
       for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) touched |= registers.touched(i);
     }
+    touched |= taken[k];  // the inner loops' counters
     x86::RegSet busy = touched;
     busy |= registers.at(proc.blocks[loop.header].start);
     for (auto [b, s] : p.exits) busy |= registers.at(proc.blocks[proc.blocks[b].succs[s].to].start);
@@ -119,7 +122,12 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
         if (!(spilled ? touched : busy).has(hw) && (!spilled || busy.has(hw)))
           p.counters.push_back({chords[next++], hw, spilled});
       }
+    for (const PromotedCounter& c : p.counters) taken[k] |= x86::RegSet::gpr(c.reg), held[c.chord] = true;
     if (!p.counters.empty()) out.push_back(std::move(p));
+  };
+  for (size_t k = forest.loops.size(); k-- > 0;) {
+    promote(k);
+    if (forest.loops[k].parent >= 0) taken[size_t(forest.loops[k].parent)] |= taken[k];
   }
   return out;
 }

@@ -6,7 +6,7 @@
 // forwarding: several cycles), which can be slower than the loop itself.
 // LLVM's PGO instrumentation promotes such counters to registers; so does
 // atomx, for a counter (a chord of the placement, CounterPlacement.h) on
-// a block or an edge of an innermost natural loop that
+// a block or an edge of a natural loop that
 //   - calls nothing and is left only by edges of the procedure: no block of
 //     it ends in a call, a return, a tail call, an indirect jump or a stop,
 //     and no instruction in it is a system call (a process that ends, or a
@@ -21,7 +21,11 @@
 //     writes.
 // Then the counter's register is zeroed on every entry edge, stepped at
 // the counter's place, and added to the counter on every exit edge; the
-// count at the end of the run is the same.  A register that is dead where
+// count at the end of the run is the same.  Loops are taken inner ones
+// first: a counter goes to the innermost such loop around it that has a
+// register left, and an outer loop's registers are none of those of the
+// loops inside it (which zero and flush theirs on every pass of the outer
+// loop).  A register that is dead where
 // the loop is entered and left is taken as it is; one that holds a value
 // across the loop (`spilled`, only where the caller allows it) is saved in
 // a memory slot on entry and restored on exit.  What it gives up: a signal
