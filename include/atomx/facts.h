@@ -127,7 +127,9 @@ long AtomxProcCount(void);
 long AtomxBlockCount(void);
 long AtomxInstCount(void);
 long AtomxOperandCount(void);
-/* Null for an id out of range. */
+/* Null for an id out of range.  A record is read from the blob when it is
+ * first asked for (any thread may ask), so each call gives one record: to
+ * reach the next, call again with the next id, never step the pointer. */
 const AtomxProcFacts *AtomxProc(long id);
 const AtomxBlockFacts *AtomxBlock(long id);
 const AtomxInstFacts *AtomxInst(long id);

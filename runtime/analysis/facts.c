@@ -1,13 +1,24 @@
 /* The analysis side of <atomx/facts.h>: the blob atomx embeds
- * (src/instrument/Facts.cpp writes it) read once, at ProgramBefore, into
- * records whose strings are pointers into the blob (which lives as long as
- * the process). */
+ * (src/instrument/Facts.cpp writes it), checked once at ProgramBefore and
+ * read into records only as analysis code asks for them, a chunk of
+ * records at a time: a short process that looks at a few blocks pays for
+ * those, not for every instruction of the program (sqlite3's facts are tens
+ * of megabytes).  The records' strings are pointers into the blob, which
+ * lives as long as the process. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "atomx/facts.h"
 
+static AtomxFactsHeader header;
+static const char *blobRecords[4]; /* per kind: its first record in the blob */
+static const char *strings;
+static size_t stringBytes;
 static AtomxProcFacts *procs;
 static AtomxBlockFacts *blocks;
 static AtomxInstFacts *insts;
@@ -15,9 +26,103 @@ static AtomxOperandFacts *operands;
 static long procCount, blockCount, instCount, operandCount;
 static const char *programFile = "";
 
+/* Per chunk of kChunk records of a kind: 0 not read yet, kReady read, else
+ * (thread id << 2 | 1) while that thread reads it. */
+enum { kProcs, kBlocks, kInsts, kOperands, kChunk = 64 };
+static const uint32_t kReady = 2;
+static uint32_t *chunkState[4];
+
 static void bad(const char *why) {
   fprintf(stderr, "atomx: the embedded program facts are unusable (%s)\n", why);
   procCount = blockCount = instCount = operandCount = 0;
+}
+
+static const char *string(uint32_t off) { return off < stringBytes ? strings + off : ""; }
+
+static void readProc(long k) {
+  AtomxFactsProc r;
+  memcpy(&r, blobRecords[kProcs] + k * sizeof r, sizeof r);
+  procs[k] = (AtomxProcFacts){string(r.name), r.pc, r.endPc, r.firstBlock, r.blockCount};
+}
+
+static void readBlock(long k) {
+  AtomxFactsBlock r;
+  memcpy(&r, blobRecords[kBlocks] + k * sizeof r, sizeof r);
+  blocks[k] = (AtomxBlockFacts){r.pc, r.endPc, r.proc, r.firstInst, r.instCount};
+}
+
+static void readInst(long k) {
+  AtomxFactsInst r;
+  memcpy(&r, blobRecords[kInsts] + k * sizeof r, sizeof r);
+  if ((uint64_t)r.firstOperand + r.operandCount > header.operands) {
+    static int told;
+    if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+      fprintf(stderr, "atomx: the embedded program facts are damaged (an operand out of range): left out\n");
+    r.firstOperand = 0, r.operandCount = 0;
+  }
+  insts[k] = (AtomxInstFacts){.pc = r.pc, .block = r.block, .size = r.size, .kind = r.kind,
+                              .memOperands = r.memOperands, .access = r.access, .accessSize = r.accessSize,
+                              .regsRead = r.regsRead, .regsWritten = r.regsWritten,
+                              .mnemonic = string(r.mnemonic), .category = string(r.category),
+                              .file = string(r.file), .line = r.line, .flagsRead = r.flagsRead,
+                              .flagsWritten = r.flagsWritten, .flagsMaybeWritten = r.flagsMaybeWritten,
+                              .flagsLiveAfter = r.flagsLiveAfter, .condition = r.condition, .traits = r.traits,
+                              .operandCount = r.operandCount, .firstOperand = r.firstOperand, .target = r.target};
+}
+
+/* The instruction an operand belongs to (records list operands in
+ * instruction order): the last whose firstOperand is at most k. */
+static long instOfOperand(long k) {
+  long lo = 0, hi = instCount - 1;
+  while (lo < hi) {
+    const long mid = lo + (hi - lo + 1) / 2;
+    uint32_t first;
+    memcpy(&first, blobRecords[kInsts] + mid * sizeof(AtomxFactsInst) + offsetof(AtomxFactsInst, firstOperand),
+           sizeof first);
+    if (first <= (uint64_t)k) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+static void readOperand(long k) {
+  AtomxFactsOperand r;
+  memcpy(&r, blobRecords[kOperands] + k * sizeof r, sizeof r);
+  AtomxOperandFacts o = {.kind = r.kind, .regKind = r.regKind, .type = r.type, .access = r.access,
+                         .reg = r.reg, .memIndex = r.memIndex, .regBits = r.regBits, .bits = r.bits,
+                         .elementBits = r.elementBits, .elements = r.elements, .base = r.base,
+                         .index = r.index, .scale = r.scale, .segment = r.segment, .size = r.size,
+                         .memAccess = r.memAccess, .ripRelative = r.ripRelative,
+                         .disp = (int64_t)((uint64_t)r.dispHigh << 32 | r.dispLow)};
+  /* A %rip-relative operand's target: the next instruction's address plus the displacement. */
+  if (o.ripRelative && instCount > 0) {
+    AtomxFactsInst i;
+    memcpy(&i, blobRecords[kInsts] + instOfOperand(k) * sizeof i, sizeof i);
+    o.target = i.pc + i.size + (uint64_t)o.disp;
+  }
+  operands[k] = o;
+}
+
+static void (*const readRecord[4])(long) = {readProc, readBlock, readInst, readOperand};
+
+/* Record `id` of `kind` is read: its chunk is read by the first thread to
+ * ask, while others wait; a signal handler that interrupts its own thread
+ * in the middle reads the chunk again (the same values). */
+static void ensure(int kind, long id, long count) {
+  uint32_t *state = &chunkState[kind][id / kChunk];
+  uint32_t s = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+  if (s == kReady) return;
+  const uint32_t me = (uint32_t)gettid() << 2 | 1;
+  const long first = id / kChunk * kChunk, end = first + kChunk < count ? first + kChunk : count;
+  for (;; s = __atomic_load_n(state, __ATOMIC_ACQUIRE)) {
+    if (s == kReady) return;
+    if (s == me) break;
+    uint32_t empty = 0;
+    if (s == 0 && __atomic_compare_exchange_n(state, &empty, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) break;
+    sched_yield();
+  }
+  for (long k = first; k < end; ++k) readRecord[kind](k);
+  __atomic_store_n(state, kReady, __ATOMIC_RELEASE);
 }
 
 void atomx_facts_init(const char *blob, long size) {
@@ -29,56 +134,24 @@ void atomx_facts_init(const char *blob, long size) {
   const size_t records = sizeof h + h.procs * sizeof(AtomxFactsProc) + h.blocks * sizeof(AtomxFactsBlock) +
                          h.insts * sizeof(AtomxFactsInst) + (size_t)h.operands * sizeof(AtomxFactsOperand);
   if ((size_t)size < records) return bad("truncated");
-  const char *strings = blob + records;
-  const size_t stringBytes = (size_t)size - records;
-#define STRING(off) ((off) < stringBytes ? strings + (off) : "")
+  header = h;
+  blobRecords[kProcs] = blob + sizeof h;
+  blobRecords[kBlocks] = blobRecords[kProcs] + h.procs * sizeof(AtomxFactsProc);
+  blobRecords[kInsts] = blobRecords[kBlocks] + h.blocks * sizeof(AtomxFactsBlock);
+  blobRecords[kOperands] = blobRecords[kInsts] + h.insts * sizeof(AtomxFactsInst);
+  strings = blob + records;
+  stringBytes = (size_t)size - records;
+  /* Fresh zeroed memory, touched only where records are read. */
+  const uint32_t counts[4] = {h.procs, h.blocks, h.insts, h.operands};
   procs = calloc(h.procs + 1, sizeof *procs);
   blocks = calloc(h.blocks + 1, sizeof *blocks);
   insts = calloc(h.insts + 1, sizeof *insts);
-  if (!procs || !blocks || !insts) return bad("out of memory");
-  const char *at = blob + sizeof h;
-  for (uint32_t k = 0; k < h.procs; ++k, at += sizeof(AtomxFactsProc)) {
-    AtomxFactsProc r;
-    memcpy(&r, at, sizeof r);
-    procs[k] = (AtomxProcFacts){STRING(r.name), r.pc, r.endPc, r.firstBlock, r.blockCount};
-  }
-  for (uint32_t k = 0; k < h.blocks; ++k, at += sizeof(AtomxFactsBlock)) {
-    AtomxFactsBlock r;
-    memcpy(&r, at, sizeof r);
-    blocks[k] = (AtomxBlockFacts){r.pc, r.endPc, r.proc, r.firstInst, r.instCount};
-  }
-  for (uint32_t k = 0; k < h.insts; ++k, at += sizeof(AtomxFactsInst)) {
-    AtomxFactsInst r;
-    memcpy(&r, at, sizeof r);
-    insts[k] = (AtomxInstFacts){.pc = r.pc, .block = r.block, .size = r.size, .kind = r.kind,
-                                .memOperands = r.memOperands, .access = r.access, .accessSize = r.accessSize,
-                                .regsRead = r.regsRead, .regsWritten = r.regsWritten,
-                                .mnemonic = STRING(r.mnemonic), .category = STRING(r.category),
-                                .file = STRING(r.file), .line = r.line, .flagsRead = r.flagsRead,
-                                .flagsWritten = r.flagsWritten, .flagsMaybeWritten = r.flagsMaybeWritten,
-                                .flagsLiveAfter = r.flagsLiveAfter, .condition = r.condition, .traits = r.traits,
-                                .operandCount = r.operandCount, .firstOperand = r.firstOperand,
-                                .target = r.target};
-    if ((uint64_t)r.firstOperand + r.operandCount > h.operands) return bad("an operand out of range");
-  }
   operands = calloc(h.operands + 1, sizeof *operands);
-  if (!operands) return bad("out of memory");
-  for (uint32_t k = 0; k < h.operands; ++k, at += sizeof(AtomxFactsOperand)) {
-    AtomxFactsOperand r;
-    memcpy(&r, at, sizeof r);
-    operands[k] = (AtomxOperandFacts){.kind = r.kind, .regKind = r.regKind, .type = r.type, .access = r.access,
-                                      .reg = r.reg, .memIndex = r.memIndex, .regBits = r.regBits, .bits = r.bits,
-                                      .elementBits = r.elementBits, .elements = r.elements, .base = r.base,
-                                      .index = r.index, .scale = r.scale, .segment = r.segment, .size = r.size,
-                                      .memAccess = r.memAccess, .ripRelative = r.ripRelative,
-                                      .disp = (int64_t)((uint64_t)r.dispHigh << 32 | r.dispLow)};
-  }
-  /* A %rip-relative operand's target: the next instruction's address plus the displacement. */
-  for (uint32_t k = 0; k < h.insts; ++k)
-    for (uint32_t o = insts[k].firstOperand; o < insts[k].firstOperand + insts[k].operandCount; ++o)
-      if (operands[o].ripRelative) operands[o].target = insts[k].pc + insts[k].size + (uint64_t)operands[o].disp;
-  programFile = STRING(h.program);
-#undef STRING
+  for (int k = 0; k < 4; ++k) chunkState[k] = calloc(counts[k] / kChunk + 1, sizeof(uint32_t));
+  if (!procs || !blocks || !insts || !operands || !chunkState[0] || !chunkState[1] || !chunkState[2] ||
+      !chunkState[3])
+    return bad("out of memory");
+  programFile = string(h.program);
   procCount = h.procs, blockCount = h.blocks, instCount = h.insts, operandCount = h.operands;
 }
 
@@ -86,8 +159,25 @@ long AtomxProcCount(void) { return procCount; }
 long AtomxBlockCount(void) { return blockCount; }
 long AtomxInstCount(void) { return instCount; }
 long AtomxOperandCount(void) { return operandCount; }
-const AtomxProcFacts *AtomxProc(long id) { return id >= 0 && id < procCount ? &procs[id] : NULL; }
-const AtomxBlockFacts *AtomxBlock(long id) { return id >= 0 && id < blockCount ? &blocks[id] : NULL; }
-const AtomxInstFacts *AtomxInst(long id) { return id >= 0 && id < instCount ? &insts[id] : NULL; }
-const AtomxOperandFacts *AtomxOperand(long id) { return id >= 0 && id < operandCount ? &operands[id] : NULL; }
+
+const AtomxProcFacts *AtomxProc(long id) {
+  if (id < 0 || id >= procCount) return NULL;
+  ensure(kProcs, id, procCount);
+  return &procs[id];
+}
+const AtomxBlockFacts *AtomxBlock(long id) {
+  if (id < 0 || id >= blockCount) return NULL;
+  ensure(kBlocks, id, blockCount);
+  return &blocks[id];
+}
+const AtomxInstFacts *AtomxInst(long id) {
+  if (id < 0 || id >= instCount) return NULL;
+  ensure(kInsts, id, instCount);
+  return &insts[id];
+}
+const AtomxOperandFacts *AtomxOperand(long id) {
+  if (id < 0 || id >= operandCount) return NULL;
+  ensure(kOperands, id, operandCount);
+  return &operands[id];
+}
 const char *AtomxProgramFile(void) { return programFile; }
