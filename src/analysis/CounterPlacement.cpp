@@ -20,10 +20,16 @@ bool endsInCall(const ir::Procedure& proc, const ir::Block& b) {
 
 // What an increment costs on each kind of edge, in units of one inline
 // increment at a place the code passes anyway: a taken edge or a jump-table
-// edge goes through a stub and one more jump.
-double placeCost(const ir::Procedure& proc, const CountEdge& e) {
+// edge goes through a stub and one more jump.  With estimated runs, a hair
+// more than twice: where a block and a taken edge are estimated to cost
+// alike (a loop whose body branches, split evenly), the block counts, for
+// a taken jump costs more than an increment (another redirect of the
+// fetch) and the even split is only a guess.  Measured runs decide alone
+// (the fewest increments).
+double placeCost(const ir::Procedure& proc, const CountEdge& e, bool measured) {
   if (e.kind != CountEdge::Kind::Flow) return 1;
-  return proc.blocks[e.block].succs[e.succ].kind == ir::EdgeKind::FallThrough ? 1 : 2;
+  if (proc.blocks[e.block].succs[e.succ].kind == ir::EdgeKind::FallThrough) return 1;
+  return measured ? 2 : 2.001;
 }
 
 // How often each block runs: measured, or 10^(loop depth).
@@ -209,14 +215,25 @@ CounterPlan placeCounters(const ir::Procedure& proc, const CountGraph& g, const 
     if (measured) {
       runs = edgeRuns[k];
     } else if (e.kind == CountEdge::Kind::Flow) {
-      // The source's runs split evenly, and no more than the target runs:
-      // an edge that leaves a loop runs once per loop, not per iteration.
-      const ir::Edge& edge = proc.blocks[e.block].succs[e.succ];
-      runs = std::min(runs / double(proc.blocks[e.block].succs.size()), freq[edge.to]);
+      // An edge that leaves a loop runs once per loop, not per iteration:
+      // no more than its target runs, nor than an even share of its
+      // source's.  The edges that stay in the loop share what is left
+      // evenly: a latch's back edge runs about as often as the latch (so
+      // the taken jump it is, where a counter needs a stub and one more
+      // jump, stays in the tree, and a block of the loop counts instead).
+      const ir::Block& from = proc.blocks[e.block];
+      const double share = runs / double(from.succs.size());
+      double leaving = 0;
+      unsigned staying = 0;
+      for (const ir::Edge& s : from.succs)
+        if (freq[s.to] < runs) leaving += std::min(share, freq[s.to]);
+        else ++staying;
+      const ir::Edge& edge = from.succs[e.succ];
+      runs = freq[edge.to] < runs ? std::min(share, freq[edge.to]) : std::max(share, (runs - leaving) / staying);
     } else if (e.kind == CountEdge::Kind::Enter) {
       runs = 1;  // an entry that heads a loop is not entered per iteration
     }
-    t.weight = runs * placeCost(proc, e);
+    t.weight = runs * placeCost(proc, e, measured);
     t.forced = !e.measurable;
     tree.push_back(t);
   }
