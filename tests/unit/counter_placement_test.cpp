@@ -4,7 +4,9 @@
 // exact (cfg_corpus_test checks that on real programs); this checks what
 // they cost: a counter on a taken edge needs a stub and one more jump, so
 // when a block of the loop runs at least as often as the estimate says the
-// taken edge does, the block counts and both taken jumps stay in the tree.
+// taken edge does, the block counts and both taken jumps stay in the tree;
+// and a procedure that returns early, step after step, counts on its ways
+// out, not on every step.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,6 +35,31 @@ m_join: sub $1, %rcx
         jne m_head
         ret
         .size main, .-main
+
+        .globl steps
+        .type steps, @function       # mainGtU's shape: test, return early, step after step
+steps:  mov (%rdi), %al
+        cmp (%rsi), %al
+        jne m_out
+m_step1:
+        mov 1(%rdi), %al
+        cmp 1(%rsi), %al
+        jne m_out
+m_step2:
+        mov 2(%rdi), %al
+        cmp 2(%rsi), %al
+        jne m_out
+m_step3:
+        mov 3(%rdi), %al
+        cmp 3(%rsi), %al
+        jne m_out
+        add $4, %rdi
+        jmp m_more
+m_out:  setb %al
+        ret
+m_more: xor %eax, %eax
+        ret
+        .size steps, .-steps
 )";
 
 class CounterPlacementTest : public testing::AssembledProgramTest<CounterPlacementTest> {
@@ -58,6 +85,26 @@ TEST_F(CounterPlacementTest, ALoopThatBranchesCountsBlocksNotTakenEdges) {
     inLoop += e.block >= head && e.block <= join;
   }
   EXPECT_EQ(inLoop, 2u);  // the loop's two cycles
+}
+
+// Ball and Larus's return heuristic: a branch to a block that returns is
+// the rarer way, so the steps run without a counter and each way out has
+// one (the taken jumps to m_out), not each step (an increment per step
+// passed, where the call leaves by one way).
+TEST_F(CounterPlacementTest, EarlyReturnsCountOnTheWayOut) {
+  const auto [p, insn] = at("m_step1");
+  ASSERT_NE(p, nullptr);
+  const analysis::CountGraph g = analysis::countGraph(*p);
+  const analysis::CounterPlan plan = analysis::placeCounters(*p, g);
+  for (const char* step : {"m_step1", "m_step2", "m_step3"}) {
+    const uint32_t b = uint32_t(p->blockIndexAt(program_->address(step)));
+    for (uint32_t k = 0; k < g.edges.size(); ++k) {
+      const analysis::CountEdge& e = g.edges[k];
+      const bool into = e.kind == analysis::CountEdge::Kind::Flow && p->blocks[e.block].succs[e.succ].to == b;
+      EXPECT_FALSE(plan.chord[k] && (into || (e.kind == analysis::CountEdge::Kind::Block && e.block == b)))
+          << "a counter on the way into " << step;
+    }
+  }
 }
 
 }  // namespace
