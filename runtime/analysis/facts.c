@@ -6,11 +6,13 @@
  * of megabytes).  The records' strings are pointers into the blob, which
  * lives as long as the process. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "atomx/facts.h"
@@ -105,20 +107,30 @@ static void readOperand(long k) {
 
 static void (*const readRecord[4])(long) = {readProc, readBlock, readInst, readOperand};
 
+/* Whether the thread that claimed a chunk is gone: a forked child's copy
+ * of a chunk another thread of the parent was reading (no thread of the
+ * child finishes it). */
+static int ownerGone(uint32_t state) {
+  return syscall(SYS_tgkill, getpid(), (pid_t)(state >> 2), 0) != 0 && errno == ESRCH;
+}
+
 /* Record `id` of `kind` is read: its chunk is read by the first thread to
  * ask, while others wait; a signal handler that interrupts its own thread
- * in the middle reads the chunk again (the same values). */
+ * in the middle reads the chunk again (the same values), and so does a
+ * thread that finds the one reading it gone. */
 static void ensure(int kind, long id, long count) {
   uint32_t *state = &chunkState[kind][id / kChunk];
   uint32_t s = __atomic_load_n(state, __ATOMIC_ACQUIRE);
   if (s == kReady) return;
   const uint32_t me = (uint32_t)gettid() << 2 | 1;
   const long first = id / kChunk * kChunk, end = first + kChunk < count ? first + kChunk : count;
-  for (;; s = __atomic_load_n(state, __ATOMIC_ACQUIRE)) {
+  for (unsigned waits = 0;; s = __atomic_load_n(state, __ATOMIC_ACQUIRE)) {
     if (s == kReady) return;
     if (s == me) break;
-    uint32_t empty = 0;
-    if (s == 0 && __atomic_compare_exchange_n(state, &empty, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) break;
+    uint32_t seen = s;
+    if ((s == 0 || (++waits % 256 == 0 && ownerGone(s))) &&
+        __atomic_compare_exchange_n(state, &seen, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+      break;
     sched_yield();
   }
   for (long k = first; k < end; ++k) readRecord[kind](k);
