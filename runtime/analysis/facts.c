@@ -172,24 +172,17 @@ long AtomxBlockCount(void) { return blockCount; }
 long AtomxInstCount(void) { return instCount; }
 long AtomxOperandCount(void) { return operandCount; }
 
-const AtomxProcFacts *AtomxProc(long id) {
-  if (id < 0 || id >= procCount) return NULL;
-  ensure(kProcs, id, procCount);
-  return &procs[id];
+/* Record `id` of `kind` in `array` (records of `size` bytes), read if it was not yet. */
+static const void *record(int kind, long id, long count, const void *array, size_t size) {
+  if (id < 0 || id >= count) return NULL;
+  ensure(kind, id, count);
+  return (const char *)array + (size_t)id * size;
 }
-const AtomxBlockFacts *AtomxBlock(long id) {
-  if (id < 0 || id >= blockCount) return NULL;
-  ensure(kBlocks, id, blockCount);
-  return &blocks[id];
-}
-const AtomxInstFacts *AtomxInst(long id) {
-  if (id < 0 || id >= instCount) return NULL;
-  ensure(kInsts, id, instCount);
-  return &insts[id];
-}
+
+const AtomxProcFacts *AtomxProc(long id) { return record(kProcs, id, procCount, procs, sizeof *procs); }
+const AtomxBlockFacts *AtomxBlock(long id) { return record(kBlocks, id, blockCount, blocks, sizeof *blocks); }
+const AtomxInstFacts *AtomxInst(long id) { return record(kInsts, id, instCount, insts, sizeof *insts); }
 const AtomxOperandFacts *AtomxOperand(long id) {
-  if (id < 0 || id >= operandCount) return NULL;
-  ensure(kOperands, id, operandCount);
-  return &operands[id];
+  return record(kOperands, id, operandCount, operands, sizeof *operands);
 }
 const char *AtomxProgramFile(void) { return programFile; }
