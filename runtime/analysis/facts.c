@@ -17,7 +17,6 @@
 
 #include "atomx/facts.h"
 
-static AtomxFactsHeader header;
 static const char *blobRecords[4]; /* per kind: its first record in the blob */
 static const char *strings;
 static size_t stringBytes;
@@ -56,7 +55,7 @@ static void readBlock(long k) {
 static void readInst(long k) {
   AtomxFactsInst r;
   memcpy(&r, blobRecords[kInsts] + k * sizeof r, sizeof r);
-  if ((uint64_t)r.firstOperand + r.operandCount > header.operands) {
+  if ((uint64_t)r.firstOperand + r.operandCount > (uint64_t)operandCount) {
     static int told;
     if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
       fprintf(stderr, "atomx: the embedded program facts are damaged (an operand out of range): left out\n");
@@ -146,7 +145,6 @@ void atomx_facts_init(const char *blob, long size) {
   const size_t records = sizeof h + h.procs * sizeof(AtomxFactsProc) + h.blocks * sizeof(AtomxFactsBlock) +
                          h.insts * sizeof(AtomxFactsInst) + (size_t)h.operands * sizeof(AtomxFactsOperand);
   if ((size_t)size < records) return bad("truncated");
-  header = h;
   blobRecords[kProcs] = blob + sizeof h;
   blobRecords[kBlocks] = blobRecords[kProcs] + h.procs * sizeof(AtomxFactsProc);
   blobRecords[kInsts] = blobRecords[kBlocks] + h.blocks * sizeof(AtomxFactsBlock);

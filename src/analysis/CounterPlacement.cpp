@@ -12,9 +12,13 @@ namespace atomx::analysis {
 
 namespace {
 
+// How control leaves block b: its last instruction's flow (Sequential for an empty block).
+x86::Flow endFlow(const ir::Procedure& proc, const ir::Block& b) {
+  return b.insnCount ? proc.insns[b.firstInsn + b.insnCount - 1].flow : x86::Flow::Sequential;
+}
+
 bool endsInCall(const ir::Procedure& proc, const ir::Block& b) {
-  if (b.insnCount == 0) return false;
-  const x86::Flow f = proc.insns[b.firstInsn + b.insnCount - 1].flow;
+  const x86::Flow f = endFlow(proc, b);
   return f == x86::Flow::Call || f == x86::Flow::IndirectCall;
 }
 
@@ -66,10 +70,7 @@ double estimatedRuns(const ir::Procedure& proc, const std::vector<double>& freq,
   if (freq[edge.to] < runs) return std::min(share, freq[edge.to]);
   const double left = std::max(share * staying, runs - leaving);
   if (staying == 2 && from.succs.size() == 2) {
-    auto returns = [&](uint32_t b) {
-      const ir::Block& t = proc.blocks[b];
-      return t.insnCount > 0 && proc.insns[t.firstInsn + t.insnCount - 1].flow == x86::Flow::Return;
-    };
+    auto returns = [&](uint32_t b) { return endFlow(proc, proc.blocks[b]) == x86::Flow::Return; };
     const bool here = returns(edge.to), there = returns(from.succs[1 - succ].to);
     if (here != there) return left * (here ? 0.28 : 0.72);
   }
@@ -116,8 +117,7 @@ CountGraph countGraph(const ir::Procedure& proc) {
     for (uint64_t target : jt.entryTargets) crossTables |= !proc.contains(target);
   for (uint32_t b = 0; b < n; ++b) {
     const ir::Block& blk = proc.blocks[b];
-    const bool tableJump = crossTables && blk.insnCount &&
-                           proc.insns[blk.firstInsn + blk.insnCount - 1].flow == x86::Flow::IndirectJump;
+    const bool tableJump = crossTables && endFlow(proc, blk) == x86::Flow::IndirectJump;
     if (blk.isEntry || blk.isLandingPad || blk.isAddressTaken || blk.isExternalEntry) {
       CountEdge c{CountEdge::Kind::Enter, X, CountGraph::in(b), b};
       c.measurable = inEdges[b] == 0;  // then it is the block's count

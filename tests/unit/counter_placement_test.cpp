@@ -65,13 +65,30 @@ m_more: xor %eax, %eax
 class CounterPlacementTest : public testing::AssembledProgramTest<CounterPlacementTest> {
  public:
   static const char* source() { return kSource; }
+
+ protected:
+  // The procedure holding label `mark`, its count graph and the placement.
+  struct Placed {
+    const ir::Procedure* proc = nullptr;
+    analysis::CountGraph graph;
+    analysis::CounterPlan plan;
+  };
+  Placed place(const std::string& mark) {
+    Placed r;
+    r.proc = at(mark).first;
+    if (!r.proc) return r;
+    r.graph = analysis::countGraph(*r.proc);
+    r.plan = analysis::placeCounters(*r.proc, r.graph);
+    return r;
+  }
 };
 
 TEST_F(CounterPlacementTest, ALoopThatBranchesCountsBlocksNotTakenEdges) {
-  const auto [p, insn] = at("m_head");
-  ASSERT_NE(p, nullptr);
-  const analysis::CountGraph g = analysis::countGraph(*p);
-  const analysis::CounterPlan plan = analysis::placeCounters(*p, g);
+  const Placed placed = place("m_head");
+  ASSERT_NE(placed.proc, nullptr);
+  const ir::Procedure* p = placed.proc;
+  const analysis::CountGraph& g = placed.graph;
+  const analysis::CounterPlan& plan = placed.plan;
   const uint32_t head = uint32_t(p->blockIndexAt(program_->address("m_head")));
   const uint32_t join = uint32_t(p->blockIndexAt(program_->address("m_join")));
   unsigned inLoop = 0;
@@ -92,10 +109,11 @@ TEST_F(CounterPlacementTest, ALoopThatBranchesCountsBlocksNotTakenEdges) {
 // one (the taken jumps to m_out), not each step (an increment per step
 // passed, where the call leaves by one way).
 TEST_F(CounterPlacementTest, EarlyReturnsCountOnTheWayOut) {
-  const auto [p, insn] = at("m_step1");
-  ASSERT_NE(p, nullptr);
-  const analysis::CountGraph g = analysis::countGraph(*p);
-  const analysis::CounterPlan plan = analysis::placeCounters(*p, g);
+  const Placed placed = place("m_step1");
+  ASSERT_NE(placed.proc, nullptr);
+  const ir::Procedure* p = placed.proc;
+  const analysis::CountGraph& g = placed.graph;
+  const analysis::CounterPlan& plan = placed.plan;
   for (const char* step : {"m_step1", "m_step2", "m_step3"}) {
     const uint32_t b = uint32_t(p->blockIndexAt(program_->address(step)));
     for (uint32_t k = 0; k < g.edges.size(); ++k) {
