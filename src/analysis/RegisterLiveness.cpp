@@ -34,7 +34,7 @@ RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedu
       continue;
     }
     const x86::Semantics s = x86::describe(insn, ops, in.address);
-    transfer[i] = {s.read.gprs(), s.killed.gprs()};
+    transfer[i] = {s.dependsOn.gprs(), s.killed.gprs()};
     clobbered |= s.written.gprs();
     touched_[i] = uint16_t(s.read.gprs() | s.written.gprs());
     if (in.flow == x86::Flow::Call || in.flow == x86::Flow::IndirectCall) {

@@ -258,6 +258,11 @@ Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperan
     }
   }
   addUnlisted(insn, s);
+  s.dependsOn = s.read;
+  if ((insn.mnemonic == ZYDIS_MNEMONIC_XOR || insn.mnemonic == ZYDIS_MNEMONIC_SUB) && insn.operand_count_visible == 2 &&
+      ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+      ops[0].reg.value == ops[1].reg.value && RegSet::of(ops[0].reg.value) == (s.killed & RegSet::of(ops[0].reg.value)))
+    s.dependsOn = RegSet{};  // 32/64-bit: a whole register zeroed, whatever it held
   s.flags = flagEffect(insn, ops);
   s.condition = conditionOf(insn.mnemonic);
   s.loopFamily = isLoopFamily(insn.mnemonic);

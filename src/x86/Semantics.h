@@ -110,6 +110,9 @@ struct Semantics {
   RegSet written;   // registers written (always or conditionally)
   RegSet killed;    // general registers always overwritten whole (a 64-bit or a
                     // zero-extending 32-bit write; not cmov, not 8/16-bit parts)
+  RegSet dependsOn;  // of `read`, what the result depends on: all of it but for a
+                     // zeroing idiom (xor %eax,%eax; sub %r8,%r8), which the CPU
+                     // and liveness treat as a plain write
   FlagEffect flags;
   MemOperand mem[kMaxMemOperands];  // accesses only: not lea's or a nop's operand
   uint8_t memCount = 0;

@@ -38,6 +38,15 @@ m_kill32:
         ret
         .size kill32, .-kill32
 
+        .type zeroing, @function     # xor/sub of a register with itself: a write, not a read
+zeroing:
+m_zeroing:
+        xor %eax, %eax
+        sub %r8, %r8
+        xor %cl, %cl                 # (8-bit: merges, rcx stays live)
+        ret
+        .size zeroing, .-zeroing
+
         .type partial, @function     # an 8-bit write merges: rax stays live
 partial:
 m_partial:
@@ -155,6 +164,7 @@ class RegisterLivenessTest : public testing::AssembledProgramTest<RegisterLivene
 
 TEST_F(RegisterLivenessTest, WholeWriteKills) { EXPECT_EQ(liveAt("m_kill64"), ALL & ~RAX); }
 TEST_F(RegisterLivenessTest, ZeroExtendingWriteKills) { EXPECT_EQ(liveAt("m_kill32"), ALL & ~R8); }
+TEST_F(RegisterLivenessTest, ZeroingIdiomKills) { EXPECT_EQ(liveAt("m_zeroing"), ALL & ~(RAX | R8)); }
 TEST_F(RegisterLivenessTest, PartialWriteMerges) { EXPECT_EQ(liveAt("m_partial"), ALL); }
 TEST_F(RegisterLivenessTest, CmovMayNotWrite) { EXPECT_EQ(liveAt("m_cmov"), ALL); }
 TEST_F(RegisterLivenessTest, ReadBeforeWrite) { EXPECT_EQ(liveAt("m_readfirst"), ALL); }
