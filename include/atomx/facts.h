@@ -50,6 +50,9 @@ typedef struct {
   uint32_t proc;         /* its procedure's id */
   uint32_t firstInst;    /* its instructions: ids firstInst .. firstInst + instCount - 1 */
   uint32_t instCount;
+  uint8_t lastKind;      /* how it ends: its last instruction's kind (ATOMX_INST_COND_BRANCH ...) */
+  uint64_t lastPc;       /* and that instruction's original address: a tool that looks at how blocks
+                            end (a branch's pc) reads no instruction record */
 } AtomxBlockFacts;
 
 /* One operand, as atomx::Inst::operand() gives it (atomx.hpp's Operand
@@ -144,7 +147,7 @@ void atomx_facts_init(const char *blob, long size);
 /* --- The blob ------------------------------------------------------------ */
 
 #define ATOMX_FACTS_MAGIC 0x53544346u /* "FCTS" */
-#define ATOMX_FACTS_VERSION 2u
+#define ATOMX_FACTS_VERSION 3u
 
 typedef struct {
   uint32_t magic, version;
@@ -162,7 +165,9 @@ typedef struct {
 
 typedef struct {
   uint64_t pc, endPc;
-  uint32_t proc, firstInst, instCount, reserved;
+  uint32_t proc, firstInst, instCount;
+  uint8_t lastKind, lastSize; /* its last instruction's kind and bytes */
+  uint16_t reserved;
 } AtomxFactsBlock;
 
 typedef struct {

@@ -49,7 +49,7 @@ static void readProc(long k) {
 static void readBlock(long k) {
   AtomxFactsBlock r;
   memcpy(&r, blobRecords[kBlocks] + k * sizeof r, sizeof r);
-  blocks[k] = (AtomxBlockFacts){r.pc, r.endPc, r.proc, r.firstInst, r.instCount};
+  blocks[k] = (AtomxBlockFacts){r.pc, r.endPc, r.proc, r.firstInst, r.instCount, r.lastKind, r.endPc - r.lastSize};
 }
 
 static void readInst(long k) {

@@ -93,7 +93,9 @@ std::vector<uint8_t> factsBlob(Engine& engine) {
         put(insts, r);
         ++h.insts;
       }
-      put(blocks, AtomxFactsBlock{b.pc(), b.endPc(), h.procs, firstInst, h.insts - firstInst, 0});
+      const Inst last = b.last();
+      put(blocks, AtomxFactsBlock{b.pc(), b.endPc(), h.procs, firstInst, h.insts - firstInst,
+                                  uint8_t(last ? last.kind() : InstClass::Other), uint8_t(last ? last.size() : 0), 0});
       ++h.blocks;
     }
     put(procs, AtomxFactsProc{p.pc(), p.endPc(), strings.add(std::string(p.name())), firstBlock, h.blocks - firstBlock, 0});

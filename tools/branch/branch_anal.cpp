@@ -11,8 +11,9 @@
 // outcomes interleaved in whatever order they come (as one shared hardware
 // predictor would) and a concurrent update can be lost; the counts stay
 // exact.  CondBranch, for the few branches whose edges cannot carry inline
-// code, does the same with relaxed atomics.  Branch k is the k-th
-// conditional branch of the facts atomx embeds (<atomx/facts.h>).
+// code, does the same with relaxed atomics.  Branch k is the k-th block
+// of the facts atomx embeds (<atomx/facts.h>) that ends in a conditional
+// branch.
 #include <atomx/facts.h>
 #include <atomx/report.hpp>
 
@@ -35,12 +36,12 @@ struct Site {  // branch k's counters
 };
 Site site(long k) { return {counts + 4 * k}; }
 long nSites;
-std::vector<const AtomxInstFacts*> branch;  // branch k's instruction
+std::vector<uint32_t> branch;  // branch k's block, which it ends
 long topN;
 std::string programPath;
 
-uint64_t pcOf(long k) { return branch[size_t(k)]->pc; }
-const char* procOf(long k) { return AtomxProc(AtomxBlock(branch[size_t(k)]->block)->proc)->name; }
+uint64_t pcOf(long k) { return AtomxBlock(branch[size_t(k)])->lastPc; }
+const char* procOf(long k) { return AtomxProc(AtomxBlock(branch[size_t(k)])->proc)->name; }
 long executed(long k) { return site(k).taken() + site(k).notTaken(); }
 double percent(long a, long b) { return b ? 100.0 * double(a) / double(b) : 0.0; }
 
@@ -128,8 +129,10 @@ void writeJson() {
 
 extern "C" {
 void BranchInit(long n, long top, long* counters) {
-  for (long i = 0; i < AtomxInstCount(); ++i)
-    if (AtomxInst(i)->kind == ATOMX_INST_COND_BRANCH) branch.push_back(AtomxInst(i));
+  // The blocks that end in one, without reading an instruction's facts
+  // (a short process would spend most of its start on those).
+  for (long b = 0; b < AtomxBlockCount(); ++b)
+    if (AtomxBlock(b)->lastKind == ATOMX_INST_COND_BRANCH) branch.push_back(uint32_t(b));
   if (long(branch.size()) != n) {  // the instrumentation's branches are the facts' (a bug otherwise)
     std::fprintf(stderr, "branch: %ld branches instrumented, %zu in atomx's facts\n", n, branch.size());
     std::abort();
