@@ -455,7 +455,10 @@ class Counters {
   // predictor of its own, as each core would, and `state` read at program
   // end is meaningless (the threads' states added up); with atomic ones the
   // miss count is a locked add and the state a plain load and store, one
-  // predictor shared by the threads.
+  // predictor shared by the threads.  A state only the edges out of one
+  // block update may live in a register while a loop around that block
+  // runs (not with atomic counters): `state` holds it from the loop's exit
+  // on, and what is counted is the same.
   void predict(Edge e, size_t state, size_t miss, bool taken) const;
   // At ProgramAfter, counter k holds how often block b ran, or edge e was
   // taken, measured from the fewest increments (see above).  A counter is

@@ -77,31 +77,37 @@ bool eligible(const ir::Procedure& proc, const Loop& loop, const std::vector<boo
 }  // namespace
 
 std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const CountGraph& graph, const CounterPlan& plan,
-                                          const std::function<const RegisterLiveness&()>& liveness, bool spill) {
+                                          const std::function<const RegisterLiveness&()>& liveness, bool spill,
+                                          const std::vector<uint32_t>& states) {
   std::vector<PromotedLoop> out;
-  if (proc.blocks.empty() || plan.everyBlock) return out;
+  const bool chordsToo = !plan.everyBlock && !plan.chord.empty();
+  if (proc.blocks.empty() || (!chordsToo && states.empty())) return out;
   const LoopForest forest = procedureLoops(proc);
   const std::vector<bool> live = liveBlocks(proc);
   // Inner loops first (the forest lists a loop before those inside it):
   // a loop's registers are kept from the loops around it, and a chord an
   // inner loop holds is not the outer loop's.
   std::vector<x86::RegSet> taken(forest.loops.size());  // per loop: its registers and its inner loops'
-  std::vector<bool> held(graph.edges.size(), false);
+  std::vector<bool> held(chordsToo ? graph.edges.size() : 0, false);
+  std::vector<bool> heldState(states.size(), false);
   auto promote = [&](size_t k) {
     const Loop& loop = forest.loops[k];
     if (loop.header >= proc.blocks.size()) return;
-    // The chords inside the loop: a block's own count, or an edge between two of its blocks.
-    std::vector<uint32_t> chords;
-    for (uint32_t e = 0; e < graph.edges.size(); ++e) {
+    // What the loop may hold: the states of its branches, then the chords
+    // inside it (a block's own count, or an edge between two of its blocks).
+    std::vector<PromotedCounter> wants;
+    for (size_t s = 0; s < states.size(); ++s)
+      if (!heldState[s] && loop.contains(states[s])) wants.push_back({uint32_t(s), 0, false, true});
+    for (uint32_t e = 0; e < held.size(); ++e) {
       if (!plan.chord[e] || held[e]) continue;
       const CountEdge& c = graph.edges[e];
       if (!c.measurable || !loop.contains(c.block)) continue;
       if (c.kind == CountEdge::Kind::Block ||
           (c.kind == CountEdge::Kind::Flow && loop.contains(proc.blocks[c.block].succs[c.succ].to)))
-        chords.push_back(e);
+        wants.push_back({e, 0, false, false});
     }
     PromotedLoop p;
-    if (chords.empty() || !eligible(proc, loop, live, p)) return;
+    if (wants.empty() || !eligible(proc, loop, live, p)) return;
     const RegisterLiveness& registers = liveness();
     // Registers touched by no instruction of the loop; free ones are also
     // dead at its header and where each exit arrives.
@@ -117,12 +123,18 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
     size_t next = 0;
     for (int pass = 0; pass < (spill ? 2 : 1); ++pass)
       for (unsigned hw : kOrder) {
-        if (next == chords.size()) break;
+        if (next == wants.size()) break;
         const bool spilled = pass == 1;
-        if (!(spilled ? touched : busy).has(hw) && (!spilled || busy.has(hw)))
-          p.counters.push_back({chords[next++], hw, spilled});
+        if (!(spilled ? touched : busy).has(hw) && (!spilled || busy.has(hw))) {
+          PromotedCounter c = wants[next++];
+          c.reg = hw, c.spilled = spilled;
+          p.counters.push_back(c);
+        }
       }
-    for (const PromotedCounter& c : p.counters) taken[k] |= x86::RegSet::gpr(c.reg), held[c.chord] = true;
+    for (PromotedCounter& c : p.counters) {
+      taken[k] |= x86::RegSet::gpr(c.reg);
+      (c.state ? heldState : held)[c.chord] = true;
+    }
     if (!p.counters.empty()) out.push_back(std::move(p));
   };
   for (size_t k = forest.loops.size(); k-- > 0;) {

@@ -49,9 +49,10 @@
 namespace atomx::analysis {
 
 struct PromotedCounter {
-  uint32_t chord = 0;    // a count-graph edge
+  uint32_t chord = 0;    // a count-graph edge; with `state`, which of promoteCounters' `states`
   unsigned reg = 0;      // the register's hardware number
   bool spilled = false;  // the register holds a value across the loop: saved on entry, restored on exit
+  bool state = false;    // a branch's state (below), not a chord
 };
 
 struct PromotedLoop {
@@ -65,7 +66,18 @@ struct PromotedLoop {
 // which: as many of each loop's chords as it has registers (dead ones
 // first; `spill`: then live ones it does not touch).  `live` gives the
 // procedure's register liveness, asked only when a loop holds a chord.
+//
+// `states` (block ids, one per state) are branches' states: a value that the
+// edges out of the block update, as a branch predictor's 2-bit counter
+// (atomx::Counters::predict) is, a load, a few instructions and a store
+// that the next update waits on.  Such a state goes in a register through
+// the innermost eligible loop around its block on the same terms as a
+// chord, ahead of the chords: loaded on the loop's entry edges, stored on
+// its exit edges (after the update on an exit edge of its own block), and
+// what the run computes is the same.  A procedure without a count passes
+// an empty graph and plan.
 std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const CountGraph& graph, const CounterPlan& plan,
-                                          const std::function<const RegisterLiveness&()>& live, bool spill);
+                                          const std::function<const RegisterLiveness&()>& live, bool spill,
+                                          const std::vector<uint32_t>& states = {});
 
 }  // namespace atomx::analysis

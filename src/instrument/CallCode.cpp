@@ -297,24 +297,29 @@ bool staticTest(const AddressTest& t, uint64_t address) { return (address & (t.m
 // A conditional increment computes its address into a scratch register
 // (one the address does not use) before the flags are saved, while every
 // register still holds the program's value, then tests it.
-// A 2-bit saturating-counter predictor's update (Counters::predict), with
-// `r` free and the flags free: s = the counter XOR 1 (a zeroed counter is
-// state 1, weakly not taken); miss += (s >= 2) != taken; s moves one step
-// toward the outcome, within 0..3, and goes back XOR 1.  No branch.
+// A 2-bit saturating-counter predictor's update (Counters::predict) with
+// the state s in register `r` and the flags free: miss += (s >= 2) !=
+// taken; s moves one step toward the outcome, within 0..3.  No branch.
+void emitHeldPrediction(Assembler& a, const x86::Mem& miss, ZydisRegister r, bool taken, bool atomic) {
+  a.cmpImm(r, 2);                // CF = s < 2: predicted not taken
+  if (!taken) a.raw({0xf5});     // cmc: CF = predicted taken
+  a.adcMemImm(miss, 0, atomic);  // miss += CF (a branch over an inc is slower: it mispredicts as often)
+  if (taken) {
+    a.cmpImm(r, 3);              // CF = s < 3
+    a.adcImm(r, 0);              // s + CF
+  } else {
+    a.cmpImm(r, 1);              // CF = s < 1
+    a.adcImm(r, -1);             // s - 1 + CF
+  }
+}
+
+// The same with the state in memory, `r` free: the counter holds s XOR 1
+// (a zeroed counter is state 1, weakly not taken).
 void emitPrediction(Assembler& a, const x86::Mem& state, const x86::Mem& miss, ZydisRegister r, bool taken,
                     bool atomic) {
   a.movLoad(r, state);
   a.xorImm(r, 1);
-  a.cmpImm(r, 2);              // CF = s < 2: predicted not taken
-  if (!taken) a.raw({0xf5});   // cmc: CF = predicted taken
-  a.adcMemImm(miss, 0, atomic);  // miss += CF (a branch over an inc is slower: it mispredicts as often)
-  if (taken) {
-    a.cmpImm(r, 3);            // CF = s < 3
-    a.adcImm(r, 0);            // s + CF
-  } else {
-    a.cmpImm(r, 1);            // CF = s < 1
-    a.adcImm(r, -1);           // s - 1 + CF
-  }
+  emitHeldPrediction(a, miss, r, taken, atomic);
   a.xorImm(r, 1);
   a.movStore(state, r);
 }
@@ -366,26 +371,30 @@ void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, co
     if (c.op.hasIndex()) used |= x86::RegSet::gpr(unsigned(c.op.index));
     checks.push_back(c);
   }
+  // Predictions with the state in memory (not `held`): those need a register.
   const size_t predictions = size_t(std::count_if(site.increments.begin(), site.increments.end(), [](const IncrementRequest* inc) {
-    return inc->predict != IncrementRequest::Predict::None;
+    return inc->predict != IncrementRequest::Predict::None && !inc->held;
   }));
   const size_t tests = size_t(std::count_if(checks.begin(), checks.end(), [](const AddressCheck& c) { return !c.isStatic; }));
-  // A promoted counter's register (IncrementRequest::Accumulate) is no
-  // scratch register here; zeroing and stepping it write no flag, flushing
-  // it writes them all.
+  // A promoted counter's or held state's register (IncrementRequest::
+  // Accumulate, held) is no scratch register here; zeroing and stepping it
+  // write no flag; flushing it, loading and storing a state (XOR 1) and
+  // predicting write them all.
   using Acc = IncrementRequest::Accumulate;
-  bool writesFlags = false, flushes = false;
+  bool writesFlags = false, writesCarry = predictions > 0;
   for (const IncrementRequest* inc : site.increments) {
-    if (inc->accumulate != Acc::None) used |= x86::RegSet::gpr(inc->reg);
-    writesFlags |= inc->accumulate == Acc::None || inc->accumulate == Acc::Flush;
-    flushes |= inc->accumulate == Acc::Flush;
+    if (inc->accumulate != Acc::None || inc->held) used |= x86::RegSet::gpr(inc->reg);
+    const bool carry = inc->accumulate == Acc::Flush || inc->accumulate == Acc::Load || inc->accumulate == Acc::Store ||
+                       inc->held;
+    writesFlags |= inc->accumulate == Acc::None || carry;
+    writesCarry |= carry;
   }
   // A prediction needs a register (a dead one where there is one) and
   // writes CF, as a test does.
   const bool savedState = predictions && site.predictScratch == ZYDIS_REGISTER_NONE;
   if (predictions && !savedState) used |= x86::RegSet::gpr(unsigned(site.predictScratch - ZYDIS_REGISTER_RAX));
   const IncrementSaves saves = reserveForIncrements(writesFlags ? site.liveFlags : 0, used, tests + (savedState ? 1 : 0),
-                                                    predictions > 0 || flushes);
+                                                    writesCarry);
   const ZydisRegister stateReg = !predictions ? ZYDIS_REGISTER_NONE : savedState ? saves.scratch.back() : site.predictScratch;
   const std::vector<ZydisRegister>& scratch = saves.scratch;
   size_t next = 0;
@@ -410,16 +419,31 @@ void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, co
     switch (inc->accumulate) {
       case Acc::None: break;
       case Acc::Zero:
-        if (inc->spilled) a.movStore(counterAt(addresses, mode, inc->counters, inc->spill), accumulator);
+        if (inc->spilled) a.movStore(counterAt(addresses, mode, inc->spillCounters, inc->spill), accumulator);
         a.movImm(accumulator, 0);  // mov $0, %r32: no flags
         continue;
       case Acc::Step: a.lea(accumulator, x86::mem(accumulator, 1)); continue;  // lea 1(%r), %r: no flags
       case Acc::Flush:
         a.addMemReg(counterAt(addresses, mode, inc->counters, inc->index), accumulator, atomic);
-        if (inc->spilled) a.movLoad(accumulator, counterAt(addresses, mode, inc->counters, inc->spill));
+        if (inc->spilled) a.movLoad(accumulator, counterAt(addresses, mode, inc->spillCounters, inc->spill));
+        continue;
+      case Acc::Load:
+        if (inc->spilled) a.movStore(counterAt(addresses, mode, inc->spillCounters, inc->spill), accumulator);
+        a.movLoad(accumulator, counterAt(addresses, mode, inc->counters, inc->index));
+        a.xorImm(accumulator, 1);
+        continue;
+      case Acc::Store:
+        a.xorImm(accumulator, 1);
+        a.movStore(counterAt(addresses, mode, inc->counters, inc->index), accumulator);
+        if (inc->spilled) a.movLoad(accumulator, counterAt(addresses, mode, inc->spillCounters, inc->spill));
         continue;
     }
     const x86::Mem counter = counterAt(addresses, mode, inc->counters, inc->index);
+    if (inc->held) {
+      emitHeldPrediction(a, counterAt(addresses, mode, inc->counters, inc->miss), accumulator,
+                         inc->predict == IncrementRequest::Predict::Taken, atomic);
+      continue;
+    }
     if (inc->predict != IncrementRequest::Predict::None) {
       emitPrediction(a, counter, counterAt(addresses, mode, inc->counters, inc->miss), stateReg,
                      inc->predict == IncrementRequest::Predict::Taken, atomic);
@@ -647,7 +671,7 @@ uint32_t incrementCodeSize(const Engine& engine, const Site& site, CounterMode m
   Assembler a(scratch, 0);
   CodeAddresses none;
   for (const IncrementRequest* inc : site.increments)
-    if (none.counters.size() <= inc->counters) none.counters.resize(inc->counters + 1, 0);
+    none.counters.resize(std::max<size_t>({none.counters.size(), inc->counters + 1, inc->spillCounters + 1}), 0);
   emitIncrements(engine, site, mode, none, a);
   return uint32_t(scratch.size());
 }

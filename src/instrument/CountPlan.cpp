@@ -13,13 +13,44 @@ namespace atomx::instrument {
 
 namespace {
 
-// One counted procedure: its count graph, the placement, and each edge's
-// slot in the hidden array.
+// A prediction's state (array, counter) that a register may hold through
+// a loop: only predictions on the edges out of one block update it (the
+// increments()[k] of `requests`), and nothing else names it.
+struct HeldState {
+  const detail::BlockData* block = nullptr;
+  std::vector<size_t> requests;
+};
+using StateKey = std::pair<uint32_t, uint64_t>;
+
+std::map<StateKey, HeldState> statesToHold(const Engine& engine) {
+  std::map<StateKey, HeldState> states;
+  std::set<StateKey> other;
+  const std::vector<IncrementRequest>& incs = engine.increments();
+  for (size_t k = 0; k < incs.size(); ++k) {
+    const IncrementRequest& r = incs[k];
+    if (r.predict == IncrementRequest::Predict::None) {
+      other.insert({r.counters, r.index});
+      continue;
+    }
+    other.insert({r.counters, r.miss});
+    const detail::BlockData* from = static_cast<const detail::EdgeData*>(r.where)->from;
+    auto [it, fresh] = states.emplace(StateKey{r.counters, r.index}, HeldState{from, {}});
+    if (it->second.block != from) it->second.block = nullptr;  // two branches share it
+    it->second.requests.push_back(k);
+  }
+  for (auto it = states.begin(); it != states.end();)
+    it = !it->second.block || other.count(it->first) ? states.erase(it) : std::next(it);
+  return states;
+}
+
+// One procedure with counts or held states: its count graph, the placement,
+// and each edge's slot in the hidden array (without counts: all empty).
 struct Counted {
   const detail::ProcData* proc = nullptr;
   analysis::CountGraph graph;
   analysis::CounterPlan plan;
-  std::vector<analysis::PromotedLoop> promoted;  // chords kept in registers through their loops
+  std::vector<const HeldState*> states;          // what promoteCounters' `states` name
+  std::vector<analysis::PromotedLoop> promoted;  // chords and states kept in registers through their loops
   std::vector<uint64_t> slot;                    // per graph edge
   std::vector<std::vector<uint32_t>> succEdge;   // per block, per succ: its graph edge
 };
@@ -33,7 +64,8 @@ const detail::ProcData* procOf(const CountRequest& c) {
 
 CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profile, bool spill) {
   CountPlanSummary summary;
-  if (engine.counts().empty()) return summary;
+  const std::map<StateKey, HeldState> states = spill ? statesToHold(engine) : std::map<StateKey, HeldState>{};
+  if (engine.counts().empty() && states.empty()) return summary;
   std::set<std::pair<uint32_t, uint64_t>> incremented;
   for (const IncrementRequest& r : engine.increments()) {
     incremented.insert({r.counters, r.index});
@@ -47,7 +79,9 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
   // The procedures asked about, in program order.
   const detail::ProcData* base = engine.procs().data();
   std::vector<int64_t> countedAt(engine.procs().size(), -1);
-  for (const CountRequest& c : engine.counts()) countedAt[size_t(procOf(c) - base)] = 0;
+  std::vector<bool> hasCounts(engine.procs().size(), false);
+  for (const CountRequest& c : engine.counts()) countedAt[size_t(procOf(c) - base)] = 0, hasCounts[size_t(procOf(c) - base)] = true;
+  for (const auto& [key, held] : states) countedAt[size_t(held.block->proc - base)] = 0;
   std::vector<Counted> counted;
   uint64_t chords = 0, edges = 0;
   for (size_t p = 0; p < countedAt.size(); ++p) {
@@ -55,27 +89,35 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
     countedAt[p] = int64_t(counted.size());
     Counted& c = counted.emplace_back();
     c.proc = base + p;
-    c.graph = analysis::countGraph(*c.proc->proc);
-    std::vector<double> weights;
-    if (profile) {
-      weights = analysis::blockCounts(*c.proc->proc, *profile);
-      if (std::all_of(weights.begin(), weights.end(), [](double w) { return w == 0; })) weights.clear();  // did not run
-      else ++summary.profiledProcs;
+    if (hasCounts[p]) {
+      c.graph = analysis::countGraph(*c.proc->proc);
+      std::vector<double> weights;
+      if (profile) {
+        weights = analysis::blockCounts(*c.proc->proc, *profile);
+        if (std::all_of(weights.begin(), weights.end(), [](double w) { return w == 0; })) weights.clear();  // did not run
+        else ++summary.profiledProcs;
+      }
+      c.plan = analysis::placeCounters(*c.proc->proc, c.graph, weights);
+      chords += c.plan.chords;
+      edges += c.graph.edges.size();
+      summary.blocks += c.graph.blocks;
+      ++summary.procs;
     }
-    c.plan = analysis::placeCounters(*c.proc->proc, c.graph, weights);
+  }
+  for (const auto& [key, held] : states) counted[size_t(countedAt[size_t(held.block->proc - base)])].states.push_back(&held);
+  for (Counted& c : counted) {
+    std::vector<uint32_t> stateBlocks;
+    for (const HeldState* h : c.states) stateBlocks.push_back(h->block->block);
     std::unique_ptr<analysis::RegisterLiveness> live;
     c.promoted = analysis::promoteCounters(*c.proc->proc, c.graph, c.plan, [&]() -> const analysis::RegisterLiveness& {
       if (!live) live = std::make_unique<analysis::RegisterLiveness>(engine.program(), *c.proc->proc, engine.decoder());
       return *live;
-    }, spill);
+    }, spill, stateBlocks);
     for (const analysis::PromotedLoop& l : c.promoted)
-      for (const analysis::PromotedCounter& k : l.counters) ++summary.promoted, summary.spilled += k.spilled;
-    chords += c.plan.chords;
-    edges += c.graph.edges.size();
-    summary.blocks += c.graph.blocks;
+      for (const analysis::PromotedCounter& k : l.counters)
+        ++(k.state ? summary.heldStates : summary.promoted), (k.state ? summary.spilledStates : summary.spilled) += k.spilled;
   }
   summary.requests = engine.counts().size();
-  summary.procs = counted.size();
   summary.counters = chords;
 
   // Slots: the chords first (what the run increments), then the rest.
@@ -93,24 +135,34 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
       }
     }
   }
-  if (edges + summary.spilled > Engine::kMaxCounters)
+  const uint64_t hidden = edges + summary.spilled + summary.spilledStates;  // then a slot per spilled register
+  if (hidden > Engine::kMaxCounters)
     throw Error("Counters::count: the counted procedures need more counters than atomx places (2^28)");
-  const uint32_t slots = engine.addCounters(edges + summary.spilled);  // then a slot per spilled register
+  const uint32_t slots = hidden ? engine.addCounters(hidden) : 0;
 
   // A promoted counter's register is flushed on its loop's exit edges and
-  // zeroed on its entry edges, in that order where one edge is both (one
-  // loop's exit, the next one's entry, in the same register).
+  // zeroed on its entry edges, a held state's stored and loaded, exits
+  // first where one edge is both (one loop's exit, the next one's entry, in
+  // the same register).  On an exit edge of the state's own block, its
+  // update (the tool's request, added earlier) comes before the store.
   // A spilled register's slot follows the edges' (the same for both passes).
   using Acc = IncrementRequest::Accumulate;
-  for (Acc what : {Acc::Flush, Acc::Zero}) {
+  for (bool exits : {true, false}) {
     uint64_t spillSlot = edges;
     for (const Counted& c : counted)
       for (const analysis::PromotedLoop& l : c.promoted)
         for (const analysis::PromotedCounter& k : l.counters) {
           const uint64_t* spill = k.spilled ? &spillSlot : nullptr;
-          for (auto [b, s] : what == Acc::Flush ? l.exits : l.entries)
-            engine.addAccumulate(what, k.reg, slots, c.slot[k.chord], Point::Edge, c.proc->firstBlock[b].firstEdge + s,
-                                 spill);
+          for (auto [b, s] : exits ? l.exits : l.entries) {
+            const detail::EdgeData* at = c.proc->firstBlock[b].firstEdge + s;
+            if (!k.state) {
+              engine.addAccumulate(exits ? Acc::Flush : Acc::Zero, k.reg, slots, c.slot[k.chord], Point::Edge, at, spill);
+              continue;
+            }
+            const IncrementRequest& update = engine.increments()[c.states[k.chord]->requests.front()];
+            engine.addAccumulate(exits ? Acc::Store : Acc::Load, k.reg, update.counters, update.index, Point::Edge, at,
+                                 spill, &slots);
+          }
           spillSlot += k.spilled;
         }
   }
@@ -118,9 +170,14 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
     for (const analysis::PromotedLoop& l : c.promoted) {
       RegisterReservation r{c.proc->proc, {}, {}};
       for (uint32_t b : l.blocks) r.insns.push_back({c.proc->proc->blocks[b].firstInsn, c.proc->proc->blocks[b].insnCount});
-      for (const analysis::PromotedCounter& k : l.counters) r.regs |= x86::RegSet::gpr(k.reg);
+      for (const analysis::PromotedCounter& k : l.counters) {
+        r.regs |= x86::RegSet::gpr(k.reg);
+        if (k.state)
+          for (size_t request : c.states[k.chord]->requests) engine.holdPrediction(request, k.reg);
+      }
       engine.reserveRegisters(std::move(r));
     }
+  if (engine.counts().empty()) return summary;
 
   // The increments, and the derivation's program (runtime/analysis/counts.c).
   std::vector<int32_t> program{int32_t(chords), 0};
@@ -128,7 +185,8 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
   for (const Counted& c : counted) {
     std::map<uint32_t, unsigned> inRegister;  // promoted chord -> its register
     for (const analysis::PromotedLoop& l : c.promoted)
-      for (const analysis::PromotedCounter& k : l.counters) inRegister[k.chord] = k.reg;
+      for (const analysis::PromotedCounter& k : l.counters)
+        if (!k.state) inRegister[k.chord] = k.reg;
     for (uint32_t k = 0; k < c.graph.edges.size(); ++k) {
       if (!c.plan.chord[k]) continue;
       const analysis::CountEdge& e = c.graph.edges[k];

@@ -400,14 +400,21 @@ void Engine::addIncrement(uint32_t counters, uint64_t index, Point point, const 
 }
 
 void Engine::addAccumulate(IncrementRequest::Accumulate what, unsigned reg, uint32_t counters, uint64_t index,
-                           Point point, const void* where, const uint64_t* spill) {
+                           Point point, const void* where, const uint64_t* spill, const uint32_t* spillArray) {
   if (reg == 0 || reg == 4 || reg > 15) throw InternalError("a promoted counter in %rax, %rsp or no register");
   if (what == IncrementRequest::Accumulate::Flush) checkCounter("Counters::count", counters, index, point, where);
   IncrementRequest r;
   r.counters = counters, r.index = index, r.point = point, r.where = where;
   r.accumulate = what, r.reg = uint8_t(reg);
-  if (spill) r.spilled = true, r.spill = *spill;
+  if (spill) r.spilled = true, r.spill = *spill, r.spillCounters = spillArray ? *spillArray : counters;
   increments_.push_back(r);
+}
+
+void Engine::holdPrediction(size_t k, unsigned reg) {
+  IncrementRequest& r = increments_.at(k);
+  if (r.predict == IncrementRequest::Predict::None || reg == 0 || reg == 4 || reg > 15)
+    throw InternalError("a prediction held in %rax, %rsp or no register, or no prediction");
+  r.held = true, r.reg = uint8_t(reg);
 }
 
 void Engine::addPrediction(uint32_t counters, uint64_t state, uint64_t miss, const void* edge, bool taken) {

@@ -86,10 +86,16 @@ struct IncrementRequest {
   // register that holds a program value across the loop is `spilled`:
   // Zero first saves it in counter `spill` of the same array, Flush then
   // restores it from there.
-  enum class Accumulate : uint8_t { None, Zero, Step, Flush } accumulate = Accumulate::None;
+  // A prediction's state kept in `reg` through a loop the same way
+  // (`held` on the prediction): Load it from counter `index` on an entry
+  // edge, Store it back on an exit edge.  In the register the state is
+  // 0..3 itself, not XOR 1 as in memory.
+  enum class Accumulate : uint8_t { None, Zero, Step, Flush, Load, Store } accumulate = Accumulate::None;
   uint8_t reg = 0;  // hardware number
   bool spilled = false;
+  bool held = false;  // a prediction whose state is in `reg`
   uint64_t spill = 0;
+  uint32_t spillCounters = 0;  // the spill slot's array
 };
 
 // Registers inserted code must leave alone in part of a procedure: a
@@ -198,8 +204,12 @@ class Engine {
   const std::vector<IncrementRequest>& increments() const { return increments_; }
   // A promoted counter's part (IncrementRequest::Accumulate), and where its
   // register is reserved.
+  // A spilled register's slot is counter *spill of array `spillArray`
+  // (by default `counters`).
   void addAccumulate(IncrementRequest::Accumulate what, unsigned reg, uint32_t counters, uint64_t index, Point point,
-                     const void* where, const uint64_t* spill = nullptr);
+                     const void* where, const uint64_t* spill = nullptr, const uint32_t* spillArray = nullptr);
+  // The prediction increments()[k] updates its state in register `reg`.
+  void holdPrediction(size_t k, unsigned reg);
   void reserveRegisters(RegisterReservation r) { reservations_.push_back(std::move(r)); }
   const std::vector<RegisterReservation>& reservations() const { return reservations_; }
 

@@ -163,7 +163,7 @@ x86::RegSet SiteLiveness::deadRegisters(const Site& s) {
   // flushed, is the counter's.
   live |= x86::RegSet{p.reserved[s.insn]};
   for (const IncrementRequest* inc : s.increments)
-    if (inc->accumulate != IncrementRequest::Accumulate::None) live |= x86::RegSet::gpr(inc->reg);
+    if (inc->accumulate != IncrementRequest::Accumulate::None || inc->held) live |= x86::RegSet::gpr(inc->reg);
   return x86::RegSet{uint64_t(uint16_t(~live.gprs()))};
 }
 
@@ -174,7 +174,7 @@ void markLiveFlags(const Engine& engine, std::vector<Site>& sites) {
     s.liveFlags = liveness.flags(s);
     s.directionClear = liveness.directionClear(s);
     const bool predicts = std::any_of(s.increments.begin(), s.increments.end(), [](const IncrementRequest* inc) {
-      return inc->predict != IncrementRequest::Predict::None;
+      return inc->predict != IncrementRequest::Predict::None && !inc->held;  // a held one has its register
     });
     if (s.stores.empty() && !predicts && !s.threadCheck && !s.unless) continue;
     const x86::RegSet dead = liveness.deadRegisters(s);

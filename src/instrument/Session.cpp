@@ -134,6 +134,10 @@ std::vector<std::string> Session::summary() const {
                                             " of them ran" : std::string()) +
                     (counts_.unknown ? ", " + std::to_string(counts_.unknown) +
                                            " not known (-1: jump tables that share targets)" : std::string()));
+  if (counts_.heldStates)
+    lines.push_back(out + ": " + std::to_string(counts_.heldStates) +
+                    " prediction state(s) in a register through a loop" +
+                    (counts_.spilledStates ? " (" + std::to_string(counts_.spilledStates) + " saved around it)" : ""));
   if (instrumenter_->incrementCount())
     lines.push_back(out + ": " + std::to_string(instrumenter_->incrementCount()) + " inline counter increment(s), " +
                     counterModeName(counterMode_) +

@@ -3,14 +3,15 @@
 // taken and not taken (btaken.out, the paper's format, unchanged), and how
 // often a 2-bit saturating-counter predictor mispredicted it (branch.out,
 // branch.json).  No call on the hot path: on the edge control takes, an
-// inline increment of the outcome's counter and an inline update of the
-// branch's predictor (Counters::increment, Counters::predict; four
-// counters a branch: taken, not taken, mispredicted, the predictor's
-// state).  A branch whose edges are not both in its procedure (to a `.cold`
-// part, say) calls CondBranch with branchCondition() from before it
-// instead.  What a branch is (its address, its procedure) the analysis
-// side looks up in the facts atomx embeds (embedFacts, <atomx/facts.h>):
-// the k-th conditional branch there is branch k here.  Options: --top N
+// inline update of the branch's predictor (Counters::predict; in a
+// register through a loop that calls nothing), and the taken and not-taken
+// counts from atomx's fewest increments (Counters::count); four counters a
+// branch: taken, not taken, mispredicted, the predictor's state.  A branch
+// whose edges are not both in its procedure (to a `.cold` part, say) calls
+// CondBranch with branchCondition() from before it instead.  What a branch
+// is (its address, its procedure) the analysis side looks up in the facts
+// atomx embeds (embedFacts, <atomx/facts.h>): the k-th block there that
+// ends in a conditional branch ends in branch k here.  Options: --top N
 // (rows of the tables in branch.out, default 10).
 #include <atomx/atomx.hpp>
 
@@ -41,9 +42,9 @@ extern "C" void Instrument(int argc, char** argv) {
         Edge taken, fallThrough;
         for (Edge e : b.succs()) (e.kind() == EdgeKind::Taken ? taken : fallThrough) = e;
         if (taken.handle() && fallThrough.handle()) {
-          counts.increment(taken, 4 * k);
+          counts.count(taken, 4 * k);
           counts.predict(taken, 4 * k + 3, 4 * k + 2, true);
-          counts.increment(fallThrough, 4 * k + 1);
+          counts.count(fallThrough, 4 * k + 1);
           counts.predict(fallThrough, 4 * k + 3, 4 * k + 2, false);
         } else {
           condBranch.before(i, long(k), branchCondition());
