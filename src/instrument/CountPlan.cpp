@@ -80,7 +80,10 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
   const detail::ProcData* base = engine.procs().data();
   std::vector<int64_t> countedAt(engine.procs().size(), -1);
   std::vector<bool> hasCounts(engine.procs().size(), false);
-  for (const CountRequest& c : engine.counts()) countedAt[size_t(procOf(c) - base)] = 0, hasCounts[size_t(procOf(c) - base)] = true;
+  for (const CountRequest& c : engine.counts()) {
+    const size_t p = size_t(procOf(c) - base);
+    countedAt[p] = 0, hasCounts[p] = true;
+  }
   for (const auto& [key, held] : states) countedAt[size_t(held.block->proc - base)] = 0;
   std::vector<Counted> counted;
   uint64_t chords = 0, edges = 0;
@@ -114,8 +117,10 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
       return *live;
     }, spill, stateBlocks);
     for (const analysis::PromotedLoop& l : c.promoted)
-      for (const analysis::PromotedCounter& k : l.counters)
-        ++(k.state ? summary.heldStates : summary.promoted), (k.state ? summary.spilledStates : summary.spilled) += k.spilled;
+      for (const analysis::PromotedCounter& k : l.counters) {
+        if (k.state) ++summary.heldStates, summary.spilledStates += k.spilled;
+        else ++summary.promoted, summary.spilled += k.spilled;
+      }
   }
   summary.requests = engine.counts().size();
   summary.counters = chords;
