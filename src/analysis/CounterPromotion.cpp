@@ -120,13 +120,11 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
     x86::RegSet busy = touched;
     busy |= registers.at(proc.blocks[loop.header].start);
     for (auto [b, s] : p.exits) busy |= registers.at(proc.blocks[proc.blocks[b].succs[s].to].start);
-    // Dead registers first, to states and then chords; then, with `spill`,
-    // registers live across the loop that it does not touch, to states only.
     size_t next = 0;
     for (int pass = 0; pass < (spill ? 2 : 1); ++pass)
       for (unsigned hw : kOrder) {
+        if (next == wants.size()) break;
         const bool spilled = pass == 1;
-        if (next == wants.size() || (spilled && !wants[next].state)) break;
         if (!(spilled ? touched : busy).has(hw) && (!spilled || busy.has(hw))) {
           PromotedCounter c = wants[next++];
           c.reg = hw, c.spilled = spilled;

@@ -26,14 +26,9 @@
 // register left, and an outer loop's registers are none of those of the
 // loops inside it (which zero and flush theirs on every pass of the outer
 // loop).  A register that is dead where
-// the loop is entered and left is taken as it is.  One that holds a value
+// the loop is entered and left is taken as it is; one that holds a value
 // across the loop (`spilled`, only where the caller allows it) is saved in
-// a memory slot on entry and restored on exit: a store and a load more on
-// every entry, which an increment saved on every iteration does not repay
-// in loops entered often for a few iterations (bc: 4.397 G instructions
-// without, 4.485 G with; pbzip2 1.365 G and 1.389 G), so only a branch's
-// state (below), whose every update is a load-to-store chain, borrows
-// one.  What it gives up: a signal
+// a memory slot on entry and restored on exit.  What it gives up: a signal
 // handler that leaves the loop without returning (siglongjmp) loses that
 // entry's iterations, as it loses the rest of a block it interrupts; and
 // while the loop runs, a spilled register holds the count, not the
@@ -69,7 +64,7 @@ struct PromotedLoop {
 
 // The loops of `proc` whose chords (plan.chord) go in registers, and
 // which: as many of each loop's chords as it has registers (dead ones
-// first; `spill`: then live ones it does not touch, for states only).  `live` gives the
+// first; `spill`: then live ones it does not touch).  `live` gives the
 // procedure's register liveness, asked only when a loop holds a chord.
 //
 // `states` (block ids, one per state) are branches' states: a value that the

@@ -62,9 +62,9 @@ const detail::ProcData* procOf(const CountRequest& c) {
 
 }  // namespace
 
-CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profile, bool holdStates) {
+CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profile, bool spill) {
   CountPlanSummary summary;
-  const std::map<StateKey, HeldState> states = holdStates ? statesToHold(engine) : std::map<StateKey, HeldState>{};
+  const std::map<StateKey, HeldState> states = spill ? statesToHold(engine) : std::map<StateKey, HeldState>{};
   if (engine.counts().empty() && states.empty()) return summary;
   std::set<std::pair<uint32_t, uint64_t>> incremented;
   for (const IncrementRequest& r : engine.increments()) {
@@ -115,11 +115,11 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
     c.promoted = analysis::promoteCounters(*c.proc->proc, c.graph, c.plan, [&]() -> const analysis::RegisterLiveness& {
       if (!live) live = std::make_unique<analysis::RegisterLiveness>(engine.program(), *c.proc->proc, engine.decoder());
       return *live;
-    }, holdStates, stateBlocks);  // (states borrow live registers; chords never)
+    }, spill, stateBlocks);
     for (const analysis::PromotedLoop& l : c.promoted)
       for (const analysis::PromotedCounter& k : l.counters) {
         if (k.state) ++summary.heldStates, summary.spilledStates += k.spilled;
-        else ++summary.promoted;
+        else ++summary.promoted, summary.spilled += k.spilled;
       }
   }
   summary.requests = engine.counts().size();
@@ -140,7 +140,7 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
       }
     }
   }
-  const uint64_t hidden = edges + summary.spilledStates;  // then a slot per spilled register
+  const uint64_t hidden = edges + summary.spilled + summary.spilledStates;  // then a slot per spilled register
   if (hidden > Engine::kMaxCounters)
     throw Error("Counters::count: the counted procedures need more counters than atomx places (2^28)");
   const uint32_t slots = hidden ? engine.addCounters(hidden) : 0;

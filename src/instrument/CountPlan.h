@@ -24,22 +24,23 @@ struct CountPlanSummary {
   uint64_t blocks = 0;    // blocks of those procedures (a counter per block would place as many)
   uint64_t unknown = 0;   // counts asked for that no counters give (-1 at run time)
   uint64_t profiledProcs = 0;  // counted procedures the profile saw run (their counters follow it)
-  uint64_t promoted = 0;  // of the counters, those kept in a register through a loop (CounterPromotion.h)
+  uint64_t promoted = 0;  // of the counters, those kept in a register through a loop (CounterPromotion.h),
+  uint64_t spilled = 0;   // and of those, the ones whose register is saved around the loop
   uint64_t heldStates = 0;     // predictions' states (Counters::predict) kept in a register through a loop,
   uint64_t spilledStates = 0;  // and of those, the ones whose register is saved around the loop
 };
 
 // Adds the increments and the ProgramAfter calls to `engine`; nothing
-// when the tool asked for no count and `holdStates` is false.  With
-// `profile` (an earlier run's block counts) the counters of a procedure
-// that ran in it go where it ran least; elsewhere, where loops and
-// branches suggest.  With `holdStates`, a prediction's state that only one
-// branch's edges update goes in a register through a loop around that
-// branch (CounterPromotion.h), borrowing one that holds a program value
-// across the loop where none is dead (saved in a slot of the hidden
-// counters, so only where those are the thread's own or no thread shares
-// them: not with CounterMode::Atomic), and the tool's predictions there
-// update it in the register.
-CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profile = nullptr, bool holdStates = false);
+// when the tool asked for no count and `spill` is false.  With `spill`, a
+// prediction's state that only one branch's edges update goes in a
+// register through a loop around that branch where one is free
+// (CounterPromotion.h), and the tool's predictions there update it in
+// the register.  With `profile` (an earlier run's block
+// counts) the counters of a procedure that ran in it go where it ran least;
+// elsewhere, where loops and branches suggest.  `spill`: a loop may borrow a
+// register that holds a program value across it (saved in a slot of the
+// hidden counters, so only where those are the thread's own or no thread
+// shares them: not with CounterMode::Atomic).
+CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profile = nullptr, bool spill = false);
 
 }  // namespace atomx::instrument

@@ -126,7 +126,9 @@ std::vector<std::string> Session::summary() const {
     lines.push_back(out + ": " + std::to_string(counts_.requests) + " exact count(s) in " + std::to_string(counts_.procs) +
                     " procedure(s) from " + std::to_string(counts_.counters) + " counter(s) (a counter per block: " +
                     std::to_string(counts_.blocks) + ")" +
-                    (counts_.promoted ? ", " + std::to_string(counts_.promoted) + " of them in a register through a loop"
+                    (counts_.promoted ? ", " + std::to_string(counts_.promoted) + " of them in a register through a loop" +
+                                            (counts_.spilled ? " (" + std::to_string(counts_.spilled) + " saved around it)"
+                                                             : std::string())
                                       : std::string()) +
                     (options_.profile ? ", placed by a profile in which " + std::to_string(counts_.profiledProcs) +
                                             " of them ran" : std::string()) +

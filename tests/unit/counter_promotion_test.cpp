@@ -57,38 +57,42 @@ c_skip: sub $1, %rbx
         ret
         .size calls, .-calls
 
-        .globl borrow                # a loop that leaves %r11 alone, dead, and %rbx, live across it
-        .type borrow, @function
-borrow: push %rbp
+        .globl crowded               # a loop that leaves one register (%r11) alone
+        .type crowded, @function
+crowded:
+        push %rbx
+        push %rbp
         push %r12
         push %r13
         push %r14
         push %r15
         mov $100, %rcx
-b_head: mov %rcx, %rdx
+k_head: mov %rcx, %rdx
         mov %rcx, %rsi
         mov %rcx, %rdi
         mov %rcx, %r8
         mov %rcx, %r9
         mov %rcx, %r10
+        mov %rcx, %rbx
         mov %rcx, %rbp
         mov %rcx, %r12
         mov %rcx, %r13
         mov %rcx, %r14
         mov %rcx, %r15
         test $1, %cl
-        je b_skip
-b_odd:  add $1, %eax
-b_skip: sub $1, %rcx
-        jne b_head
+        je k_skip
+k_odd:  add $1, %eax
+k_skip: sub $1, %rcx
+        jne k_head
         mov $0, %r11d
         pop %r15
         pop %r14
         pop %r13
         pop %r12
         pop %rbp
+        pop %rbx
         ret
-        .size borrow, .-borrow
+        .size crowded, .-crowded
 )";
 
 class CounterPromotionTest : public testing::AssembledProgramTest<CounterPromotionTest> {
@@ -100,9 +104,8 @@ class CounterPromotionTest : public testing::AssembledProgramTest<CounterPromoti
     return uint32_t(p.blockIndexAt(program_->address(mark)));
   }
   // promoteCounters on the procedure of `mark`, with the states of the
-  // blocks `states` and, with `chords`, its counters' placement.
-  std::vector<analysis::PromotedLoop> promote(const char* mark, const std::vector<const char*>& states, bool chords,
-                                              bool spill = false) {
+  // blocks `states` and, with `chords`, its counters' placement; no spill.
+  std::vector<analysis::PromotedLoop> promote(const char* mark, const std::vector<const char*>& states, bool chords) {
     const ir::Procedure* p = at(mark).first;
     if (!p) return {};
     proc_ = p;
@@ -112,7 +115,7 @@ class CounterPromotionTest : public testing::AssembledProgramTest<CounterPromoti
     for (const char* s : states) blocks.push_back(block(*p, s));
     live_ = std::make_unique<analysis::RegisterLiveness>(model().program, *p, model().decoder);
     return analysis::promoteCounters(*p, graph_, plan_, [&]() -> const analysis::RegisterLiveness& { return *live_; },
-                                     spill, blocks);
+                                     false, blocks);
   }
   // The registers any instruction of the loop reads or writes.
   x86::RegSet touched(const analysis::PromotedLoop& l) const {
@@ -155,38 +158,21 @@ TEST_F(CounterPromotionTest, ALoopThatCallsHoldsNothing) {
   EXPECT_TRUE(promote("c_head", {"c_head", "c_skip"}, true).empty());
 }
 
-// One dead register: the state has it, not the chords (a state's update is
+// One register left: the state has it, not the chords (a state's update is
 // a load, four instructions and a store the next one waits on; a chord's
 // an increment).
 TEST_F(CounterPromotionTest, StatesGoAheadOfChords) {
-  const std::vector<analysis::PromotedLoop> loops = promote("b_head", {"b_head"}, true);
+  const std::vector<analysis::PromotedLoop> loops = promote("k_head", {"k_head"}, true);
   ASSERT_EQ(loops.size(), 1u);
   ASSERT_EQ(loops[0].counters.size(), 1u);
   EXPECT_TRUE(loops[0].counters[0].state);
   EXPECT_EQ(loops[0].counters[0].chord, 0u);
   EXPECT_EQ(loops[0].counters[0].reg, 11u);
   // Without the state, a chord takes it.
-  const std::vector<analysis::PromotedLoop> chordsOnly = promote("b_head", {}, true);
+  const std::vector<analysis::PromotedLoop> chordsOnly = promote("k_head", {}, true);
   ASSERT_EQ(chordsOnly.size(), 1u);
   ASSERT_EQ(chordsOnly[0].counters.size(), 1u);
   EXPECT_FALSE(chordsOnly[0].counters[0].state);
-}
-
-// A register live across the loop (%rbx) is borrowed, saved around it,
-// for a state (a load-to-store chain on every update) but never for a
-// chord (an increment, which the save and restore on every entry cost
-// more than they save).
-TEST_F(CounterPromotionTest, OnlyStatesBorrowALiveRegister) {
-  const std::vector<analysis::PromotedLoop> chordsOnly = promote("b_head", {}, true, true);
-  ASSERT_EQ(chordsOnly.size(), 1u);
-  for (const analysis::PromotedCounter& c : chordsOnly[0].counters) EXPECT_FALSE(c.spilled) << "chord in " << c.reg;
-  const std::vector<analysis::PromotedLoop> loops = promote("b_head", {"b_head", "b_skip"}, true, true);
-  ASSERT_EQ(loops.size(), 1u);
-  ASSERT_EQ(loops[0].counters.size(), 2u);  // r11 dead, rbx borrowed; nothing left for a chord
-  EXPECT_TRUE(loops[0].counters[0].state && !loops[0].counters[0].spilled);
-  EXPECT_EQ(loops[0].counters[0].reg, 11u);
-  EXPECT_TRUE(loops[0].counters[1].state && loops[0].counters[1].spilled);
-  EXPECT_EQ(loops[0].counters[1].reg, 3u);
 }
 
 // A procedure nobody counts (no graph, no plan) still holds its states.
