@@ -313,15 +313,23 @@ void emitHeldPrediction(Assembler& a, const x86::Mem& miss, ZydisRegister r, boo
   }
 }
 
-// The same with the state in memory, `r` free: the counter holds s XOR 1
-// (a zeroed counter is state 1, weakly not taken).
-void emitPrediction(Assembler& a, const x86::Mem& state, const x86::Mem& miss, ZydisRegister r, bool taken,
-                    bool atomic) {
+// A state as its counter holds it, s XOR 1 (a zeroed counter is state 1,
+// weakly not taken), into register `r` as s, and back.  Both write the flags.
+void loadState(Assembler& a, ZydisRegister r, const x86::Mem& state) {
   a.movLoad(r, state);
   a.xorImm(r, 1);
-  emitHeldPrediction(a, miss, r, taken, atomic);
+}
+void storeState(Assembler& a, const x86::Mem& state, ZydisRegister r) {
   a.xorImm(r, 1);
   a.movStore(state, r);
+}
+
+// The same update with the state in memory, `r` free.
+void emitPrediction(Assembler& a, const x86::Mem& state, const x86::Mem& miss, ZydisRegister r, bool taken,
+                    bool atomic) {
+  loadState(a, r, state);
+  emitHeldPrediction(a, miss, r, taken, atomic);
+  storeState(a, state, r);
 }
 
 // CounterMode::PerThread: the thread's own counters before anything else
@@ -429,12 +437,10 @@ void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, co
         continue;
       case Acc::Load:
         if (inc->spilled) a.movStore(counterAt(addresses, mode, inc->spillCounters, inc->spill), accumulator);
-        a.movLoad(accumulator, counterAt(addresses, mode, inc->counters, inc->index));
-        a.xorImm(accumulator, 1);
+        loadState(a, accumulator, counterAt(addresses, mode, inc->counters, inc->index));
         continue;
       case Acc::Store:
-        a.xorImm(accumulator, 1);
-        a.movStore(counterAt(addresses, mode, inc->counters, inc->index), accumulator);
+        storeState(a, counterAt(addresses, mode, inc->counters, inc->index), accumulator);
         if (inc->spilled) a.movLoad(accumulator, counterAt(addresses, mode, inc->spillCounters, inc->spill));
         continue;
     }
