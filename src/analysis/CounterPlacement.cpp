@@ -236,7 +236,8 @@ std::vector<double> measuredEdgeRuns(const CountGraph& g, const std::vector<doub
 
 }  // namespace
 
-CounterPlan placeCounters(const ir::Procedure& proc, const CountGraph& g, const std::vector<double>& blockWeights) {
+CounterPlan placeCounters(const ir::Procedure& proc, const CountGraph& g, const std::vector<double>& blockWeights,
+                          const std::vector<uint32_t>& freeBlocks) {
   const bool measured = blockWeights.size() == proc.blocks.size();
   const std::vector<double> freq = blockFrequencies(proc, blockWeights);
   const std::vector<double> edgeRuns = measured ? measuredEdgeRuns(g, freq) : std::vector<double>{};
@@ -257,6 +258,7 @@ CounterPlan placeCounters(const ir::Procedure& proc, const CountGraph& g, const 
     t.forced = !e.measurable;
     tree.push_back(t);
   }
+  for (uint32_t b : freeBlocks) tree[g.blockEdge(b)].weight = -1;  // below every runs x cost (>= 0)
   const std::vector<bool> none(g.edges.size(), false);
   CounterPlan plan = solveFrom(proc, g, maximumSpanningForest(g.nodes(), tree), none);
   if (plan.chords != UINT32_MAX) return plan;

@@ -106,7 +106,13 @@ struct CounterPlan {
 // split evenly).  Measured, an edge's runs are what flow conservation gives
 // from the block counts where it gives them, else the most the flow left at
 // both its ends allows.
+//
+// `freeBlocks`: blocks whose own count costs nothing where they run (an
+// induction variable gives it, CounterPromotion.h): the tree takes their
+// Block edges last, so that each is a chord wherever a cycle runs through
+// it.
 CounterPlan placeCounters(const ir::Procedure& proc, const CountGraph& graph,
-                          const std::vector<double>& blockWeights = {});
+                          const std::vector<double>& blockWeights = {},
+                          const std::vector<uint32_t>& freeBlocks = {});
 
 }  // namespace atomx::analysis

@@ -1,6 +1,7 @@
 #include "analysis/CounterPromotion.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "analysis/Dominators.h"
 #include "analysis/Loops.h"
@@ -76,9 +77,49 @@ bool eligible(const ir::Procedure& proc, const Loop& loop, const std::vector<boo
 
 }  // namespace
 
+std::vector<Induction> findInductions(const ir::Procedure& proc,
+                                      const std::function<const RegisterLiveness&()>& liveness) {
+  std::vector<Induction> out;
+  if (proc.blocks.empty()) return out;
+  const LoopForest forest = procedureLoops(proc);
+  const std::vector<bool> reachable = liveBlocks(proc);
+  std::vector<bool> measured(proc.blocks.size(), false);
+  for (size_t k = forest.loops.size(); k-- > 0;) {  // inner loops first
+    const Loop& loop = forest.loops[k];
+    PromotedLoop p;
+    if (loop.header >= proc.blocks.size() || !eligible(proc, loop, reachable, p)) continue;
+    const RegisterLiveness& live = liveness();
+    // Per register: the instructions of the loop that write it.
+    uint32_t writes[16] = {}, last[16] = {}, lastBlock[16] = {};
+    for (uint32_t b : loop.body) {
+      const ir::Block& blk = proc.blocks[b];
+      for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) {
+        const uint16_t w = live.written(i).gprs();
+        for (unsigned r = 0; r < 16; ++r)
+          if (w & (1u << r)) ++writes[r], last[r] = i, lastBlock[r] = b;
+      }
+    }
+    std::optional<Induction> best;
+    auto rank = [&](uint32_t b) { return b == loop.header ? 0 : 1; };
+    for (unsigned r = 0; r < 16; ++r) {
+      if (writes[r] != 1) continue;
+      const auto [reg, by] = live.step(last[r]);
+      if (reg != int8_t(r)) continue;
+      const uint32_t b = lastBlock[r];
+      if (measured[b] || forest.innermost[b] != int32_t(k)) continue;
+      if (!best || rank(b) < rank(best->block)) best = Induction{loop.header, b, r, by};
+    }
+    if (!best) continue;
+    measured[best->block] = true;
+    out.push_back(*best);
+  }
+  return out;
+}
+
 std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const CountGraph& graph, const CounterPlan& plan,
                                           const std::function<const RegisterLiveness&()>& liveness, bool spill,
-                                          const std::vector<uint32_t>& states) {
+                                          const std::vector<uint32_t>& states,
+                                          const std::vector<Induction>& inductions) {
   std::vector<PromotedLoop> out;
   const bool chordsToo = !plan.everyBlock && !plan.chord.empty();
   if (proc.blocks.empty() || (!chordsToo && states.empty())) return out;
@@ -98,8 +139,17 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
     std::vector<PromotedCounter> wants;
     for (size_t s = 0; s < states.size(); ++s)
       if (!heldState[s] && loop.contains(states[s])) wants.push_back({uint32_t(s), 0, false, true});
+    for (const Induction& v : inductions) {
+      const uint32_t e = graph.blockEdge(v.block);
+      if (v.header != loop.header || e >= held.size() || !plan.chord[e] || held[e]) continue;
+      PromotedCounter c{e, 0, false, false};
+      c.step = v.step, c.variable = v.reg;
+      wants.push_back(c);
+    }
     for (uint32_t e = 0; e < held.size(); ++e) {
       if (!plan.chord[e] || held[e]) continue;
+      if (std::any_of(wants.begin(), wants.end(), [&](const PromotedCounter& w) { return !w.state && w.chord == e; }))
+        continue;
       const CountEdge& c = graph.edges[e];
       if (!c.measurable || !loop.contains(c.block)) continue;
       if (c.kind == CountEdge::Kind::Block ||

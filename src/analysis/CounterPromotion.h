@@ -53,6 +53,28 @@ struct PromotedCounter {
   unsigned reg = 0;      // the register's hardware number
   bool spilled = false;  // the register holds a value across the loop: saved on entry, restored on exit
   bool state = false;    // a branch's state (below), not a chord
+  // A block's own count that an induction variable gives (below): the
+  // register holds that variable's value at the loop's entry, and nothing
+  // is done where the block runs.  step 0: an ordinary counter.
+  int32_t step = 0;
+  unsigned variable = 0;  // the induction variable's register
+};
+
+// A loop's induction variable: general register `reg` changes inside the
+// loop only when block `block` runs, by the constant `step` (one add, sub,
+// inc, dec or lea on the whole 64-bit register: x86::Semantics stepReg).
+// So the block ran (value when the loop is left - value when it was
+// entered) / step times in that pass through the loop, whatever the loop
+// computes and however it leaves: ease's trip count, taken where it
+// ends instead of where it starts (a pass cut short by a signal handler
+// that leaves the loop loses that pass, as a promoted counter does, and
+// nothing is added that did not run).  Exact while a run of the block
+// stays below 2^64 / |step| in total.
+struct Induction {
+  uint32_t header = 0;  // the loop's
+  uint32_t block = 0;
+  unsigned reg = 0;
+  int32_t step = 0;
 };
 
 struct PromotedLoop {
@@ -61,6 +83,13 @@ struct PromotedLoop {
   std::vector<std::pair<uint32_t, uint32_t>> exits;    // (block, succ): edges from the loop to outside it
   std::vector<PromotedCounter> counters;
 };
+
+// At most one induction variable per loop of `proc` that may hold a
+// counter (the conditions above but the register), each measuring a
+// different block: one not inside an inner loop, the header where it can.
+// `live` as promoteCounters' (asked only where a loop may hold one).
+std::vector<Induction> findInductions(const ir::Procedure& proc,
+                                      const std::function<const RegisterLiveness&()>& live);
 
 // The loops of `proc` whose chords (plan.chord) go in registers, and
 // which: as many of each loop's chords as it has registers (dead ones
@@ -74,10 +103,16 @@ struct PromotedLoop {
 // the innermost eligible loop around its block on the same terms as a
 // chord, ahead of the chords: loaded on the loop's entry edges, stored on
 // its exit edges (after the update on an exit edge of its own block), and
-// what the run computes is the same.  A procedure without a count passes
+// what the run computes is the same.
+//
+// `inductions` (findInductions): a chord that is the own count of an
+// induction's block is held first, by the induction (PromotedCounter step):
+// its register takes the variable's value on the entry edges, and on the
+// exit edges what the variable moved by goes into the counter.  A procedure without a count passes
 // an empty graph and plan.
 std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const CountGraph& graph, const CounterPlan& plan,
                                           const std::function<const RegisterLiveness&()>& live, bool spill,
-                                          const std::vector<uint32_t>& states = {});
+                                          const std::vector<uint32_t>& states = {},
+                                          const std::vector<Induction>& inductions = {});
 
 }  // namespace atomx::analysis

@@ -21,6 +21,7 @@ RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedu
     : proc_(proc) {
   std::vector<Transfer<uint16_t>> transfer(proc.insns.size());
   touched_.assign(proc.insns.size(), kAllGprs);
+  written_.assign(proc.insns.size(), kAllGprs);
   bool hasLandingPads = false;
   for (const ir::Block& b : proc.blocks) hasLandingPads |= b.isLandingPad;
   uint16_t clobbered = 0;  // every general register some instruction writes, in part or whole
@@ -37,6 +38,11 @@ RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedu
     transfer[i] = {s.dependsOn.gprs(), s.killed.gprs()};
     clobbered |= s.written.gprs();
     touched_[i] = uint16_t(s.read.gprs() | s.written.gprs());
+    written_[i] = s.written.gprs();
+    if (s.stepReg >= 0) {
+      if (steps_.empty()) steps_.resize(proc.insns.size());
+      steps_[i] = {s.stepReg, s.stepBy};
+    }
     if (in.flow == x86::Flow::Call || in.flow == x86::Flow::IndirectCall) {
       // A call that throws lands on a landing pad with the callee-saved
       // registers as they were at the call: in a procedure that has landing

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "ir/Program.h"
@@ -51,9 +52,22 @@ class RegisterLiveness {
   // The general registers instruction `insn` reads or writes, in part or
   // whole, address registers included (all for one that cannot be decoded).
   x86::RegSet touched(uint32_t insn) const { return x86::RegSet{touched_[insn]}; }
+  // Of those, the ones it writes (all for one that cannot be decoded).
+  x86::RegSet written(uint32_t insn) const { return x86::RegSet{written_[insn]}; }
+  // Where it only adds a constant to a 64-bit register (x86::Semantics
+  // stepReg, stepBy): that register's number and the constant; else (-1, 0).
+  std::pair<int8_t, int32_t> step(uint32_t insn) const {
+    return steps_.empty() || steps_[insn].by == 0 ? std::pair<int8_t, int32_t>{-1, 0}
+                                                  : std::pair<int8_t, int32_t>{steps_[insn].reg, steps_[insn].by};
+  }
 
  private:
-  std::vector<uint16_t> before_, touched_;
+  struct Step {
+    int8_t reg = -1;
+    int32_t by = 0;
+  };
+  std::vector<uint16_t> before_, touched_, written_;
+  std::vector<Step> steps_;  // empty where no instruction steps a register
   const ir::Procedure& proc_;
 };
 

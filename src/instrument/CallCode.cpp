@@ -385,15 +385,17 @@ void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, co
   }));
   const size_t tests = size_t(std::count_if(checks.begin(), checks.end(), [](const AddressCheck& c) { return !c.isStatic; }));
   // A promoted counter's or held state's register (IncrementRequest::
-  // Accumulate, held) is no scratch register here; zeroing and stepping it
-  // write no flag; flushing it, loading and storing a state (XOR 1) and
+  // Accumulate, held) is no scratch register here, nor an induction
+  // variable that is read; zeroing, stepping and marking write no flag;
+  // flushing, measuring, loading and storing a state (XOR 1) and
   // predicting write them all.
   using Acc = IncrementRequest::Accumulate;
   bool writesFlags = false, writesCarry = predictions > 0;
   for (const IncrementRequest* inc : site.increments) {
     if (inc->accumulate != Acc::None || inc->held) used |= x86::RegSet::gpr(inc->reg);
+    if (inc->accumulate == Acc::Mark || inc->accumulate == Acc::Measure) used |= x86::RegSet::gpr(inc->variable);
     const bool carry = inc->accumulate == Acc::Flush || inc->accumulate == Acc::Load || inc->accumulate == Acc::Store ||
-                       inc->held;
+                       inc->accumulate == Acc::Measure || inc->held;
     writesFlags |= inc->accumulate == Acc::None || carry;
     writesCarry |= carry;
   }
@@ -443,6 +445,24 @@ void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, co
         storeState(a, counterAt(addresses, mode, inc->counters, inc->index), accumulator);
         if (inc->spilled) a.movLoad(accumulator, counterAt(addresses, mode, inc->spillCounters, inc->spill));
         continue;
+      case Acc::Mark:
+      case Acc::Measure: {
+        // The variable as the program left it: where %rax holds the flags
+        // (lahf), its value is the one pushed last.
+        const bool saved = keep && inc->variable == 0;
+        const ZydisRegister variable = x86::reg64(inc->variable);
+        if (inc->accumulate == Acc::Mark) {
+          if (inc->spilled) a.movStore(counterAt(addresses, mode, inc->spillCounters, inc->spill), accumulator);
+          if (saved) a.movLoad(accumulator, x86::mem(ZYDIS_REGISTER_RSP, 0));
+          else a.movReg(accumulator, variable);
+          continue;
+        }
+        if (saved) a.subLoad(accumulator, x86::mem(ZYDIS_REGISTER_RSP, 0));
+        else a.subReg(accumulator, variable);  // at entry - now: -(steps x step)
+        a.subMemReg(counterAt(addresses, mode, inc->counters, inc->index), accumulator, atomic);
+        if (inc->spilled) a.movLoad(accumulator, counterAt(addresses, mode, inc->spillCounters, inc->spill));
+        continue;
+      }
     }
     const x86::Mem counter = counterAt(addresses, mode, inc->counters, inc->index);
     if (inc->held) {

@@ -49,6 +49,8 @@ struct Counted {
   const detail::ProcData* proc = nullptr;
   analysis::CountGraph graph;
   analysis::CounterPlan plan;
+  std::unique_ptr<analysis::RegisterLiveness> live;  // made when a loop asks
+  std::vector<analysis::Induction> inductions;     // what promoteCounters' `inductions` name
   std::vector<const HeldState*> states;          // what promoteCounters' `states` name
   std::vector<analysis::PromotedLoop> promoted;  // chords and states kept in registers through their loops
   std::vector<uint64_t> slot;                    // per graph edge
@@ -85,6 +87,12 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
     countedAt[p] = 0, hasCounts[p] = true;
   }
   for (const auto& [key, held] : states) countedAt[size_t(held.block->proc - base)] = 0;
+  auto liveness = [&](Counted& c) {
+    return [&engine, &c]() -> const analysis::RegisterLiveness& {
+      if (!c.live) c.live = std::make_unique<analysis::RegisterLiveness>(engine.program(), *c.proc->proc, engine.decoder());
+      return *c.live;
+    };
+  };
   std::vector<Counted> counted;
   uint64_t chords = 0, edges = 0;
   for (size_t p = 0; p < countedAt.size(); ++p) {
@@ -93,6 +101,10 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
     Counted& c = counted.emplace_back();
     c.proc = base + p;
     if (hasCounts[p]) {
+      const ir::Procedure& proc = *c.proc->proc;
+      c.inductions = analysis::findInductions(proc, liveness(c));
+      std::vector<uint32_t> free;
+      for (const analysis::Induction& v : c.inductions) free.push_back(v.block);
       c.graph = analysis::countGraph(*c.proc->proc);
       std::vector<double> weights;
       if (profile) {
@@ -100,7 +112,7 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
         if (std::all_of(weights.begin(), weights.end(), [](double w) { return w == 0; })) weights.clear();  // did not run
         else ++summary.profiledProcs;
       }
-      c.plan = analysis::placeCounters(*c.proc->proc, c.graph, weights);
+      c.plan = analysis::placeCounters(proc, c.graph, weights, free);
       chords += c.plan.chords;
       edges += c.graph.edges.size();
       summary.blocks += c.graph.blocks;
@@ -111,15 +123,11 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
   for (Counted& c : counted) {
     std::vector<uint32_t> stateBlocks;
     for (const HeldState* h : c.states) stateBlocks.push_back(h->block->block);
-    std::unique_ptr<analysis::RegisterLiveness> live;
-    c.promoted = analysis::promoteCounters(*c.proc->proc, c.graph, c.plan, [&]() -> const analysis::RegisterLiveness& {
-      if (!live) live = std::make_unique<analysis::RegisterLiveness>(engine.program(), *c.proc->proc, engine.decoder());
-      return *live;
-    }, spill, stateBlocks);
+    c.promoted = analysis::promoteCounters(*c.proc->proc, c.graph, c.plan, liveness(c), spill, stateBlocks, c.inductions);
     for (const analysis::PromotedLoop& l : c.promoted)
       for (const analysis::PromotedCounter& k : l.counters) {
         if (k.state) ++summary.heldStates, summary.spilledStates += k.spilled;
-        else ++summary.promoted, summary.spilled += k.spilled;
+        else ++summary.promoted, summary.spilled += k.spilled, summary.inductions += k.step != 0;
       }
   }
   summary.requests = engine.counts().size();
@@ -160,6 +168,11 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
           const uint64_t* spill = k.spilled ? &spillSlot : nullptr;
           for (auto [b, s] : exits ? l.exits : l.entries) {
             const detail::EdgeData* at = c.proc->firstBlock[b].firstEdge + s;
+            if (k.step != 0) {
+              engine.addAccumulate(exits ? Acc::Measure : Acc::Mark, k.reg, slots, c.slot[k.chord], Point::Edge, at,
+                                   spill, nullptr, k.variable);
+              continue;
+            }
             if (!k.state) {
               engine.addAccumulate(exits ? Acc::Flush : Acc::Zero, k.reg, slots, c.slot[k.chord], Point::Edge, at, spill);
               continue;
@@ -184,16 +197,33 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
     }
   if (engine.counts().empty()) return summary;
 
-  // The increments, and the derivation's program (runtime/analysis/counts.c).
-  std::vector<int32_t> program{int32_t(chords), 0};
+  // The increments, and the derivation's program (runtime/analysis/counts.c):
+  // first the chords an induction gives, with their step and the exit edges
+  // where they are added.
+  std::vector<int32_t> program{int32_t(chords), int32_t(summary.inductions)};
+  for (const Counted& c : counted)
+    for (const analysis::PromotedLoop& l : c.promoted)
+      for (const analysis::PromotedCounter& k : l.counters) {
+        if (k.step == 0) continue;
+        program.push_back(int32_t(c.slot[k.chord]));
+        program.push_back(k.step);
+        program.push_back(int32_t(l.exits.size()));
+        for (auto [b, s] : l.exits) program.push_back(int32_t(c.slot[c.succEdge[b][s]]));
+      }
+  const size_t stepsAt = program.size();
+  program.push_back(0);
   int64_t steps = 0;
   for (const Counted& c : counted) {
     std::map<uint32_t, unsigned> inRegister;  // promoted chord -> its register
+    std::set<uint32_t> byInduction;
     for (const analysis::PromotedLoop& l : c.promoted)
       for (const analysis::PromotedCounter& k : l.counters)
-        if (!k.state) inRegister[k.chord] = k.reg;
+        if (!k.state) {
+          inRegister[k.chord] = k.reg;
+          if (k.step) byInduction.insert(k.chord);
+        }
     for (uint32_t k = 0; k < c.graph.edges.size(); ++k) {
-      if (!c.plan.chord[k]) continue;
+      if (!c.plan.chord[k] || byInduction.count(k)) continue;
       const analysis::CountEdge& e = c.graph.edges[k];
       const detail::BlockData* b = c.proc->firstBlock + e.block;
       const Point point = e.atBlockStart() ? Point::BlockBefore : Point::Edge;
@@ -210,7 +240,7 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
       ++steps;
     }
   }
-  program[1] = steps;
+  program[stepsAt] = int32_t(steps);
   program.push_back(int32_t(summary.blocks));
   for (const Counted& c : counted)
     for (uint32_t b = 0; b < c.graph.blocks; ++b) program.push_back(int32_t(c.slot[c.graph.blockEdge(b)]));

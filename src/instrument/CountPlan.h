@@ -26,6 +26,7 @@ struct CountPlanSummary {
   uint64_t profiledProcs = 0;  // counted procedures the profile saw run (their counters follow it)
   uint64_t promoted = 0;  // of the counters, those kept in a register through a loop (CounterPromotion.h),
   uint64_t spilled = 0;   // and of those, the ones whose register is saved around the loop
+  uint64_t inductions = 0;  // and of those, the ones an induction variable gives (nothing where they count)
   uint64_t heldStates = 0;     // predictions' states (Counters::predict) kept in a register through a loop,
   uint64_t spilledStates = 0;  // and of those, the ones whose register is saved around the loop
 };

@@ -400,12 +400,16 @@ void Engine::addIncrement(uint32_t counters, uint64_t index, Point point, const 
 }
 
 void Engine::addAccumulate(IncrementRequest::Accumulate what, unsigned reg, uint32_t counters, uint64_t index,
-                           Point point, const void* where, const uint64_t* spill, const uint32_t* spillArray) {
+                           Point point, const void* where, const uint64_t* spill, const uint32_t* spillArray,
+                           unsigned variable) {
+  using Acc = IncrementRequest::Accumulate;
   if (reg == 0 || reg == 4 || reg > 15) throw InternalError("a promoted counter in %rax, %rsp or no register");
-  if (what == IncrementRequest::Accumulate::Flush) checkCounter("Counters::count", counters, index, point, where);
+  if ((what == Acc::Mark || what == Acc::Measure) && (variable == 4 || variable > 15 || variable == reg))
+    throw InternalError("an induction variable in %rsp or in its counter's register");
+  if (what == Acc::Flush || what == Acc::Measure) checkCounter("Counters::count", counters, index, point, where);
   IncrementRequest r;
   r.counters = counters, r.index = index, r.point = point, r.where = where;
-  r.accumulate = what, r.reg = uint8_t(reg);
+  r.accumulate = what, r.reg = uint8_t(reg), r.variable = uint8_t(variable);
   if (spill) r.spilled = true, r.spill = *spill, r.spillCounters = spillArray ? *spillArray : counters;
   increments_.push_back(r);
 }

@@ -90,8 +90,15 @@ struct IncrementRequest {
   // (`held` on the prediction): Load it from counter `index` on an entry
   // edge, Store it back on an exit edge.  In the register the state is
   // 0..3 itself, not XOR 1 as in memory.
-  enum class Accumulate : uint8_t { None, Zero, Step, Flush, Load, Store } accumulate = Accumulate::None;
+  // A block's count that an induction variable gives (analysis::Induction):
+  // Mark copies the variable's register `variable` into `reg` on an entry
+  // edge (mov, no flags), Measure adds what it moved by since (the
+  // variable - `reg`, a multiple of its step) to counter `index` on an exit
+  // edge (sub, sub); the count is that sum over the step, divided at the end
+  // (runtime/analysis/counts.c).  Spilled as Zero and Flush are.
+  enum class Accumulate : uint8_t { None, Zero, Step, Flush, Load, Store, Mark, Measure } accumulate = Accumulate::None;
   uint8_t reg = 0;  // hardware number
+  uint8_t variable = 0;  // Mark, Measure: the induction variable's register
   bool spilled = false;
   bool held = false;  // a prediction whose state is in `reg`
   uint64_t spill = 0;
@@ -207,7 +214,8 @@ class Engine {
   // A spilled register's slot is counter *spill of array `spillArray`
   // (by default `counters`).
   void addAccumulate(IncrementRequest::Accumulate what, unsigned reg, uint32_t counters, uint64_t index, Point point,
-                     const void* where, const uint64_t* spill = nullptr, const uint32_t* spillArray = nullptr);
+                     const void* where, const uint64_t* spill = nullptr, const uint32_t* spillArray = nullptr,
+                     unsigned variable = 0);
   // The prediction increments()[k] updates its state in register `reg`.
   void holdPrediction(size_t k, unsigned reg);
   void reserveRegisters(RegisterReservation r) { reservations_.push_back(std::move(r)); }

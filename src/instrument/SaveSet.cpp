@@ -162,8 +162,12 @@ x86::RegSet SiteLiveness::deadRegisters(const Site& s) {
   // A promoted counter's register, in its loop and where it is zeroed or
   // flushed, is the counter's.
   live |= x86::RegSet{p.reserved[s.insn]};
-  for (const IncrementRequest* inc : s.increments)
-    if (inc->accumulate != IncrementRequest::Accumulate::None || inc->held) live |= x86::RegSet::gpr(inc->reg);
+  // An induction variable that a loop's entry or exit reads is the program's.
+  using Acc = IncrementRequest::Accumulate;
+  for (const IncrementRequest* inc : s.increments) {
+    if (inc->accumulate != Acc::None || inc->held) live |= x86::RegSet::gpr(inc->reg);
+    if (inc->accumulate == Acc::Mark || inc->accumulate == Acc::Measure) live |= x86::RegSet::gpr(inc->variable);
+  }
   return x86::RegSet{uint64_t(uint16_t(~live.gprs()))};
 }
 

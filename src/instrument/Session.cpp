@@ -128,7 +128,10 @@ std::vector<std::string> Session::summary() const {
                     std::to_string(counts_.blocks) + ")" +
                     (counts_.promoted ? ", " + std::to_string(counts_.promoted) + " of them in a register through a loop" +
                                             (counts_.spilled ? " (" + std::to_string(counts_.spilled) + " saved around it)"
-                                                             : std::string())
+                                                             : std::string()) +
+                                            (counts_.inductions ? ", " + std::to_string(counts_.inductions) +
+                                                                      " given by an induction variable"
+                                                                : std::string())
                                       : std::string()) +
                     (options_.profile ? ", placed by a profile in which " + std::to_string(counts_.profiledProcs) +
                                             " of them ran" : std::string()) +

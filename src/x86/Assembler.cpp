@@ -102,6 +102,8 @@ void Assembler::movzxByte(ZydisRegister dst32, ZydisRegister src8) { regReg(ZYDI
 void Assembler::addReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEMONIC_ADD, dst, src); }
 void Assembler::andReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEMONIC_AND, dst, src); }
 void Assembler::addLoad(ZydisRegister dst, const Mem& src) { regMem(ZYDIS_MNEMONIC_ADD, dst, src); }
+void Assembler::subReg(ZydisRegister dst, ZydisRegister src) { regReg(ZYDIS_MNEMONIC_SUB, dst, src); }
+void Assembler::subLoad(ZydisRegister dst, const Mem& src) { regMem(ZYDIS_MNEMONIC_SUB, dst, src); }
 void Assembler::andLoad(ZydisRegister dst, const Mem& src) { regMem(ZYDIS_MNEMONIC_AND, dst, src); }
 void Assembler::testReg(ZydisRegister a, ZydisRegister b) { regReg(ZYDIS_MNEMONIC_TEST, a, b); }
 void Assembler::subImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_SUB, dst, uint64_t(int64_t(value))); }
@@ -222,8 +224,11 @@ void Assembler::adcMemImm(const Mem& m, int8_t value, bool lock) {
 void Assembler::adcImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_ADC, dst, uint64_t(int64_t(value))); }
 void Assembler::xorImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_XOR, dst, uint64_t(int64_t(value))); }
 
-void Assembler::addMemReg(const Mem& m, ZydisRegister src, bool lock) {
-  auto r = request(ZYDIS_MNEMONIC_ADD);
+void Assembler::addMemReg(const Mem& m, ZydisRegister src, bool lock) { memReg(ZYDIS_MNEMONIC_ADD, m, src, lock); }
+void Assembler::subMemReg(const Mem& m, ZydisRegister src, bool lock) { memReg(ZYDIS_MNEMONIC_SUB, m, src, lock); }
+
+void Assembler::memReg(ZydisMnemonic mnemonic, const Mem& m, ZydisRegister src, bool lock) {
+  auto r = request(mnemonic);
   if (lock) r.prefixes = ZYDIS_ATTRIB_HAS_LOCK;
   r.operand_count = 2;
   setMem(r, r.operands[0], m);

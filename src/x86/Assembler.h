@@ -46,11 +46,13 @@ class Assembler {
   void movReg(ZydisRegister dst, ZydisRegister src);
   void movzxByte(ZydisRegister dst32, ZydisRegister src8);
   void addReg(ZydisRegister dst, ZydisRegister src);
+  void subReg(ZydisRegister dst, ZydisRegister src);  // sub %src, dst
   void subImm(ZydisRegister dst, int32_t value);
   void andImm(ZydisRegister dst, int32_t value);
   void cmpImm(ZydisRegister dst, int32_t value);
   void andReg(ZydisRegister dst, ZydisRegister src);
   void addLoad(ZydisRegister dst, const Mem& src);  // add m, dst
+  void subLoad(ZydisRegister dst, const Mem& src);  // sub m, dst
   void andLoad(ZydisRegister dst, const Mem& src);  // and m, dst
   void testReg(ZydisRegister a, ZydisRegister b);
   void push(ZydisRegister reg);
@@ -64,6 +66,7 @@ class Assembler {
   // `[lock] incq m`: a 64-bit counter, atomically with `lock`.
   void incMem(const Mem& m, bool lock);
   void addMemReg(const Mem& m, ZydisRegister src, bool lock);  // add %src, m
+  void subMemReg(const Mem& m, ZydisRegister src, bool lock);  // sub %src, m
   void adcMemImm(const Mem& m, int8_t value, bool lock);  // adc $value, m (m.size bytes)
   void adcImm(ZydisRegister dst, int32_t value);
   void xorImm(ZydisRegister dst, int32_t value);
@@ -101,6 +104,7 @@ class Assembler {
   void regReg(ZydisMnemonic mnemonic, ZydisRegister dst, ZydisRegister src);
   void regMem(ZydisMnemonic mnemonic, ZydisRegister dst, const Mem& src);
   void regImm(ZydisMnemonic mnemonic, ZydisRegister dst, uint64_t value);
+  void memReg(ZydisMnemonic mnemonic, const Mem& m, ZydisRegister src, bool lock);
   void fsSelf(ZydisMnemonic mnemonic, ZydisRegister dst);
 
   std::vector<uint8_t>& out_;

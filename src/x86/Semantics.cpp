@@ -240,6 +240,40 @@ void addUnlisted(const ZydisDecodedInstruction& insn, Semantics& s) {
 
 }  // namespace
 
+namespace {
+
+// Semantics::stepReg/stepBy.
+void constantStep(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops, Semantics& s) {
+  if (insn.operand_count_visible < 1 || ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+      ZydisRegisterGetClass(ops[0].reg.value) != ZYDIS_REGCLASS_GPR64 || ops[0].reg.value == ZYDIS_REGISTER_RSP)
+    return;
+  const ZydisRegister r = ops[0].reg.value;
+  int64_t by = 0;
+  switch (insn.mnemonic) {
+    case ZYDIS_MNEMONIC_INC: by = insn.operand_count_visible == 1 ? 1 : 0; break;
+    case ZYDIS_MNEMONIC_DEC: by = insn.operand_count_visible == 1 ? -1 : 0; break;
+    case ZYDIS_MNEMONIC_ADD:
+    case ZYDIS_MNEMONIC_SUB:
+      if (insn.operand_count_visible == 2 && ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+        by = insn.mnemonic == ZYDIS_MNEMONIC_ADD ? ops[1].imm.value.s : -ops[1].imm.value.s;
+      break;
+    case ZYDIS_MNEMONIC_LEA:
+      if (insn.operand_count_visible == 2 && ops[1].mem.base == r && ops[1].mem.index == ZYDIS_REGISTER_NONE &&
+          ops[1].mem.segment != ZYDIS_REGISTER_FS && ops[1].mem.segment != ZYDIS_REGISTER_GS &&
+          insn.address_width == 64 && ops[1].mem.disp.has_displacement)
+        by = ops[1].mem.disp.value;
+      break;
+    default:
+      break;
+  }
+  if (by == 0 || by < INT32_MIN || by > INT32_MAX) return;
+  if (s.written.gprs() != RegSet::of(r).gprs()) return;  // nothing else written
+  s.stepReg = int8_t(__builtin_ctz(RegSet::of(r).gprs()));
+  s.stepBy = int32_t(by);
+}
+
+}  // namespace
+
 Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops, uint64_t address) {
   Semantics s;
   s.vectorState = !generalPurpose(insn.meta.category);
@@ -269,6 +303,7 @@ Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperan
   s.repeated = isRepeated(insn);
   s.locked = (insn.attributes & ZYDIS_ATTRIB_HAS_LOCK) || (insn.mnemonic == ZYDIS_MNEMONIC_XCHG && s.memCount > 0);
   s.scalarVector = scalarVector(insn, ops, s.read | s.written);
+  constantStep(insn, ops, s);
   return s;
 }
 

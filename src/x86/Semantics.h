@@ -122,6 +122,12 @@ struct Semantics {
   bool locked = false;               // atomic: a lock prefix, or xchg with a memory operand
   bool scalarVector = false;         // SSE/AVX on one element of an xmm/ymm/zmm register (addsd, movd)
   bool vectorState = false;          // touches x87, MMX, SSE/AVX, mask or MXCSR state
+  // The instruction does nothing to the general registers but add the
+  // constant `stepBy` (not 0) to the whole 64-bit register `stepReg`
+  // (hardware number): add/sub $imm, inc, dec, lea imm(%r),%r on 64 bits.
+  // -1: it does something else.  (A loop's induction variable.)
+  int8_t stepReg = -1;
+  int32_t stepBy = 0;
 
   bool loads() const;
   bool stores() const;

@@ -6,6 +6,7 @@
 // the choice itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,6 +94,47 @@ k_skip: sub $1, %rcx
         pop %rbx
         ret
         .size crowded, .-crowded
+
+        .globl walk                  # a pointer loop: %rdi steps by 8 in its one block
+        .type walk, @function
+walk:   xor %eax, %eax
+w_head: add (%rdi), %rax
+        add $8, %rdi
+        cmp %rdi, %rsi
+        jne w_head
+        mov $0, %r11d                # (dead at the ret: a register for the count)
+        ret
+        .size walk, .-walk
+
+        .globl twice                 # %rcx steps in two blocks, %edx on 32 bits: no induction
+        .type twice, @function
+twice:  mov $100, %rcx
+        xor %edx, %edx
+t_head: test $1, %cl
+        je t_skip
+t_odd:  sub $1, %rcx
+t_skip: sub $1, %rcx
+        add $1, %edx
+        cmp $0, %rcx
+        jg t_head
+        mov %edx, %eax
+        ret
+        .size twice, .-twice
+
+        .globl nest                  # a loop in a loop: each has its own variable
+        .type nest, @function
+nest:   mov $10, %rsi
+        xor %eax, %eax
+n_outer: mov $10, %rcx
+n_inner: add %rcx, %rax
+        dec %rcx
+        jne n_inner
+n_latch: sub $1, %rsi
+        jne n_outer
+        mov $0, %r11d
+        mov $0, %r10d
+        ret
+        .size nest, .-nest
 )";
 
 class CounterPromotionTest : public testing::AssembledProgramTest<CounterPromotionTest> {
@@ -124,6 +166,14 @@ class CounterPromotionTest : public testing::AssembledProgramTest<CounterPromoti
       for (uint32_t i = proc_->blocks[b].firstInsn; i < proc_->blocks[b].firstInsn + proc_->blocks[b].insnCount; ++i)
         r |= live_->touched(i);
     return r;
+  }
+
+  std::vector<analysis::Induction> inductions(const char* mark) {
+    const ir::Procedure* p = at(mark).first;
+    if (!p) return {};
+    proc_ = p;
+    live_ = std::make_unique<analysis::RegisterLiveness>(model().program, *p, model().decoder);
+    return analysis::findInductions(*p, [&]() -> const analysis::RegisterLiveness& { return *live_; });
   }
 
   const ir::Procedure* proc_ = nullptr;
@@ -181,6 +231,64 @@ TEST_F(CounterPromotionTest, StatesWithoutCounts) {
   ASSERT_EQ(loops.size(), 1u);
   ASSERT_EQ(loops[0].counters.size(), 1u);
   EXPECT_TRUE(loops[0].counters[0].state);
+}
+
+TEST_F(CounterPromotionTest, InductionVariables) {
+  const std::vector<analysis::Induction> w = inductions("w_head");
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].header, block(*proc_, "w_head"));
+  EXPECT_EQ(w[0].block, block(*proc_, "w_head"));
+  EXPECT_EQ(w[0].reg, 7u);  // %rdi
+  EXPECT_EQ(w[0].step, 8);
+  const std::vector<analysis::Induction> s = inductions("s_head");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].block, block(*proc_, "s_skip"));
+  EXPECT_EQ(s[0].reg, 1u);  // %rcx
+  EXPECT_EQ(s[0].step, -1);
+  EXPECT_TRUE(inductions("t_head").empty());
+  EXPECT_TRUE(inductions("c_head").empty());  // it calls
+  // Inner loop first; %rcx is no induction of the outer loop (set in it too).
+  const std::vector<analysis::Induction> n = inductions("n_inner");
+  ASSERT_EQ(n.size(), 2u);
+  EXPECT_EQ(n[0].block, block(*proc_, "n_inner"));
+  EXPECT_EQ(n[0].reg, 1u);
+  EXPECT_EQ(n[1].header, block(*proc_, "n_outer"));
+  EXPECT_EQ(n[1].block, block(*proc_, "n_latch"));
+  EXPECT_EQ(n[1].reg, 6u);  // %rsi
+}
+
+// The placement makes an induction's block count a chord, and the loop
+// holds it by the variable, in a register the loop leaves alone.
+TEST_F(CounterPromotionTest, AnInductionsBlockIsAChordItsLoopHolds) {
+  for (const char* mark : {"s_head", "n_inner", "w_head"}) {
+    const std::vector<analysis::Induction> v = inductions(mark);
+    ASSERT_FALSE(v.empty()) << mark;
+    std::vector<uint32_t> free;
+    for (const analysis::Induction& i : v) free.push_back(i.block);
+    graph_ = analysis::countGraph(*proc_);
+    const analysis::CounterPlan without = analysis::placeCounters(*proc_, graph_);
+    plan_ = analysis::placeCounters(*proc_, graph_, {}, free);
+    EXPECT_EQ(plan_.chords, without.chords) << mark << ": as many counters";
+    for (const analysis::Induction& i : v) {
+      EXPECT_TRUE(plan_.chord[graph_.blockEdge(i.block)]) << mark;
+    }
+    const std::vector<analysis::PromotedLoop> loops = analysis::promoteCounters(
+        *proc_, graph_, plan_, [&]() -> const analysis::RegisterLiveness& { return *live_; }, false, {}, v);
+    size_t byInduction = 0;
+    for (const analysis::PromotedLoop& l : loops)
+      for (const analysis::PromotedCounter& c : l.counters) {
+        if (c.step == 0) continue;
+        ++byInduction;
+        const auto it = std::find_if(v.begin(), v.end(), [&](const analysis::Induction& i) {
+          return graph_.blockEdge(i.block) == c.chord;
+        });
+        ASSERT_NE(it, v.end()) << mark;
+        EXPECT_EQ(c.step, it->step);
+        EXPECT_EQ(c.variable, it->reg);
+        EXPECT_FALSE(touched(l).has(c.reg)) << mark << ": register " << c.reg;
+      }
+    EXPECT_EQ(byInduction, v.size()) << mark;
+  }
 }
 
 }  // namespace

@@ -377,6 +377,29 @@ TEST(X86Semantics, Conditions) {
   EXPECT_FALSE(of({0x90}).loopFamily);
 }
 
+// An instruction that only adds a constant to a whole 64-bit register (a
+// loop's induction variable), and look-alikes that do more or less.
+TEST(X86Semantics, ConstantSteps) {
+  auto step = [](std::initializer_list<uint8_t> b) {
+    const x86::Semantics s = of(b);
+    return std::pair<int, int>{s.stepReg, s.stepBy};
+  };
+  using P = std::pair<int, int>;
+  EXPECT_EQ(step({0x48, 0x83, 0xc7, 0x08}), P(RDI, 8));                    // add $8,%rdi
+  EXPECT_EQ(step({0x49, 0x81, 0xe8, 0x00, 0x01, 0x00, 0x00}), P(R8, -256));  // sub $0x100,%r8
+  EXPECT_EQ(step({0x48, 0x83, 0xc1, 0xff}), P(RCX, -1));                   // add $-1,%rcx
+  EXPECT_EQ(step({0x48, 0xff, 0xc2}), P(RDX, 1));                          // inc %rdx
+  EXPECT_EQ(step({0x49, 0xff, 0xcb}), P(R11, -1));                         // dec %r11
+  EXPECT_EQ(step({0x48, 0x8d, 0x40, 0xfc}), P(RAX, -4));                   // lea -4(%rax),%rax
+  EXPECT_EQ(step({0x83, 0xc0, 0x01}), P(-1, 0));              // add $1,%eax: 32 bits wrap at 2^32
+  EXPECT_EQ(step({0x48, 0x01, 0xd8}), P(-1, 0));              // add %rbx,%rax: not a constant
+  EXPECT_EQ(step({0x48, 0x8d, 0x43, 0x01}), P(-1, 0));        // lea 1(%rbx),%rax: another register
+  EXPECT_EQ(step({0x48, 0x8d, 0x44, 0x08, 0x01}), P(-1, 0));  // lea 1(%rax,%rcx),%rax: an index
+  EXPECT_EQ(step({0x48, 0x83, 0xc4, 0x08}), P(-1, 0));        // add $8,%rsp
+  EXPECT_EQ(step({0x48, 0x83, 0x00, 0x01}), P(-1, 0));        // addq $1,(%rax): memory
+  EXPECT_EQ(step({0x48, 0x83, 0xd0, 0x01}), P(-1, 0));        // adc $1,%rax: the carry too
+}
+
 TEST(X86Semantics, EvaluatesHandComputedAddresses) {
   x86::RegisterValues v;
   v.gpr[RAX] = 0x1000;
