@@ -38,18 +38,40 @@ static uint64_t *section(const AtomxDescriptor *d) {
 
 static uint64_t *counts_of(struct copy *c) { return (uint64_t *)((char *)c + COPY_HEADER_BYTES); }
 
-/* Adds the copy to the section and zeroes it.  The copy's thread may still
- * be running (ProgramAfter): each word is taken with an exchange, so an
- * increment is in the sum or left in the copy, never lost twice or counted
- * twice. */
-static void add_copy(const AtomxDescriptor *d, struct copy *c) {
-  uint64_t *to = section(d), *from = counts_of(c);
-  const uint64_t n = d->countersSize / 8;
-  for (uint64_t i = 0; i < n; i++) {
+/* Adds words [first, end) of a copy to the section and zeroes them.  The
+ * copy's thread may still be running (ProgramAfter): each word is taken
+ * with an exchange, so an increment is in the sum or left in the copy,
+ * never lost twice or counted twice. */
+static void add_words(uint64_t *to, uint64_t *from, uint64_t first, uint64_t end) {
+  for (uint64_t i = first; i < end; i++) {
     if (__atomic_load_n(&from[i], __ATOMIC_RELAXED) == 0) continue;
     const uint64_t v = __atomic_exchange_n(&from[i], 0, __ATOMIC_ACQ_REL);
     if (v) __atomic_fetch_add(&to[i], v, __ATOMIC_RELAXED);
   }
+}
+
+/* Adds the copy to the section and zeroes it.  Most of a copy's pages are
+ * never written (the counts of procedures the thread did not run, and the
+ * derived counts, which only the end writes, in the section): a page that
+ * the kernel says is neither in memory nor swapped out (/proc/self/pagemap)
+ * holds zeros and is not read, which would fault it in.  Without pagemap,
+ * every page is read. */
+static void add_copy(const AtomxDescriptor *d, struct copy *c) {
+  uint64_t *to = section(d), *from = counts_of(c);
+  const uint64_t n = d->countersSize / 8, pages = (d->countersSize + 4095) / 4096;
+  const long fd = sys_open_read("/proc/self/pagemap");
+  uint64_t entries[512];
+  for (uint64_t p = 0; p < pages; p += 512) {
+    const uint64_t batch = pages - p < 512 ? pages - p : 512;
+    const long offset = (long)(((uint64_t)from / 4096 + p) * 8);
+    const int known = fd >= 0 && sys_pread((int)fd, entries, batch * 8, offset) == (long)(batch * 8);
+    for (uint64_t k = 0; k < batch; k++) {
+      if (known && (entries[k] >> 62) == 0) continue; /* neither present (bit 63) nor swapped (62) */
+      const uint64_t first = (p + k) * 512, end = first + 512 < n ? first + 512 : n;
+      add_words(to, from, first, end);
+    }
+  }
+  if (fd >= 0) sys_close((int)fd);
 }
 
 static struct copy *claim_copy(AtomxDescriptor *d, uint32_t tid) {

@@ -8,6 +8,8 @@
 
 #define SYS_WRITE 1
 #define SYS_CLOSE 3
+#define SYS_PREAD64 17
+#define SYS_OPENAT 257
 #define SYS_MMAP 9
 #define SYS_RT_SIGPROCMASK 14
 #define SYS_RT_SIGACTION 13
@@ -47,6 +49,11 @@ static inline long sys_write(int fd, const void *buf, unsigned long n) {
   return stub_syscall3(SYS_WRITE, fd, (long)buf, (long)n);
 }
 static inline long sys_close(int fd) { return stub_syscall3(SYS_CLOSE, fd, 0, 0); }
+/* open(path, O_RDONLY | O_CLOEXEC) */
+static inline long sys_open_read(const char *path) { return stub_syscall4(SYS_OPENAT, -100 /* AT_FDCWD */, (long)path, 02000000, 0); }
+static inline long sys_pread(int fd, void *buf, unsigned long n, long offset) {
+  return stub_syscall4(SYS_PREAD64, fd, (long)buf, (long)n, offset);
+}
 static inline long sys_getpid(void) { return stub_syscall3(SYS_GETPID, 0, 0, 0); }
 static inline long sys_getppid(void) { return stub_syscall3(SYS_GETPPID, 0, 0, 0); }
 static inline long sys_gettid(void) { return stub_syscall3(SYS_GETTID, 0, 0, 0); }
