@@ -137,6 +137,17 @@ const AtomxProcFacts *AtomxProc(long id);
 const AtomxBlockFacts *AtomxBlock(long id);
 const AtomxInstFacts *AtomxInst(long id);
 const AtomxOperandFacts *AtomxOperand(long id);
+/* An instruction's names and source position, the same strings as its
+ * record's, read straight from the blob into the value returned: no
+ * record is read or kept.  For a report that only groups instructions by
+ * these (by mnemonic, by source line), which then touches no memory per
+ * instruction (a record is 104 bytes of the process's own).  All null and
+ * 0 for an id out of range. */
+typedef struct {
+  const char *mnemonic, *category, *file;
+  uint32_t line;
+} AtomxInstNames;
+AtomxInstNames AtomxInstNamesOf(long id);
 /* The instrumented program's file, as atomx read it ("" without facts). */
 const char *AtomxProgramFile(void);
 

@@ -184,3 +184,13 @@ const AtomxOperandFacts *AtomxOperand(long id) {
   return record(kOperands, id, operandCount, operands, sizeof *operands);
 }
 const char *AtomxProgramFile(void) { return programFile; }
+
+AtomxInstNames AtomxInstNamesOf(long id) {
+  AtomxInstNames n = {NULL, NULL, NULL, 0};
+  if (id < 0 || id >= instCount) return n;
+  const char *r = blobRecords[kInsts] + (size_t)id * sizeof(AtomxFactsInst);
+  uint32_t f[4]; /* mnemonic, category, file, line: adjacent in the record */
+  memcpy(f, r + offsetof(AtomxFactsInst, mnemonic), sizeof f);
+  n.mnemonic = string(f[0]), n.category = string(f[1]), n.file = string(f[2]), n.line = f[3];
+  return n;
+}

@@ -38,9 +38,10 @@ const std::string& procName(long p) {
 }
 
 // The tallies, from the facts: lines in the order the program's
-// instructions first show them, procedure by procedure.  Files by the
-// string's address (the facts keep each distinct string once); a line's
-// key within its procedure is (file, line).
+// instructions first show them, procedure by procedure, of the blocks that
+// ran (a short process of a big program reads little at its end).  Files
+// by the string's address (the facts keep each distinct string once); a
+// line's key within its procedure is (file, line).
 void readFacts() {
   nproc = AtomxProcCount(), nblock = AtomxBlockCount();
   std::unordered_map<const char*, int> fileIds;
@@ -49,14 +50,15 @@ void readFacts() {
     lineIds.clear();
     const AtomxProcFacts* pf = AtomxProc(p);
     for (uint32_t b = pf->firstBlock; b < pf->firstBlock + pf->blockCount; ++b) {
+      if (!counts[b]) continue;
       const AtomxBlockFacts* bf = AtomxBlock(b);
       std::map<int, int> perLine;  // line index -> instructions in this block
       for (uint32_t i = bf->firstInst; i < bf->firstInst + bf->instCount; ++i) {
-        const AtomxInstFacts* x = AtomxInst(i);
-        auto [f, newFile] = fileIds.try_emplace(x->file, int(fileIds.size()));
-        if (newFile) fileNames.push_back(*x->file ? x->file : "???");
-        auto [l, newLine] = lineIds.try_emplace(uint64_t(f->second) << 32 | x->line, int(lines.size()));
-        if (newLine) lines.push_back({int(p), f->second, int(x->line)});
+        const AtomxInstNames x = AtomxInstNamesOf(i);
+        auto [f, newFile] = fileIds.try_emplace(x.file, int(fileIds.size()));
+        if (newFile) fileNames.push_back(*x.file ? x.file : "???");
+        auto [l, newLine] = lineIds.try_emplace(uint64_t(f->second) << 32 | x.line, int(lines.size()));
+        if (newLine) lines.push_back({int(p), f->second, int(x.line)});
         ++perLine[l->second];
       }
       for (auto [line, k] : perLine) entries.push_back({int(b), line, k});
@@ -140,6 +142,7 @@ void ProfFinish(const uint64_t* blockCounts, const char* callgrind, long topN) {
   std::vector<uint64_t> procCount(static_cast<size_t>(nproc)), lineCount(static_cast<size_t>(nline));
   uint64_t total = 0;
   for (long b = 0; b < nblock; ++b) {
+    if (!counts[b]) continue;  // its record is not read
     const uint64_t n = counts[b] * uint64_t(AtomxBlock(b)->instCount);
     procCount[AtomxBlock(b)->proc] += n;
     total += n;

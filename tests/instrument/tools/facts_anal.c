@@ -1,6 +1,8 @@
 /* facts.out: every procedure, block and instruction of the embedded facts
  * (facts_inst.cpp), and each block's exact count beside its own
- * increment's. */
+ * increment's.  An instruction's names and source line are printed as
+ * AtomxInstNamesOf gives them, which the end line's range check also
+ * requires to be its record's own strings. */
 #include <atomx/analysis.h>
 #include <atomx/facts.h>
 #include <inttypes.h>
@@ -8,6 +10,7 @@
 
 void FactsDump(long *exact, long *each) {
   FILE *f = fopen(AtomxOutputPath("facts.out"), "w");
+  int namesAgree = 1;
   fprintf(f, "program %s\n", AtomxProgramFile());
   for (long p = 0; p < AtomxProcCount(); ++p) {
     const AtomxProcFacts *pf = AtomxProc(p);
@@ -19,10 +22,12 @@ void FactsDump(long *exact, long *each) {
               bf->instCount, exact[b], each[b]);
       for (uint32_t i = bf->firstInst; i < bf->firstInst + bf->instCount; ++i) {
         const AtomxInstFacts *x = AtomxInst(i);
+        const AtomxInstNames n = AtomxInstNamesOf(i);
+        namesAgree &= n.mnemonic == x->mnemonic && n.category == x->category && n.file == x->file && n.line == x->line;
         fprintf(f, "inst %u %#" PRIx64 " block %u size %u kind %u mem %u access %u bytes %u read %#" PRIx64
                    " written %#" PRIx64 " %s %s %s:%u\n",
                 i, x->pc, x->block, x->size, x->kind, x->memOperands, x->access, x->accessSize, x->regsRead,
-                x->regsWritten, x->mnemonic, x->category, x->file, x->line);
+                x->regsWritten, n.mnemonic, n.category, n.file, n.line);
         fprintf(f, "sem %u %u %u %u %u %d %d %#" PRIx64 " %u\n", i, x->flagsRead, x->flagsWritten,
                 x->flagsMaybeWritten, x->flagsLiveAfter, x->condition, x->traits, x->target, x->operandCount);
         for (uint32_t k = 0; k < x->operandCount; ++k) {
@@ -36,7 +41,8 @@ void FactsDump(long *exact, long *each) {
     }
   }
   fprintf(f, "end %ld %ld %ld %d %ld\n", AtomxProcCount(), AtomxBlockCount(), AtomxInstCount(),
-          AtomxProc(AtomxProcCount()) == NULL && AtomxBlock(-1) == NULL && AtomxOperand(AtomxOperandCount()) == NULL,
+          AtomxProc(AtomxProcCount()) == NULL && AtomxBlock(-1) == NULL && AtomxOperand(AtomxOperandCount()) == NULL &&
+              namesAgree && AtomxInstNamesOf(AtomxInstCount()).mnemonic == NULL && AtomxInstNamesOf(-1).file == NULL,
           AtomxOperandCount());
   fclose(f);
 }
