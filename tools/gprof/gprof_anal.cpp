@@ -181,11 +181,11 @@ void GprofInit(long ns, const long* st, long next, const char* extNames, long ni
     const AtomxProcFacts* f = AtomxProc(p);
     procNames.push_back(atomx::demangle(f->name));
     // The source file and line of its entry (the callgrind file's fl=).
-    const AtomxInstFacts* entry = nullptr;
-    for (uint32_t b = f->firstBlock; b < f->firstBlock + f->blockCount && !entry; ++b)
-      if (AtomxBlock(b)->pc == f->pc && AtomxBlock(b)->instCount) entry = AtomxInst(AtomxBlock(b)->firstInst);
-    procFiles.push_back(entry ? entry->file : "");
-    procInfo.insert(procInfo.end(), {long(f->pc), long(f->endPc), entry ? long(entry->line) : 0L});
+    AtomxInstNames entry{nullptr, nullptr, "", 0};
+    for (uint32_t b = f->firstBlock; b < f->firstBlock + f->blockCount && !entry.mnemonic; ++b)
+      if (AtomxBlock(b)->pc == f->pc && AtomxBlock(b)->instCount) entry = AtomxInstNamesOf(AtomxBlock(b)->firstInst);
+    procFiles.push_back(entry.file);
+    procInfo.insert(procInfo.end(), {long(f->pc), long(f->endPc), long(entry.line)});
   }
   for (long b = 0; b < nblock; ++b) {
     const AtomxBlockFacts* f = AtomxBlock(b);
@@ -194,8 +194,8 @@ void GprofInit(long ns, const long* st, long next, const char* extNames, long ni
   }
   for (long k = 0; k < ns; ++k) {
     const AtomxBlockFacts* b = AtomxBlock(st[3 * k + 1]);
-    const AtomxInstFacts* last = AtomxInst(b->firstInst + b->instCount - 1);
-    sites.push_back({st[3 * k], st[3 * k + 1], long(b->proc), st[3 * k + 2], long(last->line)});
+    const AtomxInstNames last = AtomxInstNamesOf(b->firstInst + b->instCount - 1);
+    sites.push_back({st[3 * k], st[3 * k + 1], long(b->proc), st[3 * k + 2], long(last.line)});
   }
   externals = atomx::splitStrings(extNames, size_t(next));
   for (long k = 0; k < nimp; ++k) imported.emplace(uint64_t(imp[2 * k]), imp[2 * k + 1]);
