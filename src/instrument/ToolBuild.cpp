@@ -235,11 +235,13 @@ std::vector<ToolBuild::Command> ToolBuild::commands(const ToolSources& sources, 
   link.args.insert(link.args.end(), objects.begin(), objects.end());
   link.args.insert(link.args.end(), sources.libraries.begin(), sources.libraries.end());
   // As `cc` links a program: libm too (a C analysis file may call log()),
-  // only if used; and every symbol must resolve now (-z defs), so a missing
-  // one stops the rewrite with the linker's message instead of the
-  // instrumented program dying at start-up.
+  // only if used -- and so the libraries the driver adds after these (c++
+  // adds libm whatever the code calls: each one more library that every
+  // process loads into the analysis namespace); and every symbol must
+  // resolve now (-z defs), so a missing one stops the rewrite with the
+  // linker's message instead of the instrumented program dying at start-up.
   link.args.insert(link.args.end(), {"-Wl,--whole-archive", support, "-Wl,--no-whole-archive", "-Wl,--as-needed", "-lm",
-                                     "-Wl,--no-as-needed", "-Wl,-z,defs", "-Wl,--dependency-file=" + link.depFile});
+                                     "-Wl,-z,defs", "-Wl,--dependency-file=" + link.depFile});
   // Every instrumented process loads this object, so its start-up cost is
   // paid per process (a shell script's hundred short runs pay it a hundred
   // times).  C++'s runtime goes in it (its own copy still: the analysis
