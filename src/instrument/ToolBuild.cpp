@@ -254,6 +254,10 @@ std::vector<ToolBuild::Command> ToolBuild::commands(const ToolSources& sources, 
     link.args.insert(link.args.end(), {"-static-libstdc++", "-static-libgcc",
                                        "-Wl,--exclude-libs,libstdc++.a:libgcc.a:libgcc_eh.a"});
   link.args.push_back("-Wl,--strip-debug");
+  // Nor code nothing reaches from what it exports (the routines the
+  // runtime looks up): of libstdc++ and the support library, what the tool
+  // uses.  dyninst's object: 306 KB -> 194 KB copied at every start.
+  link.args.push_back("-Wl,--gc-sections");
   out.push_back(link);
   return out;
 }
