@@ -14,10 +14,11 @@
 
 namespace {
 
-// The conditional branch that ends block b, or null.
+// The conditional branch that ends block b, or null (the block's facts say
+// how it ends: no other block's last record is read).
 const AtomxInstFacts* condBranchOf(const AtomxBlockFacts& b) {
-  const AtomxInstFacts* last = b.instCount ? AtomxInst(long(b.firstInst + b.instCount - 1)) : nullptr;
-  return last && last->kind == ATOMX_INST_COND_BRANCH ? last : nullptr;
+  if (!b.instCount || b.lastKind != ATOMX_INST_COND_BRANCH) return nullptr;
+  return AtomxInst(long(b.firstInst + b.instCount - 1));
 }
 
 // Whether a conditional branch has a taken edge, which ease_inst.cpp
@@ -36,17 +37,18 @@ ease::Data compute(const long* blockCounts, const long* takenCounts) {
   d.programs.push_back(program);
   std::vector<ease::ProcRow> procs(static_cast<size_t>(AtomxProcCount()));
   for (long p = 0; p < AtomxProcCount(); ++p) procs[size_t(p)].program = program, procs[size_t(p)].name = AtomxProc(p)->name;
+  // Only the blocks that ran are read: a short process of a big program
+  // pays at its end for what it executed, not for every instruction.
   for (long b = 0; b < AtomxBlockCount(); ++b) {
-    const AtomxBlockFacts& block = *AtomxBlock(b);
     const long n = blockCounts[b];
-    if (n) {
-      ease::ProcRow& row = procs[block.proc];
-      for (uint32_t k = block.firstInst; k < block.firstInst + block.instCount; ++k) {
-        const ease::Inst i(*AtomxInst(k));
-        for (const ease::Fact& f : ease::describe(i)) d.tables[f.table][f.key] += n * f.weight;
-        const ease::Events e = ease::events(i);
-        row.insts += n, row.bytes += n * i.f.size, row.dr += n * e.dr, row.dw += n * e.dw, row.bc += n * e.bc;
-      }
+    if (!n) continue;
+    const AtomxBlockFacts& block = *AtomxBlock(b);
+    ease::ProcRow& row = procs[block.proc];
+    for (uint32_t k = block.firstInst; k < block.firstInst + block.instCount; ++k) {
+      const ease::Inst i(*AtomxInst(k));
+      for (const ease::Fact& f : ease::describe(i)) d.tables[f.table][f.key] += n * f.weight;
+      const ease::Events e = ease::events(i);
+      row.insts += n, row.bytes += n * i.f.size, row.dr += n * e.dr, row.dw += n * e.dw, row.bc += n * e.bc;
     }
     const AtomxInstFacts* branch = condBranchOf(block);
     if (!branch) continue;
@@ -65,11 +67,12 @@ ease::Data compute(const long* blockCounts, const long* takenCounts) {
   return d;
 }
 
-// Every block, executed or not: its counts and static costs (for programs
+// Every block that ran: its count and one execution's costs (for programs
 // and the oracle tests).
 void writeBlocks(atomx::JsonWriter& j, const long* blockCounts) {
   j.key("blocks").beginArray();
   for (long b = 0; b < AtomxBlockCount(); ++b) {
+    if (!blockCounts[b]) continue;
     const AtomxBlockFacts& block = *AtomxBlock(b);
     ease::Events cost{0, 0, 0, 0};  // of one execution
     for (uint32_t k = block.firstInst; k < block.firstInst + block.instCount; ++k) {

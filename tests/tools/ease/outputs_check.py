@@ -146,10 +146,10 @@ def check_merge(atomx, a, b, m, tmp):
     def branches(j):
         return {(b["program"], b["pc"]): (b["executed"], b["taken"]) for b in j["branches"]}
     ba, bb, bm = branches(ja), branches(jb), branches(jm)
-    for k in set(ba) | set(bb):
+    for k in set(ba) | set(bb):  # a branch that did not run in one is not in its file
         ea, ta = ba.get(k, (0, 0))
         eb, tb = bb.get(k, (0, 0))
-        want = (ea + eb, None if ta is None else ta + tb)
+        want = (ea + eb, None if ta is None or tb is None else ta + tb)
         if bm.get(k) != want:
             problems.append(f"branch {k}: merged {bm.get(k)}, sum {want}")
     if not os.path.getsize(os.path.join(m, "ease.out")):
