@@ -10,6 +10,7 @@
 #include "ease_report.h"
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -31,6 +32,29 @@ bool hasTakenEdge(const AtomxInstFacts& branch) {
   return false;
 }
 
+// What describe() and events() read of an instruction, as bytes: all of
+// its facts but where it is (pc, block, file, line, target, its operands'
+// place), and of each operand all but its displacement's value (only
+// whether it is 0 counts: "base" or "base+disp") and target.  Equal shapes
+// give equal facts, so each is described once however many instructions
+// of the run share it (a few thousand executed instructions, a few hundred
+// shapes): the end of a short process costs what it ran, not more.
+std::string shapeOf(const ease::Inst& i) {
+  std::string key;
+  auto put = [&](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  const AtomxInstFacts& f = i.f;
+  put(f.size), put(f.kind), put(f.memOperands), put(f.access), put(f.accessSize), put(f.regsRead),
+      put(f.regsWritten), put(f.mnemonic), put(f.category), put(f.flagsRead), put(f.flagsWritten),
+      put(f.flagsMaybeWritten), put(f.flagsLiveAfter), put(f.condition), put(f.traits), put(f.operandCount);
+  for (const ease::Operand& o : i.ops) {
+    put(o.kind), put(o.regKind), put(o.type), put(o.access), put(o.reg), put(o.memIndex), put(o.regBits), put(o.bits),
+        put(o.elementBits), put(o.elements), put(o.base), put(o.index), put(o.scale), put(o.segment), put(o.size),
+        put(o.memAccess), put(o.ripRelative);
+    put(bool(o.disp != 0));
+  }
+  return key;
+}
+
 ease::Data compute(const long* blockCounts, const long* takenCounts) {
   ease::Data d;
   const std::string program = AtomxProgramFile();
@@ -39,6 +63,13 @@ ease::Data compute(const long* blockCounts, const long* takenCounts) {
   for (long p = 0; p < AtomxProcCount(); ++p) procs[size_t(p)].program = program, procs[size_t(p)].name = AtomxProc(p)->name;
   // Only the blocks that ran are read: a short process of a big program
   // pays at its end for what it executed, not for every instruction.
+  struct Shape {
+    long inst;  // one instruction of this shape
+    ease::Events events;
+    long runs = 0;
+  };
+  std::unordered_map<std::string, size_t> shapeIds;
+  std::vector<Shape> shapes;
   for (long b = 0; b < AtomxBlockCount(); ++b) {
     const long n = blockCounts[b];
     if (!n) continue;
@@ -46,8 +77,11 @@ ease::Data compute(const long* blockCounts, const long* takenCounts) {
     ease::ProcRow& row = procs[block.proc];
     for (uint32_t k = block.firstInst; k < block.firstInst + block.instCount; ++k) {
       const ease::Inst i(*AtomxInst(k));
-      for (const ease::Fact& f : ease::describe(i)) d.tables[f.table][f.key] += n * f.weight;
-      const ease::Events e = ease::events(i);
+      auto [it, fresh] = shapeIds.try_emplace(shapeOf(i), shapes.size());
+      if (fresh) shapes.push_back({long(k), ease::events(i)});
+      Shape& shape = shapes[it->second];
+      shape.runs += n;
+      const ease::Events& e = shape.events;
       row.insts += n, row.bytes += n * i.f.size, row.dr += n * e.dr, row.dw += n * e.dw, row.bc += n * e.bc;
     }
     const AtomxInstFacts* branch = condBranchOf(block);
@@ -62,6 +96,8 @@ ease::Data compute(const long* blockCounts, const long* takenCounts) {
     if (r.counted) d.tables["branches taken"][r.condition] += r.taken;
     d.branches.push_back(r);
   }
+  for (const Shape& shape : shapes)
+    for (const ease::Fact& f : ease::describe(ease::Inst(*AtomxInst(shape.inst)))) d.tables[f.table][f.key] += shape.runs * f.weight;
   for (const ease::ProcRow& r : procs)
     if (r.insts) d.procs.push_back(r);
   return d;
