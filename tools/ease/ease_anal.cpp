@@ -41,6 +41,7 @@ bool hasTakenEdge(const AtomxInstFacts& branch) {
 // shapes): the end of a short process costs what it ran, not more.
 std::string shapeOf(const ease::Inst& i) {
   std::string key;
+  key.reserve(64 + 32 * i.ops.size());
   auto put = [&](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
   const AtomxInstFacts& f = i.f;
   put(f.size), put(f.kind), put(f.memOperands), put(f.access), put(f.accessSize), put(f.regsRead),
@@ -55,7 +56,7 @@ std::string shapeOf(const ease::Inst& i) {
   return key;
 }
 
-ease::Data compute(const long* blockCounts, const long* takenCounts) {
+ease::Data compute(const long* blockCounts, const long* takenCounts, ease::RunCosts& run) {
   ease::Data d;
   const std::string program = AtomxProgramFile();
   d.programs.push_back(program);
@@ -78,10 +79,11 @@ ease::Data compute(const long* blockCounts, const long* takenCounts) {
     for (uint32_t k = block.firstInst; k < block.firstInst + block.instCount; ++k) {
       const ease::Inst i(*AtomxInst(k));
       auto [it, fresh] = shapeIds.try_emplace(shapeOf(i), shapes.size());
-      if (fresh) shapes.push_back({long(k), ease::events(i)});
+      if (fresh) shapes.push_back({long(k), ease::events(i)}), run.shapes.push_back(shapes.back().events);
       Shape& shape = shapes[it->second];
       shape.runs += n;
       const ease::Events& e = shape.events;
+      run.inst.push_back(uint32_t(it->second));
       row.insts += n, row.bytes += n * i.f.size, row.dr += n * e.dr, row.dw += n * e.dw, row.bc += n * e.bc;
     }
     const AtomxInstFacts* branch = condBranchOf(block);
@@ -105,14 +107,15 @@ ease::Data compute(const long* blockCounts, const long* takenCounts) {
 
 // Every block that ran: its count and one execution's costs (for programs
 // and the oracle tests).
-void writeBlocks(atomx::JsonWriter& j, const long* blockCounts) {
+void writeBlocks(atomx::JsonWriter& j, const long* blockCounts, const ease::RunCosts& run) {
   j.key("blocks").beginArray();
+  size_t next = 0;
   for (long b = 0; b < AtomxBlockCount(); ++b) {
     if (!blockCounts[b]) continue;
     const AtomxBlockFacts& block = *AtomxBlock(b);
     ease::Events cost{0, 0, 0, 0};  // of one execution
-    for (uint32_t k = block.firstInst; k < block.firstInst + block.instCount; ++k) {
-      const ease::Events e = ease::events(ease::Inst(*AtomxInst(k)));
+    for (uint32_t k = 0; k < block.instCount; ++k) {
+      const ease::Events& e = run.at(next++);
       cost.ir += e.ir, cost.dr += e.dr, cost.dw += e.dw, cost.bc += e.bc;
     }
     j.beginObject().key("pc").hex(block.pc).key("end").hex(block.endPc);
@@ -126,10 +129,11 @@ void writeBlocks(atomx::JsonWriter& j, const long* blockCounts) {
 }  // namespace
 
 extern "C" void EaseFini(long top, const long* blockCounts, const long* takenCounts) {
-  const ease::Data d = compute(blockCounts, takenCounts);
+  ease::RunCosts run;
+  const ease::Data d = compute(blockCounts, takenCounts, run);
   if (FILE* out = atomx::openToolOutput("ease.out")) ease::writeText(out, d, top), std::fclose(out);
   if (FILE* out = atomx::openToolOutput("ease.json"))
-    ease::writeJson(out, d, [&](atomx::JsonWriter& j) { writeBlocks(j, blockCounts); }), std::fclose(out);
+    ease::writeJson(out, d, [&](atomx::JsonWriter& j) { writeBlocks(j, blockCounts, run); }), std::fclose(out);
   if (FILE* out = atomx::openToolOutput("ease.html")) ease::writeHtml(out, d), std::fclose(out);
-  if (FILE* out = atomx::openToolOutput("ease.cg")) ease::writeCachegrind(out, blockCounts), std::fclose(out);
+  if (FILE* out = atomx::openToolOutput("ease.cg")) ease::writeCachegrind(out, blockCounts, run), std::fclose(out);
 }

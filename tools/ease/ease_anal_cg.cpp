@@ -13,20 +13,21 @@
 
 namespace ease {
 
-void writeCachegrind(FILE* out, const long* blockCounts) {
+void writeCachegrind(FILE* out, const long* blockCounts, const RunCosts& run) {
   using Cost = std::array<long, 4>;
   std::map<std::pair<std::string, std::string>, std::map<unsigned, Cost>> costs;  // (file, function) -> line -> cost
   Cost total{};
+  size_t next = 0;
   for (long b = 0; b < AtomxBlockCount(); ++b) {
     const long n = blockCounts[b];
     if (!n) continue;
     const AtomxBlockFacts& block = *AtomxBlock(b);
     const std::string fn = AtomxProc(block.proc)->name;
     for (uint32_t k = block.firstInst; k < block.firstInst + block.instCount; ++k) {
-      const Inst i(*AtomxInst(k));
-      const Events e = events(i);
+      const AtomxInstNames i = AtomxInstNamesOf(k);
+      const Events& e = run.at(next++);
       const Cost c = {n * e.ir, n * e.dr, n * e.dw, n * e.bc};
-      Cost& line = costs[{*i.f.file ? i.f.file : "???", fn}][i.f.line];
+      Cost& line = costs[{*i.file ? i.file : "???", fn}][i.line];
       for (size_t x = 0; x < 4; ++x) line[x] += c[x], total[x] += c[x];
     }
   }

@@ -32,6 +32,7 @@ struct Inst {
   const AtomxInstFacts& f;
   std::vector<Operand> ops;
   explicit Inst(const AtomxInstFacts& facts) : f(facts) {
+    ops.reserve(f.operandCount);
     for (uint32_t k = 0; k < f.operandCount; ++k) ops.push_back(*AtomxOperand(long(f.firstOperand + k)));
   }
   std::string mnemonic() const { return f.mnemonic; }
