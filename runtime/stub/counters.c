@@ -55,12 +55,17 @@ static void add_words(uint64_t *to, uint64_t *from, uint64_t first, uint64_t end
  * derived counts, which only the end writes, in the section): a page that
  * the kernel says is neither in memory nor swapped out (/proc/self/pagemap)
  * holds zeros and is not read, which would fault it in.  Without pagemap,
- * every page is read. */
+ * or where it does not say that the copy's header (written when the copy
+ * was made) is there, every page is read. */
 static void add_copy(const AtomxDescriptor *d, struct copy *c) {
   uint64_t *to = section(d), *from = counts_of(c);
   const uint64_t n = d->countersSize / 8, pages = (d->countersSize + 4095) / 4096;
-  const long fd = sys_open_read("/proc/self/pagemap");
+  long fd = sys_open_read("/proc/self/pagemap");
   uint64_t entries[512];
+  if (fd >= 0 && (sys_pread((int)fd, entries, 8, (long)((uint64_t)c / 4096 * 8)) != 8 || (entries[0] >> 62) == 0)) {
+    sys_close((int)fd);
+    fd = -1;
+  }
   for (uint64_t p = 0; p < pages; p += 512) {
     const uint64_t batch = pages - p < 512 ? pages - p : 512;
     const long offset = (long)(((uint64_t)from / 4096 + p) * 8);
