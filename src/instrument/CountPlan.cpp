@@ -105,10 +105,10 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
       c.inductions = analysis::findInductions(proc, liveness(c));
       std::vector<uint32_t> free;
       for (const analysis::Induction& v : c.inductions) free.push_back(v.block);
-      c.graph = analysis::countGraph(*c.proc->proc);
+      c.graph = analysis::countGraph(proc);
       std::vector<double> weights;
       if (profile) {
-        weights = analysis::blockCounts(*c.proc->proc, *profile);
+        weights = analysis::blockCounts(proc, *profile);
         if (std::all_of(weights.begin(), weights.end(), [](double w) { return w == 0; })) weights.clear();  // did not run
         else ++summary.profiledProcs;
       }

@@ -4,7 +4,10 @@
 // For every procedure a count was asked in, the counter placement
 // (analysis/CounterPlacement.h) chooses the chords of its count graph; each
 // chord becomes an inline increment of one hidden counter array (at a
-// block's start, or on an edge), and at ProgramAfter, ahead of the tool's
+// block's start, or on an edge) -- or, in a loop that calls nothing, a
+// register stepped there and added on the loop's exits, or nothing at all
+// where the loop's induction variable gives the count
+// (analysis/CounterPromotion.h) -- and at ProgramAfter, ahead of the tool's
 // calls, atomx_counts_solve (runtime/analysis/counts.c) derives the count
 // of every other edge of those graphs and atomx_counts_copy puts each
 // asked-for count into its place in the tool's array.
