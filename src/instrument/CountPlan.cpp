@@ -214,22 +214,20 @@ CountPlanSummary placeCounts(Engine& engine, const analysis::BlockProfile* profi
   program.push_back(0);
   int64_t steps = 0;
   for (const Counted& c : counted) {
-    std::map<uint32_t, unsigned> inRegister;  // promoted chord -> its register
-    std::set<uint32_t> byInduction;
+    std::map<uint32_t, const analysis::PromotedCounter*> inRegister;  // promoted chord -> how
     for (const analysis::PromotedLoop& l : c.promoted)
       for (const analysis::PromotedCounter& k : l.counters)
-        if (!k.state) {
-          inRegister[k.chord] = k.reg;
-          if (k.step) byInduction.insert(k.chord);
-        }
+        if (!k.state) inRegister[k.chord] = &k;
     for (uint32_t k = 0; k < c.graph.edges.size(); ++k) {
-      if (!c.plan.chord[k] || byInduction.count(k)) continue;
+      if (!c.plan.chord[k]) continue;
+      const auto r = inRegister.find(k);
+      if (r != inRegister.end() && r->second->step) continue;  // an induction: nothing where it counts
       const analysis::CountEdge& e = c.graph.edges[k];
       const detail::BlockData* b = c.proc->firstBlock + e.block;
       const Point point = e.atBlockStart() ? Point::BlockBefore : Point::Edge;
       const void* where = e.atBlockStart() ? static_cast<const void*>(b) : b->firstEdge + e.succ;
-      if (auto r = inRegister.find(k); r != inRegister.end())
-        engine.addAccumulate(Acc::Step, r->second, slots, c.slot[k], point, where);
+      if (r != inRegister.end())
+        engine.addAccumulate(Acc::Step, r->second->reg, slots, c.slot[k], point, where);
       else
         engine.addIncrement(slots, c.slot[k], point, where);
     }

@@ -238,10 +238,6 @@ void addUnlisted(const ZydisDecodedInstruction& insn, Semantics& s) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Semantics::stepReg/stepBy.
 void constantStep(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops, Semantics& s) {
   if (insn.operand_count_visible < 1 || ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
@@ -268,7 +264,7 @@ void constantStep(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand
   }
   if (by == 0 || by < INT32_MIN || by > INT32_MAX) return;
   if (s.written.gprs() != RegSet::of(r).gprs()) return;  // nothing else written
-  s.stepReg = int8_t(__builtin_ctz(RegSet::of(r).gprs()));
+  s.stepReg = int8_t(r - ZYDIS_REGISTER_RAX);  // a 64-bit register: reg64's inverse
   s.stepBy = int32_t(by);
 }
 

@@ -65,8 +65,7 @@ ease::Data compute(const long* blockCounts, const long* takenCounts, ease::RunCo
   // Only the blocks that ran are read: a short process of a big program
   // pays at its end for what it executed, not for every instruction.
   struct Shape {
-    long inst;  // one instruction of this shape
-    ease::Events events;
+    long inst;  // one instruction of this shape (its costs: run.shapes)
     long runs = 0;
   };
   std::unordered_map<std::string, size_t> shapeIds;
@@ -79,11 +78,10 @@ ease::Data compute(const long* blockCounts, const long* takenCounts, ease::RunCo
     for (uint32_t k = block.firstInst; k < block.firstInst + block.instCount; ++k) {
       const ease::Inst i(*AtomxInst(k));
       auto [it, fresh] = shapeIds.try_emplace(shapeOf(i), shapes.size());
-      if (fresh) shapes.push_back({long(k), ease::events(i)}), run.shapes.push_back(shapes.back().events);
-      Shape& shape = shapes[it->second];
-      shape.runs += n;
-      const ease::Events& e = shape.events;
+      if (fresh) shapes.push_back({long(k)}), run.shapes.push_back(ease::events(i));
+      shapes[it->second].runs += n;
       run.inst.push_back(uint32_t(it->second));
+      const ease::Events& e = run.shapes[it->second];
       row.insts += n, row.bytes += n * i.f.size, row.dr += n * e.dr, row.dw += n * e.dw, row.bc += n * e.bc;
     }
     const AtomxInstFacts* branch = condBranchOf(block);

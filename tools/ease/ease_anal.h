@@ -23,6 +23,6 @@ struct RunCosts {
 
 // ease.cg: Ir, Dr, Dw, Bc per source file, function and line, in
 // cachegrind's format (cg_annotate reads it), from each block's count.
-void writeCachegrind(FILE* out, const long* blockCounts, const RunCosts& costs);
+void writeCachegrind(FILE* out, const long* blockCounts, const RunCosts& run);
 
 }  // namespace ease
