@@ -29,7 +29,7 @@ static const char *programFile = "";
 
 /* Per chunk of kChunk records of a kind: 0 not read yet, kReady read, else
  * (thread id << 2 | 1) while that thread reads it. */
-enum { kProcs, kBlocks, kInsts, kOperands, kChunk = 64 };
+enum { kProcs, kBlocks, kInsts, kOperands, kChunk = 16 };
 static const uint32_t kReady = 2;
 static uint32_t *chunkState[4];
 
@@ -71,40 +71,61 @@ static void readInst(long k) {
                               .operandCount = r.operandCount, .firstOperand = r.firstOperand, .target = r.target};
 }
 
+/* The firstOperand of instruction i's record. */
+static uint32_t firstOperandOf(long i) {
+  uint32_t first;
+  memcpy(&first, blobRecords[kInsts] + i * sizeof(AtomxFactsInst) + offsetof(AtomxFactsInst, firstOperand),
+         sizeof first);
+  return first;
+}
+
 /* The instruction an operand belongs to (records list operands in
  * instruction order): the last whose firstOperand is at most k. */
 static long instOfOperand(long k) {
   long lo = 0, hi = instCount - 1;
   while (lo < hi) {
     const long mid = lo + (hi - lo + 1) / 2;
-    uint32_t first;
-    memcpy(&first, blobRecords[kInsts] + mid * sizeof(AtomxFactsInst) + offsetof(AtomxFactsInst, firstOperand),
-           sizeof first);
-    if (first <= (uint64_t)k) lo = mid;
+    if (firstOperandOf(mid) <= (uint64_t)k) lo = mid;
     else hi = mid - 1;
   }
   return lo;
 }
 
-static void readOperand(long k) {
-  AtomxFactsOperand r;
-  memcpy(&r, blobRecords[kOperands] + k * sizeof r, sizeof r);
-  AtomxOperandFacts o = {.kind = r.kind, .regKind = r.regKind, .type = r.type, .access = r.access,
-                         .reg = r.reg, .memIndex = r.memIndex, .regBits = r.regBits, .bits = r.bits,
-                         .elementBits = r.elementBits, .elements = r.elements, .base = r.base,
-                         .index = r.index, .scale = r.scale, .segment = r.segment, .size = r.size,
-                         .memAccess = r.memAccess, .ripRelative = r.ripRelative,
-                         .disp = (int64_t)((uint64_t)r.dispHigh << 32 | r.dispLow)};
-  /* A %rip-relative operand's target: the next instruction's address plus the displacement. */
-  if (o.ripRelative && instCount > 0) {
-    AtomxFactsInst i;
-    memcpy(&i, blobRecords[kInsts] + instOfOperand(k) * sizeof i, sizeof i);
-    o.target = i.pc + i.size + (uint64_t)o.disp;
+/* Operands first ... end-1, in order: the instruction of the first is
+ * searched for, each next one's found by stepping on from it. */
+static void readOperands(long first, long end) {
+  long inst = instCount > 0 ? instOfOperand(first) : 0;
+  for (long k = first; k < end; ++k) {
+    while (inst + 1 < instCount && firstOperandOf(inst + 1) <= (uint64_t)k) ++inst;
+    AtomxFactsOperand r;
+    memcpy(&r, blobRecords[kOperands] + k * sizeof r, sizeof r);
+    AtomxOperandFacts o = {.kind = r.kind, .regKind = r.regKind, .type = r.type, .access = r.access,
+                           .reg = r.reg, .memIndex = r.memIndex, .regBits = r.regBits, .bits = r.bits,
+                           .elementBits = r.elementBits, .elements = r.elements, .base = r.base,
+                           .index = r.index, .scale = r.scale, .segment = r.segment, .size = r.size,
+                           .memAccess = r.memAccess, .ripRelative = r.ripRelative,
+                           .disp = (int64_t)((uint64_t)r.dispHigh << 32 | r.dispLow)};
+    /* A %rip-relative operand's target: the next instruction's address plus the displacement. */
+    if (o.ripRelative && instCount > 0) {
+      AtomxFactsInst i;
+      memcpy(&i, blobRecords[kInsts] + inst * sizeof i, sizeof i);
+      o.target = i.pc + i.size + (uint64_t)o.disp;
+    }
+    operands[k] = o;
   }
-  operands[k] = o;
 }
 
-static void (*const readRecord[4])(long) = {readProc, readBlock, readInst, readOperand};
+static void readProcs(long first, long end) {
+  for (long k = first; k < end; ++k) readProc(k);
+}
+static void readBlocks(long first, long end) {
+  for (long k = first; k < end; ++k) readBlock(k);
+}
+static void readInsts(long first, long end) {
+  for (long k = first; k < end; ++k) readInst(k);
+}
+
+static void (*const readRecords[4])(long, long) = {readProcs, readBlocks, readInsts, readOperands};
 
 /* Whether the thread that claimed a chunk is gone: a forked child's copy
  * of a chunk another thread of the parent was reading (no thread of the
@@ -132,7 +153,7 @@ static void ensure(int kind, long id, long count) {
       break;
     sched_yield();
   }
-  for (long k = first; k < end; ++k) readRecord[kind](k);
+  readRecords[kind](first, end);
   __atomic_store_n(state, kReady, __ATOMIC_RELEASE);
 }
 

@@ -9,6 +9,7 @@
 #include "ease_html.h"
 #include "ease_report.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,38 +26,51 @@ const AtomxInstFacts* condBranchOf(const AtomxBlockFacts& b) {
 // Whether a conditional branch has a taken edge, which ease_inst.cpp
 // counted: its target starts a block of its own procedure (a branch to
 // another procedure's code has none, and its taken count is unknown).
-bool hasTakenEdge(const AtomxInstFacts& branch) {
-  const AtomxProcFacts* p = AtomxProc(AtomxBlock(branch.block)->proc);
-  for (uint32_t b = p->firstBlock; b < p->firstBlock + p->blockCount; ++b)
-    if (AtomxBlock(b)->pc == branch.target) return true;
-  return false;
-}
-
-// What describe() and events() read of an instruction, as bytes: all of
-// its facts but where it is (pc, block, file, line, target, its operands'
-// place), and of each operand all but its displacement's value (only
-// whether it is 0 counts: "base" or "base+disp") and target.  Equal shapes
-// give equal facts, so each is described once however many instructions
-// of the run share it (a few thousand executed instructions, a few hundred
-// shapes): the end of a short process costs what it ran, not more.
-std::string shapeOf(const ease::Inst& i) {
-  std::string key;
-  key.reserve(64 + 32 * i.ops.size());
-  auto put = [&](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  const AtomxInstFacts& f = i.f;
-  put(f.size), put(f.kind), put(f.memOperands), put(f.access), put(f.accessSize), put(f.regsRead),
-      put(f.regsWritten), put(f.mnemonic), put(f.category), put(f.flagsRead), put(f.flagsWritten),
-      put(f.flagsMaybeWritten), put(f.flagsLiveAfter), put(f.condition), put(f.traits), put(f.operandCount);
-  for (const ease::Operand& o : i.ops) {
-    put(o.kind), put(o.regKind), put(o.type), put(o.access), put(o.reg), put(o.memIndex), put(o.regBits), put(o.bits),
-        put(o.elementBits), put(o.elements), put(o.base), put(o.index), put(o.scale), put(o.segment), put(o.size),
-        put(o.memAccess), put(o.ripRelative);
-    put(bool(o.disp != 0));
+// Each procedure's block addresses are read once, when a branch of it is
+// first asked about.
+class TakenEdges {
+ public:
+  bool has(const AtomxInstFacts& branch) {
+    const uint32_t proc = AtomxBlock(branch.block)->proc;
+    auto [it, fresh] = starts_.try_emplace(proc);
+    if (fresh) {
+      const AtomxProcFacts* p = AtomxProc(proc);
+      for (uint32_t b = p->firstBlock; b < p->firstBlock + p->blockCount; ++b) it->second.push_back(AtomxBlock(b)->pc);
+      std::sort(it->second.begin(), it->second.end());
+    }
+    return std::binary_search(it->second.begin(), it->second.end(), branch.target);
   }
-  return key;
+
+ private:
+  std::unordered_map<uint32_t, std::vector<uint64_t>> starts_;  // procedure -> its blocks' addresses
+};
+
+// Into key: what describe() and events() read of an instruction, as bytes,
+// and nothing else: its facts but where it is (pc, block, file, line,
+// target, its operands' place) and the registers it reads and writes
+// (counted by bit, apart), of its flags live after only whether its flag
+// write is ever read, of each operand what it is, how it is accessed and
+// its addressing mode.  Equal keys give equal facts, so each shape is
+// described once however many instructions of the run share it (a few
+// thousand executed instructions, a few hundred shapes): the end of a
+// short process costs what it ran, not more.  Strings are compared by
+// pointer (<atomx/facts.h> keeps each once).  `apart` (--naive): the
+// instruction's id too, so that each is described on its own.
+void shapeOf(long id, const AtomxInstFacts& f, bool apart, std::string& key) {
+  key.clear();
+  auto put = [&](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  if (apart) put(id);
+  put(f.size), put(f.kind), put(f.mnemonic), put(f.category), put(f.flagsRead), put(f.flagsWritten),
+      put(f.flagsMaybeWritten), put(ease::flagWriteNeverRead(f)), put(ease::touchesVectors(f)), put(f.condition),
+      put(f.traits), put(f.operandCount);
+  for (uint32_t k = 0; k < f.operandCount; ++k) {
+    const ease::Operand& o = *AtomxOperand(long(f.firstOperand + k));
+    put(o.kind), put(o.regKind), put(o.type), put(o.access), put(o.regBits), put(o.bits), put(o.elements), put(o.size),
+        put(o.memAccess), put(ease::addressingModeId(o));
+  }
 }
 
-ease::Data compute(const long* blockCounts, const long* takenCounts, ease::RunCosts& run) {
+ease::Data compute(bool naive, const long* blockCounts, const long* takenCounts, ease::RunCosts& run) {
   ease::Data d;
   const std::string program = AtomxProgramFile();
   d.programs.push_back(program);
@@ -70,19 +84,25 @@ ease::Data compute(const long* blockCounts, const long* takenCounts, ease::RunCo
   };
   std::unordered_map<std::string, size_t> shapeIds;
   std::vector<Shape> shapes;
+  std::string key;
+  long regsRead[64] = {}, regsWritten[64] = {};  // runs per register bit
+  TakenEdges takenEdges;
   for (long b = 0; b < AtomxBlockCount(); ++b) {
     const long n = blockCounts[b];
     if (!n) continue;
     const AtomxBlockFacts& block = *AtomxBlock(b);
     ease::ProcRow& row = procs[block.proc];
     for (uint32_t k = block.firstInst; k < block.firstInst + block.instCount; ++k) {
-      const ease::Inst i(*AtomxInst(k));
-      auto [it, fresh] = shapeIds.try_emplace(shapeOf(i), shapes.size());
-      if (fresh) shapes.push_back({long(k)}), run.shapes.push_back(ease::events(i));
+      const AtomxInstFacts& f = *AtomxInst(k);
+      shapeOf(k, f, naive, key);
+      auto [it, fresh] = shapeIds.try_emplace(key, shapes.size());
+      if (fresh) shapes.push_back({long(k)}), run.shapes.push_back(ease::events(ease::Inst(f)));
       shapes[it->second].runs += n;
       run.inst.push_back(uint32_t(it->second));
+      for (uint64_t r = f.regsRead; r; r &= r - 1) regsRead[__builtin_ctzll(r)] += n;
+      for (uint64_t w = f.regsWritten; w; w &= w - 1) regsWritten[__builtin_ctzll(w)] += n;
       const ease::Events& e = run.shapes[it->second];
-      row.insts += n, row.bytes += n * i.f.size, row.dr += n * e.dr, row.dw += n * e.dw, row.bc += n * e.bc;
+      row.insts += n, row.bytes += n * f.size, row.dr += n * e.dr, row.dw += n * e.dw, row.bc += n * e.bc;
     }
     const AtomxInstFacts* branch = condBranchOf(block);
     if (!branch) continue;
@@ -90,7 +110,7 @@ ease::Data compute(const long* blockCounts, const long* takenCounts, ease::RunCo
     r.program = program, r.pc = branch->pc, r.condition = ease::branchCondition(ease::Inst(*branch));
     r.proc = AtomxProc(block.proc)->name;
     r.executed = n;
-    r.counted = hasTakenEdge(*branch);
+    r.counted = takenEdges.has(*branch);
     r.taken = r.counted ? takenCounts[b] : 0;
     d.tables["branches executed"][r.condition] += r.executed;
     if (r.counted) d.tables["branches taken"][r.condition] += r.taken;
@@ -98,6 +118,11 @@ ease::Data compute(const long* blockCounts, const long* takenCounts, ease::RunCo
   }
   for (const Shape& shape : shapes)
     for (const ease::Fact& f : ease::describe(ease::Inst(*AtomxInst(shape.inst)))) d.tables[f.table][f.key] += shape.runs * f.weight;
+  for (int bit = 0; bit < 64; ++bit)
+    for (const std::string& r : ease::registerNames(uint64_t(1) << bit)) {
+      if (regsRead[bit]) d.tables["register read"][r] += regsRead[bit];
+      if (regsWritten[bit]) d.tables["register written"][r] += regsWritten[bit];
+    }
   for (const ease::ProcRow& r : procs)
     if (r.insts) d.procs.push_back(r);
   return d;
@@ -126,9 +151,9 @@ void writeBlocks(atomx::JsonWriter& j, const long* blockCounts, const ease::RunC
 
 }  // namespace
 
-extern "C" void EaseFini(long top, const long* blockCounts, const long* takenCounts) {
+extern "C" void EaseFini(long top, long naive, const long* blockCounts, const long* takenCounts) {
   ease::RunCosts run;
-  const ease::Data d = compute(blockCounts, takenCounts, run);
+  const ease::Data d = compute(naive != 0, blockCounts, takenCounts, run);
   if (FILE* out = atomx::openToolOutput("ease.out")) ease::writeText(out, d, top), std::fclose(out);
   if (FILE* out = atomx::openToolOutput("ease.json"))
     ease::writeJson(out, d, [&](atomx::JsonWriter& j) { writeBlocks(j, blockCounts, run); }), std::fclose(out);

@@ -49,7 +49,7 @@ struct Inst {
 inline bool isHidden(const Operand& o) { return o.access & ATOMX_OPERAND_HIDDEN; }
 inline bool isVector(const Operand& o) { return o.kind == ATOMX_OPERAND_REGISTER && o.regKind == ATOMX_REGKIND_VECTOR; }
 inline bool isMemory(const Operand& o) { return o.kind == ATOMX_OPERAND_MEMORY; }
-inline bool touchesVectors(const Inst& i) { return ((i.f.regsRead | i.f.regsWritten) >> 32) != 0; }
+inline bool touchesVectors(const AtomxInstFacts& f) { return ((f.regsRead | f.regsWritten) >> 32) != 0; }
 inline bool isX87(const Inst& i) {
   const std::string c = i.category();
   return c.rfind("X87", 0) == 0 || c == "FCMOV";
@@ -65,7 +65,7 @@ inline std::string instClass(const Inst& i) {
   if (i.isCall() || i.isReturn()) return "call/return";
   if (c == "STRINGOP") return "string";
   if (isX87(i)) return "x87";
-  if (touchesVectors(i)) return i.isScalarVector() ? "SSE/AVX scalar" : "SSE/AVX packed";
+  if (touchesVectors(i.f)) return i.isScalarVector() ? "SSE/AVX scalar" : "SSE/AVX packed";
   if (m == "cmp" || m == "test" || m == "bt") return "compare/test";
   if (m == "mul" || m == "imul" || m == "div" || m == "idiv" || m == "mulx") return "multiply/divide";
   if (c == "SHIFT" || c == "ROTATE" || m == "shld" || m == "shrd") return "shift";
@@ -80,6 +80,7 @@ inline std::string instClass(const Inst& i) {
 inline const char* const kRegNames[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
                                           "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
 
+// The registers of a set (regsRead, regsWritten): report 7's keys.
 inline std::vector<std::string> registerNames(uint64_t set) {
   std::vector<std::string> out;
   for (int r = 0; r < 16; ++r)
@@ -112,7 +113,7 @@ inline std::string dataType(const Inst& i) {
              : o.type == ATOMX_TYPE_FLOAT80 ? "extended (x87)" : "x87 integer/control";
     return "extended (x87)";
   }
-  if (touchesVectors(i)) {
+  if (touchesVectors(i.f)) {
     if (i.isScalarVector()) {
       for (const Operand& o : ops)
         if (!isHidden(o) && o.elements == 1 && (o.type == ATOMX_TYPE_FLOAT16 || o.type == ATOMX_TYPE_FLOAT32 || o.type == ATOMX_TYPE_FLOAT64))
@@ -148,21 +149,25 @@ inline std::string dataType(const Inst& i) {
 // the first that applies: register, immediate, branch target, segment-based
 // (%fs:/%gs:), %rip-relative, absolute, base+index*scale(+disp) (an index,
 // with or without a base), %rsp/%rbp-based (base %rsp or %rbp), base,
-// base+disp.
-inline std::string addressingMode(const Operand& o) {
+// base+disp.  By number (kModes names them): all that describe() reads of
+// an operand's address, so the analysis side tells shapes apart by it.
+inline const char* const kModes[] = {"register", "immediate", "branch target", "segment-based", "%rip-relative",
+                                     "absolute", "base+index*scale(+disp)", "%rsp/%rbp-based", "base", "base+disp"};
+inline uint8_t addressingModeId(const Operand& o) {
   switch (o.kind) {
-    case ATOMX_OPERAND_REGISTER: return "register";
-    case ATOMX_OPERAND_IMMEDIATE: return "immediate";
-    case ATOMX_OPERAND_TARGET: return "branch target";
+    case ATOMX_OPERAND_REGISTER: return 0;
+    case ATOMX_OPERAND_IMMEDIATE: return 1;
+    case ATOMX_OPERAND_TARGET: return 2;
     default: break;  // memory, address
   }
-  if (o.segment == ATOMX_SEGMENT_FS || o.segment == ATOMX_SEGMENT_GS) return "segment-based";
-  if (o.ripRelative) return "%rip-relative";
-  if (o.base < 0 && o.index < 0) return "absolute";
-  if (o.index >= 0) return "base+index*scale(+disp)";
-  if (o.base == 4 || o.base == 5) return "%rsp/%rbp-based";  // %rsp, %rbp
-  return o.disp ? "base+disp" : "base";
+  if (o.segment == ATOMX_SEGMENT_FS || o.segment == ATOMX_SEGMENT_GS) return 3;
+  if (o.ripRelative) return 4;
+  if (o.base < 0 && o.index < 0) return 5;
+  if (o.index >= 0) return 6;
+  if (o.base == 4 || o.base == 5) return 7;  // %rsp, %rbp
+  return o.disp ? 9 : 8;
 }
+inline std::string addressingMode(const Operand& o) { return kModes[addressingModeId(o)]; }
 
 // How a memory operand is accessed: load, store, or modify (read and
 // written by the same operand: add %eax,(%rdi)).
@@ -211,8 +216,8 @@ inline FlagEffect flagEffect(const Inst& i) {
 // it writes is written again, on every path, before any instruction reads
 // it (flagsLiveAfter: atomx's own flag liveness).  A call's flags are its
 // callee's.
-inline bool flagWriteNeverRead(const Inst& i) {
-  return i.f.flagsWritten && !i.isCall() && (i.f.flagsWritten & i.f.flagsLiveAfter) == 0;
+inline bool flagWriteNeverRead(const AtomxInstFacts& f) {
+  return f.flagsWritten && f.kind != ATOMX_INST_CALL && f.kind != ATOMX_INST_INDIRECT_CALL && (f.flagsWritten & f.flagsLiveAfter) == 0;
 }
 
 // What one execution of an instruction counts in cachegrind's events:
@@ -230,7 +235,9 @@ inline Events events(const Inst& i) {
   return e;
 }
 
-// Every fact of instruction i.
+// Every fact of instruction i but the registers it reads and writes
+// (report 7), which its caller counts by register bit: they tell apart
+// instructions alike in all else, and registerNames() names each bit once.
 inline std::vector<Fact> describe(const Inst& i) {
   std::vector<Fact> f;
   const std::string m = i.mnemonic(), c = i.category();
@@ -266,9 +273,6 @@ inline std::vector<Fact> describe(const Inst& i) {
     f.push_back({"memory reference", role + "|" + mode + "|" + size});
   }
 
-  for (const std::string& r : registerNames(i.f.regsRead)) f.push_back({"register read", r});
-  for (const std::string& r : registerNames(i.f.regsWritten)) f.push_back({"register written", r});
-
   const FlagEffect fe = flagEffect(i);
   for (int k = 0; k < 6; ++k) {
     if (fe.read & (1 << k)) f.push_back({"flag read", flags::kNames[k]});
@@ -277,7 +281,7 @@ inline std::vector<Fact> describe(const Inst& i) {
   if (fe.written | fe.maybe) {
     f.push_back({kTotal, "flag-writing instructions"});
     f.push_back({"flag writer", m + ": " + flagSetName(fe.written) + (fe.maybe ? " (maybe " + flagSetName(fe.maybe) + ")" : "")});
-    if (flagWriteNeverRead(i)) f.push_back({kTotal, "flag writes never read"}), f.push_back({"flag writes never read", m});
+    if (flagWriteNeverRead(i.f)) f.push_back({kTotal, "flag writes never read"}), f.push_back({"flag writes never read", m});
   }
   if (fe.read) f.push_back({kTotal, "flag-reading instructions"});
   if (const int cc = i.f.condition; cc >= 0) {

@@ -10,7 +10,9 @@
 // blocks, instructions and the semantics module's facts of each -- atomx
 // embeds itself (embedFacts); ease_anal.cpp turns counts and facts into
 // the reports.
-// Options: --top N (rows of each table in ease.out, default 12).
+// Options: --top N (rows of each table in ease.out, default 12); --naive
+// (each executed instruction described apart, not once per shape: the same
+// reports, slower; the check of the shapes).
 #include <atomx/atomx.hpp>
 
 #include <string>
@@ -18,11 +20,12 @@
 using namespace atomx;
 
 extern "C" void Instrument(int argc, char** argv) {
-  long top = 12;
+  long top = 12, naive = 0;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     if (a == "--top") top = optionNumber("ease", a, k + 1 < argc ? argv[++k] : nullptr);
-    else throw Error("ease: unknown option '" + a + "' (options: --top N)");
+    else if (a == "--naive") naive = 1;
+    else throw Error("ease: unknown option '" + a + "' (options: --top N, --naive)");
   }
   embedFacts(FactsDetail::Operands);
   // Both by Block::id(): a block's runs, and, for a block that ends in a
@@ -42,5 +45,5 @@ extern "C" void Instrument(int argc, char** argv) {
           }
     }
   taken.reserve(nBlocks);  // one per block: ease_anal.cpp reads it by block
-  Routine("EaseFini(long, long*, long*)").atProgramEnd(top, blocks, taken);
+  Routine("EaseFini(long, long, long*, long*)").atProgramEnd(top, naive, blocks, taken);
 }

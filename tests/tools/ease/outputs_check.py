@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The ease tool's files beside ease.json, checked as their readers see them.
 
-    outputs_check.py --atomx ATOMX --check html|cg|merge PROG [ARGS...]
+    outputs_check.py --atomx ATOMX --check html|cg|merge|shapes PROG [ARGS...]
 
 Instruments PROG with `atomx -T ease`, runs it twice (directories a/ and
 b/), then:
@@ -22,7 +22,12 @@ b/), then:
   merge  runs `atomx ease-report a/ease.json b/ease.json -o m` and checks
          that m/ease.json is the sum of the two (every total, every table
          entry, every branch's executions and taken), and that m/ease.out
-         and m/ease.html exist, the page drawn as above.
+         and m/ease.html exist, the page drawn as above;
+  shapes runs PROG instrumented a second time with `--naive` (every
+         executed instruction described on its own, the obviously right
+         way) in b/: its four files must equal a/'s, which describes each
+         shape of instruction once, byte for byte (the same program name,
+         so the runs take the same path).
 Exit status 0 when everything holds.
 """
 import argparse
@@ -159,10 +164,37 @@ def check_merge(atomx, a, b, m, tmp):
     return problems
 
 
+def check_shapes(atomx, prog, args, atom, a, b, tmp):
+    # Both run as p/prog.atom and n/prog.atom: argv[0] of one length, so
+    # that a program that looks at its name takes the same path in both.
+    runs = []
+    for d, extra in ((a, []), (b, ["--", "--naive"])):
+        binary = os.path.join(tmp, "p" if d == a else "n", "prog.atom")
+        os.mkdir(os.path.dirname(binary))
+        if extra:
+            subprocess.run([atomx, prog, "-T", "ease", "-o", binary, "-q"] + extra, check=True)
+        else:
+            shutil.copy(atom, binary)
+        shutil.rmtree(d)
+        os.mkdir(d)
+        subprocess.run([binary] + args, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    problems = []
+    for name in ("ease.out", "ease.json", "ease.cg", "ease.html"):
+        x, y = (open(os.path.join(d, name), "rb").read() for d in (a, b))
+        if x != y:
+            lx, ly = x.splitlines(), y.splitlines()
+            k = next((i for i in range(min(len(lx), len(ly))) if lx[i] != ly[i]), min(len(lx), len(ly)))
+            problems.append(f"{name} differs from --naive's at line {k + 1}: "
+                            f"{lx[k][:120] if k < len(lx) else b'(end)'} / {ly[k][:120] if k < len(ly) else b'(end)'}")
+    print(f"shapes: {json.load(open(os.path.join(a, 'ease.json')))['totals']['instructions']} instructions, "
+          f"{len(problems)} of 4 files differ from --naive's")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--atomx", required=True)
-    ap.add_argument("--check", choices=("html", "cg", "merge"), required=True)
+    ap.add_argument("--check", choices=("html", "cg", "merge", "shapes"), required=True)
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
@@ -178,6 +210,8 @@ def main():
             problems = check_page(os.path.join(dirs[0], "ease.html"), json.load(open(os.path.join(dirs[0], "ease.json"))), tmp)
         elif o.check == "cg":
             problems = check_cg(dirs[0]) + check_cg_split(dirs[0], o.prog, o.args)
+        elif o.check == "shapes":
+            problems = check_shapes(o.atomx, o.prog, o.args, atom, dirs[0], dirs[1], tmp)
         else:
             problems = check_merge(o.atomx, dirs[0], dirs[1], dirs[2], tmp)
     for p in problems:
