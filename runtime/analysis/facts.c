@@ -3,7 +3,10 @@
  * read into records only as analysis code asks for them, a chunk of
  * records at a time: a short process that looks at a few blocks pays for
  * those, not for every instruction of the program (sqlite3's facts are tens
- * of megabytes).  The records' strings are pointers into the blob, which
+ * of megabytes).  The chunks read are laid end to end, in the order they
+ * are first asked for, so the memory a process touches (a page fault per
+ * page, several microseconds each in a VM) is what it read, not every page
+ * the records it read are scattered over.  The records' strings are pointers into the blob, which
  * lives as long as the process. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,18 +23,24 @@
 static const char *blobRecords[4]; /* per kind: its first record in the blob */
 static const char *strings;
 static size_t stringBytes;
-static AtomxProcFacts *procs;
-static AtomxBlockFacts *blocks;
-static AtomxInstFacts *insts;
-static AtomxOperandFacts *operands;
 static long procCount, blockCount, instCount, operandCount;
 static const char *programFile = "";
 
 /* Per chunk of kChunk records of a kind: 0 not read yet, kReady read, else
- * (thread id << 2 | 1) while that thread reads it. */
+ * (thread id << 2 | 1) while that thread reads it; and where it is: a slot
+ * of the kind's arena, taken when the chunk is first claimed (a reader
+ * that reads it again, a signal handler or a thread taking over from one
+ * gone, reuses it: a kind's arena holds each chunk at most once). */
 enum { kProcs, kBlocks, kInsts, kOperands, kChunk = 16 };
 static const uint32_t kReady = 2;
 static uint32_t *chunkState[4];
+static char **chunkAt[4];
+static char *arena[4];
+static long arenaChunks[4]; /* slots taken */
+static long arenaSlots[4];  /* a slot per chunk, and kSpareSlots */
+enum { kSpareSlots = 64 };
+static const size_t recordSize[4] = {sizeof(AtomxProcFacts), sizeof(AtomxBlockFacts), sizeof(AtomxInstFacts),
+                                     sizeof(AtomxOperandFacts)};
 
 static void bad(const char *why) {
   fprintf(stderr, "atomx: the embedded program facts are unusable (%s)\n", why);
@@ -40,19 +49,19 @@ static void bad(const char *why) {
 
 static const char *string(uint32_t off) { return off < stringBytes ? strings + off : ""; }
 
-static void readProc(long k) {
+static void readProc(long k, AtomxProcFacts *to) {
   AtomxFactsProc r;
   memcpy(&r, blobRecords[kProcs] + k * sizeof r, sizeof r);
-  procs[k] = (AtomxProcFacts){string(r.name), r.pc, r.endPc, r.firstBlock, r.blockCount};
+  *to = (AtomxProcFacts){string(r.name), r.pc, r.endPc, r.firstBlock, r.blockCount};
 }
 
-static void readBlock(long k) {
+static void readBlock(long k, AtomxBlockFacts *to) {
   AtomxFactsBlock r;
   memcpy(&r, blobRecords[kBlocks] + k * sizeof r, sizeof r);
-  blocks[k] = (AtomxBlockFacts){r.pc, r.endPc, r.proc, r.firstInst, r.instCount, r.lastKind, r.endPc - r.lastSize};
+  *to = (AtomxBlockFacts){r.pc, r.endPc, r.proc, r.firstInst, r.instCount, r.lastKind, r.endPc - r.lastSize};
 }
 
-static void readInst(long k) {
+static void readInst(long k, AtomxInstFacts *to) {
   AtomxFactsInst r;
   memcpy(&r, blobRecords[kInsts] + k * sizeof r, sizeof r);
   if ((uint64_t)r.firstOperand + r.operandCount > (uint64_t)operandCount) {
@@ -61,7 +70,7 @@ static void readInst(long k) {
       fprintf(stderr, "atomx: the embedded program facts are damaged (an operand out of range): left out\n");
     r.firstOperand = 0, r.operandCount = 0;
   }
-  insts[k] = (AtomxInstFacts){.pc = r.pc, .block = r.block, .size = r.size, .kind = r.kind,
+  *to = (AtomxInstFacts){.pc = r.pc, .block = r.block, .size = r.size, .kind = r.kind,
                               .memOperands = r.memOperands, .access = r.access, .accessSize = r.accessSize,
                               .regsRead = r.regsRead, .regsWritten = r.regsWritten,
                               .mnemonic = string(r.mnemonic), .category = string(r.category),
@@ -91,9 +100,10 @@ static long instOfOperand(long k) {
   return lo;
 }
 
-/* Operands first ... end-1, in order: the instruction of the first is
- * searched for, each next one's found by stepping on from it. */
-static void readOperands(long first, long end) {
+/* Operands first ... end-1 into to[], in order: the instruction of the
+ * first is searched for, each next one's found by stepping on from it. */
+static void readOperands(long first, long end, void *to_) {
+  AtomxOperandFacts *to = to_;
   long inst = instCount > 0 ? instOfOperand(first) : 0;
   for (long k = first; k < end; ++k) {
     while (inst + 1 < instCount && firstOperandOf(inst + 1) <= (uint64_t)k) ++inst;
@@ -111,21 +121,21 @@ static void readOperands(long first, long end) {
       memcpy(&i, blobRecords[kInsts] + inst * sizeof i, sizeof i);
       o.target = i.pc + i.size + (uint64_t)o.disp;
     }
-    operands[k] = o;
+    to[k - first] = o;
   }
 }
 
-static void readProcs(long first, long end) {
-  for (long k = first; k < end; ++k) readProc(k);
+static void readProcs(long first, long end, void *to) {
+  for (long k = first; k < end; ++k) readProc(k, (AtomxProcFacts *)to + (k - first));
 }
-static void readBlocks(long first, long end) {
-  for (long k = first; k < end; ++k) readBlock(k);
+static void readBlocks(long first, long end, void *to) {
+  for (long k = first; k < end; ++k) readBlock(k, (AtomxBlockFacts *)to + (k - first));
 }
-static void readInsts(long first, long end) {
-  for (long k = first; k < end; ++k) readInst(k);
+static void readInsts(long first, long end, void *to) {
+  for (long k = first; k < end; ++k) readInst(k, (AtomxInstFacts *)to + (k - first));
 }
 
-static void (*const readRecords[4])(long, long) = {readProcs, readBlocks, readInsts, readOperands};
+static void (*const readRecords[4])(long, long, void *) = {readProcs, readBlocks, readInsts, readOperands};
 
 /* Whether the thread that claimed a chunk is gone: a forked child's copy
  * of a chunk another thread of the parent was reading (no thread of the
@@ -134,18 +144,20 @@ static int ownerGone(uint32_t state) {
   return syscall(SYS_tgkill, getpid(), (pid_t)(state >> 2), 0) != 0 && errno == ESRCH;
 }
 
-/* Record `id` of `kind` is read: its chunk is read by the first thread to
+/* Record `id` of `kind`, read: its chunk is read by the first thread to
  * ask, while others wait; a signal handler that interrupts its own thread
- * in the middle reads the chunk again (the same values), and so does a
- * thread that finds the one reading it gone. */
-static void ensure(int kind, long id, long count) {
-  uint32_t *state = &chunkState[kind][id / kChunk];
+ * in the middle reads the chunk again (the same values, into the same
+ * slot), and so does a thread that finds the one reading it gone. */
+static const void *ensure(int kind, long id, long count) {
+  const long chunk = id / kChunk;
+  const size_t at = (size_t)(id % kChunk) * recordSize[kind];
+  uint32_t *state = &chunkState[kind][chunk];
   uint32_t s = __atomic_load_n(state, __ATOMIC_ACQUIRE);
-  if (s == kReady) return;
+  if (s == kReady) return chunkAt[kind][chunk] + at;
   const uint32_t me = (uint32_t)gettid() << 2 | 1;
-  const long first = id / kChunk * kChunk, end = first + kChunk < count ? first + kChunk : count;
+  const long first = chunk * kChunk, end = first + kChunk < count ? first + kChunk : count;
   for (unsigned waits = 0;; s = __atomic_load_n(state, __ATOMIC_ACQUIRE)) {
-    if (s == kReady) return;
+    if (s == kReady) return chunkAt[kind][chunk] + at;
     if (s == me) break;
     uint32_t seen = s;
     if ((s == 0 || (++waits % 256 == 0 && ownerGone(s))) &&
@@ -153,12 +165,28 @@ static void ensure(int kind, long id, long count) {
       break;
     sched_yield();
   }
-  readRecords[kind](first, end);
+  char *slot = __atomic_load_n(&chunkAt[kind][chunk], __ATOMIC_ACQUIRE);
+  if (!slot) {
+    /* A signal handler that claims the chunk again between the load above
+     * and the exchange below takes a slot of its own: one of the spare
+     * ones, and the first slot set is kept. */
+    const long taken = __atomic_fetch_add(&arenaChunks[kind], 1, __ATOMIC_RELAXED);
+    if (taken >= arenaSlots[kind]) {
+      fprintf(stderr, "atomx: the embedded program facts: out of slots for records\n");
+      abort();
+    }
+    char *mine = arena[kind] + (size_t)taken * kChunk * recordSize[kind];
+    slot = NULL;
+    if (__atomic_compare_exchange_n(&chunkAt[kind][chunk], &slot, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      slot = mine;
+  }
+  readRecords[kind](first, end, slot);
   __atomic_store_n(state, kReady, __ATOMIC_RELEASE);
+  return slot + at;
 }
 
 void atomx_facts_init(const char *blob, long size) {
-  if (procs || blocks || insts || operands) return; /* once (a forked child has them already) */
+  if (arena[kProcs]) return; /* once (a forked child has them already) */
   AtomxFactsHeader h;
   if (size < (long)sizeof h) return bad("too short");
   memcpy(&h, blob, sizeof h);
@@ -172,16 +200,17 @@ void atomx_facts_init(const char *blob, long size) {
   blobRecords[kOperands] = blobRecords[kInsts] + h.insts * sizeof(AtomxFactsInst);
   strings = blob + records;
   stringBytes = (size_t)size - records;
-  /* Fresh zeroed memory, touched only where records are read. */
+  /* Fresh zeroed memory (a large calloc maps it), touched only as chunks
+   * are read: a slot per chunk of the kind. */
   const uint32_t counts[4] = {h.procs, h.blocks, h.insts, h.operands};
-  procs = calloc(h.procs + 1, sizeof *procs);
-  blocks = calloc(h.blocks + 1, sizeof *blocks);
-  insts = calloc(h.insts + 1, sizeof *insts);
-  operands = calloc(h.operands + 1, sizeof *operands);
-  for (int k = 0; k < 4; ++k) chunkState[k] = calloc(counts[k] / kChunk + 1, sizeof(uint32_t));
-  if (!procs || !blocks || !insts || !operands || !chunkState[0] || !chunkState[1] || !chunkState[2] ||
-      !chunkState[3])
-    return bad("out of memory");
+  for (int k = 0; k < 4; ++k) {
+    const size_t chunks = counts[k] / kChunk + 1;
+    chunkState[k] = calloc(chunks, sizeof(uint32_t));
+    chunkAt[k] = calloc(chunks, sizeof(char *));
+    arenaSlots[k] = (long)chunks + kSpareSlots;
+    arena[k] = calloc((size_t)arenaSlots[k] * kChunk, recordSize[k]);
+    if (!chunkState[k] || !chunkAt[k] || !arena[k]) return bad("out of memory");
+  }
   programFile = string(h.program);
   procCount = h.procs, blockCount = h.blocks, instCount = h.insts, operandCount = h.operands;
 }
@@ -191,19 +220,16 @@ long AtomxBlockCount(void) { return blockCount; }
 long AtomxInstCount(void) { return instCount; }
 long AtomxOperandCount(void) { return operandCount; }
 
-/* Record `id` of `kind` in `array` (records of `size` bytes), read if it was not yet. */
-static const void *record(int kind, long id, long count, const void *array, size_t size) {
+/* Record `id` of `kind`, read if it was not yet. */
+static const void *record(int kind, long id, long count) {
   if (id < 0 || id >= count) return NULL;
-  ensure(kind, id, count);
-  return (const char *)array + (size_t)id * size;
+  return ensure(kind, id, count);
 }
 
-const AtomxProcFacts *AtomxProc(long id) { return record(kProcs, id, procCount, procs, sizeof *procs); }
-const AtomxBlockFacts *AtomxBlock(long id) { return record(kBlocks, id, blockCount, blocks, sizeof *blocks); }
-const AtomxInstFacts *AtomxInst(long id) { return record(kInsts, id, instCount, insts, sizeof *insts); }
-const AtomxOperandFacts *AtomxOperand(long id) {
-  return record(kOperands, id, operandCount, operands, sizeof *operands);
-}
+const AtomxProcFacts *AtomxProc(long id) { return record(kProcs, id, procCount); }
+const AtomxBlockFacts *AtomxBlock(long id) { return record(kBlocks, id, blockCount); }
+const AtomxInstFacts *AtomxInst(long id) { return record(kInsts, id, instCount); }
+const AtomxOperandFacts *AtomxOperand(long id) { return record(kOperands, id, operandCount); }
 const char *AtomxProgramFile(void) { return programFile; }
 
 AtomxInstNames AtomxInstNamesOf(long id) {
