@@ -493,17 +493,24 @@ class Counters {
 //   d[3]  ~(line - 1);
 //   d[4]  the load bias added to a block's original pc (mruHitBlock).
 //
-// A reference of `size` bytes at address A passes when
-//     *(uint64_t*)(d[1] + tls(d[0]) + (A & d[2])) == ((A + size - 1) & d[3])
-// that is, when the table entry of A's set holds the line of A's last byte.
-// The analysis keeps in each set's entry the address of the set's most
-// recent line (a value no line address has, such as 1, when there is
-// none), and the test then passes exactly for a reference within one line
-// that is the most recent of its set (with two sets or more: a reference
-// that crosses into the next line looks up the wrong set).  A descriptor
-// still all zero fails every test (the word at %fs:0 is the thread pointer
-// itself, never 0), and so does one the analysis leaves zero on purpose
-// when a run cannot use the test.
+// With E = d[1] + tls(d[0]) + (A & d[2]) (the slot of A's set) and
+// L = (A + size - 1) & d[3] (the line of A's last byte), a reference of
+// `size` bytes at address A passes when
+//     E[0] == L, or
+//     E[1] == L, and then the two words are swapped (E[0] = L, E[1] = the old E[0]).
+// The analysis keeps in E[0] the address of the set's most recent line
+// and in E[1] its second most recent (a value no line address has, such
+// as 1, where it keeps none: in E[1] when it cannot follow the swap), and
+// the test then passes exactly for a reference within one line that is
+// one of the two most recent of its set, which it leaves the most recent
+// -- what an LRU cache does on that hit (with two sets or more: a
+// reference that crosses into the next line looks up the wrong set).  The
+// slot is 16 bytes from E (E[1] of the last set too).  The swap is two
+// stores: a signal handler that runs between them and references the
+// same set finds the older line missing from it.  A descriptor still all
+// zero fails every test (the word at %fs:0 is the thread pointer itself,
+// never 0), and so does one the analysis leaves zero on purpose when a run
+// cannot use the test.
 class MruDescriptor {
  public:
   static constexpr size_t kWords = 5;

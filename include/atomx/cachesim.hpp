@@ -346,23 +346,40 @@ inline Config defaultConfig() {
 }
 
 // One level's state: sets of tags (line number + 1; 0: invalid), most
-// recent (LRU) or newest (FIFO) first.
+// recent (LRU) or newest (FIFO) first.  A first level that keeps a table
+// of its sets for the inline hit test (Simulator::mruTable) has it in one
+// of two forms:
+//  - beside the tags (`mru`): the word at byte set << lineBits holds the
+//    address of the set's most recent line, kNoLine when the set is empty,
+//    and every other word of the table kNoLine;
+//  - as the tags themselves (`inTable`: LRU, two ways or more, all of a
+//    set's ways within its line-sized slot): way k of a set is the word k
+//    of its slot, a line's address (kNoLine: invalid).  The inline test
+//    may then settle a hit on the second most recent line itself, swapping
+//    the slot's first two words (atomx.hpp, MruDescriptor), which is
+//    exactly the simulator's own move to the front of that way.
 struct Cache {
   uint64_t* tags = nullptr;
   uint64_t setMask = 0;
   uint64_t rng = 0x9e3779b97f4a7c15ull;
   uint32_t lineBits = 0, assoc = 1;
+  uint32_t stride = 1;  // words from one set to the next
   Policy policy = Policy::Lru;
   bool writeAllocate = true;
+  bool inTable = false;
 
-  uint64_t last = UINT64_MAX;  // the line touched last: present, and the most recent of its set
-  // A first level's table of the most recent line of each set, for an
-  // inline hit test (atomx::MruDescriptor): the word at byte set << lineBits
-  // holds that line's address, kNoLine when the set is empty; null: none.
-  uint64_t* mru = nullptr;
+  // The line touched last: present, and the most recent of its set.  Not
+  // kept in a table the inline test reorders (UINT64_MAX then).
+  uint64_t last = UINT64_MAX;
+  uint64_t* mru = nullptr;  // the first level's table (either form); null: none
   static constexpr uint64_t kNoLine = 1;  // no line's address (lines are 8 bytes or more)
+  uint64_t invalid() const { return inTable ? kNoLine : 0; }
+  uint64_t tagOf(uint64_t line) const { return inTable ? line << lineBits : line + 1; }
   void noteFront(const uint64_t* set, uint64_t line) {
-    if (mru) mru[(line & setMask) << (lineBits - 3)] = set[0] ? (set[0] - 1) << lineBits : kNoLine;
+    if (mru && !inTable) mru[(line & setMask) << (lineBits - 3)] = set[0] ? (set[0] - 1) << lineBits : kNoLine;
+  }
+  void noteLast(uint64_t line) {
+    if (!inTable) last = line;
   }
 
   // One line: true on a miss.  `fill`: install it on a miss.  (The
@@ -371,19 +388,19 @@ struct Cache {
   // analysis routine heavy, docs/instrumenting.md.)
   [[gnu::always_inline]] bool touch(uint64_t line, bool fill) {
     if (line == last) return false;  // a hit that changes nothing, under every policy
-    const uint64_t tag = line + 1;
-    uint64_t* set = &tags[(line & setMask) * assoc];
-    if (set[0] == tag) return last = line, false;
+    const uint64_t tag = tagOf(line);
+    uint64_t* set = &tags[(line & setMask) * stride];
+    if (set[0] == tag) return noteLast(line), false;
     for (uint32_t i = 1; i < assoc; ++i)
       if (set[i] == tag) {
         if (policy == Policy::Lru) moveToFront(set, i, tag), noteFront(set, line);
-        last = line;
+        noteLast(line);
         return false;
       }
     if (!fill) return true;
-    last = line;
+    noteLast(line);
     uint32_t victim = assoc - 1;  // LRU: the least recent; FIFO: the oldest; invalid ways go first
-    if (policy == Policy::Random && set[victim] != 0) {
+    if (policy == Policy::Random && set[victim] != invalid()) {
       rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
       victim = uint32_t(rng % assoc);
     }
@@ -411,14 +428,17 @@ struct Cache {
     if (last != first) miss |= touch(first + 1, fill);
     return miss;
   }
-  void flush(uint64_t ways) {
-    for (uint64_t k = 0; k < ways; ++k) tags[k] = 0;
+  // Every line invalidated (`words`: the table's, Simulator::mruWords).
+  void flush(uint64_t words) {
+    if (!inTable)
+      for (uint64_t k = 0; k <= setMask; ++k)
+        for (uint32_t w = 0; w < assoc; ++w) tags[k * stride + w] = 0;
     last = UINT64_MAX;
-    clearMru(ways / assoc);
+    clearMru(words);
   }
-  void clearMru(uint64_t sets) {
+  void clearMru(uint64_t words) {
     if (mru)
-      for (uint64_t k = 0; k < sets; ++k) mru[k << (lineBits - 3)] = kNoLine;
+      for (uint64_t k = 0; k < words; ++k) mru[k] = kNoLine;
   }
 };
 
@@ -427,12 +447,20 @@ class Simulator {
  public:
   // Whether a first level can keep a most-recent-line table (Cache::mru):
   // lines of 8 bytes or more (an entry per line-sized slot) and two sets
-  // or more (the inline test's straddle check needs them).
+  // or more (the inline test's straddle check needs them).  Its words: a
+  // slot per set, and one more, so that the test's second word of the last
+  // set is in it.
   static bool mruTable(const Level& l) { return l.first && l.line >= 8 && l.sets() >= 2; }
-  static size_t mruWords(const Level& l) { return mruTable(l) ? size_t(l.sets()) * l.line / 8 : 0; }
+  static size_t mruWords(const Level& l) { return mruTable(l) ? size_t(l.sets()) * l.line / 8 + 1 : 0; }
+  // Whether that table holds the level's tags (Cache::inTable): LRU, two
+  // ways or more, a set's ways within its slot.
+  static bool tagsInTable(const Level& l) {
+    return mruTable(l) && l.policy == Policy::Lru && l.assoc >= 2 && uint64_t(l.assoc) * 8 <= l.line;
+  }
+  static size_t tagWords(const Level& l) { return tagsInTable(l) ? 0 : size_t(l.sets()) * l.assoc; }
   static size_t words(const Hierarchy& h) {
     size_t n = 0;
-    for (const Level& l : h.levels) n += size_t(l.sets()) * l.assoc + mruWords(l);
+    for (const Level& l : h.levels) n += tagWords(l) + mruWords(l);
     return n;
   }
   Simulator() = default;
@@ -446,7 +474,9 @@ class Simulator {
       c.lineBits = uint32_t(__builtin_ctzll(l.line));
       c.policy = l.policy;
       c.writeAllocate = l.writeAllocate;
-      ways_[k] = l.sets() * l.assoc;
+      c.inTable = tagsInTable(l);
+      c.stride = c.inTable ? uint32_t(l.line / 8) : l.assoc;
+      ways_[k] = tagWords(l);
       mruWords_[k] = mruWords(l);
     }
     place(memory);
@@ -466,7 +496,8 @@ class Simulator {
       Cache& c = caches_[k];
       c.tags = memory, memory += ways_[k];
       c.mru = mruWords_[k] ? memory : nullptr, memory += mruWords_[k];
-      c.clearMru(c.setMask + 1);
+      if (c.inTable) c.tags = c.mru;
+      c.clearMru(mruWords_[k]);
     }
   }
   // Level k's most-recent-line table (null when it keeps none).
@@ -503,7 +534,7 @@ class Simulator {
   bool switching() const { return switch_.unit != SwitchUnit::None; }
   uint64_t switches() const { return switches_; }
   void flush() {
-    for (int k = 0; k < nlevels_; ++k) caches_[k].flush(ways_[k]);
+    for (int k = 0; k < nlevels_; ++k) caches_[k].flush(mruWords_[k]);
   }
 
  private:

@@ -518,8 +518,12 @@ void emitCallPart(uint64_t enter, uint64_t body, Assembler& a) {
 //     per test: A = the address (its parts from the program's registers)
 //               T = d[1] + %fs:(d[0])               once per descriptor
 //               U = A & d[2]; A = (A + size - 1) & d[3]
-//               cmp A, (T,U); jne fail
+//               cmp A, (T,U); jne second_k
+//               next_k:
 //     restore; jmp done
+//     per test: second_k: cmp A, 8(T,U); jne fail  the set's second most recent line:
+//               xchg A, (T,U); mov A, 8(T,U)        it becomes the most recent
+//               jmp next_k
 //     fail: restore; the call part
 //     done:
 void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& addresses, uint64_t enter, uint64_t body,
@@ -592,6 +596,11 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
     c.andLoad(A, word(t, 3));
     c.cmpMemReg(x86::Mem{T, U, 1, 0, 8}, A);
   };
+  // A test that misses the slot's first word tries its second: a hit on
+  // the second most recent line of the set, which the swap makes the most
+  // recent (the analysis keeps that word kNoLine where it has no such line).
+  const x86::Mem first{T, U, 1, 0, 8}, second{T, U, 1, 8, 8};
+  auto swap = [&](Assembler& c) { c.xchgMemReg(first, A), c.movStore(second, A); };
   // Sizes first (every form has a fixed size), for the jumps to `fail`.
   std::vector<uint32_t> sizes(tests.size());
   for (size_t k = 0; k < tests.size(); ++k) {
@@ -600,23 +609,59 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
     test(c, k);
     sizes[k] = uint32_t(scratch.size());
   }
+  uint32_t secondSize = 0, swapSize = 0;
+  {
+    std::vector<uint8_t> scratch;
+    Assembler c(scratch, 0);
+    c.cmpMemReg(second, A);
+    secondSize = uint32_t(scratch.size());
+    swap(c);
+    swapSize = uint32_t(scratch.size()) - secondSize;
+  }
   tableOf = UINT32_MAX;
   std::vector<uint8_t> restoreBytes;
   {
     Assembler r(restoreBytes, 0);
     restore(r);
   }
-  // From the end of test k's jump to `fail`: the later tests and their
-  // jumps, the restore and the jmp over the call part.  Short jumps when
-  // the first one reaches.
-  std::vector<uint32_t> toFail(tests.size());
-  auto layOut = [&](uint32_t jump) {
-    uint32_t total = uint32_t(restoreBytes.size()) + 2;
-    for (size_t k = tests.size(); k-- > 0;) toFail[k] = total, total += sizes[k] + jump;
+  // The layout: the tests in line, each falling through when the slot's
+  // first word holds the line (the common case, as fast as a one-word
+  // test); its second word tried out of line, after the jump over the
+  // call part:
+  //     test k; jne second_k; next_k: ...   restore; jmp done
+  //     second_k: cmp A,8(T,U); jne fail; xchg A,(T,U); mov A,8(T,U); jmp next_k
+  //     fail: restore; the call part         done:
+  // Every jump short when all reach, else every one long.
+  const size_t n = tests.size();
+  const uint32_t restoreSize = uint32_t(restoreBytes.size());
+  struct Jumps {
+    uint32_t jcc, jmp;  // 2 and 2, or 6 and 5
   };
-  layOut(2);
-  const bool near = toFail[0] <= 127;
-  if (!near) layOut(6);
+  auto fits = [&](Jumps j) {
+    uint32_t main = 0;
+    std::vector<uint32_t> next(n);
+    for (size_t k = 0; k < n; ++k) main += sizes[k] + j.jcc, next[k] = main;
+    const uint32_t seconds = main + restoreSize + j.jmp, each = secondSize + j.jcc + swapSize + j.jmp;
+    const uint32_t fail = seconds + uint32_t(n) * each, done = fail + restoreSize + kSiteSize;
+    auto shortJump = [](int64_t d) { return d >= -128 && d <= 127; };
+    bool ok = shortJump(int64_t(done) - (main + restoreSize + j.jmp));
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t second = seconds + uint32_t(k) * each;
+      ok = ok && shortJump(int64_t(second) - next[k]) && shortJump(int64_t(fail) - (second + secondSize + j.jcc)) &&
+           shortJump(int64_t(next[k]) - (second + each));
+    }
+    return ok;
+  };
+  const bool near = fits({2, 2});
+  auto jcc = [&](uint8_t cc, uint64_t target) {
+    if (near) a.raw({uint8_t(0x70 + cc), uint8_t(int8_t(int64_t(target) - int64_t(a.here() + 2)))});
+    else a.jccRel32(cc, target);
+  };
+  auto jmp = [&](uint64_t target) {
+    if (near) a.raw({0xeb, uint8_t(int8_t(int64_t(target) - int64_t(a.here() + 2)))});
+    else a.jmpRel32(target);
+  };
+  const Jumps j = near ? Jumps{2, 2} : Jumps{6, 5};
   if (saves.redZone) a.stepOverRedZone();
   for (ZydisRegister r : saves.pushed) a.push(r);
   if (saves.appRax != ZYDIS_REGISTER_NONE) a.movReg(saves.appRax, ZYDIS_REGISTER_RAX);
@@ -624,15 +669,28 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
     a.lahf();
     if (saves.keepOverflow) a.setoAl();
   }
-  for (size_t k = 0; k < tests.size(); ++k) {
+  const uint64_t start = a.here();
+  uint64_t main = start;
+  std::vector<uint64_t> next(n);
+  for (size_t k = 0; k < n; ++k) main += sizes[k] + j.jcc, next[k] = main;
+  const uint64_t seconds = main + restoreSize + j.jmp, each = secondSize + j.jcc + swapSize + j.jmp;
+  const uint64_t fail = seconds + n * each, done = fail + restoreSize + kSiteSize;
+  for (size_t k = 0; k < n; ++k) {
     test(a, k);
-    if (near) a.jccShort(5, uint8_t(toFail[k]));  // jne fail
-    else a.jccRel32(5, a.here() + 6 + toFail[k]);
+    jcc(5, seconds + k * each);  // jne second_k
   }
   restore(a);
-  a.raw({0xeb, uint8_t(restoreBytes.size() + kSiteSize)});  // jmp done
-  restore(a);                                               // fail:
+  jmp(done);
+  for (size_t k = 0; k < n; ++k) {  // second_k
+    a.cmpMemReg(second, A);
+    jcc(5, fail);
+    swap(a);
+    jmp(next[k]);
+  }
+  if (a.here() != fail) throw InternalError("beforeUnless: the laid-out tests and their code differ");
+  restore(a);  // fail:
   emitCallPart(enter, body, a);
+  if (a.here() != done) throw InternalError("beforeUnless: the call part is not where the tests jump over it to");
 }
 
 }  // namespace

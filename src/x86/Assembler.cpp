@@ -226,6 +226,7 @@ void Assembler::xorImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC
 
 void Assembler::addMemReg(const Mem& m, ZydisRegister src, bool lock) { memReg(ZYDIS_MNEMONIC_ADD, m, src, lock); }
 void Assembler::subMemReg(const Mem& m, ZydisRegister src, bool lock) { memReg(ZYDIS_MNEMONIC_SUB, m, src, lock); }
+void Assembler::xchgMemReg(const Mem& m, ZydisRegister reg) { memReg(ZYDIS_MNEMONIC_XCHG, m, reg, false); }
 
 void Assembler::memReg(ZydisMnemonic mnemonic, const Mem& m, ZydisRegister src, bool lock) {
   auto r = request(mnemonic);

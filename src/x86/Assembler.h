@@ -67,6 +67,7 @@ class Assembler {
   void incMem(const Mem& m, bool lock);
   void addMemReg(const Mem& m, ZydisRegister src, bool lock);  // add %src, m
   void subMemReg(const Mem& m, ZydisRegister src, bool lock);  // sub %src, m
+  void xchgMemReg(const Mem& m, ZydisRegister reg);  // xchg %reg, m (locked, as every xchg with memory)
   void adcMemImm(const Mem& m, int8_t value, bool lock);  // adc $value, m (m.size bytes)
   void adcImm(ZydisRegister dst, int32_t value);
   void xorImm(ZydisRegister dst, int32_t value);

@@ -223,9 +223,10 @@ def t_thread_counts(work, variant, counters=None):
 def t_unless(work, name, variant, geometry=(), build_src=None):
     """Routine::beforeUnless against a naive oracle in the same run (tools/unless_inst.cpp): before
     every memory instruction and at every block, a call every time that says whether the inline
-    MRU test should pass, and the call made only when it fails; per instruction and per block the
-    calls made equal the calls due, the fast path skips most calls, and the output is unchanged
-    (the tests sit between flag setters and readers)."""
+    MRU test should pass (on shadow tables of its own, which it updates as the test's swap and the
+    filtered call would), and the call made only when it fails; per instruction and per block the
+    calls made equal the calls due, the tables equal their shadows, the fast path skips most
+    calls, and the output is unchanged (the tests sit between flag setters and readers)."""
     if build_src:
         local = build(build_src, variant, work)
     else:
@@ -238,10 +239,12 @@ def t_unless(work, name, variant, geometry=(), build_src=None):
     check(outs, "no unless.out")
     for f in outs:
         lines = read_lines(os.path.join(i[3], f))
-        m = re.match(r"naive calls (\d+) filtered calls (\d+) due (\d+) differences (\d+)$", lines[-1])
+        m = re.match(r"naive calls (\d+) filtered calls (\d+) due (\d+) differences (\d+) table differences (\d+)$",
+                     lines[-1])
         check(m, f"{f}: no summary line: {lines[-3:]}")
-        naive, filtered, due, diff = map(int, m.groups())
+        naive, filtered, due, diff, tables = map(int, m.groups())
         eq(diff, 0, f"{f}: instructions or blocks whose calls made differ from the calls due ({lines[:3]})")
+        eq(tables, 0, f"{f}: references whose set the inline code left other than the documented test would")
         eq(filtered, due, f"{f}: filtered calls vs calls due")
         check(0 < filtered < naive // 2, f"{f}: the inline test skipped too few calls ({filtered} of {naive})")
 

@@ -303,12 +303,19 @@ void CsInit(const long* config, const long* blk, const long* pc, const int* in, 
       d[4] = long(bias);
       d[0] = long(uint64_t(tls) - threadPointer);
     };
+    // A block tested whole (config[9]: the longest) passes only within one
+    // line: its last line must not be in its first line's set unless it is
+    // that line, so no block may span as many lines as there are sets.
+    const bool wholeBlocks = h.iPath.empty() ||
+                             uint64_t(config[9]) <= (h.levels[size_t(h.iPath[0])].sets() - 1) * h.levels[size_t(h.iPath[0])].line;
     enable(iTest, h.iPath, &iTable);
     enable(dTest, h.dPath, &dTable);
     // Blocks of config[8] bytes or fewer are tested at their first and last
     // bytes, which is exact when a line is at least that long.
     if (iTest.level >= 0 && h.levels[size_t(iTest.level)].line >= uint64_t(config[8]))
       for (int k = 0; k < kDescriptorWords; ++k) iShortDescriptor[k] = iDescriptor[k];
+    if (!wholeBlocks)
+      for (int k = 0; k < kDescriptorWords; ++k) iDescriptor[k] = 0;  // every whole-block test fails
   }
 }
 

@@ -11,6 +11,8 @@
 // and simulates every configuration in it, so another hierarchy is another
 // run, not another rewrite.
 #include <atomx/atomx.hpp>
+
+#include <algorithm>
 #include <atomx/memrefs.hpp>
 
 #include <map>
@@ -52,7 +54,9 @@ extern "C" void Instrument(int argc, char** argv) {
   // its last byte: a block of up to kSpannedBlock bytes is tested at those
   // points (iShort, which the analysis side fills only for such lines); a
   // longer block, or any block with shorter lines, passes only within one
-  // line (iTest).
+  // line (iTest), which the analysis side fills only when no such block is
+  // as long as the cache's sets together (its last line could then be in
+  // the set of its first, and the test would look it up there).
   constexpr long kShortBlock = 32, kSpannedBlock = 128;
   MruDescriptor iTest, iShort, dTest;
   Counters blockRuns, groupRuns;
@@ -64,6 +68,7 @@ extern "C" void Instrument(int argc, char** argv) {
   std::vector<char> procNames, fileNames;
   std::map<std::string, int> files;
   long nproc = 0;
+  long longest = 0;  // the longest block tested whole (iTest)
   for (Proc p : program().procs()) {
     for (Block b : p.blocks()) {
       const long block = long(blocks.size() / 2);
@@ -87,7 +92,10 @@ extern "C" void Instrument(int argc, char** argv) {
         for (long at = 0; at < bytes - 1; at += kShortBlock) points.push_back(mruHitBlock(iShort, uint32_t(at), 1));
         points.push_back(mruHitBlock(iShort, uint32_t(bytes - 1), 1));
         fetch.addUnless(Point::BlockBefore, b.handle(), points, {Arg(block)});
-      } else if (fetches) fetch.beforeUnless(b, mruHitBlock(iTest), block);
+      } else if (fetches) {
+        fetch.beforeUnless(b, mruHitBlock(iTest), block);
+        longest = std::max(longest, bytes);
+      }
       if (data)
         for (const Group& g : groups(b, merge, "cachesim")) {
           Inst s = g.members[0].inst;
@@ -120,7 +128,7 @@ extern "C" void Instrument(int argc, char** argv) {
   groupRuns.reserve(size_t(nsites) + 1);
   blocks.push_back(0), pcs.push_back(0), insts.push_back(0), fileNames.push_back(0), procNames.push_back(0);
   init.atProgramStart(std::vector<long>{long(blocks.size() / 2), long(pcs.size() - 1), nsites, nproc,
-                                        long(files.size()), long(fetches), long(data), top, kShortBlock},
+                                        long(files.size()), long(fetches), long(data), top, kShortBlock, longest},
                       blocks, pcs, insts, sites, procNames, fileNames, std::string(program().path()), iTest, iShort, dTest);
   report.atProgramEnd(blockRuns, groupRuns);
 }

@@ -3,11 +3,13 @@
 // %gs-relative and gather/scatter ones aside) and at every block, two calls:
 //   - a naive one, every time, that says whether the inline test SHOULD pass
 //     (every reference within one line that is the most recent of its set
-//     in the analysis object's table: the documented formula, evaluated in
-//     C++), and counts the executions where it should not;
+//     in the analysis object's table, or the second most recent: the
+//     documented formula, evaluated in C++), and counts the executions
+//     where it should not;
 //   - the filtered one, beforeUnless(mruHit ...), which counts the times it
-//     is made and updates the table (a call skipped is a hit on the most
-//     recent line, which changes nothing).
+//     is made and updates the table's two most recent lines of the set (a
+//     call skipped is a hit on one of them, which the inline code itself
+//     puts first).
 // Blocks and data references use two descriptors (two tables), so that a
 // block's update never runs between an instruction's prediction and its
 // test.  A block no longer than a line is tested at its first and last
