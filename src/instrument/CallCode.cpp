@@ -634,25 +634,31 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
   // Every jump short when all reach, else every one long.
   const size_t n = tests.size();
   const uint32_t restoreSize = uint32_t(restoreBytes.size());
-  struct Jumps {
-    uint32_t jcc, jmp;  // 2 and 2, or 6 and 5
+  // Offsets from the first test, for jumps of `jcc` and `jmp` bytes (2 and
+  // 2, or 6 and 5).
+  struct Layout {
+    uint32_t jcc, jmp;
+    std::vector<uint64_t> next;  // after test k's jne: next_k
+    uint64_t main = 0, seconds = 0, each = 0, fail = 0, done = 0;
+    uint64_t second(size_t k) const { return seconds + k * each; }
   };
-  auto fits = [&](Jumps j) {
-    uint32_t main = 0;
-    std::vector<uint32_t> next(n);
-    for (size_t k = 0; k < n; ++k) main += sizes[k] + j.jcc, next[k] = main;
-    const uint32_t seconds = main + restoreSize + j.jmp, each = secondSize + j.jcc + swapSize + j.jmp;
-    const uint32_t fail = seconds + uint32_t(n) * each, done = fail + restoreSize + kSiteSize;
-    auto shortJump = [](int64_t d) { return d >= -128 && d <= 127; };
-    bool ok = shortJump(int64_t(done) - (main + restoreSize + j.jmp));
-    for (size_t k = 0; k < n; ++k) {
-      const uint32_t second = seconds + uint32_t(k) * each;
-      ok = ok && shortJump(int64_t(second) - next[k]) && shortJump(int64_t(fail) - (second + secondSize + j.jcc)) &&
-           shortJump(int64_t(next[k]) - (second + each));
-    }
+  auto layOut = [&](uint32_t jcc, uint32_t jmp) {
+    Layout l{jcc, jmp, std::vector<uint64_t>(n)};
+    for (size_t k = 0; k < n; ++k) l.main += sizes[k] + jcc, l.next[k] = l.main;
+    l.seconds = l.main + restoreSize + jmp, l.each = secondSize + jcc + swapSize + jmp;
+    l.fail = l.seconds + n * l.each, l.done = l.fail + restoreSize + kSiteSize;
+    return l;
+  };
+  auto fits = [&](const Layout& l) {
+    auto reaches = [](uint64_t from, uint64_t to) { return int64_t(to - from) >= -128 && int64_t(to - from) <= 127; };
+    bool ok = reaches(l.seconds, l.done);
+    for (size_t k = 0; k < n; ++k)
+      ok = ok && reaches(l.next[k], l.second(k)) && reaches(l.second(k) + secondSize + l.jcc, l.fail) &&
+           reaches(l.second(k) + l.each, l.next[k]);
     return ok;
   };
-  const bool near = fits({2, 2});
+  const bool near = fits(layOut(2, 2));
+  const Layout l = near ? layOut(2, 2) : layOut(6, 5);
   auto jcc = [&](uint8_t cc, uint64_t target) {
     if (near) a.raw({uint8_t(0x70 + cc), uint8_t(int8_t(int64_t(target) - int64_t(a.here() + 2)))});
     else a.jccRel32(cc, target);
@@ -661,7 +667,6 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
     if (near) a.raw({0xeb, uint8_t(int8_t(int64_t(target) - int64_t(a.here() + 2)))});
     else a.jmpRel32(target);
   };
-  const Jumps j = near ? Jumps{2, 2} : Jumps{6, 5};
   if (saves.redZone) a.stepOverRedZone();
   for (ZydisRegister r : saves.pushed) a.push(r);
   if (saves.appRax != ZYDIS_REGISTER_NONE) a.movReg(saves.appRax, ZYDIS_REGISTER_RAX);
@@ -670,27 +675,22 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
     if (saves.keepOverflow) a.setoAl();
   }
   const uint64_t start = a.here();
-  uint64_t main = start;
-  std::vector<uint64_t> next(n);
-  for (size_t k = 0; k < n; ++k) main += sizes[k] + j.jcc, next[k] = main;
-  const uint64_t seconds = main + restoreSize + j.jmp, each = secondSize + j.jcc + swapSize + j.jmp;
-  const uint64_t fail = seconds + n * each, done = fail + restoreSize + kSiteSize;
   for (size_t k = 0; k < n; ++k) {
     test(a, k);
-    jcc(5, seconds + k * each);  // jne second_k
+    jcc(5, start + l.second(k));  // jne second_k
   }
   restore(a);
-  jmp(done);
+  jmp(start + l.done);
   for (size_t k = 0; k < n; ++k) {  // second_k
     a.cmpMemReg(second, A);
-    jcc(5, fail);
+    jcc(5, start + l.fail);
     swap(a);
-    jmp(next[k]);
+    jmp(start + l.next[k]);
   }
-  if (a.here() != fail) throw InternalError("beforeUnless: the laid-out tests and their code differ");
+  if (a.here() != start + l.fail) throw InternalError("beforeUnless: the laid-out tests and their code differ");
   restore(a);  // fail:
   emitCallPart(enter, body, a);
-  if (a.here() != done) throw InternalError("beforeUnless: the call part is not where the tests jump over it to");
+  if (a.here() != start + l.done) throw InternalError("beforeUnless: the call part is not where the tests jump over it to");
 }
 
 }  // namespace
