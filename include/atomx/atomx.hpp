@@ -504,8 +504,8 @@ class Counters {
 // the test then passes exactly for a reference within one line that is
 // one of the two most recent of its set, which it leaves the most recent
 // -- what an LRU cache does on that hit (with two sets or more: a
-// reference that crosses into the next line looks up the wrong set).  The
-// slot is 16 bytes from E (E[1] of the last set too).  The swap is two
+// reference that crosses into the next line looks up the wrong set).  E[1]
+// must be readable for every set, the last one's too.  The swap is two
 // stores: a signal handler that runs between them and references the
 // same set finds the older line missing from it.  A descriptor still all
 // zero fails every test (the word at %fs:0 is the thread pointer itself,
