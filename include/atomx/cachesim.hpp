@@ -476,7 +476,7 @@ class Simulator {
       c.writeAllocate = l.writeAllocate;
       c.inTable = tagsInTable(l);
       c.stride = c.inTable ? uint32_t(l.line / 8) : l.assoc;
-      ways_[k] = tagWords(l);
+      tagWords_[k] = tagWords(l);
       mruWords_[k] = mruWords(l);
     }
     place(memory);
@@ -494,7 +494,7 @@ class Simulator {
         continue;
       }
       Cache& c = caches_[k];
-      c.tags = memory, memory += ways_[k];
+      c.tags = memory, memory += tagWords_[k];
       c.mru = mruWords_[k] ? memory : nullptr, memory += mruWords_[k];
       if (c.inTable) c.tags = c.mru;
       c.clearMru(mruWords_[k]);
@@ -553,7 +553,7 @@ class Simulator {
   }
 
   Cache caches_[kMaxLevels * 2];
-  uint64_t ways_[kMaxLevels * 2] = {};
+  uint64_t tagWords_[kMaxLevels * 2] = {};
   uint64_t mruWords_[kMaxLevels * 2] = {};
   int i_[kMaxLevels * 2] = {}, d_[kMaxLevels * 2] = {};
   int nlevels_ = 0, ni_ = 0, nd_ = 0;

@@ -6,8 +6,8 @@
  * of megabytes).  The chunks read are laid end to end, in the order they
  * are first asked for, so the memory a process touches (a page fault per
  * page, several microseconds each in a VM) is what it read, not every page
- * the records it read are scattered over.  The records' strings are pointers into the blob, which
- * lives as long as the process. */
+ * the records it read are scattered over.  The records' strings are
+ * pointers into the blob, which lives as long as the process. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>

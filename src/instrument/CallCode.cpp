@@ -565,6 +565,12 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
     for (size_t k = saves.pushed.size(); k-- > 0;) r.pop(saves.pushed[k]);
     if (saves.redZone) r.stepBackOverRedZone();
   };
+  // The slot of the address's set: its first word, and its second, which a
+  // test that misses the first tries: a hit on the second most recent line
+  // of the set, which the swap makes the most recent (the analysis keeps
+  // that word kNoLine where it has no such line).
+  const x86::Mem first{T, U, 1, 0, 8}, second{T, U, 1, 8, 8};
+  auto swap = [&](Assembler& c) { c.xchgMemReg(first, A), c.movStore(second, A); };
   // Test k's code up to its cmp (sizes fixed: rip-relative words are disp32).
   uint32_t tableOf = UINT32_MAX;
   auto test = [&](Assembler& c, size_t k) {
@@ -594,13 +600,8 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
                                                                : std::max<uint32_t>(blockSize - uint32_t(t.disp), 1);
     c.lea(A, x86::mem(A, int64_t(size) - 1));
     c.andLoad(A, word(t, 3));
-    c.cmpMemReg(x86::Mem{T, U, 1, 0, 8}, A);
+    c.cmpMemReg(first, A);
   };
-  // A test that misses the slot's first word tries its second: a hit on
-  // the second most recent line of the set, which the swap makes the most
-  // recent (the analysis keeps that word kNoLine where it has no such line).
-  const x86::Mem first{T, U, 1, 0, 8}, second{T, U, 1, 8, 8};
-  auto swap = [&](Assembler& c) { c.xchgMemReg(first, A), c.movStore(second, A); };
   // Sizes first (every form has a fixed size), for the jumps to `fail`.
   std::vector<uint32_t> sizes(tests.size());
   for (size_t k = 0; k < tests.size(); ++k) {

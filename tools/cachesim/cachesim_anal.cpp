@@ -306,8 +306,8 @@ void CsInit(const long* config, const long* blk, const long* pc, const int* in, 
     // A block tested whole (config[9]: the longest) passes only within one
     // line: its last line must not be in its first line's set unless it is
     // that line, so no block may span as many lines as there are sets.
-    const bool wholeBlocks = h.iPath.empty() ||
-                             uint64_t(config[9]) <= (h.levels[size_t(h.iPath[0])].sets() - 1) * h.levels[size_t(h.iPath[0])].line;
+    const cs::Level* i1 = h.iPath.empty() ? nullptr : &h.levels[size_t(h.iPath[0])];
+    const bool wholeBlocks = !i1 || uint64_t(config[9]) <= (i1->sets() - 1) * i1->line;
     enable(iTest, h.iPath, &iTable);
     enable(dTest, h.dPath, &dTable);
     // Blocks of config[8] bytes or fewer are tested at their first and last

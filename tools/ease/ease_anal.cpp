@@ -48,7 +48,8 @@ class TakenEdges {
 // Into key: what describe() and events() read of an instruction, as bytes,
 // and nothing else: its facts but where it is (pc, block, file, line,
 // target, its operands' place) and the registers it reads and writes
-// (counted by bit, apart), of its flags live after only whether its flag
+// (counted by bit, apart: of them only whether it touches a vector
+// register), of its flags live after only whether its flag
 // write is ever read, of each operand what it is, how it is accessed and
 // its addressing mode.  Equal keys give equal facts, so each shape is
 // described once however many instructions of the run share it (a few
