@@ -14,6 +14,7 @@
 #define ATOMX_ANALYSIS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,6 +26,15 @@ extern "C" {
  * (it exec'd the program again), so outputs never overwrite each other.
  * The string belongs to the library; it stays valid for the whole run. */
 const char *AtomxOutputPath(const char *name);
+
+/* Opens AtomxOutputPath(name) for writing, as fopen(path, "w") would, but
+ * without emptying an existing file first: the new bytes overwrite the old
+ * and fclose cuts the file to what was written.  On ext4 (and others) an
+ * O_TRUNC of a file that has blocks frees them at once (with `discard`, a
+ * synchronous trim of the disk), which cost a short process about 0.2 ms
+ * per output file; overwriting in place costs about 10 us.  Null, with errno
+ * set, if the file cannot be opened. */
+FILE *AtomxOpenOutput(const char *name);
 
 /* Where the program's code is loaded: the run-time address of its code
  * less the link-time one (0 for a program that is not PIE).  An original

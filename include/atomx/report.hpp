@@ -35,13 +35,12 @@
 
 namespace atomx {
 
-// Opens AtomxOutputPath(name) for writing; null (and a line on stderr) if
+// Opens AtomxOutputPath(name) for writing (AtomxOpenOutput); null (and a line on stderr) if
 // that fails, so a tool can go on without that output.  Its buffer is
 // 256 KB: a report is written in a few system calls, not one per 4 KB.
 inline FILE* openToolOutput(const char* name) {
-  const char* path = AtomxOutputPath(name);
-  FILE* f = std::fopen(path, "w");
-  if (!f) std::fprintf(stderr, "atomx: cannot write %s\n", path);
+  FILE* f = AtomxOpenOutput(name);
+  if (!f) std::fprintf(stderr, "atomx: cannot write %s\n", AtomxOutputPath(name));
   else std::setvbuf(f, nullptr, _IOFBF, 256 * 1024);
   return f;
 }

@@ -14,6 +14,7 @@
  * the runtime calls after the ProgramAfter bodies. */
 #define _GNU_SOURCE /* gettid */
 #include <dlfcn.h>
+#include <errno.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/auxv.h>
@@ -72,6 +73,8 @@ __attribute__((visibility("hidden"))) int __cxa_atexit(void (*fn)(void *), void 
   return 0;
 }
 
+static void cut_open_outputs(void); /* AtomxOpenOutput, below */
+
 void atomx_analysis_finish(void) {
   /* A handler may register more handlers: take them from the end each time,
    * and do not hold the lock while one runs. */
@@ -86,6 +89,7 @@ void atomx_analysis_finish(void) {
     h.fn(h.arg);
   }
   fflush(NULL);
+  cut_open_outputs();
 }
 
 /* Runs when the runtime loads the analysis object, at program start.
@@ -152,4 +156,83 @@ const char *AtomxOutputPath(const char *name) {
   if (!path) return name;
   snprintf(path, n, "%s.%ld", name, (long)pid);
   return path;
+}
+
+/* AtomxOpenOutput: a stdio stream over a file opened without O_TRUNC.  It
+ * writes at its own offset and, when closed, cuts the file at the furthest
+ * byte written, so the result is what fopen(path, "w") would have left. */
+struct output_file {
+  int fd;
+  off_t offset, end;
+  struct output_file *next; /* open outputs: atomx_analysis_finish cuts them */
+};
+
+static struct output_file *openOutputs;
+static pthread_mutex_t outputsLock = PTHREAD_MUTEX_INITIALIZER;
+
+/* After the final fflush(NULL): an output the tool never closed is still
+ * cut at its end, so no byte of an older, longer file survives. */
+static void cut_open_outputs(void) {
+  pthread_mutex_lock(&outputsLock);
+  for (struct output_file *o = openOutputs; o; o = o->next) (void)!ftruncate(o->fd, o->end);
+  pthread_mutex_unlock(&outputsLock);
+}
+
+static ssize_t output_write(void *cookie, const char *p, size_t size) {
+  struct output_file *o = cookie;
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = pwrite(o->fd, p + done, size - done, o->offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return done > 0 ? (ssize_t)done : -1;
+    done += (size_t)n, o->offset += n;
+    if (o->offset > o->end) o->end = o->offset;
+  }
+  return (ssize_t)done;
+}
+
+static int output_seek(void *cookie, off64_t *where, int whence) {
+  struct output_file *o = cookie;
+  off_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? o->offset : o->end;
+  if (whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END) return errno = EINVAL, -1;
+  if (base + *where < 0) return errno = EINVAL, -1;
+  o->offset = base + *where;
+  *where = o->offset;
+  return 0;
+}
+
+static int output_close(void *cookie) {
+  struct output_file *o = cookie;
+  pthread_mutex_lock(&outputsLock);
+  struct output_file **link = &openOutputs;
+  while (*link && *link != o) link = &(*link)->next;
+  if (*link) *link = o->next;
+  pthread_mutex_unlock(&outputsLock);
+  int status = ftruncate(o->fd, o->end);
+  if (close(o->fd) != 0) status = -1;
+  free(o);
+  return status;
+}
+
+FILE *AtomxOpenOutput(const char *name) {
+  struct output_file *o = malloc(sizeof *o);
+  if (!o) return NULL;
+  o->fd = open(AtomxOutputPath(name), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  o->offset = o->end = 0;
+  if (o->fd < 0) {
+    free(o);
+    return NULL;
+  }
+  cookie_io_functions_t io = {.read = NULL, .write = output_write, .seek = output_seek, .close = output_close};
+  FILE *f = fopencookie(o, "w", io);
+  if (!f) {
+    close(o->fd);
+    free(o);
+    return NULL;
+  }
+  pthread_mutex_lock(&outputsLock);
+  o->next = openOutputs;
+  openOutputs = o;
+  pthread_mutex_unlock(&outputsLock);
+  return f;
 }

@@ -46,7 +46,7 @@ long executed(long k) { return site(k).taken() + site(k).notTaken(); }
 double percent(long a, long b) { return b ? 100.0 * double(a) / double(b) : 0.0; }
 
 void writeBtaken() {  // the paper's btaken.out, as before
-  FILE* out = std::fopen(AtomxOutputPath("btaken.out"), "w");
+  FILE* out = AtomxOpenOutput("btaken.out");
   if (!out) return;
   std::fprintf(out, "PC \t Taken \t Not Taken \n");
   for (long k = 0; k < nSites; ++k)
