@@ -201,14 +201,20 @@ def last_line(p):
 
 
 def prepare_atomx(pr, row, args):
-    """atomx BIN [-T NAME] [--counters MODE] -o OUT -q [-- ARGS]: once; its wall time is the
-    instrumentation cost.  `row` is NAME, or NAME@MODE for --counters MODE."""
-    tool, _, mode = row.partition("@")
+    """atomx BIN [-T NAME] [--counters MODE] [--defer-end] -o OUT -q [-- ARGS]: once; its wall time
+    is the instrumentation cost.  `row` is NAME, or NAME@MODE for --counters MODE, either with
+    +defer for --defer-end (the workload's run, then `atomx end` on the dumps it left, timed apart)."""
+    base, _, variant = row.partition("+")
+    tool, _, mode = base.partition("@")
     out = pr.work / f"atomx-{row}" / pr.prog
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [str(args.atomx), str(pr.binary)] + ([] if tool == "null" else ["-T", tool]) + ["-o", str(out), "-q"]
     if mode:
         cmd += ["--counters", mode]
+    if variant == "defer":
+        cmd += ["--defer-end"]
+    elif variant:
+        raise SystemExit(f"tools.py: unknown row variant +{variant} in {row} (+defer)")
     extra = args.tool_args.get(tool)
     if extra:
         cmd += ["--"] + extra
@@ -220,7 +226,25 @@ def prepare_atomx(pr, row, args):
         c.binary = out
         c.cost = {"instrument_seconds": wall, "command": cmd[:1] + ["BIN"] + cmd[2:],
                   "output_bytes": out.stat().st_size, "input_bytes": pr.binary.stat().st_size}
+        if variant == "defer":
+            c.run = run_deferred
     return c
+
+
+def run_deferred(pr, c, args, r):
+    """The workload of a --defer-end program, then `atomx end` on every directory its processes
+    left dumps in: the end's wall time is end_seconds, apart from the program's."""
+    res = run_workload(pr, c.binary, c.prefix, args.timeout * c.timeout_factor)
+    run_dir = pr.work / "scratch" / "run"
+    dirs = sorted({f.parent for f in run_dir.rglob("atomx-end.*")})
+    t0 = time.perf_counter()
+    failed = [d for d in dirs if subprocess.run([str(args.atomx), "end", "-q", str(d)]).returncode != 0]
+    res["end_seconds"] = time.perf_counter() - t0
+    res["end_dumps_left"] = len(list(run_dir.rglob("atomx-end.*")))
+    res["_files"] = {str(f.relative_to(run_dir)) for f in run_dir.rglob("*")}
+    if failed:
+        res["end_failed"] = [str(d) for d in failed]
+    return res
 
 
 def strip_debug(pr):
@@ -493,6 +517,15 @@ def summarize_config(c):
             "timeouts": sum(x["timed_out"] for x in c.runs),
             "tool_outputs": sorted({f for x in c.runs for f in x["new_files"]})[:20],
         })
+        if any("end_seconds" in x for x in c.runs):  # --defer-end: atomx end after the workload
+            e["median_end_seconds"] = med("end_seconds")
+            e["median_end_ratio"] = statistics.median(
+                x["end_seconds"] / (x["program_seconds"] / x["program_ratio"]) for x in c.runs
+                if x.get("end_seconds") is not None and x.get("program_ratio"))
+            e["end_failures"] = sum(bool(x.get("end_failed")) or bool(x.get("end_dumps_left")) for x in c.runs)
+            e["note"] = (c.note + "; " if c.note else "") + (
+                f"then atomx end: {e['median_end_seconds']:.2f} s, {e['median_end_ratio']:.2f}x the native "
+                f"program time")
     return e
 
 
@@ -510,6 +543,8 @@ def problems_of(e, title, flags_only=False):
                       ("timeouts", "TIMEOUT")):
         if e.get(key):
             out.append(f"{title}: {what} ({e[key]}/{e['pairs']})")
+    if e.get("end_failures"):
+        out.append(f"{title}: ATOMX END FAILED ({e['end_failures']}/{e['pairs']})")
     if e.get("kind") == "atomx" and e.get("row") != "null" and e.get("pairs") and not e.get("tool_outputs"):
         out.append(f"{title}: no tool output file")
     return out
@@ -535,9 +570,10 @@ def build_tables(progs, summaries, rows_wanted, peers):
         for p, e in zip(pnames, es):
             probs += problems_of(e, p)
             flags += problems_of(e, p, True)
-        base = tool.partition("@")[0]
+        base = tool.partition("+")[0].partition("@")[0]
         fig = FIG6.get(base)
-        row = ["null (no tool)" if tool == "null" else tool.replace("@", " --counters "), f"{fig[0]:.2f}" if fig else "—"]
+        row = ["null (no tool)" if tool == "null" else tool.replace("@", " --counters ").replace("+defer", " --defer-end"),
+               f"{fig[0]:.2f}" if fig else "—"]
         row += [fmt(e.get("median_ratio")) for e in es] + [f"**{fmt(g)}**", fmt(gi, 3)]
         for pid in peers:
             if base not in PEER_BY_NAME[pid].rows:
@@ -631,6 +667,10 @@ def parse_args():
     ap.add_argument("--counters", default="auto", metavar="MODE,...",
                     help="instrument each tool once per inline-counter mode (atomx --counters: auto, plain, atomic, "
                          "per-thread); a mode other than auto is a row of its own, 'TOOL --counters MODE' (default auto)")
+    ap.add_argument("--defer-end", action="store_true",
+                    help="also each tool rewritten with --defer-end, a row of its own ('TOOL --defer-end'): the "
+                         "workload, then `atomx end` on the dumps it left, whose time the notes give apart; a tool "
+                         "that calls analysis code while the program runs cannot defer its end (its row says so)")
     ap.add_argument("--peers", default="cheap", metavar="SET|a,b",
                     help="peers: a set (none; cheap, the default: qemu, qemu-bb, strace, bolt; valgrind; all) of which "
                          "only the peers beside a selected row run, or a list of names, which run in any case")
@@ -684,6 +724,8 @@ def main():
     if bad or not modes:
         sys.exit(f"tools.py: --counters takes auto, plain, atomic, per-thread, not {', '.join(bad) or 'nothing'}")
     tool_rows = [t if m == "auto" else f"{t}@{m}" for t in tools for m in modes]
+    if args.defer_end:
+        tool_rows = [r for t in tool_rows for r in (t, f"{t}+defer")]
     rows = set(tools) | ({"null"} if not args.no_null else set())
     if args.peers in PEER_SETS:
         # a set: only the peers that stand beside a selected row

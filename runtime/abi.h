@@ -153,7 +153,46 @@ typedef struct AtomxDescriptor {
   uint64_t perThreadCounters;
   /* Written by the runtime: the copies (runtime/stub/counters.c). */
   uint64_t threadCopies;
+  /* Deferred end (below): set by atomx (--defer-end); the rest by the
+   * runtime.  startedBySelf: the parent process runs this same file, as the
+   * analysis library would tell (AtomxOutputPath).  In a replay: replaying,
+   * and the pid and naming of the process whose dump it reads. */
+  uint64_t deferredEnd;
+  uint64_t startedBySelf;
+  uint64_t replaying;
+  uint64_t endPid;
+  uint64_t endSuffixed;
 } AtomxDescriptor;
+
+/* Deferred end (atomx --defer-end), for a tool whose analysis code runs only
+ * at ProgramBefore and ProgramAfter (its counts are inline).  A process of
+ * such a program loads no analysis code at all.  Its ProgramAfter adds up
+ * the counters and writes them to ATOMX_END_PREFIX PID ("atomx-end.PID") in
+ * its working directory: an AtomxEndDump, then the executable's path
+ * (pathBytes, no NUL), then the .atomx.counters section (countersSize
+ * bytes) sparsely: cut where the memory pages it spans begin, it is
+ * `chunks` chunks; a byte per chunk (1: the process touched that page, 0:
+ * it is all zero), then the bytes of each touched chunk in order.  A short
+ * run of a big program writes only the pages it counted in.
+ * `atomx end` runs that executable again, in the dump's directory,
+ * with ATOMX_END_REPLAY_ENV=<the dump's name> in its environment: the
+ * runtime reads the counters back, loads the analysis code, runs the
+ * ProgramBefore and ProgramAfter calls -- the program itself never runs --
+ * and exits 0.  The analysis code names its outputs as the process would
+ * have (atomx_analysis_end_process: runtime/analysis/analysis.c). */
+#define ATOMX_END_MAGIC "ATOMXE01"
+#define ATOMX_END_PREFIX "atomx-end."
+#define ATOMX_END_REPLAY_ENV "ATOMX_END_REPLAY"
+typedef struct AtomxEndDump {
+  char magic[8];          /* ATOMX_END_MAGIC */
+  uint64_t pid;           /* the process that wrote it */
+  uint64_t suffixed;      /* its outputs are NAME.PID, not NAME (AtomxOutputPath) */
+  uint64_t countersSize;
+  /* The executable as stat(2) saw it: a replay refuses another file. */
+  uint64_t exeDevice, exeInode, exeSize, exeModified, exeModifiedNs;
+  uint64_t pathBytes;
+  uint64_t chunks;
+} AtomxEndDump;
 
 /* Bodies of ProgramBefore/ProgramAfter calls take no frame: the runtime calls
  * them as void body(void). */

@@ -27,6 +27,11 @@ extern "C" {
  * The string belongs to the library; it stays valid for the whole run. */
 const char *AtomxOutputPath(const char *name);
 
+/* The process whose results these are: getpid(), except when a program
+ * rewritten with --defer-end has its end run later by `atomx end` (the
+ * process that wrote the counters). */
+long AtomxProcessId(void);
+
 /* Opens AtomxOutputPath(name) for writing, as fopen(path, "w") would, but
  * without emptying an existing file first: the new bytes overwrite the old
  * and fclose cuts the file to what was written.  On ext4 (and others) an

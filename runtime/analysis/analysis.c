@@ -148,9 +148,15 @@ uint64_t AtomxLoadBias(void) {
   return ok ? getauxval(AT_ENTRY) - e.e_entry : 0;
 }
 
+/* Written by the runtime in a replay of a deferred end (runtime/abi.h): the
+ * pid of the process whose end this is, and whether its outputs carry it. */
+uint64_t atomx_analysis_end_process[2];
+
+long AtomxProcessId(void) { return atomx_analysis_end_process[0] ? (long)atomx_analysis_end_process[0] : (long)getpid(); }
+
 const char *AtomxOutputPath(const char *name) {
-  pid_t pid = getpid();
-  if (pid == initialPid && !startedBySelf) return name;
+  const long pid = AtomxProcessId();
+  if (atomx_analysis_end_process[0] ? !atomx_analysis_end_process[1] : pid == initialPid && !startedBySelf) return name;
   size_t n = strlen(name) + 24;
   char *path = malloc(n);
   if (!path) return name;

@@ -52,9 +52,9 @@ static int shares_parent_memory(void) { return sys_kcmp_vm(sys_getpid(), sys_get
 
 /* Slot 16.  Once per process: every thread's counters added up (when they
  * are per thread), the ProgramAfter bodies in order, then the
- * analysis object's finish routine (its exit handlers and stdio flush).  A
- * forked child inherits the flag as it is at fork time; a vfork child does
- * nothing. */
+ * analysis object's finish routine (its exit handlers and stdio flush) --
+ * or, when the end is deferred, the counters' dump instead.  A forked child
+ * inherits the flag as it is at fork time; a vfork child does nothing. */
 /* The ProgramAfter bodies use the analysis libc, which must have been set
  * up in this thread: the thread that ends the process may never have made
  * an inserted call (a worker calling exit). */
@@ -77,9 +77,13 @@ void atomx_program_after(void) {
   }
   start_analysis_thread(d);
   atomx_counters_total(d); /* per-thread counters: the calls below see the totals */
-  const uint64_t *after = (const uint64_t *)(d->afterBodies + d->bias);
-  for (uint64_t i = 0; i < d->afterCount; i++) ((AtomxBody)(after[i] + d->bias))();
-  if (d->finish) ((AtomxBody)d->finish)();
+  if (d->deferredEnd && !d->replaying) {
+    atomx_end_write(d); /* the calls run later, in a replay (abi.h, "Deferred end") */
+  } else {
+    const uint64_t *after = (const uint64_t *)(d->afterBodies + d->bias);
+    for (uint64_t i = 0; i < d->afterCount; i++) ((AtomxBody)(after[i] + d->bias))();
+    if (d->finish) ((AtomxBody)d->finish)();
+  }
   __atomic_store_n(&d->programAfterDone, kDone, __ATOMIC_RELEASE);
   sys_futex_wake_all(&d->programAfterDone);
 }

@@ -47,13 +47,6 @@ static uint64_t xsave_size(void) {
   return ((uint64_t)b + 63) & ~(uint64_t)63;
 }
 
-static char *decimal(char *end, uint64_t v) {
-  *--end = 0;
-  do *--end = (char)('0' + v % 10), v /= 10;
-  while (v);
-  return end;
-}
-
 /* The analysis object exists only as bytes inside the program: put them in a
  * memfd and let the program's libc load it into a new link-map namespace, so
  * it gets its own libc (and malloc, stdio) and cannot disturb the program's. */
@@ -71,7 +64,7 @@ static void *load_analysis(AtomxDescriptor *d, const struct stub_libc *libc) {
   }
   char path[40] = "/proc/self/fd/";
   char digits[24];
-  const char *num = decimal(digits + sizeof digits, (uint64_t)fd);
+  const char *num = stub_decimal(digits + sizeof digits, (uint64_t)fd);
   memcpy(path + 14, num, stub_strlen(num) + 1);
   void *handle = ((dlmopen_fn)libc->dlmopen)(STUB_LM_ID_NEWLM, path, STUB_RTLD_NOW);
   sys_close((int)fd);
@@ -104,7 +97,10 @@ static void resolve_routines(AtomxDescriptor *d, const struct stub_libc *libc, v
     map->newStart = d->newCodeStart + d->bias;
     map->newEnd = d->newCodeEnd + d->bias;
   }
-  ((dlerror_fn)libc->dlerror)(); /* clear the error a missing finish or map left */
+  /* A replay of a deferred end: the process whose outputs these are. */
+  uint64_t *endProcess = (uint64_t *)dlsym(handle, "atomx_analysis_end_process");
+  if (endProcess && d->replaying) endProcess[0] = d->endPid, endProcess[1] = d->endSuffixed;
+  ((dlerror_fn)libc->dlerror)(); /* clear the error a missing finish, map or end left */
 
   /* dlsym of a TLS symbol gives its address in the calling thread; minus the
    * thread pointer (%fs:0 holds the thread pointer itself) that is the
@@ -149,6 +145,18 @@ static void install_fatal_signal_handlers(const struct stub_libc *libc) {
   }
 }
 
+/* The value of environment variable `name`, or null. */
+static const char *initial_getenv(const uint64_t *initialStack, const char *name) {
+  const unsigned long n = stub_strlen(name);
+  for (const uint64_t *e = initialStack + 1 + initialStack[0] + 1; *e; e++) {
+    const char *v = (const char *)*e;
+    unsigned long k = 0;
+    while (k < n && v[k] == name[k]) k++;
+    if (k == n && v[n] == '=') return v + n + 1;
+  }
+  return 0;
+}
+
 static int descriptor_magic_ok(const AtomxDescriptor *d) {
   for (int i = 0; i < 8; i++)
     if (d->magic[i] != ATOMX_DESCRIPTOR_MAGIC[i]) return 0;
@@ -173,6 +181,18 @@ uint64_t atomx_start(uint64_t *initialStack) {
   const char *error = stub_find_libc(initialStack, &libc);
   if (error) stub_fail(kCannotLoad, error, libc.missing);
 
+  /* Deferred end (abi.h): a process loads no analysis code and only writes
+   * its counters at the end; a replay reads them back and runs the end. */
+  const char *replay = d->deferredEnd ? initial_getenv(initialStack, ATOMX_END_REPLAY_ENV) : 0;
+  if (d->deferredEnd && !replay) {
+    atomx_end_start(d);
+    __atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE); /* exit hooks: program_after writes the dump */
+    ((cxa_atexit_fn)libc.cxa_atexit)(atomx_after_at_exit, 0, 0);
+    install_fatal_signal_handlers(&libc);
+    return d->originalEntry + d->bias;
+  }
+  if (replay) atomx_end_read(d, replay);
+
   if (d->analysisSize > 0) {
     void *handle = load_analysis(d, &libc);
     d->analysisHandle = (uint64_t)handle;
@@ -185,6 +205,10 @@ uint64_t atomx_start(uint64_t *initialStack) {
   atomx_counters_total(d); /* ProgramBefore sees what ran before it (IFUNC resolvers, .preinit_array) */
   const uint64_t *before = (const uint64_t *)(d->beforeBodies + d->bias);
   for (uint64_t i = 0; i < d->beforeCount; i++) ((AtomxBody)(before[i] + d->bias))();
+  if (replay) { /* the end of the process whose dump this is; the program never runs */
+    atomx_program_after();
+    sys_exit_group(0);
+  }
 
   /* Registered before __libc_start_main registers ld.so's fini function, so
    * exit() runs it last: after the program's atexit handlers, its static

@@ -46,6 +46,16 @@ void atomx_counters_total(AtomxDescriptor *d);
 /* util.c: "atomx: <program>: a b c" (the non-null parts, concatenated) as
  * one line on fd 2 with one write(2), then exit_group(127). */
 void stub_fail(const char *a, const char *b, const char *c) __attribute__((noreturn));
+void stub_warn(const char *a, const char *b, const char *c); /* the same line; no exit */
+/* v in decimal, NUL-terminated, ending just before `end`; returns its start. */
+char *stub_decimal(char *end, uint64_t v);
+
+/* end.c: the deferred end (abi.h).  At start-up of a process that defers
+ * its end; ProgramAfter's dump; a replay's reading of a dump, which fails
+ * the process (stub_fail) when the dump does not belong to this file. */
+void atomx_end_start(AtomxDescriptor *d);
+void atomx_end_write(AtomxDescriptor *d);
+void atomx_end_read(AtomxDescriptor *d, const char *dump);
 const char *stub_program_name(void);
 
 /* The compiler may emit calls to these even with -fno-builtin. */

@@ -6,14 +6,18 @@
 
 #include <stdint.h>
 
+#define SYS_READ 0
 #define SYS_WRITE 1
 #define SYS_CLOSE 3
 #define SYS_PREAD64 17
 #define SYS_OPENAT 257
+#define SYS_NEWFSTATAT 262
 #define SYS_MMAP 9
+#define SYS_MUNMAP 11
 #define SYS_RT_SIGPROCMASK 14
 #define SYS_RT_SIGACTION 13
 #define SYS_GETPID 39
+#define SYS_READLINK 89
 #define SYS_GETPPID 110
 #define SYS_ARCH_PRCTL 158
 #define SYS_GETTID 186
@@ -51,6 +55,26 @@ static inline long sys_write(int fd, const void *buf, unsigned long n) {
 static inline long sys_close(int fd) { return stub_syscall3(SYS_CLOSE, fd, 0, 0); }
 /* open(path, O_RDONLY | O_CLOEXEC) */
 static inline long sys_open_read(const char *path) { return stub_syscall4(SYS_OPENAT, -100 /* AT_FDCWD */, (long)path, 02000000, 0); }
+/* open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) */
+static inline long sys_open_write(const char *path) {
+  return stub_syscall4(SYS_OPENAT, -100 /* AT_FDCWD */, (long)path, 02001101, 0666);
+}
+static inline long sys_read(int fd, void *buf, unsigned long n) { return stub_syscall3(SYS_READ, fd, (long)buf, (long)n); }
+static inline long sys_readlink(const char *path, char *buf, unsigned long n) {
+  return stub_syscall3(SYS_READLINK, (long)path, (long)buf, (long)n);
+}
+/* The kernel's struct stat on x86-64. */
+struct stub_stat {
+  uint64_t dev, ino, nlink;
+  uint32_t mode, uid, gid, pad;
+  uint64_t rdev;
+  int64_t size, blksize, blocks;
+  int64_t atime, atimeNs, mtime, mtimeNs, ctime, ctimeNs;
+  int64_t unused[3];
+};
+static inline long sys_stat(const char *path, struct stub_stat *st) {
+  return stub_syscall4(SYS_NEWFSTATAT, -100 /* AT_FDCWD */, (long)path, (long)st, 0);
+}
 static inline long sys_pread(int fd, void *buf, unsigned long n, long offset) {
   return stub_syscall4(SYS_PREAD64, fd, (long)buf, (long)n, offset);
 }
@@ -77,6 +101,7 @@ static inline long stub_syscall6(long n, long a, long b, long c, long d, long e,
 static inline long sys_mmap_anonymous(unsigned long bytes) {
   return stub_syscall6(SYS_MMAP, 0, (long)bytes, 3 /* PROT_READ|PROT_WRITE */, 0x22 /* MAP_PRIVATE|MAP_ANONYMOUS */, -1, 0);
 }
+static inline long sys_munmap(void *p, unsigned long bytes) { return stub_syscall3(SYS_MUNMAP, (long)p, (long)bytes, 0); }
 static inline long sys_arch_prctl(int code, unsigned long arg) { return stub_syscall3(SYS_ARCH_PRCTL, code, (long)arg, 0); }
 /* Sets the signal mask to *set (8 bytes), the old one to *old. */
 static inline long sys_sigprocmask_set(const uint64_t *set, uint64_t *old) {

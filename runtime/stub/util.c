@@ -41,9 +41,8 @@ static char *append(char *p, char *end, const char *s) {
   return p;
 }
 
-/* "atomx: <program>: <a><b><c>\n" (null parts skipped) as one write, then
- * exit 127 (the status a shell uses for a command that cannot run). */
-void stub_fail(const char *a, const char *b, const char *c) {
+/* "atomx: <program>: <a><b><c>\n" (null parts skipped) as one write. */
+void stub_warn(const char *a, const char *b, const char *c) {
   char line[512];
   char *end = line + sizeof line - 1;
   char *p = append(line, end, "atomx: ");
@@ -54,5 +53,18 @@ void stub_fail(const char *a, const char *b, const char *c) {
   if (c) p = append(p, end, c);
   *p++ = '\n';
   sys_write(2, line, (unsigned long)(p - line));
+}
+
+/* stub_warn, then exit 127 (the status a shell uses for a command that
+ * cannot run). */
+void stub_fail(const char *a, const char *b, const char *c) {
+  stub_warn(a, b, c);
   sys_exit_group(127);
+}
+
+char *stub_decimal(char *end, uint64_t v) {
+  *--end = 0;
+  do *--end = (char)('0' + v % 10), v /= 10;
+  while (v);
+  return end;
 }

@@ -324,6 +324,7 @@ std::vector<uint8_t> Instrumenter::writableBytes(uint64_t originalEntry, uint64_
   d.counters = rwAddress_ + rwSize_;
   d.countersSize = countersSize_;
   d.perThreadCounters = plan_.counterMode() == CounterMode::PerThread && !engine_.increments().empty();
+  d.deferredEnd = deferEnd_;
   std::memcpy(out.data(), &d, sizeof d);
   for (size_t i = 0; i < plan_.programBefore().size(); ++i) put<uint64_t>(out, offBefore_ + 8 * i, bodyAddress_[plan_.programBefore()[i]]);
   for (size_t i = 0; i < plan_.programAfter().size(); ++i) put<uint64_t>(out, offAfter_ + 8 * i, bodyAddress_[plan_.programAfter()[i]]);

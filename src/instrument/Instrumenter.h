@@ -48,6 +48,17 @@ class Instrumenter final : public rewrite::CodeAdditions {
   size_t directSiteCount() const { return directSites_; }
   // Inline counter increments.
   size_t incrementCount() const { return engine_.increments().size(); }
+  // Places inside the program's procedures that call analysis routines
+  // (ProgramBefore and ProgramAfter calls are not among them).
+  size_t callSitesInCode() const {
+    size_t n = 0;
+    for (const Site& s : plan_.sites()) n += s.proc != nullptr && !s.calls.empty();
+    return n;
+  }
+  // Deferred end (runtime/abi.h): the program loads no analysis code and
+  // dumps its counters at the end; only for a tool whose analysis code runs
+  // at ProgramAfter alone (Session checks).
+  void deferEnd() { deferEnd_ = true; }
 
   // 1. After CodeLayout::run(): where the runtime and the bodies go, right
   //    after `codeEnd`; returns the end of the code.
@@ -72,6 +83,7 @@ class Instrumenter final : public rewrite::CodeAdditions {
   void addressMap(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const;
 
   const Engine& engine_;
+  bool deferEnd_ = false;
   std::vector<uint8_t> analysisObject_;
   std::string programName_;
   Plan plan_;

@@ -51,6 +51,10 @@ struct SessionOptions {
   // How inline counters are incremented; none: atomx chooses (plain where
   // the program starts no threads, else per-thread, else atomic).
   std::optional<CounterMode> counters{};
+  // Deferred end (--defer-end, runtime/abi.h): the program loads no analysis
+  // code and leaves its counters for `atomx end`.  Only for a tool that
+  // calls nothing while the program runs.
+  bool deferEnd = false;
 };
 
 class Session {

@@ -7,6 +7,7 @@
 //   atomx regen TRACE [--blocks | --counts | --summary | --untraced] [--cachegrind-out F] [--binary F]
 //   atomx melt TRACE [--method seed|exact|both] ... (MeltCommand.cpp)
 //   atomx ease-report EASE.json... [-o DIR] (EaseReport.cpp)
+//   atomx end [DUMP | DIR]... (EndCommand.cpp)
 //
 // Every error is one line on stderr and a non-zero exit status.
 #include <sys/stat.h>
@@ -26,6 +27,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -46,6 +48,7 @@
 #include "support/SearchPath.h"
 #include "trace/TraceFiles.h"
 #include "EaseReport.h"
+#include "EndCommand.h"
 #include "MeltCommand.h"
 #include "RegenOutputs.h"
 
@@ -85,6 +88,9 @@ constexpr const char* kUsage = R"(usage:
       --cache-dir DIR    keep instrumented programs in DIR instead
       --counters MODE    how the tool's inline counters are incremented (below)
       --profile JSON     place the tool's counters by an earlier run (below)
+      --defer-end        the processes only count; their ends run after PROG
+                         exits, from the dumps they left in the working
+                         directory (below, and atomx end)
       -q                 print neither atomx's lines nor the summaries
   atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
       Rewrite PROG, moving every procedure atomx can prove safe into new code,
@@ -111,6 +117,18 @@ constexpr const char* kUsage = R"(usage:
                          for the same PROG: the counters behind exact counts
                          (Counters::count) go where that run ran least; the
                          counts stay exact on any input
+      --defer-end        (with a tool that calls nothing while PROG runs, only
+                         at its start and end: dyninst, ease, prof, pipe...)
+                         OUT loads no analysis code: each process writes its
+                         counters to atomx-end.PID in its working directory at
+                         exit, and `atomx end` later writes what the tool would
+                         have written then.  A process costs little more than
+                         its counting (no second libc, no report at its exit)
+  atomx end [-q] [-j N] [--keep] [DUMP | DIR]...
+      Run the deferred ends: for each atomx-end.PID (in DIR, default the
+      working directory), the program that wrote it runs again there, reads
+      the counters back and runs only the tool's end, which writes its
+      outputs as the process would have; the dump is then removed.
   atomx trace [-q] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
       Record an abstract-execution trace: instrument PROG (cached as with
       run) so that it writes a few witness bytes on a minimal set of CFG
@@ -225,13 +243,14 @@ atomx::analysis::BlockProfile readBlockProfile(const std::vector<std::string>& f
 void rewriteProgram(const std::string& prog, const std::string& out, const atomx::instrument::ToolSources& tool,
                     const std::vector<std::string>& toolArgs, const atomx::rewrite::RewriteOptions& options,
                     std::optional<atomx::instrument::CounterMode> counters, const atomx::analysis::BlockProfile& profile,
-                    const std::string& reportPath, bool quiet) {
+                    const std::string& reportPath, bool quiet, bool deferEnd = false) {
   // The session lives until the process exits: freeing a large program's IR
   // one block at a time costs more than the rest of the rewrite's
   // bookkeeping (compilers skip it for the same reason).
   atomx::instrument::SessionOptions sessionOptions{prog, out, tool, toolArgs, options};
   sessionOptions.counters = counters;
   sessionOptions.profile = profile.empty() ? nullptr : &profile;
+  sessionOptions.deferEnd = deferEnd;
   auto& session = *new atomx::instrument::Session(sessionOptions);
   writeRewritten(out, session);
   if (!quiet)
@@ -275,7 +294,7 @@ int runRewrite(int argc, char** argv) {
   std::string prog, out, reportPath;
   atomx::instrument::ToolSources tool;
   std::vector<std::string> toolArgs;
-  bool quiet = false, shipped = false, countersGiven = false;
+  bool quiet = false, shipped = false, countersGiven = false, deferEnd = false;
   atomx::rewrite::RewriteOptions options;
   std::optional<atomx::instrument::CounterMode> counters;
   std::vector<std::string> profileFiles;
@@ -285,6 +304,7 @@ int runRewrite(int argc, char** argv) {
     else if (a == "--profile" && i + 1 < argc) profileFiles.push_back(argv[++i]);
     else if (a == "--profile") usageError("--profile needs the JSON of the dyninst or prof tool");
     else if (a == "--poison-original") options.poisonOriginal = true;
+    else if (a == "--defer-end") deferEnd = true;
     else if (a == "--atomic-counters") counters = atomx::instrument::CounterMode::Atomic, countersGiven = true;
     else if (a == "--counters" && i + 1 < argc) counters = counterModeOption(argv[++i]), countersGiven = true;
     else if (a == "--counters") usageError("--counters needs plain, atomic, per-thread or auto");
@@ -332,8 +352,9 @@ int runRewrite(int argc, char** argv) {
   if (tool.instrumentation.empty() && countersGiven) usageError("--counters is about a tool's counters, but no tool is given");
   if (tool.instrumentation.empty() && !profileFiles.empty())
     usageError("--profile places a tool's counters, but no tool is given");
+  if (tool.instrumentation.empty() && deferEnd) usageError("--defer-end is about a tool's end, but no tool is given");
   const atomx::analysis::BlockProfile profile = readBlockProfile(profileFiles);
-  rewriteProgram(prog, out, tool, toolArgs, options, counters, profile, reportPath, quiet);
+  rewriteProgram(prog, out, tool, toolArgs, options, counters, profile, reportPath, quiet, deferEnd);
   return 0;
 }
 
@@ -455,7 +476,7 @@ int runRun(int argc, char** argv) {
   atomx::instrument::ToolSources tool;
   std::string shippedName, cacheDir;
   std::vector<std::string> toolArgs;
-  bool quiet = false;
+  bool quiet = false, deferEnd = false;
   std::string countersName = "auto";
   std::vector<std::string> profileFiles;
   int i = 2;
@@ -475,6 +496,7 @@ int runRun(int argc, char** argv) {
     else if (a == "--profile" && i + 1 < argc && toolArgs.empty()) profileFiles.push_back(argv[++i]);
     else if (a == "--profile" && toolArgs.empty()) usageError("--profile needs the JSON of the dyninst or prof tool");
     else if (a == "-q") quiet = true;
+    else if (a == "--defer-end" && toolArgs.empty()) deferEnd = true;
     else if (toolArgs.empty() && buildOption(tool, argc, argv, i)) continue;
     else if (atomx::instrument::isSourceFile(a) && toolArgs.empty() && shippedName.empty()) {
       if (tool.instrumentation.empty()) tool.instrumentation = a;
@@ -501,6 +523,7 @@ int runRun(int argc, char** argv) {
   for (const std::string& a : toolArgs) key.add(a);
   const std::optional<atomx::instrument::CounterMode> counters = counterModeOption(countersName);
   key.add("counters " + countersName);
+  if (deferEnd) key.add("defer-end");
   const atomx::analysis::BlockProfile profile = readBlockProfile(profileFiles);
   key.addWord(profile.empty() ? 0 : atomx::trace::profileHash(profile));
   for (const std::string& f : tool.cflags) key.add("cflag " + f);
@@ -520,7 +543,7 @@ int runRun(int argc, char** argv) {
   std::string cached = keyWithInputs(inputs);
   if (!inputs || access(cached.c_str(), X_OK) != 0) {
     if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s with %s into %s\n", prog.c_str(), toolName.c_str(), cached.c_str());
-    rewriteProgram(prog, cached, tool, toolArgs, atomx::rewrite::RewriteOptions{}, counters, profile, "", true);
+    rewriteProgram(prog, cached, tool, toolArgs, atomx::rewrite::RewriteOptions{}, counters, profile, "", true, deferEnd);
     // Built now: filed under what it was built from (without a tool cache,
     // under nothing, and never reused).
     if (const std::optional<uint64_t> built = atomx::instrument::ToolBuild::cachedInputs(tool); built != inputs) {
@@ -532,6 +555,13 @@ int runRun(int argc, char** argv) {
   const time_t start = time(nullptr);
   const auto before = shippedName.empty() && !quiet ? workingFiles() : std::map<std::string, std::pair<int64_t, int64_t>>{};
   const int status = runChild(cached, argv + i + 1, argv + argc);
+  if (deferEnd) {  // the processes' ends, from the dumps they left here
+    const std::vector<std::string> dumps = atomx::cli::findEndDumps(".", start);
+    const size_t failed = atomx::cli::replayEndDumps(dumps, std::max(1u, std::thread::hardware_concurrency()), false, quiet);
+    if (!quiet)
+      std::fprintf(stderr, "atomx: end deferred: %zu process(es) replayed from the atomx-end.PID dumps here%s\n",
+                   dumps.size() - failed, failed ? ", some failed (their dumps are kept)" : "");
+  }
   if (!quiet && !shippedName.empty()) printSummaries(shippedName, start);
   if (!quiet && shippedName.empty()) printWrittenFiles(toolName, before);
   return status;
@@ -752,6 +782,7 @@ int main(int argc, char** argv) {
     if (first == "regen") return runRegen(argc, argv);
     if (first == "melt") return atomx::cli::runMelt(argc, argv);
     if (first == "ease-report") return atomx::cli::runEaseReport(argc, argv);
+    if (first == "end") return atomx::cli::runEnd(argc, argv);
     return runRewrite(argc, argv);
   } catch (const atomx::InternalError& e) {
     std::fprintf(stderr, "atomx: internal error: %s\n", e.what());

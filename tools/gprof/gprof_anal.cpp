@@ -313,7 +313,7 @@ void GprofFinish(const uint64_t* blockCounts) {
   // are named once, then referred to by number (the format's compression).
   std::fprintf(f, "# callgrind format\nversion: 1\ncreator: atomx gprof\npid: %d\ncmd: %s\npositions: line\n"
                   "events: Ir\nsummary: %llu\n\nob=(1) %s\n",
-               int(getpid()), programPath.c_str(), (unsigned long long)total, programPath.c_str());
+               int(AtomxProcessId()), programPath.c_str(), (unsigned long long)total, programPath.c_str());
   std::map<std::string, int> fileIds;
   std::vector<bool> fnNamed(size_t(nproc) + externals.size());
   auto file = [&](const char* key, const std::string& name) {

@@ -121,6 +121,9 @@ extern "C" void Instrument(int argc, char** argv) {
   }
   stalls.push_back(0), worstStall.push_back(0), worstPc.push_back(0);  // never empty arrays
   const std::vector<long> params = {model.load, model.mul, model.div, model.fp, model.fpdiv};
-  init.atProgramStart(n, top, stalls, worstPc, worstStall, worstText, params);
+  // Both at the end, in this order: a process that reports nothing (killed
+  // by SIGKILL) reads no facts, and with --defer-end none of it runs in the
+  // program (docs/instrumenting.md, "Deferring the end").
+  init.atProgramEnd(n, top, stalls, worstPc, worstStall, worstText, params);
   report.atProgramEnd(blockCount);
 }

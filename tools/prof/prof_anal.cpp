@@ -98,7 +98,7 @@ void writeCallgrind(const std::vector<uint64_t>& procCount, const std::vector<ui
   if (!f) return;
   std::fprintf(f, "# callgrind format\nversion: 1\ncreator: atomx prof\npid: %d\ncmd: %s\npositions: line\nevents: Ir\n"
                   "summary: %llu\n\nob=(1) %s\n",
-               int(getpid()), programPath.c_str(), (unsigned long long)total, programPath.c_str());
+               int(AtomxProcessId()), programPath.c_str(), (unsigned long long)total, programPath.c_str());
   std::vector<int> main = mainFiles(lineCount);
   std::vector<bool> fileNamed(fileNames.size());
   auto file = [&](const char* key, int id) {

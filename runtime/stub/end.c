@@ -1,0 +1,167 @@
+/* The deferred end (abi.h, "Deferred end"): a process of a program rewritten
+ * with --defer-end writes its counters to atomx-end.PID instead of running
+ * its ProgramAfter calls; `atomx end` runs the program again to replay them
+ * (start.c: ATOMX_END_REPLAY). */
+#include "stub.h"
+#include "sys.h"
+
+static int same_bytes(const char *a, const char *b, unsigned long n) {
+  while (n--)
+    if (*a++ != *b++) return 0;
+  return 1;
+}
+
+/* A start-up fact that only the process itself can know: whether its parent
+ * runs the same file (a program that execs itself), which, with the pid,
+ * decides its outputs' names. */
+void atomx_end_start(AtomxDescriptor *d) {
+  char parent[40] = "/proc/";
+  char digits[24];
+  const char *num = stub_decimal(digits + sizeof digits, (uint64_t)sys_getppid());
+  const unsigned long n = stub_strlen(num);
+  memcpy(parent + 6, num, n);
+  memcpy(parent + 6 + n, "/exe", 5);
+  struct stub_stat self, up;
+  d->startedBySelf = sys_stat("/proc/self/exe", &self) == 0 && sys_stat(parent, &up) == 0 && self.dev == up.dev &&
+                     self.ino == up.ino;
+}
+
+static int write_all(int fd, const void *p, uint64_t n) {
+  const char *c = p;
+  while (n > 0) {
+    long w = sys_write(fd, c, n);
+    if (w == -STUB_EINTR) continue;
+    if (w <= 0) return 0;
+    c += w, n -= (uint64_t)w;
+  }
+  return 1;
+}
+
+static int read_all(int fd, void *p, uint64_t n) {
+  char *c = p;
+  while (n > 0) {
+    long r = sys_read(fd, c, n);
+    if (r == -STUB_EINTR) continue;
+    if (r <= 0) return 0;
+    c += r, n -= (uint64_t)r;
+  }
+  return 1;
+}
+
+/* The section's chunks (abi.h): chunk k spans [first page + k pages, the
+ * next page) of memory, cut to the section. */
+static uint64_t chunk_count(const AtomxDescriptor *d) {
+  const uint64_t start = d->counters + d->bias, end = start + d->countersSize;
+  return d->countersSize ? (end + 4095) / 4096 - start / 4096 : 0;
+}
+static void chunk_range(const AtomxDescriptor *d, uint64_t k, uint64_t *from, uint64_t *to) {
+  const uint64_t start = d->counters + d->bias, end = start + d->countersSize;
+  const uint64_t page = (start / 4096 + k) * 4096;
+  *from = page > start ? page : start;
+  *to = page + 4096 < end ? page + 4096 : end;
+}
+
+/* touched[k] = 1 for each chunk whose page the process has (the kernel's
+ * /proc/self/pagemap: present or swapped); all 1 if it cannot tell. */
+static void touched_chunks(const AtomxDescriptor *d, uint8_t *touched, uint64_t chunks) {
+  memset(touched, 1, chunks);
+  const long fd = sys_open_read("/proc/self/pagemap");
+  if (fd < 0) return;
+  const uint64_t firstPage = (d->counters + d->bias) / 4096;
+  uint64_t entries[512];
+  for (uint64_t k = 0; k < chunks; k += 512) {
+    const uint64_t batch = chunks - k < 512 ? chunks - k : 512;
+    if (sys_pread((int)fd, entries, batch * 8, (long)((firstPage + k) * 8)) != (long)(batch * 8)) break;
+    for (uint64_t j = 0; j < batch; j++) touched[k + j] = (entries[j] >> 62) != 0;
+  }
+  sys_close((int)fd);
+}
+
+/* ProgramAfter of a process that defers its end, after every thread's
+ * counters were added to the section.  A dump that cannot be written costs
+ * the results, never the program: one line on stderr. */
+void atomx_end_write(AtomxDescriptor *d) {
+  AtomxEndDump h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, ATOMX_END_MAGIC, 8);
+  const uint64_t pid = (uint64_t)sys_getpid();
+  h.pid = pid;
+  h.suffixed = pid != d->initialPid || d->startedBySelf;
+  h.countersSize = d->countersSize;
+  char path[4096];
+  const long n = sys_readlink("/proc/self/exe", path, sizeof path);
+  struct stub_stat st;
+  if (n <= 0 || n >= (long)sizeof path || sys_stat("/proc/self/exe", &st) != 0) {
+    stub_warn("deferred end: cannot find this program's file; its results are lost", 0, 0);
+    return;
+  }
+  h.exeDevice = st.dev, h.exeInode = st.ino, h.exeSize = (uint64_t)st.size;
+  h.exeModified = (uint64_t)st.mtime, h.exeModifiedNs = (uint64_t)st.mtimeNs;
+  h.pathBytes = (uint64_t)n;
+  h.chunks = chunk_count(d);
+  /* Chosen once: another thread still running may touch a page meanwhile. */
+  const long map = sys_mmap_anonymous(h.chunks + 1);
+  if (map < 0 && map > -4096) {
+    stub_warn("deferred end: out of memory; this process's results are lost", 0, 0);
+    return;
+  }
+  uint8_t *touched = (uint8_t *)map;
+  touched_chunks(d, touched, h.chunks);
+
+  char name[40] = ATOMX_END_PREFIX;
+  char digits[24];
+  const char *num = stub_decimal(digits + sizeof digits, pid);
+  memcpy(name + sizeof ATOMX_END_PREFIX - 1, num, stub_strlen(num) + 1);
+  const long fd = sys_open_write(name);
+  if (fd < 0) {
+    stub_warn("deferred end: cannot create ", name, " in the working directory; this process's results are lost");
+    return;
+  }
+  int ok = write_all((int)fd, &h, sizeof h) && write_all((int)fd, path, (uint64_t)n) &&
+           write_all((int)fd, touched, h.chunks);
+  for (uint64_t k = 0, from, to; ok && k < h.chunks; k++) {
+    if (!touched[k]) continue;
+    chunk_range(d, k, &from, &to);
+    ok = write_all((int)fd, (const void *)from, to - from);
+  }
+  sys_close((int)fd);
+  sys_munmap(touched, h.chunks + 1);
+  if (!ok) stub_warn("deferred end: cannot write ", name, "; this process's results are lost");
+}
+
+/* A replay: the dump's counters into the section, and what the analysis code
+ * needs to name its outputs as the process would have. */
+void atomx_end_read(AtomxDescriptor *d, const char *dump) {
+  static const char kWhy[] = "cannot replay the end of a process: ";
+  const long fd = sys_open_read(dump);
+  if (fd < 0) stub_fail(kWhy, "cannot open ", dump);
+  AtomxEndDump h;
+  if (!read_all((int)fd, &h, sizeof h) || !same_bytes(h.magic, ATOMX_END_MAGIC, 8))
+    stub_fail(kWhy, dump, " is not a deferred end's dump (atomx-end.PID)");
+  struct stub_stat st;
+  if (h.countersSize != d->countersSize || sys_stat("/proc/self/exe", &st) != 0 || st.dev != h.exeDevice ||
+      st.ino != h.exeInode || (uint64_t)st.size != h.exeSize || (uint64_t)st.mtime != h.exeModified ||
+      (uint64_t)st.mtimeNs != h.exeModifiedNs)
+    stub_fail(kWhy, dump, " was written by another program, or this file was changed since");
+  char skip[256];
+  for (uint64_t left = h.pathBytes; left > 0;) {
+    const uint64_t k = left < sizeof skip ? left : sizeof skip;
+    if (!read_all((int)fd, skip, k)) stub_fail(kWhy, dump, " is truncated");
+    left -= k;
+  }
+  if (h.chunks != chunk_count(d)) stub_fail(kWhy, dump, " was written by another program");
+  const long map = sys_mmap_anonymous(h.chunks + 1);
+  if (map < 0 && map > -4096) stub_fail(kWhy, "out of memory", 0);
+  uint8_t *touched = (uint8_t *)map;
+  if (!read_all((int)fd, touched, h.chunks)) stub_fail(kWhy, dump, " is truncated");
+  for (uint64_t k = 0, from, to; k < h.chunks; k++) {
+    if (!touched[k]) continue;
+    chunk_range(d, k, &from, &to);
+    if (!read_all((int)fd, (void *)from, to - from)) stub_fail(kWhy, dump, " is truncated");
+  }
+  sys_close((int)fd);
+  sys_munmap(touched, h.chunks + 1);
+  d->replaying = 1;
+  d->endPid = h.pid;
+  d->endSuffixed = h.suffixed;
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""A tool's deferred end (atomx --defer-end, `atomx end`) against its end in the process.
+
+    defer_end_check.py --atomx ATOMX --tool NAME [--errors] PROG [ARGS...]
+
+Instruments PROG with `atomx -T NAME` twice: as usual (in a/) and with
+--defer-end (in b/), each as ./prog in its own directory, and runs both
+with ARGS.  Then:
+  - the deferred program's stdout, stderr and exit status equal the other's;
+  - b/ holds no output of the tool, only atomx-end.PID dumps, one for each
+    process that wrote outputs in a/;
+  - `atomx end b` exits 0 and removes the dumps, and b/ then holds the same
+    files as a/, byte for byte: the processes' pids (each process's rank
+    among the run's pids) are the only difference allowed, in the file
+    names (NAME.PID) and on callgrind files' "pid:" line.
+With --errors, also: a dump whose program file was changed since (its
+mtime) is refused by `atomx end` (status 1, one line saying so, the dump
+kept), and a file that is not a dump likewise.
+Exit status 0 when everything holds.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+failures = []
+
+
+def check(ok, message):
+    if not ok:
+        failures.append(message)
+
+
+def run(cmd, cwd, env=None):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=300, env=env)
+
+
+def listing(d):
+    return sorted(f for f in os.listdir(d) if f != "prog")
+
+
+def normalized(d):
+    """{name with each pid replaced by its rank: content, likewise}."""
+    pids = sorted({int(m.group(1)) for f in listing(d) for m in [re.search(r"\.(\d+)$", f)] if m})
+    rank = {str(p): "#%d" % k for k, p in enumerate(pids)}
+    files = {}
+    for f in listing(d):
+        m = re.search(r"\.(\d+)$", f)
+        name = f[:m.start()] + "." + rank[m.group(1)] if m else f
+        data = open(os.path.join(d, f), "rb").read()
+        data = re.sub(rb"^pid: \d+$", b"pid: #", data, flags=re.M)
+        files[name] = data
+    return files
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("--tool", required=True)
+    ap.add_argument("--errors", action="store_true")
+    ap.add_argument("prog")
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="atomx-defer-")
+    env = dict(os.environ, LC_ALL="C")
+    runs = {}
+    for d, extra in (("a", []), ("b", ["--defer-end"])):
+        os.mkdir(os.path.join(tmp, d))
+        r = run([a.atomx, a.prog, "-T", a.tool, "-o", "prog", "-q"] + extra, os.path.join(tmp, d))
+        if r.returncode != 0:
+            print("FAIL: atomx -T %s %s: %s" % (a.tool, " ".join(extra), r.stderr.decode(errors="replace")))
+            return 1
+        runs[d] = run(["./prog"] + a.args, os.path.join(tmp, d), env)
+    A, B = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+    for what in ("returncode", "stdout", "stderr"):
+        x, y = getattr(runs["a"], what), getattr(runs["b"], what)
+        check(x == y, "the deferred program's %s differs: %r, in-process %r" % (what, str(y)[:200], str(x)[:200]))
+    dumps = [f for f in listing(B) if f.startswith("atomx-end.")]
+    outputs = set(listing(A))
+    check(len(dumps) > 0 and set(listing(B)) == set(dumps),
+          "before atomx end, b/ should hold only atomx-end.PID dumps: %s" % listing(B))
+    processes = 1 + len({m.group(1) for f in outputs for m in [re.search(r"\.(\d+)$", f)] if m})  # NAME, NAME.PID
+    check(len(dumps) == processes, "%d dumps for %d processes with outputs (%s)" % (len(dumps), processes, sorted(outputs)))
+
+    e = run([a.atomx, "end", B], tmp)
+    check(e.returncode == 0, "atomx end exited %d: %s" % (e.returncode, e.stderr.decode(errors="replace")))
+    check(not any(f.startswith("atomx-end.") for f in listing(B)), "atomx end left dumps: %s" % listing(B))
+    na, nb = normalized(A), normalized(B)
+    check(sorted(na) == sorted(nb), "files in-process %s, deferred %s" % (sorted(na), sorted(nb)))
+    for f in sorted(set(na) & set(nb)):
+        if na[f] != nb[f]:
+            la, lb = na[f].splitlines(), nb[f].splitlines()
+            k = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
+            check(False, "%s differs at line %d: in-process %r, deferred %r" %
+                  (f, k + 1, la[k][:120] if k < len(la) else b"(end)", lb[k][:120] if k < len(lb) else b"(end)"))
+
+    if a.errors:
+        for f in listing(B):
+            os.remove(os.path.join(B, f))
+        run(["./prog"] + a.args, B, env)
+        dumps = [f for f in listing(B) if f.startswith("atomx-end.")]
+        os.utime(os.path.join(B, "prog"), (0, 0))
+        e = run([a.atomx, "end", B], tmp)
+        err = e.stderr.decode(errors="replace")
+        check(e.returncode == 1 and "was written by another program, or this file was changed since" in err,
+              "atomx end of a dump whose program changed: status %d, %r" % (e.returncode, err))
+        check(sorted(f for f in listing(B) if f.startswith("atomx-end.")) == sorted(dumps),
+              "atomx end of a dump it refused removed it")
+        open(os.path.join(B, "atomx-end.1"), "w").write("not a dump\n")
+        e = run([a.atomx, "end", os.path.join(B, "atomx-end.1")], tmp)
+        err = e.stderr.decode(errors="replace")
+        check(e.returncode == 1 and "not a deferred end's dump" in err and err.count("\n") <= 2,
+              "atomx end of a file that is not a dump: status %d, %r" % (e.returncode, err))
+
+    for f in failures:
+        print("FAIL:", f)
+    print("%s: -T %s --defer-end: %d process(es), %d file(s) %s" %
+          (os.path.basename(a.prog), a.tool, processes, len(na), "as in-process" if not failures else "DIFFER"))
+    if not failures:
+        subprocess.run(["rm", "-rf", tmp])
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
