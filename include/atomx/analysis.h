@@ -24,7 +24,9 @@ extern "C" {
  * that started the program, `name.PID` in a process forked from it (PID of
  * the caller) and in a process whose parent runs the same instrumented file
  * (it exec'd the program again), so outputs never overwrite each other.
- * The string belongs to the library; it stays valid for the whole run. */
+ * When `atomx end` runs a deferred end, the name the process whose end it
+ * is would have used.  The string belongs to the library; it stays valid
+ * for the whole run. */
 const char *AtomxOutputPath(const char *name);
 
 /* The process whose results these are: getpid(), except when a program
