@@ -162,20 +162,25 @@ typedef struct AtomxDescriptor {
   uint64_t replaying;
   uint64_t endPid;
   uint64_t endSuffixed;
+  /* ATOMX_END_DIR_ENV's value at start-up (empty: the working directory at
+   * the end): where the dump goes. */
+  char endDir[1024];
 } AtomxDescriptor;
 
 /* Deferred end (atomx --defer-end), for a tool whose analysis code runs only
  * at ProgramBefore and ProgramAfter (its counts are inline).  A process of
  * such a program loads no analysis code at all.  Its ProgramAfter adds up
  * the counters and writes them to ATOMX_END_PREFIX PID ("atomx-end.PID") in
- * its working directory: an AtomxEndDump, then the executable's path
- * (pathBytes, no NUL), then the .atomx.counters section (countersSize
+ * its working directory, or in the directory ATOMX_END_DIR_ENV named when it
+ * started: an AtomxEndDump, then the executable's path (pathBytes, no NUL),
+ * then the working directory at the end (cwdBytes, no NUL: where the
+ * outputs go), then the .atomx.counters section (countersSize
  * bytes) sparsely: cut where the memory pages it spans begin, it is
  * `chunks` chunks; a byte per chunk (1: the process touched that page, 0:
  * it is all zero), then the bytes of each touched chunk in order.  A short
  * run of a big program writes only the pages it counted in.
- * `atomx end` runs that executable again, in the dump's directory,
- * with ATOMX_END_REPLAY_ENV=<the dump's name> in its environment: the
+ * `atomx end` runs that executable again, in the process's directory,
+ * with ATOMX_END_REPLAY_ENV=<the dump's path> in its environment: the
  * runtime reads the counters back, loads the analysis code, runs the
  * ProgramBefore and ProgramAfter calls -- the program itself never runs --
  * and exits 0.  The analysis code names its outputs as the process would
@@ -183,6 +188,7 @@ typedef struct AtomxDescriptor {
 #define ATOMX_END_MAGIC "ATOMXE01"
 #define ATOMX_END_PREFIX "atomx-end."
 #define ATOMX_END_REPLAY_ENV "ATOMX_END_REPLAY"
+#define ATOMX_END_DIR_ENV "ATOMX_END_DIR"
 typedef struct AtomxEndDump {
   char magic[8];          /* ATOMX_END_MAGIC */
   uint64_t pid;           /* the process that wrote it */
@@ -191,6 +197,7 @@ typedef struct AtomxEndDump {
   /* The executable as stat(2) saw it: a replay refuses another file. */
   uint64_t exeDevice, exeInode, exeSize, exeModified, exeModifiedNs;
   uint64_t pathBytes;
+  uint64_t cwdBytes;
   uint64_t chunks;
 } AtomxEndDump;
 

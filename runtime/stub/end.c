@@ -11,10 +11,13 @@ static int same_bytes(const char *a, const char *b, unsigned long n) {
   return 1;
 }
 
-/* A start-up fact that only the process itself can know: whether its parent
- * runs the same file (a program that execs itself), which, with the pid,
- * decides its outputs' names. */
-void atomx_end_start(AtomxDescriptor *d) {
+/* Start-up facts that only the process itself can know: where its dump goes
+ * (ATOMX_END_DIR_ENV, read now: the program may rewrite its environment),
+ * and whether its parent runs the same file (a program that execs itself),
+ * which, with the pid, decides its outputs' names. */
+void atomx_end_start(AtomxDescriptor *d, const char *dumpDir) {
+  if (dumpDir && stub_strlen(dumpDir) < sizeof d->endDir) memcpy(d->endDir, dumpDir, stub_strlen(dumpDir) + 1);
+  else if (dumpDir) stub_warn("deferred end: " ATOMX_END_DIR_ENV " is too long; the dump goes to the working directory", 0, 0);
   char parent[40] = "/proc/";
   char digits[24];
   const char *num = stub_decimal(digits + sizeof digits, (uint64_t)sys_getppid());
@@ -88,45 +91,55 @@ void atomx_end_write(AtomxDescriptor *d) {
   h.pid = pid;
   h.suffixed = pid != d->initialPid || d->startedBySelf;
   h.countersSize = d->countersSize;
-  char path[4096];
-  const long n = sys_readlink("/proc/self/exe", path, sizeof path);
+  h.chunks = chunk_count(d);
+  /* Buffers off the stack (this may run in a signal handler, on a small
+   * alternate stack): the paths, the dump's name, a byte per chunk. */
+  enum { kPath = 4096, kName = sizeof d->endDir + 48 };
+  const uint64_t bytes = 2 * kPath + kName + h.chunks;
+  const long map = sys_mmap_anonymous(bytes);
+  if (map < 0 && map > -4096) {
+    stub_warn("deferred end: out of memory; this process's results are lost", 0, 0);
+    return;
+  }
+  char *path = (char *)map, *cwd = path + kPath, *name = cwd + kPath;
+  uint8_t *touched = (uint8_t *)(name + kName);
+  const long n = sys_readlink("/proc/self/exe", path, kPath);
+  const long c = sys_getcwd(cwd, kPath);
   struct stub_stat st;
-  if (n <= 0 || n >= (long)sizeof path || sys_stat("/proc/self/exe", &st) != 0) {
-    stub_warn("deferred end: cannot find this program's file; its results are lost", 0, 0);
+  if (n <= 0 || n >= kPath || sys_stat("/proc/self/exe", &st) != 0 || c <= 1) {
+    stub_warn("deferred end: cannot find this program's file or the working directory; this process's results "
+              "are lost", 0, 0);
+    sys_munmap((void *)map, bytes);
     return;
   }
   h.exeDevice = st.dev, h.exeInode = st.ino, h.exeSize = (uint64_t)st.size;
   h.exeModified = (uint64_t)st.mtime, h.exeModifiedNs = (uint64_t)st.mtimeNs;
   h.pathBytes = (uint64_t)n;
-  h.chunks = chunk_count(d);
+  h.cwdBytes = (uint64_t)c - 1;
   /* Chosen once: another thread still running may touch a page meanwhile. */
-  const long map = sys_mmap_anonymous(h.chunks + 1);
-  if (map < 0 && map > -4096) {
-    stub_warn("deferred end: out of memory; this process's results are lost", 0, 0);
-    return;
-  }
-  uint8_t *touched = (uint8_t *)map;
   touched_chunks(d, touched, h.chunks);
 
-  char name[40] = ATOMX_END_PREFIX;
+  const unsigned long dirBytes = stub_strlen(d->endDir);
+  memcpy(name, d->endDir, dirBytes);
+  unsigned long at = dirBytes;
+  if (dirBytes) name[at++] = '/';
+  memcpy(name + at, ATOMX_END_PREFIX, sizeof ATOMX_END_PREFIX - 1);
+  at += sizeof ATOMX_END_PREFIX - 1;
   char digits[24];
   const char *num = stub_decimal(digits + sizeof digits, pid);
-  memcpy(name + sizeof ATOMX_END_PREFIX - 1, num, stub_strlen(num) + 1);
+  memcpy(name + at, num, stub_strlen(num) + 1);
   const long fd = sys_open_write(name);
-  if (fd < 0) {
-    stub_warn("deferred end: cannot create ", name, " in the working directory; this process's results are lost");
-    return;
-  }
-  int ok = write_all((int)fd, &h, sizeof h) && write_all((int)fd, path, (uint64_t)n) &&
-           write_all((int)fd, touched, h.chunks);
+  int ok = fd >= 0;
+  ok = ok && write_all((int)fd, &h, sizeof h) && write_all((int)fd, path, h.pathBytes) &&
+       write_all((int)fd, cwd, h.cwdBytes) && write_all((int)fd, touched, h.chunks);
   for (uint64_t k = 0, from, to; ok && k < h.chunks; k++) {
     if (!touched[k]) continue;
     chunk_range(d, k, &from, &to);
     ok = write_all((int)fd, (const void *)from, to - from);
   }
-  sys_close((int)fd);
-  sys_munmap(touched, h.chunks + 1);
+  if (fd >= 0) sys_close((int)fd);
   if (!ok) stub_warn("deferred end: cannot write ", name, "; this process's results are lost");
+  sys_munmap((void *)map, bytes);
 }
 
 /* A replay: the dump's counters into the section, and what the analysis code
@@ -149,6 +162,11 @@ void atomx_end_read(AtomxDescriptor *d, const char *dump) {
     if (!read_all((int)fd, skip, k)) stub_fail(kWhy, dump, " is truncated");
     left -= k;
   }
+  /* The outputs go where the process was at its end. */
+  char cwd[4096];
+  if (h.cwdBytes >= sizeof cwd || !read_all((int)fd, cwd, h.cwdBytes)) stub_fail(kWhy, dump, " is truncated");
+  cwd[h.cwdBytes] = 0;
+  if (sys_chdir(cwd) != 0) stub_fail(kWhy, "cannot enter the directory the process ended in, ", cwd);
   if (h.chunks != chunk_count(d)) stub_fail(kWhy, dump, " was written by another program");
   const long map = sys_mmap_anonymous(h.chunks + 1);
   if (map < 0 && map > -4096) stub_fail(kWhy, "out of memory", 0);

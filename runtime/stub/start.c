@@ -185,7 +185,7 @@ uint64_t atomx_start(uint64_t *initialStack) {
    * its counters at the end; a replay reads them back and runs the end. */
   const char *replay = d->deferredEnd ? initial_getenv(initialStack, ATOMX_END_REPLAY_ENV) : 0;
   if (d->deferredEnd && !replay) {
-    atomx_end_start(d);
+    atomx_end_start(d, initial_getenv(initialStack, ATOMX_END_DIR_ENV));
     __atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE); /* exit hooks: program_after writes the dump */
     ((cxa_atexit_fn)libc.cxa_atexit)(atomx_after_at_exit, 0, 0);
     install_fatal_signal_handlers(&libc);

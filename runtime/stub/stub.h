@@ -53,7 +53,7 @@ char *stub_decimal(char *end, uint64_t v);
 /* end.c: the deferred end (abi.h).  At start-up of a process that defers
  * its end; ProgramAfter's dump; a replay's reading of a dump, which fails
  * the process (stub_fail) when the dump does not belong to this file. */
-void atomx_end_start(AtomxDescriptor *d);
+void atomx_end_start(AtomxDescriptor *d, const char *dumpDir);
 void atomx_end_write(AtomxDescriptor *d);
 void atomx_end_read(AtomxDescriptor *d, const char *dump);
 const char *stub_program_name(void);

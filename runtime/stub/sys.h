@@ -17,6 +17,8 @@
 #define SYS_RT_SIGPROCMASK 14
 #define SYS_RT_SIGACTION 13
 #define SYS_GETPID 39
+#define SYS_GETCWD 79
+#define SYS_CHDIR 80
 #define SYS_READLINK 89
 #define SYS_GETPPID 110
 #define SYS_ARCH_PRCTL 158
@@ -60,6 +62,9 @@ static inline long sys_open_write(const char *path) {
   return stub_syscall4(SYS_OPENAT, -100 /* AT_FDCWD */, (long)path, 02001101, 0666);
 }
 static inline long sys_read(int fd, void *buf, unsigned long n) { return stub_syscall3(SYS_READ, fd, (long)buf, (long)n); }
+/* The length of the path with its NUL, or -errno. */
+static inline long sys_getcwd(char *buf, unsigned long n) { return stub_syscall3(SYS_GETCWD, (long)buf, (long)n, 0); }
+static inline long sys_chdir(const char *path) { return stub_syscall3(SYS_CHDIR, (long)path, 0, 0); }
 static inline long sys_readlink(const char *path, char *buf, unsigned long n) {
   return stub_syscall3(SYS_READLINK, (long)path, (long)buf, (long)n);
 }

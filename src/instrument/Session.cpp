@@ -81,20 +81,20 @@ void Session::checkRoutines() const {
 
 void Session::plan() {
   instrumenter_ = std::make_unique<Instrumenter>(*engine_, build_->analysisObject(), options_.output, counterMode_);
-  if (options_.deferEnd) {
+  if (options_.deferEnd != SessionOptions::DeferEnd::No) {
     // ProgramBefore code too could make analysis code run during the run
-    // (a signal handler, Syscall User Dispatch): it must run in the process.
+    // (a signal handler, Syscall User Dispatch): it must run in the process
     // (atomx's own, the facts' init, only reads the facts blob).
     const size_t n = instrumenter_->callSitesInCode();
     size_t before = 0;
     for (const CallRequest& c : engine_->calls())
       before += c.point == Point::ProgramBefore && engine_->routines()[c.routine].name != "atomx_facts_init";
-    if (n || before)
+    if ((n || before) && options_.deferEnd == SessionOptions::DeferEnd::Required)
       throw Error("--defer-end: the tool calls analysis routines " +
                   (n ? "while the program runs (at " + std::to_string(n) + " place(s))"
                      : "when the program starts (" + std::to_string(before) + " ProgramBefore call(s))") +
                   "; only a tool whose analysis code runs at the program's end alone can run it later");
-    instrumenter_->deferEnd();
+    if (!n && !before) instrumenter_->deferEnd(), endDeferred_ = true;
   }
   rewriter_->setAdditions(instrumenter_.get());
 }
@@ -162,7 +162,7 @@ std::vector<std::string> Session::summary() const {
     lines.push_back(out + ": " + std::to_string(instrumenter_->incrementCount()) + " inline counter increment(s), " +
                     counterModeName(counterMode_) +
                     (counterMode_ == CounterMode::PerThread ? " through %gs" : "") + " (" + counterWhy_ + ")");
-  if (options_.deferEnd)
+  if (endDeferred_)
     lines.push_back(out + ": end deferred: each process loads no analysis code and leaves its counts in " ATOMX_END_PREFIX
                           "PID; `atomx end` then writes its results");
   return lines;

@@ -53,8 +53,10 @@ struct SessionOptions {
   std::optional<CounterMode> counters{};
   // Deferred end (--defer-end, runtime/abi.h): the program loads no analysis
   // code and leaves its counters for `atomx end`.  Only for a tool that
-  // calls nothing while the program runs.
-  bool deferEnd = false;
+  // calls nothing while the program runs: Required refuses any other tool,
+  // IfPossible ends it in the process.
+  enum class DeferEnd { No, Required, IfPossible };
+  DeferEnd deferEnd = DeferEnd::No;
 };
 
 class Session {
@@ -73,6 +75,8 @@ class Session {
   // One line per fact about the instrumentation ("" without a tool): the
   // routines, calls and sites, and how counters are incremented.
   std::vector<std::string> summary() const;
+  // The end runs later (SessionOptions::deferEnd; after run()).
+  bool endDeferred() const { return endDeferred_; }
   // The trace plan's digest (SessionOptions::trace; after run()).
   uint64_t tracePlacement() const { return tracePlacement_; }
 
@@ -99,6 +103,7 @@ class Session {
   TraceStoreCounts traceStores_;
   CountPlanSummary counts_;
   size_t factsBytes_ = 0;
+  bool endDeferred_ = false;
 };
 
 }  // namespace atomx::instrument

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A tool's deferred end (atomx --defer-end, `atomx end`) against its end in the process.
 
-    defer_end_check.py --atomx ATOMX --tool NAME [--errors] PROG [ARGS...]
+    defer_end_check.py --atomx ATOMX --tool NAME [--errors] [--dump-dir | --via-run] PROG [ARGS...]
 
 Instruments PROG with `atomx -T NAME` twice: as usual (in a/) and with
 --defer-end (in b/), each as ./prog in its own directory, and runs both
@@ -13,6 +13,12 @@ with ARGS.  Then:
     files as a/, byte for byte: the processes' pids (each process's rank
     among the run's pids) are the only difference allowed, in the file
     names (NAME.PID) and on callgrind files' "pid:" line.
+With --dump-dir, b/'s processes run with ATOMX_END_DIR naming another
+directory: the dumps must go there (b/ stays empty), and `atomx end` of that
+directory must write the outputs in b/, where the processes ended.  With
+--via-run, the sides are `atomx run -T NAME --end-in-process -- PROG ARGS`
+in a/ and `atomx run -T NAME -- PROG ARGS` (deferred: the default) in b/:
+no dump may be left anywhere, and the files must agree.
 With --errors, also: a dump whose program file was changed since (its
 mtime) is refused by `atomx end` (status 1, one line saying so, the dump
 kept), and a file that is not a dump likewise.
@@ -60,33 +66,50 @@ def main():
     ap.add_argument("--atomx", required=True)
     ap.add_argument("--tool", required=True)
     ap.add_argument("--errors", action="store_true")
+    ap.add_argument("--dump-dir", action="store_true")
+    ap.add_argument("--via-run", action="store_true")
     ap.add_argument("prog")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="atomx-defer-")
     env = dict(os.environ, LC_ALL="C")
     runs = {}
+    A, B, D = os.path.join(tmp, "a"), os.path.join(tmp, "b"), os.path.join(tmp, "dumps")
+    os.mkdir(D)
+    if a.via_run:
+        return via_run(a, tmp, env)
     for d, extra in (("a", []), ("b", ["--defer-end"])):
         os.mkdir(os.path.join(tmp, d))
         r = run([a.atomx, a.prog, "-T", a.tool, "-o", "prog", "-q"] + extra, os.path.join(tmp, d))
         if r.returncode != 0:
             print("FAIL: atomx -T %s %s: %s" % (a.tool, " ".join(extra), r.stderr.decode(errors="replace")))
             return 1
-        runs[d] = run(["./prog"] + a.args, os.path.join(tmp, d), env)
-    A, B = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+        runs[d] = run(["./prog"] + a.args, os.path.join(tmp, d),
+                      dict(env, ATOMX_END_DIR=D) if d == "b" and a.dump_dir else env)
     for what in ("returncode", "stdout", "stderr"):
         x, y = getattr(runs["a"], what), getattr(runs["b"], what)
         check(x == y, "the deferred program's %s differs: %r, in-process %r" % (what, str(y)[:200], str(x)[:200]))
-    dumps = [f for f in listing(B) if f.startswith("atomx-end.")]
+    where = D if a.dump_dir else B
+    dumps = [f for f in listing(where) if f.startswith("atomx-end.")]
     outputs = set(listing(A))
-    check(len(dumps) > 0 and set(listing(B)) == set(dumps),
-          "before atomx end, b/ should hold only atomx-end.PID dumps: %s" % listing(B))
+    check(len(dumps) > 0 and set(listing(where)) == set(dumps),
+          "before atomx end, %s should hold only atomx-end.PID dumps: %s" % (where, listing(where)))
+    if a.dump_dir:
+        check(listing(B) == [], "with ATOMX_END_DIR, b/ should stay empty until atomx end: %s" % listing(B))
     processes = 1 + len({m.group(1) for f in outputs for m in [re.search(r"\.(\d+)$", f)] if m})  # NAME, NAME.PID
     check(len(dumps) == processes, "%d dumps for %d processes with outputs (%s)" % (len(dumps), processes, sorted(outputs)))
 
-    e = run([a.atomx, "end", B], tmp)
+    e = run([a.atomx, "end", where], tmp)
     check(e.returncode == 0, "atomx end exited %d: %s" % (e.returncode, e.stderr.decode(errors="replace")))
-    check(not any(f.startswith("atomx-end.") for f in listing(B)), "atomx end left dumps: %s" % listing(B))
+    check(not any(f.startswith("atomx-end.") for f in listing(where)), "atomx end left dumps: %s" % listing(where))
+    files = compare(A, B)
+    if a.errors:
+        errors(a, tmp, B, env)
+    return finish(a, tmp, processes, files)
+
+
+def compare(A, B):
+    """A's files against B's, pids by rank; the number of files."""
     na, nb = normalized(A), normalized(B)
     check(sorted(na) == sorted(nb), "files in-process %s, deferred %s" % (sorted(na), sorted(nb)))
     for f in sorted(set(na) & set(nb)):
@@ -95,29 +118,55 @@ def main():
             k = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
             check(False, "%s differs at line %d: in-process %r, deferred %r" %
                   (f, k + 1, la[k][:120] if k < len(la) else b"(end)", lb[k][:120] if k < len(lb) else b"(end)"))
+    return len(na)
 
-    if a.errors:
-        for f in listing(B):
-            os.remove(os.path.join(B, f))
-        run(["./prog"] + a.args, B, env)
-        dumps = [f for f in listing(B) if f.startswith("atomx-end.")]
-        os.utime(os.path.join(B, "prog"), (0, 0))
-        e = run([a.atomx, "end", B], tmp)
-        err = e.stderr.decode(errors="replace")
-        check(e.returncode == 1 and "was written by another program, or this file was changed since" in err,
-              "atomx end of a dump whose program changed: status %d, %r" % (e.returncode, err))
-        check(sorted(f for f in listing(B) if f.startswith("atomx-end.")) == sorted(dumps),
-              "atomx end of a dump it refused removed it")
-        open(os.path.join(B, "atomx-end.1"), "w").write("not a dump\n")
-        e = run([a.atomx, "end", os.path.join(B, "atomx-end.1")], tmp)
-        err = e.stderr.decode(errors="replace")
-        check(e.returncode == 1 and "not a deferred end's dump" in err and err.count("\n") <= 2,
-              "atomx end of a file that is not a dump: status %d, %r" % (e.returncode, err))
 
+def errors(a, tmp, B, env):
+    for f in listing(B):
+        os.remove(os.path.join(B, f))
+    run(["./prog"] + a.args, B, env)
+    dumps = [f for f in listing(B) if f.startswith("atomx-end.")]
+    os.utime(os.path.join(B, "prog"), (0, 0))
+    e = run([a.atomx, "end", B], tmp)
+    err = e.stderr.decode(errors="replace")
+    check(e.returncode == 1 and "was written by another program, or this file was changed since" in err,
+          "atomx end of a dump whose program changed: status %d, %r" % (e.returncode, err))
+    check(sorted(f for f in listing(B) if f.startswith("atomx-end.")) == sorted(dumps),
+          "atomx end of a dump it refused removed it")
+    open(os.path.join(B, "atomx-end.1"), "w").write("not a dump\n")
+    e = run([a.atomx, "end", os.path.join(B, "atomx-end.1")], tmp)
+    err = e.stderr.decode(errors="replace")
+    check(e.returncode == 1 and "not a deferred end's dump" in err and err.count("\n") <= 2,
+          "atomx end of a file that is not a dump: status %d, %r" % (e.returncode, err))
+
+
+def via_run(a, tmp, env):
+    """atomx run, ending in the process and deferred, each in its directory."""
+    runs = {}
+    # c: b again, not quiet, for atomx's line saying how many ends it ran.
+    for d, extra in (("a", ["-q", "--end-in-process"]), ("b", ["-q"]), ("c", [])):  # b, c: deferred by default
+        os.mkdir(os.path.join(tmp, d))
+        runs[d] = run([a.atomx, "run", "--cache-dir", os.path.join(tmp, "cache"), "-T", a.tool] + extra +
+                      ["--", a.prog] + a.args, os.path.join(tmp, d), dict(env, TMPDIR=os.path.join(tmp, "dumps")))
+    A, B = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+    processes = 1 + len({m.group(1) for f in listing(A) for m in [re.search(r"\.(\d+)$", f)] if m})
+    for what in ("returncode", "stdout", "stderr"):
+        x, y = getattr(runs["a"], what), getattr(runs["b"], what)
+        check(x == y, "atomx run, deferred: %s differs: %r, in-process %r" % (what, str(y)[:200], str(x)[:200]))
+    said = runs["c"].stderr.decode(errors="replace")
+    check("atomx: end deferred: %d process(es) ended\n" % processes in said,
+          "atomx run did not say it ended %d processes later: %r" % (processes, said[-300:]))
+    check(listing(os.path.join(tmp, "dumps")) == [],
+          "atomx run left %s in its dump directory" % listing(os.path.join(tmp, "dumps")))
+    return finish(a, tmp, processes, compare(A, B))
+
+
+def finish(a, tmp, processes, files):
     for f in failures:
         print("FAIL:", f)
-    print("%s: -T %s --defer-end: %d process(es), %d file(s) %s" %
-          (os.path.basename(a.prog), a.tool, processes, len(na), "as in-process" if not failures else "DIFFER"))
+    print("%s: -T %s --defer-end%s: %d process(es), %d file(s) %s" %
+          (os.path.basename(a.prog), a.tool, " (atomx run)" if a.via_run else " (ATOMX_END_DIR)" if a.dump_dir else "",
+           processes, files, "as in-process" if not failures else "DIFFER"))
     if not failures:
         subprocess.run(["rm", "-rf", tmp])
     return 1 if failures else 0

@@ -31,10 +31,11 @@ const char* const kUsage = "usage: atomx end [-q] [-j N] [--keep] [DUMP | DIR]..
 const char* const kHelp =
     "Runs the end of each process of a program rewritten with --defer-end: such a\n"
     "process loads no analysis code and leaves its counters in atomx-end.PID in its\n"
-    "working directory.  For each DUMP (or each atomx-end.* in DIR; default: the\n"
-    "working directory) the program that wrote it runs again in the dump's directory,\n"
-    "reads the counters back and runs only the tool's end: the outputs are what the\n"
-    "process would have written at its exit.  The dump is then removed.\n"
+    "working directory (or in $ATOMX_END_DIR).  For each DUMP (or each atomx-end.*\n"
+    "in DIR; default: the working directory) the program that wrote it runs again in\n"
+    "the directory the process ended in, reads the counters back and runs only the\n"
+    "tool's end: the outputs are what the process would have written at its exit,\n"
+    "where it would have.  The dump is then removed.\n"
     "  -j N     replay N dumps at a time (default: one per processor)\n"
     "  --keep   do not remove the dumps\n"
     "  -q       print nothing but errors\n"
@@ -70,9 +71,8 @@ std::string executableOf(const std::string& dump, std::string& error) {
 pid_t start(const std::string& dump, std::string& error) {
   const std::string exe = executableOf(dump, error);
   if (exe.empty()) return -1;
-  const std::filesystem::path p(dump);
-  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
-  const std::string name = p.filename().string();
+  // Absolute: the replay starts by entering the directory the process ended in.
+  const std::string path = std::filesystem::absolute(dump).string();
   std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) {
@@ -80,11 +80,8 @@ pid_t start(const std::string& dump, std::string& error) {
     return -1;
   }
   if (pid == 0) {
-    if (chdir(dir.c_str()) != 0) {
-      std::fprintf(stderr, "atomx: end: %s: cannot enter its directory: %s\n", dump.c_str(), std::strerror(errno));
-      _exit(127);
-    }
-    setenv(ATOMX_END_REPLAY_ENV, name.c_str(), 1);
+    setenv(ATOMX_END_REPLAY_ENV, path.c_str(), 1);
+    unsetenv(ATOMX_END_DIR_ENV);
     char* args[] = {const_cast<char*>(exe.c_str()), nullptr};
     execv(exe.c_str(), args);
     std::fprintf(stderr, "atomx: end: cannot run %s: %s\n", exe.c_str(), std::strerror(errno));

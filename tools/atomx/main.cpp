@@ -32,6 +32,7 @@
 #include <vector>
 
 #include <atomx/trace.hpp>
+#include <runtime/abi.h>
 #include <atomx/trace_format.h>
 #include <nlohmann/json.hpp>
 
@@ -88,9 +89,13 @@ constexpr const char* kUsage = R"(usage:
       --cache-dir DIR    keep instrumented programs in DIR instead
       --counters MODE    how the tool's inline counters are incremented (below)
       --profile JSON     place the tool's counters by an earlier run (below)
-      --defer-end        the processes only count; their ends run after PROG
-                         exits, from the dumps they left in the working
-                         directory (below, and atomx end)
+      --end-in-process   run the tool's end in each process as it exits; by
+                         default a tool whose analysis runs only at the end
+                         (dyninst, ease, pipe, prof) defers it: the processes
+                         only count, and each end runs after PROG exits, where
+                         its process ended, from the dumps they left in a
+                         directory of the run (--defer-end below, atomx end)
+      --defer-end        defer the end, and refuse a tool that cannot
       -q                 print neither atomx's lines nor the summaries
   atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
       Rewrite PROG, moving every procedure atomx can prove safe into new code,
@@ -120,15 +125,17 @@ constexpr const char* kUsage = R"(usage:
       --defer-end        (with a tool that calls nothing while PROG runs, only
                          at its start and end: dyninst, ease, prof, pipe...)
                          OUT loads no analysis code: each process writes its
-                         counters to atomx-end.PID in its working directory at
-                         exit, and `atomx end` later writes what the tool would
-                         have written then.  A process costs little more than
-                         its counting (no second libc, no report at its exit)
+                         counters to atomx-end.PID in its working directory
+                         (or in $ATOMX_END_DIR) at exit, and `atomx end` later
+                         writes what the tool would have written then, where
+                         it would have.  A process costs little more than its
+                         counting (no second libc, no report at its exit)
   atomx end [-q] [-j N] [--keep] [DUMP | DIR]...
       Run the deferred ends: for each atomx-end.PID (in DIR, default the
-      working directory), the program that wrote it runs again there, reads
-      the counters back and runs only the tool's end, which writes its
-      outputs as the process would have; the dump is then removed.
+      working directory), the program that wrote it runs again in the
+      directory its process ended in, reads the counters back and runs only
+      the tool's end, which writes its outputs as the process would have;
+      the dump is then removed.
   atomx trace [-q] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
       Record an abstract-execution trace: instrument PROG (cached as with
       run) so that it writes a few witness bytes on a minimal set of CFG
@@ -243,7 +250,8 @@ atomx::analysis::BlockProfile readBlockProfile(const std::vector<std::string>& f
 void rewriteProgram(const std::string& prog, const std::string& out, const atomx::instrument::ToolSources& tool,
                     const std::vector<std::string>& toolArgs, const atomx::rewrite::RewriteOptions& options,
                     std::optional<atomx::instrument::CounterMode> counters, const atomx::analysis::BlockProfile& profile,
-                    const std::string& reportPath, bool quiet, bool deferEnd = false) {
+                    const std::string& reportPath, bool quiet,
+                    atomx::instrument::SessionOptions::DeferEnd deferEnd = atomx::instrument::SessionOptions::DeferEnd::No) {
   // The session lives until the process exits: freeing a large program's IR
   // one block at a time costs more than the rest of the rewrite's
   // bookkeeping (compilers skip it for the same reason).
@@ -354,7 +362,8 @@ int runRewrite(int argc, char** argv) {
     usageError("--profile places a tool's counters, but no tool is given");
   if (tool.instrumentation.empty() && deferEnd) usageError("--defer-end is about a tool's end, but no tool is given");
   const atomx::analysis::BlockProfile profile = readBlockProfile(profileFiles);
-  rewriteProgram(prog, out, tool, toolArgs, options, counters, profile, reportPath, quiet, deferEnd);
+  rewriteProgram(prog, out, tool, toolArgs, options, counters, profile, reportPath, quiet,
+                 deferEnd ? atomx::instrument::SessionOptions::DeferEnd::Required : atomx::instrument::SessionOptions::DeferEnd::No);
   return 0;
 }
 
@@ -476,7 +485,11 @@ int runRun(int argc, char** argv) {
   atomx::instrument::ToolSources tool;
   std::string shippedName, cacheDir;
   std::vector<std::string> toolArgs;
-  bool quiet = false, deferEnd = false;
+  bool quiet = false;
+  // The end of a tool that calls nothing while the program runs is deferred
+  // unless --end-in-process; --defer-end insists (an error for other tools).
+  using DeferEnd = atomx::instrument::SessionOptions::DeferEnd;
+  DeferEnd deferEnd = DeferEnd::IfPossible;
   std::string countersName = "auto";
   std::vector<std::string> profileFiles;
   int i = 2;
@@ -496,7 +509,8 @@ int runRun(int argc, char** argv) {
     else if (a == "--profile" && i + 1 < argc && toolArgs.empty()) profileFiles.push_back(argv[++i]);
     else if (a == "--profile" && toolArgs.empty()) usageError("--profile needs the JSON of the dyninst or prof tool");
     else if (a == "-q") quiet = true;
-    else if (a == "--defer-end" && toolArgs.empty()) deferEnd = true;
+    else if (a == "--defer-end" && toolArgs.empty()) deferEnd = DeferEnd::Required;
+    else if (a == "--end-in-process" && toolArgs.empty()) deferEnd = DeferEnd::No;
     else if (toolArgs.empty() && buildOption(tool, argc, argv, i)) continue;
     else if (atomx::instrument::isSourceFile(a) && toolArgs.empty() && shippedName.empty()) {
       if (tool.instrumentation.empty()) tool.instrumentation = a;
@@ -523,7 +537,7 @@ int runRun(int argc, char** argv) {
   for (const std::string& a : toolArgs) key.add(a);
   const std::optional<atomx::instrument::CounterMode> counters = counterModeOption(countersName);
   key.add("counters " + countersName);
-  if (deferEnd) key.add("defer-end");
+  key.add("end " + std::to_string(int(deferEnd)));
   const atomx::analysis::BlockProfile profile = readBlockProfile(profileFiles);
   key.addWord(profile.empty() ? 0 : atomx::trace::profileHash(profile));
   for (const std::string& f : tool.cflags) key.add("cflag " + f);
@@ -554,13 +568,24 @@ int runRun(int argc, char** argv) {
 
   const time_t start = time(nullptr);
   const auto before = shippedName.empty() && !quiet ? workingFiles() : std::map<std::string, std::pair<int64_t, int64_t>>{};
+  // Deferred ends: every process leaves its dump in a directory of this run
+  // (ATOMX_END_DIR), and each end runs where its process ended.
+  std::string dumpDir;
+  if (deferEnd != DeferEnd::No) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "atomx-end-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw atomx::Error(std::string("cannot create a directory for the dumps: ") + std::strerror(errno));
+    dumpDir = pattern;
+    setenv(ATOMX_END_DIR_ENV, dumpDir.c_str(), 1);
+  }
   const int status = runChild(cached, argv + i + 1, argv + argc);
-  if (deferEnd) {  // the processes' ends, from the dumps they left here
-    const std::vector<std::string> dumps = atomx::cli::findEndDumps(".", start);
+  if (!dumpDir.empty()) {
+    unsetenv(ATOMX_END_DIR_ENV);
+    const std::vector<std::string> dumps = atomx::cli::findEndDumps(dumpDir, 0);
     const size_t failed = atomx::cli::replayEndDumps(dumps, std::max(1u, std::thread::hardware_concurrency()), false, quiet);
-    if (!quiet)
-      std::fprintf(stderr, "atomx: end deferred: %zu process(es) replayed from the atomx-end.PID dumps here%s\n",
-                   dumps.size() - failed, failed ? ", some failed (their dumps are kept)" : "");
+    if (!quiet && !dumps.empty())
+      std::fprintf(stderr, "atomx: end deferred: %zu process(es) ended%s\n", dumps.size() - failed,
+                   failed ? (", " + std::to_string(failed) + " failed: their dumps are kept in " + dumpDir).c_str() : "");
+    if (!failed) std::filesystem::remove_all(dumpDir);
   }
   if (!quiet && !shippedName.empty()) printSummaries(shippedName, start);
   if (!quiet && shippedName.empty()) printWrittenFiles(toolName, before);
