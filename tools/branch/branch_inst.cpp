@@ -8,7 +8,8 @@
 // counts from atomx's fewest increments (Counters::count); four counters a
 // branch: taken, not taken, mispredicted, the predictor's state.  A branch
 // whose edges are not both in its procedure (to a `.cold` part, say) calls
-// CondBranch with branchCondition() from before it instead.  What a branch
+// CondBranch with branchCondition() from before it instead (and then the
+// end cannot be deferred: the analysis runs during the run).  What a branch
 // is (its address, its procedure) the analysis side looks up in the facts
 // atomx embeds (embedFacts, <atomx/facts.h>): the k-th block there that
 // ends in a conditional branch ends in branch k here.  Options: --top N
@@ -34,7 +35,7 @@ extern "C" void Instrument(int argc, char** argv) {
   Routine fini("BranchFini()");
   Counters counts;  // per branch k: 4k taken, 4k+1 not taken, 4k+2 mispredicted, 4k+3 state
   embedFacts();
-  long n = 0;  // branches, in program order (the facts' order)
+  long n = 0, calls = 0;  // branches, in program order (the facts' order); those that call CondBranch
   for (Proc p : program().procs())
     for (Block b : p.blocks())
       if (Inst i = b.last(); i.isCondBranch()) {
@@ -48,9 +49,13 @@ extern "C" void Instrument(int argc, char** argv) {
           counts.predict(fallThrough, 4 * k + 3, 4 * k + 2, false);
         } else {
           condBranch.before(i, long(k), branchCondition());
+          ++calls;
         }
       }
   counts.reserve(size_t(4 * n + 4));
-  init.atProgramStart(n, top, counts);
+  // CondBranch needs BranchInit's state from the start; without a call, the
+  // whole of the analysis runs at the end (and --defer-end can defer it).
+  if (calls) init.atProgramStart(n, top, counts);
+  else init.atProgramEnd(n, top, counts);
   fini.atProgramEnd();
 }
