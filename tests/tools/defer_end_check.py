@@ -68,6 +68,9 @@ def main():
     ap.add_argument("--errors", action="store_true")
     ap.add_argument("--dump-dir", action="store_true")
     ap.add_argument("--via-run", action="store_true")
+    ap.add_argument("--own-tool", action="store_true",
+                    help="--via-run with tests/tools/defer/own_*: a tool of the user's own is not deferred by "
+                         "default, and is with --defer-end")
     ap.add_argument("prog")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -76,6 +79,8 @@ def main():
     runs = {}
     A, B, D = os.path.join(tmp, "a"), os.path.join(tmp, "b"), os.path.join(tmp, "dumps")
     os.mkdir(D)
+    if a.own_tool:
+        return own_tool(a, tmp, env)
     if a.via_run:
         return via_run(a, tmp, env)
     for d, extra in (("a", []), ("b", ["--defer-end"])):
@@ -161,11 +166,34 @@ def via_run(a, tmp, env):
     return finish(a, tmp, processes, compare(A, B))
 
 
+def own_tool(a, tmp, env):
+    """atomx run with a tool of one's own: ended in each process unless --defer-end."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "defer")
+    tool = [os.path.join(here, "own_inst.cpp"), os.path.join(here, "own_anal.c")]
+    runs = {}
+    for d, extra in (("a", []), ("b", ["--defer-end"])):
+        os.mkdir(os.path.join(tmp, d))
+        runs[d] = run([a.atomx, "run", "--cache-dir", os.path.join(tmp, "cache")] + tool + extra + ["--", a.prog] + a.args,
+                      os.path.join(tmp, d), dict(env, TMPDIR=os.path.join(tmp, "dumps")))
+    said = {d: r.stderr.decode(errors="replace") for d, r in runs.items()}
+    check("end deferred" not in said["a"], "a tool of one's own was deferred without --defer-end: %r" % said["a"][-300:])
+    check("atomx: end deferred: " in said["b"], "--defer-end did not defer a tool of one's own: %r" % said["b"][-300:])
+    for what in ("returncode", "stdout"):
+        x, y = getattr(runs["a"], what), getattr(runs["b"], what)
+        check(x == y, "atomx run --defer-end: %s differs: %r, in-process %r" % (what, str(y)[:200], str(x)[:200]))
+    check(listing(os.path.join(tmp, "dumps")) == [], "dumps left: %s" % listing(os.path.join(tmp, "dumps")))
+    files = compare(os.path.join(tmp, "a"), os.path.join(tmp, "b"))
+    check(files > 0, "the tool wrote nothing")
+    processes = 1 + len({m.group(1) for f in listing(os.path.join(tmp, "a")) for m in [re.search(r"\.(\d+)$", f)] if m})
+    return finish(a, tmp, processes, files)
+
+
 def finish(a, tmp, processes, files):
     for f in failures:
         print("FAIL:", f)
     print("%s: -T %s --defer-end%s: %d process(es), %d file(s) %s" %
-          (os.path.basename(a.prog), a.tool, " (atomx run)" if a.via_run else " (ATOMX_END_DIR)" if a.dump_dir else "",
+          (os.path.basename(a.prog), a.tool,
+           " (own tool, atomx run)" if a.own_tool else " (atomx run)" if a.via_run else " (ATOMX_END_DIR)" if a.dump_dir else "",
            processes, files, "as in-process" if not failures else "DIFFER"))
     if not failures:
         subprocess.run(["rm", "-rf", tmp])

@@ -25,6 +25,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -90,12 +91,14 @@ constexpr const char* kUsage = R"(usage:
       --counters MODE    how the tool's inline counters are incremented (below)
       --profile JSON     place the tool's counters by an earlier run (below)
       --end-in-process   run the tool's end in each process as it exits; by
-                         default a tool whose analysis runs only at the end
-                         (dyninst, ease, pipe, prof) defers it: the processes
-                         only count, and each end runs after PROG exits, where
-                         its process ended, from the dumps they left in a
-                         directory of the run (--defer-end below, atomx end)
-      --defer-end        defer the end, and refuse a tool that cannot
+                         default a shipped tool whose analysis runs only at
+                         the end (dyninst, ease, pipe, prof) defers it: the
+                         processes only count, and each end runs after PROG
+                         exits, where its process ended, from the dumps they
+                         left in a directory of the run (atomx end)
+      --defer-end        defer the end (a tool of your own too: if its end
+                         reads only its arguments, counters and the facts),
+                         and refuse a tool that calls analysis code sooner
       -q                 print neither atomx's lines nor the summaries
   atomx PROG -o OUT [--poison-original] [--pad-instructions N] [--report FILE] [-q]
       Rewrite PROG, moving every procedure atomx can prove safe into new code,
@@ -486,10 +489,13 @@ int runRun(int argc, char** argv) {
   std::string shippedName, cacheDir;
   std::vector<std::string> toolArgs;
   bool quiet = false;
-  // The end of a tool that calls nothing while the program runs is deferred
-  // unless --end-in-process; --defer-end insists (an error for other tools).
+  // The end of a shipped tool that calls nothing while the program runs is
+  // deferred unless --end-in-process; --defer-end insists (an error for
+  // other tools).  A tool of your own is deferred only with --defer-end: its
+  // end might read what a replay cannot give it (the program's memory, the
+  // process's resource usage).
   using DeferEnd = atomx::instrument::SessionOptions::DeferEnd;
-  DeferEnd deferEnd = DeferEnd::IfPossible;
+  std::optional<DeferEnd> endChoice;
   std::string countersName = "auto";
   std::vector<std::string> profileFiles;
   int i = 2;
@@ -509,8 +515,8 @@ int runRun(int argc, char** argv) {
     else if (a == "--profile" && i + 1 < argc && toolArgs.empty()) profileFiles.push_back(argv[++i]);
     else if (a == "--profile" && toolArgs.empty()) usageError("--profile needs the JSON of the dyninst or prof tool");
     else if (a == "-q") quiet = true;
-    else if (a == "--defer-end" && toolArgs.empty()) deferEnd = DeferEnd::Required;
-    else if (a == "--end-in-process" && toolArgs.empty()) deferEnd = DeferEnd::No;
+    else if (a == "--defer-end" && toolArgs.empty()) endChoice = DeferEnd::Required;
+    else if (a == "--end-in-process" && toolArgs.empty()) endChoice = DeferEnd::No;
     else if (toolArgs.empty() && buildOption(tool, argc, argv, i)) continue;
     else if (atomx::instrument::isSourceFile(a) && toolArgs.empty() && shippedName.empty()) {
       if (tool.instrumentation.empty()) tool.instrumentation = a;
@@ -522,6 +528,7 @@ int runRun(int argc, char** argv) {
   if (tool.instrumentation.empty()) usageError("run needs a tool: atomx run -T NAME -- PROG [ARGS]");
   if (tool.analysis.empty()) usageError("an instrumentation file needs analysis files too: atomx run INST.c ANAL.c -- PROG");
   if (i + 1 >= argc) usageError("run needs a program after --: atomx run -T NAME -- PROG [ARGS]");
+  const DeferEnd deferEnd = endChoice.value_or(shippedName.empty() ? DeferEnd::No : DeferEnd::IfPossible);
   const std::string progAsGiven = argv[i + 1];
   const std::string prog = findProgram(progAsGiven);
 
