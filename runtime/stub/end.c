@@ -16,8 +16,21 @@ static int same_bytes(const char *a, const char *b, unsigned long n) {
  * and whether its parent runs the same file (a program that execs itself),
  * which, with the pid, decides its outputs' names. */
 void atomx_end_start(AtomxDescriptor *d, const char *dumpDir) {
-  if (dumpDir && stub_strlen(dumpDir) < sizeof d->endDir) memcpy(d->endDir, dumpDir, stub_strlen(dumpDir) + 1);
-  else if (dumpDir) stub_warn("deferred end: " ATOMX_END_DIR_ENV " is too long; the dump goes to the working directory", 0, 0);
+  if (dumpDir && *dumpDir) {
+    /* A relative name is taken from where the process starts. */
+    long at = 0;
+    if (dumpDir[0] != '/') {
+      at = sys_getcwd(d->endDir, sizeof d->endDir);
+      if (at > 0) d->endDir[at - 1] = '/';
+    }
+    const unsigned long n = stub_strlen(dumpDir);
+    if (at >= 0 && (unsigned long)at + n < sizeof d->endDir) {
+      memcpy(d->endDir + at, dumpDir, n + 1);
+    } else {
+      d->endDir[0] = 0;
+      stub_warn("deferred end: " ATOMX_END_DIR_ENV " is too long; the dump goes to the working directory", 0, 0);
+    }
+  }
   char parent[40] = "/proc/";
   char digits[24];
   const char *num = stub_decimal(digits + sizeof digits, (uint64_t)sys_getppid());
