@@ -74,7 +74,7 @@ tests/instrument/corpus_counters.sh build/bin/atomx gzip muparser sqlite3
 # `corpus_oracle.sh TOOL ATOMX --all`; CI's 90 minutes allow one each) ...
 failed=()
 for tp in syscall:gzip io:bzip2 malloc:muparser branch:lzip dyninst:lzip unalign:lzip pipe:muparser \
-          prof:bzip2 gprof:muparser inline:lzip cache:gzip; do
+          prof:bzip2 gprof:muparser inline:lzip cache:gzip cachesim:gzip; do
   tests/tools/corpus_oracle.sh "${tp%%:*}" build/bin/atomx "${tp#*:}" || failed+=("$tp")
 done
 ((${#failed[@]} == 0)) || { echo "corpus oracle failed for: ${failed[*]}" >&2; exit 1; }
