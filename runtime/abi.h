@@ -168,7 +168,8 @@ typedef struct AtomxDescriptor {
 } AtomxDescriptor;
 
 /* Deferred end (atomx --defer-end), for a tool whose analysis code runs only
- * at ProgramBefore and ProgramAfter (its counts are inline).  A process of
+ * at ProgramAfter (its counts are inline; atomx's own ProgramBefore calls,
+ * the facts' init, aside).  A process of
  * such a program loads no analysis code at all.  Its ProgramAfter adds up
  * the counters and writes them to ATOMX_END_PREFIX PID ("atomx-end.PID") in
  * its working directory, or in the directory ATOMX_END_DIR_ENV named when it
@@ -181,8 +182,9 @@ typedef struct AtomxDescriptor {
  * run of a big program writes only the pages it counted in.
  * `atomx end` runs that executable again, in the process's directory,
  * with ATOMX_END_REPLAY_ENV=<the dump's path> in its environment: the
- * runtime reads the counters back, loads the analysis code, runs the
- * ProgramBefore and ProgramAfter calls -- the program itself never runs --
+ * runtime reads the counters back, enters the directory the process ended
+ * in, loads the analysis code, runs the ProgramBefore (atomx's own) and
+ * ProgramAfter calls -- the program itself never runs --
  * and exits 0.  The analysis code names its outputs as the process would
  * have (atomx_analysis_end_process: runtime/analysis/analysis.c). */
 #define ATOMX_END_MAGIC "ATOMXE01"

@@ -5,12 +5,6 @@
 #include "stub.h"
 #include "sys.h"
 
-static int same_bytes(const char *a, const char *b, unsigned long n) {
-  while (n--)
-    if (*a++ != *b++) return 0;
-  return 1;
-}
-
 /* Start-up facts that only the process itself can know: where its dump goes
  * (ATOMX_END_DIR_ENV, read now: the program may rewrite its environment),
  * and whether its parent runs the same file (a program that execs itself),
@@ -31,12 +25,10 @@ void atomx_end_start(AtomxDescriptor *d, const char *dumpDir) {
       stub_warn("deferred end: " ATOMX_END_DIR_ENV " is too long; the dump goes to the working directory", 0, 0);
     }
   }
-  char parent[40] = "/proc/";
-  char digits[24];
-  const char *num = stub_decimal(digits + sizeof digits, (uint64_t)sys_getppid());
-  const unsigned long n = stub_strlen(num);
-  memcpy(parent + 6, num, n);
-  memcpy(parent + 6 + n, "/exe", 5);
+  char parent[40], digits[24], *p = parent, *const end = parent + sizeof parent - 1;
+  p = stub_append(p, end, "/proc/");
+  p = stub_append(p, end, stub_decimal(digits + sizeof digits, (uint64_t)sys_getppid()));
+  *stub_append(p, end, "/exe") = 0;
   struct stub_stat self, up;
   d->startedBySelf = sys_stat("/proc/self/exe", &self) == 0 && sys_stat(parent, &up) == 0 && self.dev == up.dev &&
                      self.ino == up.ino;
@@ -132,15 +124,13 @@ void atomx_end_write(AtomxDescriptor *d) {
   /* Chosen once: another thread still running may touch a page meanwhile. */
   touched_chunks(d, touched, h.chunks);
 
-  const unsigned long dirBytes = stub_strlen(d->endDir);
-  memcpy(name, d->endDir, dirBytes);
-  unsigned long at = dirBytes;
-  if (dirBytes) name[at++] = '/';
-  memcpy(name + at, ATOMX_END_PREFIX, sizeof ATOMX_END_PREFIX - 1);
-  at += sizeof ATOMX_END_PREFIX - 1;
-  char digits[24];
-  const char *num = stub_decimal(digits + sizeof digits, pid);
-  memcpy(name + at, num, stub_strlen(num) + 1);
+  char *at = name, *const nameEnd = name + kName - 1, digits[24];
+  if (d->endDir[0]) {
+    at = stub_append(at, nameEnd, d->endDir);
+    at = stub_append(at, nameEnd, "/");
+  }
+  at = stub_append(at, nameEnd, ATOMX_END_PREFIX);
+  *stub_append(at, nameEnd, stub_decimal(digits + sizeof digits, pid)) = 0;
   const long fd = sys_open_write(name);
   int ok = fd >= 0;
   ok = ok && write_all((int)fd, &h, sizeof h) && write_all((int)fd, path, h.pathBytes) &&
@@ -162,10 +152,11 @@ void atomx_end_read(AtomxDescriptor *d, const char *dump) {
   const long fd = sys_open_read(dump);
   if (fd < 0) stub_fail(kWhy, "cannot open ", dump);
   AtomxEndDump h;
-  if (!read_all((int)fd, &h, sizeof h) || !same_bytes(h.magic, ATOMX_END_MAGIC, 8))
+  if (!read_all((int)fd, &h, sizeof h) || !stub_same_bytes(h.magic, ATOMX_END_MAGIC, 8))
     stub_fail(kWhy, dump, " is not a deferred end's dump (atomx-end.PID)");
   struct stub_stat st;
-  if (h.countersSize != d->countersSize || sys_stat("/proc/self/exe", &st) != 0 || st.dev != h.exeDevice ||
+  if (h.countersSize != d->countersSize || h.chunks != chunk_count(d) || sys_stat("/proc/self/exe", &st) != 0 ||
+      st.dev != h.exeDevice ||
       st.ino != h.exeInode || (uint64_t)st.size != h.exeSize || (uint64_t)st.mtime != h.exeModified ||
       (uint64_t)st.mtimeNs != h.exeModifiedNs)
     stub_fail(kWhy, dump, " was written by another program, or this file was changed since");
@@ -180,7 +171,6 @@ void atomx_end_read(AtomxDescriptor *d, const char *dump) {
   if (h.cwdBytes >= sizeof cwd || !read_all((int)fd, cwd, h.cwdBytes)) stub_fail(kWhy, dump, " is truncated");
   cwd[h.cwdBytes] = 0;
   if (sys_chdir(cwd) != 0) stub_fail(kWhy, "cannot enter the directory the process ended in, ", cwd);
-  if (h.chunks != chunk_count(d)) stub_fail(kWhy, dump, " was written by another program");
   const long map = sys_mmap_anonymous(h.chunks + 1);
   if (map < 0 && map > -4096) stub_fail(kWhy, "out of memory", 0);
   uint8_t *touched = (uint8_t *)map;

@@ -62,10 +62,8 @@ static void *load_analysis(AtomxDescriptor *d, const struct stub_libc *libc) {
     if (n <= 0) stub_fail(kCannotLoad, "cannot write the analysis object to a memfd", 0);
     p += n, left -= (uint64_t)n;
   }
-  char path[40] = "/proc/self/fd/";
-  char digits[24];
-  const char *num = stub_decimal(digits + sizeof digits, (uint64_t)fd);
-  memcpy(path + 14, num, stub_strlen(num) + 1);
+  char path[40], digits[24], *const end = path + sizeof path - 1;
+  *stub_append(stub_append(path, end, "/proc/self/fd/"), end, stub_decimal(digits + sizeof digits, (uint64_t)fd)) = 0;
   void *handle = ((dlmopen_fn)libc->dlmopen)(STUB_LM_ID_NEWLM, path, STUB_RTLD_NOW);
   sys_close((int)fd);
   if (!handle) {
@@ -157,16 +155,10 @@ static const char *initial_getenv(const uint64_t *initialStack, const char *name
   return 0;
 }
 
-static int descriptor_magic_ok(const AtomxDescriptor *d) {
-  for (int i = 0; i < 8; i++)
-    if (d->magic[i] != ATOMX_DESCRIPTOR_MAGIC[i]) return 0;
-  return 1;
-}
-
 uint64_t atomx_start(uint64_t *initialStack) {
   AtomxDescriptor *d = stub_descriptor();
   /* Nothing else can be trusted before this: not even the program name. */
-  if (!descriptor_magic_ok(d)) {
+  if (!stub_same_bytes(d->magic, ATOMX_DESCRIPTOR_MAGIC, 8)) {
     static const char msg[] = "atomx: the runtime's descriptor is damaged (bad magic)\n";
     sys_write(2, msg, sizeof msg - 1);
     sys_exit_group(127);

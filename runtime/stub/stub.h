@@ -58,6 +58,11 @@ void atomx_end_write(AtomxDescriptor *d);
 void atomx_end_read(AtomxDescriptor *d, const char *dump);
 const char *stub_program_name(void);
 
+/* util.c: s copied to p, stopping at end (no NUL written); returns where it
+ * stopped.  Whether n bytes at a and b are equal. */
+char *stub_append(char *p, char *end, const char *s);
+int stub_same_bytes(const void *a, const void *b, unsigned long n);
+
 /* The compiler may emit calls to these even with -fno-builtin. */
 void *memset(void *s, int c, unsigned long n);
 void *memcpy(void *d, const void *s, unsigned long n);

@@ -36,21 +36,28 @@ const char *stub_program_name(void) {
   return (const char *)(d->programName + d->bias);
 }
 
-static char *append(char *p, char *end, const char *s) {
+char *stub_append(char *p, char *end, const char *s) {
   while (*s && p < end) *p++ = *s++;
   return p;
+}
+
+int stub_same_bytes(const void *a, const void *b, unsigned long n) {
+  const unsigned char *x = a, *y = b;
+  while (n--)
+    if (*x++ != *y++) return 0;
+  return 1;
 }
 
 /* "atomx: <program>: <a><b><c>\n" (null parts skipped) as one write. */
 void stub_warn(const char *a, const char *b, const char *c) {
   char line[512];
   char *end = line + sizeof line - 1;
-  char *p = append(line, end, "atomx: ");
-  p = append(p, end, stub_program_name());
-  p = append(p, end, ": ");
-  if (a) p = append(p, end, a);
-  if (b) p = append(p, end, b);
-  if (c) p = append(p, end, c);
+  char *p = stub_append(line, end, "atomx: ");
+  p = stub_append(p, end, stub_program_name());
+  p = stub_append(p, end, ": ");
+  if (a) p = stub_append(p, end, a);
+  if (b) p = stub_append(p, end, b);
+  if (c) p = stub_append(p, end, c);
   *p++ = '\n';
   sys_write(2, line, (unsigned long)(p - line));
 }

@@ -195,6 +195,8 @@ class Engine {
   // ProgramAfter), ahead of every call of the tool there (and after the
   // ones added this way before it).
   void addFirst(uint32_t routine, Point point, std::vector<Arg> args);
+  // How many of calls() atomx added itself (addFirst): the first ones.
+  size_t atomxCalls() const { return firstCalls_; }
   const std::vector<CallRequest>& calls() const { return calls_; }
 
   // Counter arrays (their sizes, by id) and the increments added to them;

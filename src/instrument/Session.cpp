@@ -84,11 +84,11 @@ void Session::plan() {
   if (options_.deferEnd != SessionOptions::DeferEnd::No) {
     // ProgramBefore code too could make analysis code run during the run
     // (a signal handler, Syscall User Dispatch): it must run in the process
-    // (atomx's own, the facts' init, only reads the facts blob).
+    // (atomx's own calls, the facts' init, only read what atomx embedded).
     const size_t n = instrumenter_->callSitesInCode();
     size_t before = 0;
-    for (const CallRequest& c : engine_->calls())
-      before += c.point == Point::ProgramBefore && engine_->routines()[c.routine].name != "atomx_facts_init";
+    for (size_t k = engine_->atomxCalls(); k < engine_->calls().size(); ++k)
+      before += engine_->calls()[k].point == Point::ProgramBefore;
     if ((n || before) && options_.deferEnd == SessionOptions::DeferEnd::Required)
       throw Error("--defer-end: the tool calls analysis routines " +
                   (n ? "while the program runs (at " + std::to_string(n) + " place(s))"

@@ -75,8 +75,6 @@ class Session {
   // One line per fact about the instrumentation ("" without a tool): the
   // routines, calls and sites, and how counters are incremented.
   std::vector<std::string> summary() const;
-  // The end runs later (SessionOptions::deferEnd; after run()).
-  bool endDeferred() const { return endDeferred_; }
   // The trace plan's digest (SessionOptions::trace; after run()).
   uint64_t tracePlacement() const { return tracePlacement_; }
 

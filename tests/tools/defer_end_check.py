@@ -47,6 +47,11 @@ def listing(d):
     return sorted(f for f in os.listdir(d) if f != "prog")
 
 
+def process_count(d):
+    """Processes whose outputs d holds: NAME for the first, NAME.PID for each other."""
+    return 1 + len({m.group(1) for f in listing(d) for m in [re.search(r"\.(\d+)$", f)] if m})
+
+
 def normalized(d):
     """{name with each pid replaced by its rank: content, likewise}."""
     pids = sorted({int(m.group(1)) for f in listing(d) for m in [re.search(r"\.(\d+)$", f)] if m})
@@ -101,7 +106,7 @@ def main():
           "before atomx end, %s should hold only atomx-end.PID dumps: %s" % (where, listing(where)))
     if a.dump_dir:
         check(listing(B) == [], "with ATOMX_END_DIR, b/ should stay empty until atomx end: %s" % listing(B))
-    processes = 1 + len({m.group(1) for f in outputs for m in [re.search(r"\.(\d+)$", f)] if m})  # NAME, NAME.PID
+    processes = process_count(A)
     check(len(dumps) == processes, "%d dumps for %d processes with outputs (%s)" % (len(dumps), processes, sorted(outputs)))
 
     e = run([a.atomx, "end", where], tmp)
@@ -154,7 +159,7 @@ def via_run(a, tmp, env):
         runs[d] = run([a.atomx, "run", "--cache-dir", os.path.join(tmp, "cache"), "-T", a.tool] + extra +
                       ["--", a.prog] + a.args, os.path.join(tmp, d), dict(env, TMPDIR=os.path.join(tmp, "dumps")))
     A, B = os.path.join(tmp, "a"), os.path.join(tmp, "b")
-    processes = 1 + len({m.group(1) for f in listing(A) for m in [re.search(r"\.(\d+)$", f)] if m})
+    processes = process_count(A)
     for what in ("returncode", "stdout", "stderr"):
         x, y = getattr(runs["a"], what), getattr(runs["b"], what)
         check(x == y, "atomx run, deferred: %s differs: %r, in-process %r" % (what, str(y)[:200], str(x)[:200]))
@@ -184,7 +189,7 @@ def own_tool(a, tmp, env):
     check(listing(os.path.join(tmp, "dumps")) == [], "dumps left: %s" % listing(os.path.join(tmp, "dumps")))
     files = compare(os.path.join(tmp, "a"), os.path.join(tmp, "b"))
     check(files > 0, "the tool wrote nothing")
-    processes = 1 + len({m.group(1) for f in listing(os.path.join(tmp, "a")) for m in [re.search(r"\.(\d+)$", f)] if m})
+    processes = process_count(os.path.join(tmp, "a"))
     return finish(a, tmp, processes, files)
 
 

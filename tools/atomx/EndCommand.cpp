@@ -92,14 +92,13 @@ pid_t start(const std::string& dump, std::string& error) {
 
 }  // namespace
 
-std::vector<std::string> findEndDumps(const std::string& dir, std::time_t since) {
+std::vector<std::string> findEndDumps(const std::string& dir) {
   std::vector<std::string> dumps;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     struct stat st;
     if (!isDumpName(name) || stat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (since && st.st_mtime < since) continue;
     dumps.push_back(dir == "." ? name : e.path().string());
   }
   std::sort(dumps.begin(), dumps.end());
@@ -177,7 +176,7 @@ int runEnd(int argc, char** argv) {
     struct stat st;
     if (stat(p.c_str(), &st) != 0) throw Error(p + ": " + std::strerror(errno));
     if (S_ISDIR(st.st_mode)) {
-      const std::vector<std::string> found = findEndDumps(p, 0);
+      const std::vector<std::string> found = findEndDumps(p);
       dumps.insert(dumps.end(), found.begin(), found.end());
     } else {
       dumps.push_back(p);

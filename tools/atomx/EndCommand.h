@@ -6,7 +6,6 @@
 // dump is removed.
 #pragma once
 
-#include <ctime>
 #include <string>
 #include <vector>
 
@@ -15,8 +14,8 @@ namespace atomx::cli {
 // argv[1] is "end".  Returns the exit status; throws atomx::Error.
 int runEnd(int argc, char** argv);
 
-// The dumps in `dir` (not below it) written at or after `since` (0: all).
-std::vector<std::string> findEndDumps(const std::string& dir, std::time_t since);
+// The dumps in `dir` (not below it).
+std::vector<std::string> findEndDumps(const std::string& dir);
 
 // Replays `dumps`, up to `jobs` at a time; removes each one that replayed
 // (unless `keep`).  The number that failed (each said why on stderr).

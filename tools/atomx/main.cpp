@@ -125,8 +125,9 @@ constexpr const char* kUsage = R"(usage:
                          for the same PROG: the counters behind exact counts
                          (Counters::count) go where that run ran least; the
                          counts stay exact on any input
-      --defer-end        (with a tool that calls nothing while PROG runs, only
-                         at its start and end: dyninst, ease, prof, pipe...)
+      --defer-end        (with a tool whose analysis code runs only at PROG's
+                         end: dyninst, ease, prof, pipe; branch where no
+                         branch leaves its procedure; refused for another)
                          OUT loads no analysis code: each process writes its
                          counters to atomx-end.PID in its working directory
                          (or in $ATOMX_END_DIR) at exit, and `atomx end` later
@@ -587,7 +588,7 @@ int runRun(int argc, char** argv) {
   const int status = runChild(cached, argv + i + 1, argv + argc);
   if (!dumpDir.empty()) {
     unsetenv(ATOMX_END_DIR_ENV);
-    const std::vector<std::string> dumps = atomx::cli::findEndDumps(dumpDir, 0);
+    const std::vector<std::string> dumps = atomx::cli::findEndDumps(dumpDir);
     const size_t failed = atomx::cli::replayEndDumps(dumps, std::max(1u, std::thread::hardware_concurrency()), false, quiet);
     if (!quiet && !dumps.empty())
       std::fprintf(stderr, "atomx: end deferred: %zu process(es) ended%s\n", dumps.size() - failed,
