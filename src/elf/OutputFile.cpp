@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 
 #include "support/Error.h"
 
@@ -27,90 +26,124 @@ bool writeAll(int fd, const uint8_t* p, size_t n, off_t at) {
   return true;
 }
 
-// The first n bytes of the file at `basePath` into `to`, in the kernel;
-// false if that cannot be done (the file changed size, an old kernel, a
-// file system that does not): then the caller writes everything.
-bool copyBase(const std::string& basePath, uint64_t n, int to) {
-  const int from = open(basePath.c_str(), O_RDONLY | O_CLOEXEC);
-  if (from < 0) return false;
-  struct stat st;
-  bool ok = fstat(from, &st) == 0 && uint64_t(st.st_size) == n;
-  loff_t in = 0, out = 0;
-  while (ok && uint64_t(in) < n) {
-    const ssize_t k = copy_file_range(from, &in, to, &out, size_t(n - uint64_t(in)), 0);
-    if (k < 0 && errno == EINTR) continue;
-    ok = k > 0;
-  }
-  close(from);
-  return ok;
-}
-
-// Opens the output (a temporary beside a regular file), lets `fill` write
-// it, and puts it in place.
-OutputStats writeWith(const std::string& path, bool executable, const std::function<OutputStats(int, bool)>& fill) {
-  struct stat st;
-  const bool inPlace = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-  if (inPlace && S_ISDIR(st.st_mode)) throw Error(path + ": output is a directory");
-  const std::string tmp = inPlace ? path : path + ".atomx-tmp";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, executable ? 0755 : 0644);
-  if (fd < 0) throw Error(path + ": cannot create output file (" + std::strerror(errno) + ")");
-  OutputStats stats;
-  bool ok = true;
-  try {
-    stats = fill(fd, !inPlace);
-  } catch (const Error&) {
-    ok = false;
-  }
-  const int error = errno;
-  if (close(fd) != 0) ok = false;
-  if (!ok) {
-    if (!inPlace) std::remove(tmp.c_str());
-    throw Error(path + ": write failed (" + std::strerror(error) + ")");
-  }
-  if (inPlace) return stats;
-  if (executable) chmod(tmp.c_str(), 0755);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot replace output file");
-  }
-  return stats;
-}
-
 void writeOrThrow(int fd, const uint8_t* p, size_t n, off_t at) {
   if (!writeAll(fd, p, n, at)) throw Error("write failed");
 }
 
+// The copy goes in pieces, so that a rewrite that fails stops it soon.
+constexpr size_t kCopyPiece = size_t(16) << 20;
+
 }  // namespace
 
-OutputStats writeOutputFile(const std::string& path, const std::vector<uint8_t>& bytes, bool executable) {
-  return writeWith(path, executable, [&](int fd, bool) {
-    writeOrThrow(fd, bytes.data(), bytes.size(), -1);
+OutputFile::OutputFile(std::string path, bool executable, std::string basePath)
+    : path_(std::move(path)), basePath_(std::move(basePath)), executable_(executable) {
+  struct stat st;
+  inPlace_ = stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  if (inPlace_ && S_ISDIR(st.st_mode)) throw Error(path_ + ": output is a directory");
+  tmp_ = inPlace_ ? path_ : path_ + ".atomx-tmp";
+  fd_ = open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, executable ? 0755 : 0644);
+  if (fd_ < 0) throw Error(path_ + ": cannot create output file (" + std::strerror(errno) + ")");
+  if (!inPlace_ && !basePath_.empty()) copier_ = std::thread([this] { copyBase(); });
+}
+
+OutputFile::~OutputFile() { discard(); }
+
+// The whole of `basePath` into the output, in the kernel.  copyOk_ stays
+// false if that cannot be done (an old kernel, a file system that does not,
+// a stop): then finish() writes everything.
+void OutputFile::copyBase() {
+  const int from = open(basePath_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (from < 0) return;
+  struct stat st;
+  bool ok = fstat(from, &st) == 0;
+  const uint64_t n = ok ? uint64_t(st.st_size) : 0;
+  loff_t in = 0, out = 0;
+  while (ok && uint64_t(in) < n) {
+    if (stop_.load(std::memory_order_relaxed)) ok = false;
+    const ssize_t k = ok ? copy_file_range(from, &in, fd_, &out, std::min<uint64_t>(n - uint64_t(in), kCopyPiece), 0) : 0;
+    if (k < 0 && errno == EINTR) continue;
+    ok = ok && k > 0;
+  }
+  close(from);
+  copied_ = uint64_t(in);
+  copyOk_ = ok;
+}
+
+void OutputFile::discard() {
+  stop_ = true;
+  if (copier_.joinable()) copier_.join();
+  if (fd_ < 0) return;
+  close(fd_);
+  fd_ = -1;
+  if (!inPlace_) std::remove(tmp_.c_str());
+}
+
+template <class Fill>
+OutputStats OutputFile::complete(Fill&& fill) {
+  if (fd_ < 0) throw InternalError("OutputFile: finished twice");
+  if (copier_.joinable()) copier_.join();
+  OutputStats stats;
+  bool ok = true;
+  try {
+    stats = fill();
+  } catch (const Error&) {
+    ok = false;
+  }
+  const int error = errno;
+  if (close(fd_) != 0) ok = false;
+  fd_ = -1;
+  if (!ok) {
+    if (!inPlace_) std::remove(tmp_.c_str());
+    throw Error(path_ + ": write failed (" + std::strerror(error) + ")");
+  }
+  if (inPlace_) return stats;
+  if (executable_) chmod(tmp_.c_str(), 0755);
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    std::remove(tmp_.c_str());
+    throw Error(path_ + ": cannot replace output file");
+  }
+  return stats;
+}
+
+OutputStats OutputFile::finish(const std::vector<uint8_t>& bytes) {
+  return complete([&] {
+    if (!inPlace_ && copied_ && ftruncate(fd_, 0) != 0) throw Error("write failed");
+    writeOrThrow(fd_, bytes.data(), bytes.size(), inPlace_ ? -1 : 0);
     return OutputStats{0, bytes.size()};
   });
 }
 
-OutputStats writeOutputFile(const std::string& path, const PatchedFile& file, bool executable,
-                            const std::string& basePath) {
-  return writeWith(path, executable, [&](int fd, bool regular) {
+OutputStats OutputFile::finish(const PatchedFile& file) {
+  return complete([&] {
     OutputStats stats;
     const uint64_t baseSize = file.base().size();
-    if (regular && baseSize > 0 && copyBase(basePath, baseSize, fd)) {
+    if (copyOk_ && baseSize > 0 && copied_ == baseSize) {
       for (const auto& [index, page] : file.pages()) {
-        writeOrThrow(fd, page.get(), file.pageSize(index), off_t(index * PatchedFile::kPage));
+        writeOrThrow(fd_, page.get(), file.pageSize(index), off_t(index * PatchedFile::kPage));
         stats.writtenBytes += file.pageSize(index);
       }
       stats.copiedBytes = baseSize - stats.writtenBytes;
-      writeOrThrow(fd, file.tail().data(), file.tail().size(), off_t(baseSize));
+      writeOrThrow(fd_, file.tail().data(), file.tail().size(), off_t(baseSize));
       stats.writtenBytes += file.tail().size();
+      if (ftruncate(fd_, off_t(file.size())) != 0) throw Error("write failed");
       return stats;
     }
-    // Every byte, in order (a pipe; or the input cannot be copied).
-    if (regular && ftruncate(fd, 0) != 0) throw Error("write failed");
+    // Every byte, in order (a pipe; or the input could not be copied).
+    if (!inPlace_ && ftruncate(fd_, 0) != 0) throw Error("write failed");
     const std::vector<uint8_t> bytes = file.bytes();
-    writeOrThrow(fd, bytes.data(), bytes.size(), -1);
+    writeOrThrow(fd_, bytes.data(), bytes.size(), inPlace_ ? -1 : 0);
     stats.writtenBytes = bytes.size();
     return stats;
   });
+}
+
+OutputStats writeOutputFile(const std::string& path, const std::vector<uint8_t>& bytes, bool executable) {
+  return OutputFile(path, executable).finish(bytes);
+}
+
+OutputStats writeOutputFile(const std::string& path, const PatchedFile& file, bool executable,
+                            const std::string& basePath) {
+  return OutputFile(path, executable, basePath).finish(file);
 }
 
 }  // namespace atomx::elf

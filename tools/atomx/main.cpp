@@ -201,10 +201,12 @@ void writeFile(const std::string& path, const std::vector<uint8_t>& bytes, bool 
   atomx::elf::writeOutputFile(path, bytes, executable);
 }
 
-// The rewritten program: what atomx did not change is copied from the input.
+// The rewritten program: what atomx did not change is copied from the input,
+// in the kernel, while the rewrite runs.
 void writeRewritten(const std::string& path, atomx::instrument::Session& session) {
+  atomx::elf::OutputFile output(path, true, session.inputPath());
   const atomx::elf::PatchedFile file = session.run();
-  session.phases().time("writeFile", [&] { atomx::elf::writeOutputFile(path, file, true, session.inputPath()); });
+  session.phases().time("writeFile", [&] { output.finish(file); });
 }
 
 int runDump(int argc, char** argv) {
