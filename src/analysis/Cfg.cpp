@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <vector>
 #include <string_view>
 #include <unordered_set>
 
@@ -24,8 +25,9 @@ bool isNoReturnCallee(const std::string& callee) {
 }
 
 void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads) {
-  std::set<uint64_t> pads;
-  for (const LandingPad& lp : landingPads) pads.insert(lp.address);
+  std::vector<uint64_t> pads;
+  for (const LandingPad& lp : landingPads) pads.push_back(lp.address);
+  std::sort(pads.begin(), pads.end());
   std::unordered_set<uint64_t> noReturnTargets;
   for (const auto& [address, name] : program.pltNames)
     if (isNoReturnCallee(name)) noReturnTargets.insert(address);
@@ -59,6 +61,8 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
 
     proc.blocks.clear();
     proc.blocks.reserve(leaders.size());
+    std::vector<uint64_t> starts;  // the blocks' starts, to find an edge's block
+    starts.reserve(leaders.size());
     size_t li = 0;
     for (uint32_t i = 0; i < proc.insns.size(); ++i) {
       const x86::Insn& insn = proc.insns[i];
@@ -68,10 +72,11 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
         b.start = insn.address;
         b.firstInsn = i;
         b.isEntry = insn.address == proc.start;
-        b.isLandingPad = pads.count(insn.address) != 0;
+        b.isLandingPad = std::binary_search(pads.begin(), pads.end(), insn.address);
         b.isExternalEntry =
             std::binary_search(proc.externalLeaders.begin(), proc.externalLeaders.end(), insn.address);
         proc.blocks.push_back(b);
+        starts.push_back(insn.address);
       }
       ir::Block& b = proc.blocks.back();
       b.insnCount++;
@@ -102,8 +107,14 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
       // An intra-procedural edge to `target`; a target outside the procedure
       // leaves it (a tail call), one inside that is no block start is unknown.
       auto addEdge = [&](uint64_t target, ir::EdgeKind kind) {
-        int64_t to = proc.blockIndexAt(target);
-        if (to < 0 || proc.blocks[to].start != target) {
+        int64_t to = -1;
+        if (bi + 1 < starts.size() && starts[bi + 1] == target) {
+          to = bi + 1;  // the next block: every fall-through edge
+        } else {
+          const auto at = std::lower_bound(starts.begin(), starts.end(), target);
+          if (at != starts.end() && *at == target) to = at - starts.begin();
+        }
+        if (to < 0) {
           addOut(proc.contains(target) ? ir::EdgeKind::UnknownIndirect : ir::EdgeKind::TailCall, target);
           return;
         }

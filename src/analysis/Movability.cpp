@@ -1,6 +1,7 @@
 #include "analysis/Movability.h"
 
 #include "support/Hex.h"
+#include "support/Parallel.h"
 
 namespace atomx::analysis {
 
@@ -55,26 +56,29 @@ std::string checkComputedJumps(const ir::Procedure& proc, const RelocIndex& relo
 }  // namespace
 
 void decideMovability(ir::Program& program, const RelocIndex& relocs, const UnwindCheck& unwindCheck) {
-  for (ir::Procedure& proc : program.procs) {
-    if (proc.state == ir::ProcState::Unmovable) continue;
+  // Each procedure's own obstacles (every core); then what staying in place
+  // does to its neighbours (in order).
+  parallelFor(program.procs.size(), [&](size_t i) {
+    ir::Procedure& proc = program.procs[i];
+    if (proc.state == ir::ProcState::Unmovable) return;
     if (!proc.fullyDecoded || proc.insns.empty()) {
       proc.markUnmovable("not decoded");
-      continue;
+      return;
     }
     if (std::string why = checkCodeRelocations(proc, relocs); !why.empty()) {
       proc.markUnmovable(why);
-      continue;
+      return;
     }
     if (std::string why = checkComputedJumps(proc, relocs); !why.empty()) {
       proc.markUnmovable(why);
-      continue;
+      return;
     }
     if (std::string why = unwindCheck(proc); !why.empty()) {
       proc.markUnmovable(why);
-      continue;
+      return;
     }
     proc.state = ir::ProcState::Movable;
-  }
+  });
 
   for (bool changed = true; changed;) {
     changed = false;

@@ -11,6 +11,7 @@
 namespace atomx::analysis {
 
 // Returns why the unwind information forbids moving a procedure, or "".
+// Called for several procedures at once, from several threads.
 using UnwindCheck = std::function<std::string(const ir::Procedure&)>;
 
 // Marks each procedure Movable or Unmovable (with a reason), then propagates:

@@ -96,6 +96,7 @@ void discoverProcedures(ir::Program& program) {
     if (pos == std::string::npos || pos == 0) continue;
     if (auto it = byName.find(p.name.substr(0, pos)); it != byName.end()) p.hotPart = int32_t(it->second);
   }
+  program.indexProcedures();
 }
 
 void resolvePltNames(ir::Program& program, const x86::Decoder& decoder) {

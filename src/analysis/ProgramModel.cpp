@@ -36,26 +36,34 @@ std::string fileObstacle(const elf::ElfImage& image) {
   return "no relocations for its code; relink it with -Wl,--emit-relocs (or -Wl,-q) so atomx can move code";
 }
 
-std::unique_ptr<ProgramModel> analyzeProgram(const elf::ElfImage& image) {
+std::unique_ptr<ProgramModel> analyzeProgram(const elf::ElfImage& image, PhaseTimes* phases) {
+  PhaseTimes local;
+  PhaseTimes& t = phases ? *phases : local;
   const auto t0 = std::chrono::steady_clock::now();
-  auto model = std::make_unique<ProgramModel>(image);
+  auto model = t.time("analyze.relocations", [&] { return std::make_unique<ProgramModel>(image); });
   ir::Program& program = model->program;
-  discoverProcedures(program);
-  resolvePltNames(program, model->decoder);
-  disassemble(program, model->decoder);
-  model->unwind = unwind::parseEhFrame(sectionView(image, ".eh_frame"), sectionView(image, ".gcc_except_table"));
+  t.time("analyze.procedures", [&] {
+    discoverProcedures(program);
+    resolvePltNames(program, model->decoder);
+  });
+  t.time("analyze.decode", [&] { disassemble(program, model->decoder); });
+  t.time("analyze.unwind", [&] {
+    model->unwind = unwind::parseEhFrame(sectionView(image, ".eh_frame"), sectionView(image, ".gcc_except_table"));
+  });
   std::vector<LandingPad> pads;
   for (const unwind::Fde& fde : model->unwind.fdes)
     for (const unwind::CallSite& cs : fde.callSites)
       if (cs.landingPad) pads.push_back({cs.landingPad, cs.start});
-  findJumpTables(program, model->relocs);
-  collectCodeReferences(program, model->relocs, pads);
-  buildCfgs(program, pads);
+  t.time("analyze.jumpTables", [&] { findJumpTables(program, model->relocs); });
+  t.time("analyze.codeReferences", [&] { collectCodeReferences(program, model->relocs, pads); });
+  t.time("analyze.cfg", [&] { buildCfgs(program, pads); });
   if (const std::string why = fileObstacle(image); !why.empty())
     for (ir::Procedure& p : program.procs) p.markUnmovable(why);
   const unwind::EhFrameInfo& unwindInfo = model->unwind;
-  decideMovability(program, model->relocs,
-                   [&](const ir::Procedure& p) { return unwind::unwindObstacle(unwindInfo, p.start, p.end); });
+  t.time("analyze.movability", [&] {
+    decideMovability(program, model->relocs,
+                     [&](const ir::Procedure& p) { return unwind::unwindObstacle(unwindInfo, p.start, p.end); });
+  });
   model->analyzeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return model;
 }

@@ -19,6 +19,7 @@
 
 #include "analysis/RelocIndex.h"
 #include "elf/ElfImage.h"
+#include "support/PhaseTimes.h"
 #include "ir/Program.h"
 #include "unwind/EhFrame.h"
 #include "x86/Decoder.h"
@@ -42,7 +43,7 @@ struct ProgramModel {
 // holds — an executable, PIE or not, or a shared object — and throws only
 // for a file it cannot read at all; whether atomx will rewrite it is the
 // rewriter's decision (rewrite::checkRewritable).
-std::unique_ptr<ProgramModel> analyzeProgram(const elf::ElfImage& image);
+std::unique_ptr<ProgramModel> analyzeProgram(const elf::ElfImage& image, PhaseTimes* phases = nullptr);
 
 // The file bytes of the section called `name`, at its address, for the
 // unwind readers and writers (empty if absent or SHT_NOBITS).

@@ -1,6 +1,7 @@
 #include "instrument/Engine.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "support/Error.h"
 #include "support/Hex.h"
@@ -12,6 +13,14 @@ namespace {
 // The engine the public API reaches while a tool's Instrument runs (the API
 // takes no context argument, as ATOM's did); set only by Engine::ApiScope.
 thread_local Engine* gCurrent = nullptr;
+
+// described()'s last instruction, per thread, and which engine asked.
+std::atomic<uint64_t> nextEngineId{1};
+struct DescribedCache {
+  uint64_t engine = 0;
+  Engine::Described described;
+};
+thread_local DescribedCache tDescribed;
 
 const char* pointName(Point p) {
   switch (p) {
@@ -62,7 +71,7 @@ bool isDynamic(Arg::Kind k) {
 }  // namespace
 
 Engine::Engine(const ir::Program& program, const x86::Decoder& decoder, std::string inputPath)
-    : program_(program), decoder_(decoder), inputPath_(std::move(inputPath)) {
+    : program_(program), decoder_(decoder), inputPath_(std::move(inputPath)), id_(nextEngineId++) {
   // Count first: the handle vectors must never reallocate once pointers into
   // them are handed out.
   size_t nProcs = 0, nBlocks = 0, nInsts = 0, nEdges = 0;
@@ -166,10 +175,10 @@ x86::Semantics Engine::semantics(const ir::Procedure& proc, uint32_t index) cons
 }
 
 const Engine::Described& Engine::described(const ir::Procedure& proc, uint32_t index, bool withOperands) const {
-  if (!described_) described_ = std::make_unique<Described>();
-  Described& d = *described_;
+  Described& d = tDescribed.described;
   const uint64_t address = proc.insns[index].address;
-  if (d.proc != &proc || d.index != index) {
+  if (tDescribed.engine != id_ || d.proc != &proc || d.index != index) {
+    tDescribed.engine = id_;
     d.proc = nullptr;  // until it is complete (decode throws on bytes it cannot read)
     d.decoded = decode(proc, index);
     d.semantics = x86::describe(d.decoded.insn, d.decoded.operands, address);

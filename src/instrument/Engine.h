@@ -243,7 +243,10 @@ class Engine {
   x86::Semantics semantics(const ir::Procedure& proc, uint32_t index) const;
   // All of the above and its operands (x86::describeOperands), of the last
   // instruction asked for: a tool asks many questions of one instruction in
-  // a row, and each needs it decoded.  Valid until the next call.
+  // a row, and each needs it decoded.  Valid until the next call on the same
+  // thread: the layout emits code on several threads at once, and each has
+  // its own last instruction (decode, semantics and described may be called
+  // from any thread; lineTable and flagsLiveness from one only).
   struct Described {
     const ir::Procedure* proc = nullptr;
     uint32_t index = 0;
@@ -285,7 +288,7 @@ class Engine {
   bool factsWanted_ = false, factOperandsWanted_ = false;
   std::vector<StoreRequest> stores_;
   mutable std::unique_ptr<debuginfo::LineTable> lineTable_;
-  mutable std::unique_ptr<Described> described_;
+  const uint64_t id_;  // names this engine in each thread's described() cache
   mutable std::map<const ir::Procedure*, std::unique_ptr<analysis::FlagsLiveness>> flagsLiveness_;
 };
 

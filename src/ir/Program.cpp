@@ -54,7 +54,18 @@ void Procedure::markUnmovable(std::string why) {
   reason = std::move(why);
 }
 
+void Program::indexProcedures() {
+  procStarts.resize(procs.size());
+  for (size_t i = 0; i < procs.size(); ++i) procStarts[i] = procs[i].start;
+}
+
 Procedure* Program::procAt(uint64_t addr) {
+  if (procStarts.size() == procs.size()) {
+    auto at = std::upper_bound(procStarts.begin(), procStarts.end(), addr);
+    if (at == procStarts.begin()) return nullptr;
+    Procedure& p = procs[size_t(at - procStarts.begin()) - 1];
+    return p.contains(addr) ? &p : nullptr;
+  }
   auto it = std::upper_bound(procs.begin(), procs.end(), addr,
                              [](uint64_t a, const Procedure& p) { return a < p.start; });
   if (it == procs.begin()) return nullptr;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "elf/ElfImage.h"
+#include "support/InlineVector.h"
 #include "x86/Decoder.h"
 
 namespace atomx::ir {
@@ -73,9 +74,11 @@ struct Block {
   uint64_t end = 0;
   uint32_t firstInsn = 0;
   uint32_t insnCount = 0;
-  std::vector<Edge> succs;      // intra-procedural edges only
-  std::vector<PredEdge> preds;  // mirror of the succs of other blocks, same kinds
-  std::vector<OutEdge> outs;    // calls, and the edges to the virtual exit
+  // The edge lists (support/InlineVector.h: std::vector's read API, the
+  // first few elements kept inside the block).
+  InlineVector<Edge, 2> succs;      // intra-procedural edges only
+  InlineVector<PredEdge, 2> preds;  // mirror of the succs of other blocks, same kinds
+  InlineVector<OutEdge, 1> outs;    // calls, and the edges to the virtual exit
   bool isEntry = false;        // the procedure's entry point
   bool isLandingPad = false;   // reached by the unwinder (LSDA), maybe with no predecessor
   bool isAddressTaken = false; // its address is stored somewhere (relocation, lea)
@@ -145,9 +148,14 @@ struct Procedure {
 struct Program {
   const elf::ElfImage* image = nullptr;
   std::vector<Procedure> procs;             // sorted by start address
+  // procs[i].start, in one compact array for procAt (indexProcedures()
+  // fills it once the procedures are found; procAt searches procs itself
+  // while it does not have their number).
+  std::vector<uint64_t> procStarts;
   std::map<uint64_t, std::string> pltNames; // PLT entry address -> "name@plt"
   std::map<uint64_t, std::string> gotNames; // GOT slot address -> "name" (JUMP_SLOT, GLOB_DAT)
 
+  void indexProcedures();
   Procedure* procAt(uint64_t addr);
   const Procedure* procAt(uint64_t addr) const;
   // The name of whatever code lives at `addr`: "proc+0x12", "puts@plt", or "".

@@ -26,7 +26,8 @@ class CodeLayout;
 
 // Code to place around original instructions (instrumentation).  The layout
 // asks for sizes first and for the bytes once addresses are final; the bytes
-// must have exactly those sizes.
+// must have exactly those sizes.  The layout works on several procedures at
+// once, so these are called from several threads: they must only read.
 //   - before(i): translate() of the instruction's old address gives the start
 //     of this code, so branches to the instruction, unwind rows and call-site
 //     ranges all include it.  Nothing may be inserted before an endbr64:
@@ -129,6 +130,7 @@ class CodeLayout {
   void assignAddresses();
   bool relax();
   void resolveTargets();
+  void emitProc(const MovedProc& m, const analysis::RelocIndex& relocs, std::vector<uint8_t>& out) const;
   void emitAfter(const MovedProc& m, const ir::Procedure& proc, size_t i, std::vector<uint8_t>& out) const;
   // Where instruction i's new code starts (the code inserted before it first):
   // what translate() answers.

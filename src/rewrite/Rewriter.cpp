@@ -46,7 +46,7 @@ elf::PatchedFile Rewriter::rewrite() {
 
 void Rewriter::analyze() {
   if (model_) return;
-  model_ = report_.phases.time("analyze", [&] { return analysis::analyzeProgram(image_); });
+  model_ = analysis::analyzeProgram(image_, &report_.phases);
   countProcedures();
   report_.analyzeSeconds = model_->analyzeSeconds;
 }
@@ -90,17 +90,17 @@ void Rewriter::buildUnwindTables() {
   const unwind::Translate translate = [this](uint64_t old) { return layout_->translate(old); };
   const unwind::ByteView ehFrame = analysis::sectionView(image_, ".eh_frame");
   const unwind::ByteView except = analysis::sectionView(image_, ".gcc_except_table");
-  const unwind::UnwindLayout sizes = unwind::planUnwind(model_->unwind, ehFrame, except, ranges, translate);
-  ehFrameAddr_ = alignUp(codeEnd_, elf::ElfWriter::kPageSize);
-  hdrAddr_ = alignUp(ehFrameAddr_ + sizes.ehFrameSize, unwind::kEhFrameHdrAlign);
-  lsdaAddr_ = alignUp(hdrAddr_ + sizes.ehFrameHdrSize, unwind::kLsdaAlign);
-  phdrAddr_ = alignUp(lsdaAddr_ + sizes.lsdaSize, 8);
   std::vector<unwind::RelocAt> exceptRelocs;
   if (const elf::Section* s = image_.sectionByName(".gcc_except_table"))
     for (const elf::Relocation& r : image_.staticRelocations())
       if (r.targetSection == s->index) exceptRelocs.push_back({r.place, r.type});
-  unwindBytes_ = unwind::buildUnwind(model_->unwind, ehFrame, except, exceptRelocs, ranges, translate, ehFrameAddr_,
-                                     hdrAddr_, lsdaAddr_);
+  unwind::UnwindWriter writer(model_->unwind, ehFrame, except, exceptRelocs, ranges, translate);
+  const unwind::UnwindLayout sizes = writer.sizes();
+  ehFrameAddr_ = alignUp(codeEnd_, elf::ElfWriter::kPageSize);
+  hdrAddr_ = alignUp(ehFrameAddr_ + sizes.ehFrameSize, unwind::kEhFrameHdrAlign);
+  lsdaAddr_ = alignUp(hdrAddr_ + sizes.ehFrameHdrSize, unwind::kLsdaAlign);
+  phdrAddr_ = alignUp(lsdaAddr_ + sizes.lsdaSize, 8);
+  unwindBytes_ = writer.build(ehFrameAddr_, hdrAddr_, lsdaAddr_);
 }
 
 // The segments after the program's: new code (filled by emitCode), then a

@@ -51,6 +51,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -190,7 +191,8 @@ struct MovedRange {
 // adjacent procedures is never ambiguous).  Must be monotonic and return
 // values inside [newStart, newEnd] (InternalError otherwise).  Addresses
 // outside every moved range keep their value (e.g. a landing pad in an
-// unmoved .cold part).
+// unmoved .cold part).  FDEs are rewritten on several threads at once, so it
+// is called from several threads: it must only read.
 using Translate = std::function<std::optional<uint64_t>(uint64_t)>;
 
 struct UnwindSections {
@@ -219,6 +221,25 @@ UnwindSections buildUnwind(const EhFrameInfo& info, ByteView ehFrame, ByteView g
                            const std::vector<RelocAt>& gccExceptTableRelocs,
                            const std::vector<MovedRange>& moved, const Translate& translate,
                            uint64_t ehFrameAddr, uint64_t ehFrameHdrAddr, uint64_t lsdaAddr);
+
+// planUnwind and buildUnwind over one plan: the moved FDEs' new CFA programs
+// (which do not depend on placement) are computed once, by sizes(), and
+// reused by build().  The arguments must outlive the writer.
+class UnwindWriter {
+ public:
+  UnwindWriter(const EhFrameInfo& info, ByteView ehFrame, ByteView gccExceptTable,
+               const std::vector<RelocAt>& gccExceptTableRelocs, const std::vector<MovedRange>& moved,
+               const Translate& translate);
+  ~UnwindWriter();
+  UnwindWriter(const UnwindWriter&) = delete;
+  UnwindWriter& operator=(const UnwindWriter&) = delete;
+  UnwindLayout sizes();  // planUnwind's answer
+  UnwindSections build(uint64_t ehFrameAddr, uint64_t ehFrameHdrAddr, uint64_t lsdaAddr);  // buildUnwind's
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // --- Decoding helpers (used by the tests; handy for verifying output) ---
 

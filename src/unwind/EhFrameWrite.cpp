@@ -10,6 +10,7 @@
 
 #include "support/Error.h"
 #include "support/Hex.h"
+#include "support/Parallel.h"
 #include "unwind/Dwarf.h"
 #include "unwind/EhFrame.h"
 
@@ -54,9 +55,13 @@ class Builder {
     if (!translate_) throw InternalError("unwind: no translate function");
   }
 
+  // Where the blobs go (measuring: nowhere yet, only their sizes).
+  void place(Placement at) { at_ = at; }
+
   UnwindSections run() {
     UnwindSections s;
-    planFdes();
+    if (!planned_) planFdes();  // placement-independent: once
+    planned_ = true;
     for (Plan& p : plans_)
       if (p.newLsda) buildLsda(p, s.lsda);
     buildEhFrame(s.ehFrame);
@@ -167,13 +172,16 @@ class Builder {
 
   // --- planning ---
 
+  // Each FDE on its own (every core): its range and, if it moves, its new
+  // CFA program.
   void planFdes() {
-    plans_.reserve(info_.fdes.size());
-    for (const Fde& f : info_.fdes) {
+    plans_.resize(info_.fdes.size());
+    parallelFor(info_.fdes.size(), [&](size_t i) {
+      const Fde& f = info_.fdes[i];
+      Plan& p = plans_[i];
       if (f.cie >= info_.cies.size()) throw InternalError(fdeName(f) + ": bad CIE index");
       if (f.sectionOffset + f.size > eh_.size)
         throw InternalError(fdeName(f) + ": not inside the given .eh_frame");
-      Plan p;
       p.fde = &f;
       p.newBegin = f.pcBegin;
       p.newEnd = f.pcEnd;
@@ -207,8 +215,7 @@ class Builder {
         }
       }
       if (p.rewriteProgram) p.program = rewriteProgram(p);
-      plans_.push_back(std::move(p));
-    }
+    });
   }
 
   std::vector<uint8_t> rewriteProgram(const Plan& p) const {
@@ -507,6 +514,7 @@ class Builder {
   const Translate& translate_;
   Placement at_;
   std::vector<Plan> plans_;
+  bool planned_ = false;
 };
 
 }  // namespace
@@ -518,13 +526,44 @@ UnwindLayout planUnwind(const EhFrameInfo& info, ByteView ehFrame, ByteView gccE
   return {s.ehFrame.size(), s.ehFrameHdr.size(), s.lsda.size()};
 }
 
+namespace {
+
+void checkAlignment(uint64_t ehFrameAddr, uint64_t ehFrameHdrAddr, uint64_t lsdaAddr) {
+  if (ehFrameAddr % kEhFrameAlign || ehFrameHdrAddr % kEhFrameHdrAlign || lsdaAddr % kLsdaAlign)
+    throw InternalError("buildUnwind: misaligned addresses .eh_frame " + hex(ehFrameAddr) + ", .eh_frame_hdr " +
+                        hex(ehFrameHdrAddr) + ", LSDAs " + hex(lsdaAddr));
+}
+
+}  // namespace
+
+struct UnwindWriter::Impl {
+  Builder builder;
+};
+
+UnwindWriter::UnwindWriter(const EhFrameInfo& info, ByteView ehFrame, ByteView gccExceptTable,
+                           const std::vector<RelocAt>& gccExceptTableRelocs, const std::vector<MovedRange>& moved,
+                           const Translate& translate)
+    : impl_(new Impl{Builder(info, ehFrame, gccExceptTable, gccExceptTableRelocs, moved, translate, Placement{})}) {}
+
+UnwindWriter::~UnwindWriter() = default;
+
+UnwindLayout UnwindWriter::sizes() {
+  impl_->builder.place(Placement{});
+  const UnwindSections s = impl_->builder.run();
+  return {s.ehFrame.size(), s.ehFrameHdr.size(), s.lsda.size()};
+}
+
+UnwindSections UnwindWriter::build(uint64_t ehFrameAddr, uint64_t ehFrameHdrAddr, uint64_t lsdaAddr) {
+  checkAlignment(ehFrameAddr, ehFrameHdrAddr, lsdaAddr);
+  impl_->builder.place(Placement{false, ehFrameAddr, ehFrameHdrAddr, lsdaAddr});
+  return impl_->builder.run();
+}
+
 UnwindSections buildUnwind(const EhFrameInfo& info, ByteView ehFrame, ByteView gccExceptTable,
                            const std::vector<RelocAt>& gccExceptTableRelocs,
                            const std::vector<MovedRange>& moved, const Translate& translate,
                            uint64_t ehFrameAddr, uint64_t ehFrameHdrAddr, uint64_t lsdaAddr) {
-  if (ehFrameAddr % kEhFrameAlign || ehFrameHdrAddr % kEhFrameHdrAlign || lsdaAddr % kLsdaAlign)
-    throw InternalError("buildUnwind: misaligned addresses .eh_frame " + hex(ehFrameAddr) + ", .eh_frame_hdr " +
-                        hex(ehFrameHdrAddr) + ", LSDAs " + hex(lsdaAddr));
+  checkAlignment(ehFrameAddr, ehFrameHdrAddr, lsdaAddr);
   Placement at{false, ehFrameAddr, ehFrameHdrAddr, lsdaAddr};
   return Builder(info, ehFrame, gccExceptTable, gccExceptTableRelocs, moved, translate, at).run();
 }

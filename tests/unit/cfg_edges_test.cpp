@@ -97,7 +97,7 @@ class CfgEdgesTest : public testing::AssembledProgramTest<CfgEdgesTest> {
     }
     return s;
   }
-  std::string preds(const std::vector<ir::PredEdge>& ps) {
+  template <class Edges> std::string preds(const Edges& ps) {
     std::string s;
     for (const ir::PredEdge& e : ps) s += (s.empty() ? "" : " ") + std::to_string(e.from) + ":" + ir::edgeKindName(e.kind);
     return s;
