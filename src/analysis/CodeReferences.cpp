@@ -21,6 +21,14 @@ class ReferenceCollector {
   // is not a direct call may reach the procedure's entry through it.
   template <typename Describe>
   void refer(uint64_t target, Describe&& from, ir::Procedure* source = nullptr, bool takesAddress = true) {
+    // Most references are a procedure's own branches: no search for those
+    // (procAt would find the source itself, unless a later procedure
+    // overlaps it there).
+    if (source && source->contains(target) &&
+        (source->id + 1 >= program_.procs.size() || program_.procs[source->id + 1].start > target)) {
+      if (takesAddress && target == source->start) source->addressTaken = true;
+      return;
+    }
     ir::Procedure* proc = program_.procAt(target);
     if (proc && takesAddress && target == proc->start) proc->addressTaken = true;
     if (!proc || proc == source) return;

@@ -128,11 +128,23 @@ OutputStats OutputFile::finish(const PatchedFile& file) {
       if (ftruncate(fd_, off_t(file.size())) != 0) throw Error("write failed");
       return stats;
     }
-    // Every byte, in order (a pipe; or the input could not be copied).
+    // Every byte, in order (a pipe; or the input could not be copied): the
+    // input's runs between written pages straight from where it is mapped.
     if (!inPlace_ && ftruncate(fd_, 0) != 0) throw Error("write failed");
-    const std::vector<uint8_t> bytes = file.bytes();
-    writeOrThrow(fd_, bytes.data(), bytes.size(), inPlace_ ? -1 : 0);
-    stats.writtenBytes = bytes.size();
+    off_t at = inPlace_ ? -1 : 0;
+    auto put = [&](const uint8_t* p, size_t n) {
+      writeOrThrow(fd_, p, n, at);
+      if (at >= 0) at += off_t(n);
+      stats.writtenBytes += n;
+    };
+    uint64_t done = 0;  // bytes of the input written
+    for (const auto& [index, page] : file.pages()) {
+      put(file.base().data() + done, index * PatchedFile::kPage - done);
+      put(page.get(), file.pageSize(index));
+      done = index * PatchedFile::kPage + file.pageSize(index);
+    }
+    put(file.base().data() + done, baseSize - done);
+    put(file.tail().data(), file.tail().size());
     return stats;
   });
 }

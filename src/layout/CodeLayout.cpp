@@ -32,10 +32,8 @@ CodeLayout::CodeLayout(const ir::Program& program, uint64_t baseAddress, const I
     const ir::Procedure& proc = program.procs[m.proc];
     m.offset.resize(proc.insns.size());
     m.form.resize(proc.insns.size(), x86::BranchForm::Long);
-    m.insnAt.assign(proc.size(), -1);
     for (size_t i = 0; i < proc.insns.size(); ++i) {
       if (proc.insns[i].relSize == 1) m.form[i] = x86::BranchForm::Short;
-      m.insnAt[proc.insns[i].address - proc.start] = int32_t(i);
     }
     m.needsStitch = canFallOffEnd(proc.insns.back());
     if (insertions_) {
@@ -117,7 +115,7 @@ void CodeLayout::resolveTargets() {
       const ir::Procedure* target = proc.contains(insn.target) ? &proc : program_.procAt(insn.target);
       const MovedProc* to = target ? movedProc(target->id) : nullptr;
       if (!to) continue;
-      const int64_t index = to->insnIndexAt(*target, insn.target);
+      const int64_t index = target->insnIndexAt(insn.target);
       if (index < 0) continue;
       m.targets[i] = {movedIndex_[target->id], uint32_t(index)};
     }
@@ -135,7 +133,7 @@ std::optional<uint64_t> CodeLayout::translate(uint64_t oldAddress) const {
   if (!proc) return std::nullopt;
   const MovedProc* m = movedProc(proc->id);
   if (!m) return std::nullopt;
-  const int64_t i = m->insnIndexAt(*proc, oldAddress);
+  const int64_t i = proc->insnIndexAt(oldAddress);
   if (i < 0) return std::nullopt;
   return codeStart(*m, size_t(i));
 }

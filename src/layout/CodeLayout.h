@@ -87,14 +87,7 @@ struct MovedProc {
     uint32_t insn = 0;
   };
   std::vector<Target> targets;
-  // Per byte of the original procedure: the instruction starting there, or
-  // -1 (translate() and the targets above look addresses up here, once per
-  // relocation and branch, instead of searching the instructions).
-  std::vector<int32_t> insnAt;
   bool needsStitch = false;
-  int64_t insnIndexAt(const ir::Procedure& proc, uint64_t address) const {
-    return address >= proc.start && address - proc.start < insnAt.size() ? insnAt[address - proc.start] : -1;
-  }
 };
 
 class CodeLayout {

@@ -77,6 +77,9 @@ class Builder {
     bool rewriteProgram = false;
     std::vector<uint8_t> program;
     bool newLsda = false;
+    std::vector<uint8_t> lsdaTable;  // its new call-site table (planLsda)
+    uint64_t lsdaBase = 0;           // and what landing pads are relative to
+    uint8_t lsdaLpEnc = 0;           // LPStart's encoding
     uint64_t newLsdaAddr = 0;
     uint64_t newOffset = 0;  // in the new .eh_frame
   };
@@ -215,6 +218,7 @@ class Builder {
         }
       }
       if (p.rewriteProgram) p.program = rewriteProgram(p);
+      if (p.newLsda) planLsda(p);
     });
   }
 
@@ -256,7 +260,9 @@ class Builder {
     return rawFits(d, enc);
   }
 
-  void buildLsda(Plan& p, std::vector<uint8_t>& blob) {
+  // The LSDA's new call-site table and landing-pad base: they depend on
+  // where code moved, not on where the LSDA goes (planFdes, once).
+  void planLsda(Plan& p) const {
     const Fde& f = *p.fde;
     const Lsda& l = f.lsdaInfo;
     if (!f.hasLsdaInfo) throw InternalError(fdeName(f) + ": LSDA not parsed");
@@ -313,6 +319,18 @@ class Builder {
       }
       putUleb(table, n.action);
     }
+    p.lsdaTable = std::move(table);
+    p.lsdaBase = base;
+    p.lsdaLpEnc = lpEnc;
+  }
+
+  void buildLsda(Plan& p, std::vector<uint8_t>& blob) {
+    const Fde& f = *p.fde;
+    const Lsda& l = f.lsdaInfo;
+    std::string who = "LSDA of " + fdeName(f);
+    const uint8_t csEnc = l.callSiteEncoding, lpEnc = p.lsdaLpEnc;
+    const uint64_t base = p.lsdaBase;
+    const std::vector<uint8_t>& table = p.lsdaTable;
 
     uint64_t csEnd = l.callSiteTableOffset + l.callSiteTableSize;
     bool hasTT = l.ttypeEncoding != pe::omit;
