@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -113,4 +114,88 @@ TEST(Decoder, FastPathAgreesWithOperandDecodingOnSystemCode) {
                            "/lib/x86_64-linux-gnu/libstdc++.so.6"})
     compareOn(path, checked);
   EXPECT_GT(checked, 200000u);
+}
+
+// decode()'s own table for the common instructions (Decoder::decodeCommon)
+// against Zydis alone (zydisOnly): every field of every instruction equal,
+// decoding or not alike.
+namespace {
+
+std::string differs(const x86::Insn& a, const x86::Insn& b) {
+  std::string why;
+  auto field = [&](const char* name, uint64_t x, uint64_t y) {
+    if (x != y) why += std::string(" ") + name + " " + std::to_string(x) + " vs Zydis " + std::to_string(y);
+  };
+  field("length", a.length, b.length);
+  field("mnemonic", a.mnemonic, b.mnemonic);
+  field("flow", uint64_t(a.flow), uint64_t(b.flow));
+  field("target", a.target, b.target);
+  field("relOffset", a.relOffset, b.relOffset);
+  field("relSize", a.relSize, b.relSize);
+  field("dispOffset", a.dispOffset, b.dispOffset);
+  field("condCode", a.condCode, b.condCode);
+  return why;
+}
+
+std::string hexBytes(const uint8_t* p, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += std::string(i ? " " : "") + digits[p[i] >> 4] + digits[p[i] & 15];
+  return s;
+}
+
+// One position: both decoders, compared.  Counts what the table answered.
+void agree(const x86::Decoder& common, const x86::Decoder& zydis, const uint8_t* p, size_t avail, uint64_t addr,
+           size_t& answered) {
+  x86::Insn a, b;
+  x86::RawFields raw;
+  if (x86::Decoder::decodeCommon(p, avail, raw)) ++answered;
+  const bool okA = common.decode(p, avail, addr, a), okB = zydis.decode(p, avail, addr, b);
+  ASSERT_EQ(okA, okB) << "at " << std::hex << addr << ": " << hexBytes(p, std::min<size_t>(avail, 15));
+  if (okA) {
+    const std::string why = differs(a, b);
+    ASSERT_TRUE(why.empty()) << "at " << std::hex << addr << " (" << hexBytes(p, a.length) << "):" << why;
+  }
+}
+
+}  // namespace
+
+TEST(Decoder, CommonTableAgreesWithZydisOnRealCode) {
+  x86::Decoder common, zydis;
+  zydis.zydisOnly();
+  size_t positions = 0, answered = 0;
+  for (const char* path : {"/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libstdc++.so.6",
+                           "/lib/x86_64-linux-gnu/libm.so.6", "/usr/bin/bash"}) {
+    const RawText text = readText(path);
+    ASSERT_FALSE(text.bytes.empty()) << path;
+    // Linear sweep, and every byte offset too (data in code, misaligned starts).
+    for (size_t off = 0; off < text.bytes.size(); ++off, ++positions) {
+      agree(common, zydis, text.bytes.data() + off, text.bytes.size() - off, text.addr + off, answered);
+      if (HasFatalFailure()) return;
+    }
+  }
+  // The table is there for speed: it must answer most positions' instructions.
+  EXPECT_GT(answered, positions / 3) << answered << " of " << positions;
+}
+
+TEST(Decoder, CommonTableAgreesWithZydisOnRandomBytes) {
+  x86::Decoder common, zydis;
+  zydis.zydisOnly();
+  std::mt19937 rng(2026);
+  // Starts the table knows, with and without its prefixes, then anything.
+  const uint8_t firsts[] = {0x66, 0x40, 0x41, 0x44, 0x48, 0x49, 0x4c, 0x4f, 0x0f, 0x00, 0x01, 0x03, 0x05, 0x25,
+                            0x3d, 0x50, 0x5f, 0x63, 0x68, 0x69, 0x6a, 0x6b, 0x70, 0x7f, 0x80, 0x81, 0x83, 0x84,
+                            0x85, 0x87, 0x88, 0x89, 0x8b, 0x8d, 0x90, 0xa8, 0xa9, 0xb0, 0xb8, 0xbf, 0xc0, 0xc1,
+                            0xc3, 0xc6, 0xc7, 0xcc, 0xd0, 0xd1, 0xd3, 0xe8, 0xe9, 0xeb, 0xf6, 0xf7, 0xfe, 0xff};
+  size_t answered = 0;
+  uint8_t buf[15];
+  for (int i = 0; i < 400000; ++i) {
+    for (uint8_t& b : buf) b = uint8_t(rng());
+    const int lead = int(rng() % 3);  // up to two bytes from the list
+    for (int k = 0; k < lead; ++k) buf[k] = firsts[rng() % sizeof firsts];
+    const size_t avail = rng() % 4 ? sizeof buf : 1 + rng() % sizeof buf;  // sometimes cut short
+    agree(common, zydis, buf, avail, 0x401000, answered);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(answered, 100000u);
 }
