@@ -108,14 +108,23 @@ void CodeLayout::resolveTargets() {
     MovedProc& m = moved_[k];
     const ir::Procedure& proc = program_.procs[m.proc];
     m.targets.resize(proc.insns.size());
+    // Most targets are in the procedure itself (its own branches): the
+    // instruction starting at each of its bytes, in a table this thread reuses.
+    thread_local std::vector<int32_t> insnAt;
+    insnAt.assign(proc.size(), -1);
+    for (size_t i = 0; i < proc.insns.size(); ++i) insnAt[proc.insns[i].address - proc.start] = int32_t(i);
     for (size_t i = 0; i < proc.insns.size(); ++i) {
       const x86::Insn& insn = proc.insns[i];
       if (!insn.isDirectBranch() && !insn.isRipRelative()) continue;
-      // Most targets are in the procedure itself (its own branches).
-      const ir::Procedure* target = proc.contains(insn.target) ? &proc : program_.procAt(insn.target);
-      const MovedProc* to = target ? movedProc(target->id) : nullptr;
-      if (!to) continue;
-      const int64_t index = target->insnIndexAt(insn.target);
+      int64_t index = -1;
+      const ir::Procedure* target = &proc;
+      if (proc.contains(insn.target)) {
+        index = insnAt[insn.target - proc.start];
+      } else {
+        target = program_.procAt(insn.target);
+        if (!target || !movedProc(target->id)) continue;
+        index = insn.target == target->start ? 0 : target->insnIndexAt(insn.target);  // calls: the entry
+      }
       if (index < 0) continue;
       m.targets[i] = {movedIndex_[target->id], uint32_t(index)};
     }
@@ -133,7 +142,7 @@ std::optional<uint64_t> CodeLayout::translate(uint64_t oldAddress) const {
   if (!proc) return std::nullopt;
   const MovedProc* m = movedProc(proc->id);
   if (!m) return std::nullopt;
-  const int64_t i = proc->insnIndexAt(oldAddress);
+  const int64_t i = oldAddress == proc->start ? 0 : proc->insnIndexAt(oldAddress);
   if (i < 0) return std::nullopt;
   return codeStart(*m, size_t(i));
 }
