@@ -11,7 +11,9 @@ the corpus's largest programs for comparison (sqlite3, lua; --corpus).
 Each input is rewritten with the null tool, `atomx B -o OUT --report R.json
 -q`, --runs times (default 7, at least 5), the inputs taking turns (run 1 of
 every input, then run 2, ...) so a change of the machine's load spreads over
-all rows.  Per input: the median wall time around the process, MB of code
+all rows; before each run (untimed) the previous output is removed and the
+file systems synced, so no run competes with the writeback of the ones
+before it.  Per input: the median wall time around the process, MB of code
 (the report's code_bytes) per second of that wall time, the input and
 output file sizes, the median of each phase of the report's "phases" and of
 its total_seconds, and whether every output was byte-identical.  The load
@@ -69,6 +71,10 @@ def rewrite_once(atomx, binary, work):
     for f in (out, rep):
         if f.exists():
             f.unlink()
+    # The runs before wrote up to 100 MB each: let the kernel put them on disk
+    # now rather than during this run (a user's one rewrite finds no such
+    # backlog; this run's own writeback still happens after it, untimed).
+    os.sync()
     t0 = time.perf_counter()
     p = subprocess.run([str(atomx), str(binary), "-o", str(out), "--report", str(rep), "-q"],
                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
