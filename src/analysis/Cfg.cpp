@@ -61,9 +61,12 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
 
     proc.blocks.clear();
     proc.blocks.reserve(leaders.size());
-    std::vector<uint64_t> starts;  // the blocks' starts, to find an edge's block
-    starts.reserve(leaders.size());
-    size_t li = 0;
+    // Per byte of the procedure: 1 + the index of the block starting there,
+    // or 0 (an edge's block; a table this thread reuses).
+    thread_local std::vector<uint32_t> blockAt;
+    blockAt.assign(proc.size(), 0);
+    size_t li = 0, ext = 0;
+    auto pad = std::lower_bound(pads.begin(), pads.end(), proc.start);  // both walked in address order
     for (uint32_t i = 0; i < proc.insns.size(); ++i) {
       const x86::Insn& insn = proc.insns[i];
       while (li < leaders.size() && leaders[li] < insn.address) ++li;  // leaders inside an insn were rejected earlier
@@ -72,11 +75,12 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
         b.start = insn.address;
         b.firstInsn = i;
         b.isEntry = insn.address == proc.start;
-        b.isLandingPad = std::binary_search(pads.begin(), pads.end(), insn.address);
-        b.isExternalEntry =
-            std::binary_search(proc.externalLeaders.begin(), proc.externalLeaders.end(), insn.address);
+        while (pad != pads.end() && *pad < insn.address) ++pad;
+        b.isLandingPad = pad != pads.end() && *pad == insn.address;
+        while (ext < proc.externalLeaders.size() && proc.externalLeaders[ext] < insn.address) ++ext;
+        b.isExternalEntry = ext < proc.externalLeaders.size() && proc.externalLeaders[ext] == insn.address;
         proc.blocks.push_back(b);
-        starts.push_back(insn.address);
+        blockAt[insn.address - proc.start] = uint32_t(proc.blocks.size());
       }
       ir::Block& b = proc.blocks.back();
       b.insnCount++;
@@ -107,13 +111,7 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
       // An intra-procedural edge to `target`; a target outside the procedure
       // leaves it (a tail call), one inside that is no block start is unknown.
       auto addEdge = [&](uint64_t target, ir::EdgeKind kind) {
-        int64_t to = -1;
-        if (bi + 1 < starts.size() && starts[bi + 1] == target) {
-          to = bi + 1;  // the next block: every fall-through edge
-        } else {
-          const auto at = std::lower_bound(starts.begin(), starts.end(), target);
-          if (at != starts.end() && *at == target) to = at - starts.begin();
-        }
+        const int64_t to = proc.contains(target) ? int64_t(blockAt[target - proc.start]) - 1 : -1;
         if (to < 0) {
           addOut(proc.contains(target) ? ir::EdgeKind::UnknownIndirect : ir::EdgeKind::TailCall, target);
           return;

@@ -13,12 +13,13 @@ namespace {
 // instruction for absolute addresses (translated in place).
 std::string checkCodeRelocations(const ir::Procedure& proc, const RelocIndex& relocs) {
   auto [lo, hi] = relocs.in(proc.start, proc.end);
+  // Both in address order: one walk finds each relocation's instruction.
+  size_t next = 0;  // the first instruction after the relocation's place
   for (auto it = lo; it != hi; ++it) {
     const elf::Relocation& r = **it;
-    auto insnIt = std::upper_bound(proc.insns.begin(), proc.insns.end(), r.place,
-                                   [](uint64_t p, const x86::Insn& i) { return p < i.address; });
-    if (insnIt == proc.insns.begin()) return "relocation at " + hex(r.place) + " precedes the code";
-    const x86::Insn& insn = *std::prev(insnIt);
+    while (next < proc.insns.size() && proc.insns[next].address <= r.place) ++next;
+    if (next == 0) return "relocation at " + hex(r.place) + " precedes the code";
+    const x86::Insn& insn = proc.insns[next - 1];
     const uint64_t offset = r.place - insn.address;
     const unsigned width = relocationWidth(r.type);
     if (offset == 0 || offset + width > insn.length)
