@@ -51,6 +51,7 @@
 #include "trace/TraceFiles.h"
 #include "EaseReport.h"
 #include "EndCommand.h"
+#include "HugePages.h"
 #include "MeltCommand.h"
 #include "RegenOutputs.h"
 
@@ -190,6 +191,14 @@ constexpr const char* kUsage = R"(usage:
       Print procedures, basic blocks, instructions (original addresses), CFG
       edges, jump tables, and what could not be analysed.
   atomx --help | --version
+
+environment:
+  ATOMX_THREADS=N     threads for the analysis and the layout (default: the
+                      cores, at most 8; 1: none).  The output is the same.
+  ATOMX_HUGE_PAGES=0  do not start atomx again with a huge-page heap
+                      (glibc.malloc.hugetlb; done where the kernel leaves
+                      huge pages to madvise; what atomx runs sees the
+                      environment atomx was given).
 )";
 
 [[noreturn]] void usageError(const std::string& message) {
@@ -808,6 +817,7 @@ int main(int argc, char** argv) {
     std::puts("atomx 0.1");
     return 0;
   }
+  atomx::cli::startWithHugePageHeap(argv);
   try {
     if (first == "dump") return runDump(argc, argv);
     if (first == "run" && argc > 3 && std::strcmp(argv[2], "-T") == 0 && std::strcmp(argv[3], "melt") == 0)
