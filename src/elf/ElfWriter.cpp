@@ -36,6 +36,11 @@ PatchedFile ElfWriter::write(const ElfImage& image, PatchedFile out, const Outpu
   // 1. Lay the new segments out after the file, each at an offset congruent
   //    to its address modulo the page size.
   std::vector<uint64_t> segmentOffsets;
+  // Everything appended, at once: a tool's data can be tens of MB, and each
+  // growth of the file's tail would copy it.
+  uint64_t end = out.size();
+  for (const NewSegment& seg : plan.segments) end = alignUp(end, kPageSize) + seg.bytes.size();
+  out.reserve(end + (image.sections().size() + 16) * (sizeof(Elf64_Shdr) + 32) + 64);
   for (const NewSegment& seg : plan.segments) {
     if (seg.vaddr % kPageSize) throw InternalError("new segment not page aligned");
     const uint64_t offset = alignUp(out.size(), kPageSize);

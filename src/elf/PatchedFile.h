@@ -34,6 +34,11 @@ class PatchedFile {
   // Past the input's end: grows the file with `fill` bytes, or appends.
   void resize(uint64_t n, uint8_t fill = 0);
   void append(const void* from, size_t n);
+  // Room for the file to reach `n` bytes without moving what follows the
+  // input (a hint: growing past it still works).
+  void reserve(uint64_t n) {
+    if (n > base_.size()) tail_.reserve(n - base_.size());
+  }
   // `n` bytes at `offset` set to `value`.
   void fill(uint64_t offset, uint8_t value, size_t n);
 
