@@ -125,7 +125,6 @@ OutputStats OutputFile::finish(const PatchedFile& file) {
       stats.copiedBytes = baseSize - stats.writtenBytes;
       writeOrThrow(fd_, file.tail().data(), file.tail().size(), off_t(baseSize));
       stats.writtenBytes += file.tail().size();
-      if (ftruncate(fd_, off_t(file.size())) != 0) throw Error("write failed");
       return stats;
     }
     // Every byte, in order (a pipe; or the input could not be copied): the

@@ -33,6 +33,7 @@ const char* procStateName(ProcState state) {
 }
 
 int64_t Procedure::insnIndexAt(uint64_t addr) const {
+  if (!insns.empty() && insns.front().address == addr) return 0;  // the entry: calls, most references
   auto it = std::lower_bound(insns.begin(), insns.end(), addr,
                              [](const x86::Insn& i, uint64_t a) { return i.address < a; });
   if (it == insns.end() || it->address != addr) return -1;

@@ -123,7 +123,7 @@ void CodeLayout::resolveTargets() {
       } else {
         target = program_.procAt(insn.target);
         if (!target || !movedProc(target->id)) continue;
-        index = insn.target == target->start ? 0 : target->insnIndexAt(insn.target);  // calls: the entry
+        index = target->insnIndexAt(insn.target);
       }
       if (index < 0) continue;
       m.targets[i] = {movedIndex_[target->id], uint32_t(index)};
@@ -142,7 +142,7 @@ std::optional<uint64_t> CodeLayout::translate(uint64_t oldAddress) const {
   if (!proc) return std::nullopt;
   const MovedProc* m = movedProc(proc->id);
   if (!m) return std::nullopt;
-  const int64_t i = oldAddress == proc->start ? 0 : proc->insnIndexAt(oldAddress);
+  const int64_t i = proc->insnIndexAt(oldAddress);
   if (i < 0) return std::nullopt;
   return codeStart(*m, size_t(i));
 }

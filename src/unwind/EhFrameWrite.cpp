@@ -537,23 +537,6 @@ class Builder {
 
 }  // namespace
 
-UnwindLayout planUnwind(const EhFrameInfo& info, ByteView ehFrame, ByteView gccExceptTable,
-                        const std::vector<MovedRange>& moved, const Translate& translate) {
-  std::vector<RelocAt> none;
-  UnwindSections s = Builder(info, ehFrame, gccExceptTable, none, moved, translate, Placement{}).run();
-  return {s.ehFrame.size(), s.ehFrameHdr.size(), s.lsda.size()};
-}
-
-namespace {
-
-void checkAlignment(uint64_t ehFrameAddr, uint64_t ehFrameHdrAddr, uint64_t lsdaAddr) {
-  if (ehFrameAddr % kEhFrameAlign || ehFrameHdrAddr % kEhFrameHdrAlign || lsdaAddr % kLsdaAlign)
-    throw InternalError("buildUnwind: misaligned addresses .eh_frame " + hex(ehFrameAddr) + ", .eh_frame_hdr " +
-                        hex(ehFrameHdrAddr) + ", LSDAs " + hex(lsdaAddr));
-}
-
-}  // namespace
-
 struct UnwindWriter::Impl {
   Builder builder;
 };
@@ -572,18 +555,25 @@ UnwindLayout UnwindWriter::sizes() {
 }
 
 UnwindSections UnwindWriter::build(uint64_t ehFrameAddr, uint64_t ehFrameHdrAddr, uint64_t lsdaAddr) {
-  checkAlignment(ehFrameAddr, ehFrameHdrAddr, lsdaAddr);
+  if (ehFrameAddr % kEhFrameAlign || ehFrameHdrAddr % kEhFrameHdrAlign || lsdaAddr % kLsdaAlign)
+    throw InternalError("buildUnwind: misaligned addresses .eh_frame " + hex(ehFrameAddr) + ", .eh_frame_hdr " +
+                        hex(ehFrameHdrAddr) + ", LSDAs " + hex(lsdaAddr));
   impl_->builder.place(Placement{false, ehFrameAddr, ehFrameHdrAddr, lsdaAddr});
   return impl_->builder.run();
+}
+
+UnwindLayout planUnwind(const EhFrameInfo& info, ByteView ehFrame, ByteView gccExceptTable,
+                        const std::vector<MovedRange>& moved, const Translate& translate) {
+  const std::vector<RelocAt> none;
+  return UnwindWriter(info, ehFrame, gccExceptTable, none, moved, translate).sizes();
 }
 
 UnwindSections buildUnwind(const EhFrameInfo& info, ByteView ehFrame, ByteView gccExceptTable,
                            const std::vector<RelocAt>& gccExceptTableRelocs,
                            const std::vector<MovedRange>& moved, const Translate& translate,
                            uint64_t ehFrameAddr, uint64_t ehFrameHdrAddr, uint64_t lsdaAddr) {
-  checkAlignment(ehFrameAddr, ehFrameHdrAddr, lsdaAddr);
-  Placement at{false, ehFrameAddr, ehFrameHdrAddr, lsdaAddr};
-  return Builder(info, ehFrame, gccExceptTable, gccExceptTableRelocs, moved, translate, at).run();
+  return UnwindWriter(info, ehFrame, gccExceptTable, gccExceptTableRelocs, moved, translate)
+      .build(ehFrameAddr, ehFrameHdrAddr, lsdaAddr);
 }
 
 }  // namespace atomx::unwind

@@ -1,5 +1,7 @@
 #include "x86/Decoder.h"
 
+#include <cstring>
+
 namespace atomx::x86 {
 
 const char* flowName(Flow flow) {
@@ -66,6 +68,12 @@ RawFields fromZydis(const ZydisDecodedInstruction& insn) {
   r.relative = (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) && insn.raw.imm[0].is_relative;
   r.rel = insn.raw.imm[0].value.s, r.relOffset = insn.raw.imm[0].offset, r.relSize = insn.raw.imm[0].size;
   return r;
+}
+
+int32_t signed32(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);  // x86 is little-endian, like the code it decodes
+  return v;
 }
 
 }  // namespace
@@ -168,7 +176,6 @@ bool Decoder::decodeCommon(const uint8_t* bytes, size_t avail, RawFields& r) {
       case 0xfe: case 0xff: modrm = true; break;  // groups 4 and 5
       default: return false;
     }
-    r.opcode = op;
   }
   if (!map0f) r.opcode = op;
   if ((branch || noPrefixes) && (opsize || rex)) return false;  // operand size of a branch: Zydis's business
@@ -216,9 +223,7 @@ bool Decoder::decodeCommon(const uint8_t* bytes, size_t avail, RawFields& r) {
       const size_t n = r.dispSize / 8;
       if (at + n > avail) return false;
       r.dispOffset = uint8_t(at);
-      if (n == 1) r.disp = int8_t(bytes[at]);
-      else r.disp = int32_t(uint32_t(bytes[at]) | uint32_t(bytes[at + 1]) << 8 | uint32_t(bytes[at + 2]) << 16 |
-                            uint32_t(bytes[at + 3]) << 24);
+      r.disp = n == 1 ? int8_t(bytes[at]) : signed32(bytes + at);
       at += n;
     }
   }
@@ -229,9 +234,7 @@ bool Decoder::decodeCommon(const uint8_t* bytes, size_t avail, RawFields& r) {
       r.relative = true;
       r.relOffset = uint8_t(at);
       r.relSize = uint8_t(imm * 8);
-      r.rel = imm == 1 ? int8_t(bytes[at])
-                       : int32_t(uint32_t(bytes[at]) | uint32_t(bytes[at + 1]) << 8 | uint32_t(bytes[at + 2]) << 16 |
-                                 uint32_t(bytes[at + 3]) << 24);
+      r.rel = imm == 1 ? int8_t(bytes[at]) : signed32(bytes + at);
     }
     at += size_t(imm);
   }
