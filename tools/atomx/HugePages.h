@@ -4,7 +4,7 @@
 // blocks, the layout's tables), and with 4 KB pages the kernel's page
 // faults and page clearing are about a sixth of its CPU time: on the
 // benchmark machine, glibc's huge-page heap (`glibc.malloc.hugetlb=1`) makes
-// the rewrite of atomx itself 13% faster and of sqlite3 17%.  glibc takes
+// the rewrite of atomx itself 17% faster and of sqlite3 19%.  glibc takes
 // that setting only from GLIBC_TUNABLES when a process starts, so atomx
 // starts itself again once with it added, and the second process puts the
 // environment back before it does anything else: the programs and
