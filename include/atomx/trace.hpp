@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -106,9 +107,38 @@ struct Event {
 };
 std::vector<Event> events(const std::string& dir);
 
-// Regenerates every thread of the trace in `dir`, threads one after
-// another (by thread id).  Throws atomx::Error when the trace cannot be read
-// or does not belong to the program file it names (changed since).
+// A trace opened once: its manifest read, its program file checked (size
+// and hash) and analysed, its witness placement made and compared with the
+// recorded one.  Regenerating it again (Melting does, up to four times)
+// costs no second analysis.  Throws atomx::Error when the trace cannot be
+// read or does not belong to the program file it names (changed since).
+// An offline analyser that keeps state per thread plugs in through
+// include/atomx/analyzer.hpp (TraceReader::analyze).
+class Analyzer;
+class TraceReader {
+ public:
+  explicit TraceReader(const std::string& dir);
+  ~TraceReader();
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+
+  const std::string& dir() const;
+  const std::string& program() const;  // the traced program file, as the manifest names it
+  // Every thread of the trace, one after another (by thread id), to one
+  // consumer.
+  Summary regenerate(Consumer& consumer) const;
+  // Each analyser's shards (one per thread's stream), regenerated on up to
+  // `jobs` threads at once (0: the machine's cores, at most 8), then merged
+  // and reported in stream order: the results do not depend on `jobs`.
+  Summary analyze(const std::vector<Analyzer*>& analyzers, unsigned jobs) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// TraceReader(dir).regenerate(consumer).
 Summary regenerate(const std::string& dir, Consumer& consumer);
 
 }  // namespace atomx::trace

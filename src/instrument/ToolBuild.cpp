@@ -22,6 +22,7 @@
 #include "elf/ElfImage.h"
 #include "instrument/ToolCache.h"
 #include "support/Error.h"
+#include "support/UserDirs.h"
 #include "support/Fnv.h"
 #include "support/SearchPath.h"
 
@@ -146,10 +147,7 @@ ToolBuild::ToolBuild(const ToolSources& sources) {
     if (access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read the analysis file");
   for (const std::string& f : sources.libraries)
     if (f[0] != '-' && access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read this file for the analysis object's link");
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/atomx-tool.XXXXXX";
-  if (!mkdtemp(pattern.data())) throw Error("cannot create a temporary directory: " + std::string(std::strerror(errno)));
-  dir_ = pattern;
+  dir_ = makeTempDir("atomx-tool.", "building the tool");
   instName_ = sources.instrumentation;
   const std::string root = installRoot();
   const std::string support = root + "/lib/atomx/libatomx_analysis.a";

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "support/Fnv.h"
+#include "support/UserDirs.h"
 #include "support/Hex.h"
 
 namespace atomx::instrument {
@@ -74,10 +75,7 @@ ToolCache::ToolCache() {
     if (std::string(own) != "off") root_ = own;
     return;
   }
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  if (xdg && *xdg) root_ = std::string(xdg) + "/atomx/tools";
-  else if (home && *home) root_ = std::string(home) + "/.cache/atomx/tools";
+  root_ = userCacheDir("tools");
 }
 
 std::optional<uint64_t> ToolCache::inputsDigest(uint64_t key) const {

@@ -1,5 +1,7 @@
 #include "melt/Melt.h"
 
+#include <atomx/trace.hpp>
+
 #include <algorithm>
 #include <deque>
 #include <numeric>
@@ -7,7 +9,6 @@
 #include "melt/Exact.h"
 #include "melt/Seed.h"
 #include "melt/Symbols.h"
-#include "trace/TraceFiles.h"
 
 namespace atomx::melt {
 
@@ -135,15 +136,16 @@ struct Locate : trace::Consumer {
 }  // namespace
 
 Report mine(const std::string& dir, const Options& options) {
-  const trace::Manifest manifest = trace::readManifest(dir);
+  // One reading of the trace (its program analysed once) for every pass.
+  const trace::TraceReader reader(dir);
   Report r;
-  r.program = manifest.program;
+  r.program = reader.program();
   r.identity = options.identity;
-  Symbols syms(options.identity, manifest.program);
+  Symbols syms(options.identity, reader.program());
   std::unique_ptr<ParallelExact> exact;
   if (options.exact) exact = std::make_unique<ParallelExact>(options.maxLength, options.threads);
   Pass1 p1(syms, exact.get());
-  const trace::Summary s = trace::regenerate(dir, p1);
+  const trace::Summary s = reader.regenerate(p1);
   r.executed = p1.executed;
   r.blocks = p1.blocks;
   r.segments = p1.segments;
@@ -197,11 +199,11 @@ Report mine(const std::string& dir, const Options& options) {
     }
     SeedMelter melter(p1.executions, sr.threshold, options.seedBudget);
     Pass2 p2(syms, melter);
-    trace::regenerate(dir, p2);
+    reader.regenerate(p2);
     if (!melter.rank(sr, options.top, options.topChunks)) {
       // Some of the top chunks' instructions were not kept: melt again.
       melter.fetch();
-      trace::regenerate(dir, p2);
+      reader.regenerate(p2);
     }
     melter.finish(sr);
     for (Chunk& c : sr.topChunks) c.insns = ranked(std::move(c.insns));
@@ -223,7 +225,7 @@ Report mine(const std::string& dir, const Options& options) {
     }
     Locate locate(syms);
     for (size_t k = 0; k < seqs.size(); ++k) locate.want(ids[k], seqs[k]->pcs);
-    if (!seqs.empty()) trace::regenerate(dir, locate);
+    if (!seqs.empty()) reader.regenerate(locate);
   }
   for (std::vector<Sequence>* list : {&r.seed.sequences, &r.exact.sequences})
     for (Sequence& q : *list)

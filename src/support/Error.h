@@ -26,6 +26,13 @@ class UnsupportedError : public Error {
   using Error::Error;
 };
 
+// The command line asks for something that cannot be: the front end says
+// so in one line and exits 2, as for any usage error.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A broken invariant inside atomx.
 class InternalError : public Error {
  public:

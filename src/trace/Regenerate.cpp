@@ -24,13 +24,21 @@
 // the order the program wrote them, a witness the recorder stores before a
 // block's last instruction (the arc to EXIT of a block that ends in a
 // return or a jump out) is read before that instruction is run.
+#include <atomx/analyzer.hpp>
 #include <atomx/trace.hpp>
 #include <atomx/trace_format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "analysis/ProgramModel.h"
 #include "analysis/TracePlan.h"
@@ -621,39 +629,189 @@ class Walker {
   std::string pending_;      // a problem found where no string can be returned
 };
 
+}  // namespace
+
 // The program a trace names, checked, with its model and trace plan.
-struct Traced {
+struct TraceReader::Impl {
+  std::string dir;
+  Manifest manifest;
   std::unique_ptr<elf::ElfImage> image;
   std::unique_ptr<analysis::ProgramModel> model;
   analysis::TracePlan plan;
+
+  explicit Impl(const std::string& d) : dir(d), manifest(readManifest(d)) {
+    const Manifest& m = manifest;
+    try {
+      image = std::make_unique<elf::ElfImage>(elf::ElfImage::load(m.program));
+    } catch (const Error& e) {
+      throw Error(dir + ": the traced program " + m.program + " cannot be read: " + e.what());
+    }
+    if (image->bytes().size() != m.programSize || fileHash(m.program) != m.programHash)
+      throw Error(dir + ": " + m.program + " has changed since it was traced (its size or hash differs)");
+    model = analysis::analyzeProgram(*image);
+    analysis::BlockProfile profile;
+    if (m.profile) {
+      profile = readProfile(dir);
+      if (profileHash(profile) != m.profile) throw Error(dir + ": the trace's profile file has changed since it was traced");
+    }
+    plan = analysis::planTrace(model->program, m.profile ? &profile : nullptr);
+    if (plan.digest != m.placement)
+      throw Error(dir + ": the trace's witness placement differs from this atomx's (recorded by another version?)");
+  }
+
+  // Regenerates one stream into `consumer` with a walker of its own: the
+  // instruction lists (`insns`, per procedure, filled as met) belong to one
+  // thread; walkers on several threads share only what nothing writes.
+  void walk(Stream& s, Consumer& consumer, Summary& sum, std::vector<std::vector<Instruction>>& insns) const {
+    readStream(s);
+    ++sum.threads;
+    sum.streamBytes += s.bytes.size();
+    Walker(model->program, model->unwind, plan, consumer, sum, insns).run(s);
+    s.bytes = {};
+    s.marks = {};
+  }
 };
 
-Traced load(const std::string& dir) {
-  const Manifest m = readManifest(dir);
-  Traced t;
-  try {
-    t.image = std::make_unique<elf::ElfImage>(elf::ElfImage::load(m.program));
-  } catch (const Error& e) {
-    throw Error(dir + ": the traced program " + m.program + " cannot be read: " + e.what());
+TraceReader::TraceReader(const std::string& dir) : impl_(std::make_unique<Impl>(dir)) {}
+TraceReader::~TraceReader() = default;
+
+const std::string& TraceReader::dir() const { return impl_->dir; }
+const std::string& TraceReader::program() const { return impl_->manifest.program; }
+
+Summary TraceReader::regenerate(Consumer& consumer) const {
+  Summary sum;
+  std::vector<std::vector<Instruction>> insns(impl_->model->program.procs.size());
+  // One stream in memory at a time.
+  for (Stream& s : listStreams(impl_->dir)) impl_->walk(s, consumer, sum, insns);
+  return sum;
+}
+
+Summary regenerate(const std::string& dir, Consumer& consumer) { return TraceReader(dir).regenerate(consumer); }
+
+namespace {
+
+// Hands every event to each of several consumers (a shard of each
+// analyser).
+class Tee : public Consumer {
+ public:
+  explicit Tee(std::vector<Consumer*> to) : to_(std::move(to)) {}
+  void threadBegin(int t) override {
+    for (Consumer* c : to_) c->threadBegin(t);
   }
-  if (t.image->bytes().size() != m.programSize || fileHash(m.program) != m.programHash)
-    throw Error(dir + ": " + m.program + " has changed since it was traced (its size or hash differs)");
-  t.model = analysis::analyzeProgram(*t.image);
-  analysis::BlockProfile profile;
-  if (m.profile) {
-    profile = readProfile(dir);
-    if (profileHash(profile) != m.profile) throw Error(dir + ": the trace's profile file has changed since it was traced");
+  void block(const BlockRun& b) override {
+    for (Consumer* c : to_) c->block(b);
   }
-  t.plan = analysis::planTrace(t.model->program, m.profile ? &profile : nullptr);
-  if (t.plan.digest != m.placement)
-    throw Error(dir + ": the trace's witness placement differs from this atomx's (recorded by another version?)");
-  return t;
+  void outsideCall(int t, uint64_t site, const std::string& name) override {
+    for (Consumer* c : to_) c->outsideCall(t, site, name);
+  }
+  void signal(const SignalEvent& e) override {
+    for (Consumer* c : to_) c->signal(e);
+  }
+  void threadEnd(int t, const std::string& problem) override {
+    for (Consumer* c : to_) c->threadEnd(t, problem);
+  }
+
+ private:
+  std::vector<Consumer*> to_;
+};
+
+void add(Summary& to, const Summary& s) {
+  to.threads += s.threads;
+  to.blocks += s.blocks;
+  to.instructions += s.instructions;
+  to.outsideCalls += s.outsideCalls;
+  to.streamBytes += s.streamBytes;
+  to.incompleteThreads += s.incompleteThreads;
+  to.witnesses += s.witnesses;
+  to.tableTargets += s.tableTargets;
 }
 
 }  // namespace
 
+Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned jobs) const {
+  std::vector<Stream> streams = listStreams(impl_->dir);
+  const size_t n = streams.size();
+  if (jobs == 0) jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  jobs = unsigned(std::min<size_t>(jobs, std::max<size_t>(n, 1)));
+  // shards[a][k]: analyser a's state for stream k; sums[k]: stream k's totals.
+  std::vector<std::vector<std::unique_ptr<Consumer>>> shards(analyzers.size());
+  for (auto& s : shards) s.resize(n);
+  std::vector<Summary> sums(n);
+  // The longest streams start first, so that a long thread does not start
+  // last; each shard keeps its stream-order index.
+  std::vector<size_t> order(n);
+  std::vector<uintmax_t> sizes(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    order[k] = k;
+    std::error_code ec;
+    if (jobs > 1) sizes[k] = std::filesystem::file_size(streams[k].path, ec);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+  std::atomic<size_t> next{0};
+  std::mutex failed;
+  std::exception_ptr error;
+  size_t errorAt = n;
+  auto worker = [&] {
+    std::vector<std::vector<Instruction>> insns(impl_->model->program.procs.size());
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      const size_t k = order[i];
+      try {
+        const Shard shard{k, streams[k].thread, streams[k].name, jobs == 1};
+        std::vector<Consumer*> to;
+        for (size_t a = 0; a < analyzers.size(); ++a) to.push_back((shards[a][k] = analyzers[a]->shard(shard)).get());
+        Tee tee(std::move(to));
+        impl_->walk(streams[k], tee, sums[k], insns);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failed);
+        if (k < errorAt) errorAt = k, error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);  // the one a single job would have met first
+  Summary sum;
+  for (const Summary& s : sums) add(sum, s);
+  // ATOMX_TEST_SHARD_ORDER=schedule: the must-fail twin of the test that
+  // results do not depend on the jobs (tests/trace/analyze_jobs.sh) merges
+  // the shards in the order they were scheduled instead.
+  if (const char* o = std::getenv("ATOMX_TEST_SHARD_ORDER"); o && std::string(o) == "schedule")
+    for (auto& list : shards) {
+      std::vector<std::unique_ptr<Consumer>> scheduled;
+      for (size_t k : order) scheduled.push_back(std::move(list[k]));
+      list = std::move(scheduled);
+    }
+  for (size_t a = 0; a < analyzers.size(); ++a) analyzers[a]->merge(shards[a]);
+  for (Analyzer* a : analyzers) a->report(sum);
+  return sum;
+}
+
+OrderedOutput::OrderedOutput(const Shard& shard, std::FILE* to) : aside_(!shard.inOrder) {
+  f_ = aside_ ? std::tmpfile() : to;
+  if (!f_) throw Error(std::string("cannot create a temporary file for a shard's output: ") + std::strerror(errno));
+}
+
+OrderedOutput::~OrderedOutput() {
+  if (aside_ && f_) std::fclose(f_);
+}
+
+void OrderedOutput::drainTo(std::FILE* to) {
+  if (!aside_) return;
+  if (std::fflush(f_) != 0 || std::fseek(f_, 0, SEEK_SET) != 0)
+    throw Error(std::string("cannot read back a shard's output: ") + std::strerror(errno));
+  static thread_local char buf[1 << 16];
+  for (size_t got; (got = std::fread(buf, 1, sizeof buf, f_)) > 0;)
+    if (std::fwrite(buf, 1, got, to) != got) throw Error(std::string("cannot write a shard's output: ") + std::strerror(errno));
+  const bool bad = std::ferror(f_);
+  std::fclose(f_);
+  f_ = nullptr;
+  if (bad) throw Error("cannot read back a shard's output");
+}
+
 std::vector<UntracedProcedure> untracedProcedures(const std::string& dir) {
-  const Traced t = load(dir);
+  const TraceReader::Impl t(dir);
   std::vector<UntracedProcedure> out;
   for (const ir::Procedure& p : t.model->program.procs) {
     const analysis::ProcTrace& pt = t.plan.procs[p.id];
@@ -664,24 +822,6 @@ std::vector<UntracedProcedure> untracedProcedures(const std::string& dir) {
     out.push_back({p.name, p.start, p.end, why});
   }
   return out;
-}
-
-Summary regenerate(const std::string& dir, Consumer& consumer) {
-  const Traced t = load(dir);
-  const std::unique_ptr<analysis::ProgramModel>& model = t.model;
-  const analysis::TracePlan& plan = t.plan;
-  Summary sum;
-  std::vector<std::vector<Instruction>> insns(model->program.procs.size());
-  Walker walker(model->program, model->unwind, plan, consumer, sum, insns);
-  // One stream in memory at a time.
-  for (Stream& s : listStreams(dir)) {
-    readStream(s);
-    ++sum.threads;
-    sum.streamBytes += s.bytes.size();
-    walker.run(s);
-    s.bytes = {};
-  }
-  return sum;
 }
 
 }  // namespace atomx::trace

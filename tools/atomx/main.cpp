@@ -4,7 +4,8 @@
 //   atomx run -T NAME [TOOL ARGS] -- PROG [ARGS]
 //   atomx dump PROG [--proc NAME]
 //   atomx trace [-q] [--instrument OUT] -o TRACE -- PROG [ARGS]
-//   atomx regen TRACE [--blocks | --counts | --summary | --untraced] [--cachegrind-out F] [--binary F]
+//   atomx regen TRACE [--blocks | --counts | --summary | --untraced] [--cachegrind-out F] [--binary F] [-j N]
+//   atomx analyze TRACE --tool NAME[=FILE],... [-j N]   (src/analyze/Analyzers.h)
 //   atomx melt TRACE [--method seed|exact|both] ... (MeltCommand.cpp)
 //   atomx ease-report EASE.json... [-o DIR] (EaseReport.cpp)
 //   atomx end [DUMP | DIR]... (EndCommand.cpp)
@@ -32,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <atomx/analyzer.hpp>
 #include <atomx/trace.hpp>
 #include <runtime/abi.h>
 #include <atomx/trace_format.h>
@@ -49,11 +51,15 @@
 #include "support/Hex.h"
 #include "support/SearchPath.h"
 #include "trace/TraceFiles.h"
+#include "analyze/Analyzers.h"
+#include "driver/Record.h"
+#include "driver/Rewrite.h"
+#include "driver/Profiles.h"
+#include "driver/Run.h"
 #include "EaseReport.h"
 #include "EndCommand.h"
 #include "HugePages.h"
 #include "MeltCommand.h"
-#include "RegenOutputs.h"
 
 namespace {
 
@@ -156,7 +162,7 @@ constexpr const char* kUsage = R"(usage:
                          `atomx run -T dyninst|prof`; several are summed):
                          witnesses go where the program ran least
   atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events]
-                    [--cachegrind-out FILE] [--binary FILE]
+                    [--cachegrind-out FILE] [--binary FILE] [-j N]
       Regenerate the exact instruction trace of every thread from TRACE and
       the program file alone: one line per executed instruction (`TID PC`,
       PC in hex, original addresses), or per block with --blocks (`TID START
@@ -167,6 +173,9 @@ constexpr const char* kUsage = R"(usage:
                          format (cg_annotate FILE)
       --binary FILE      the instruction stream as binary records ("-":
                          stdout; include/atomx/trace_format.h, AtomxRegen*)
+      -j N               regenerate up to N threads' streams at once (default:
+                         1 for a text or binary trace, else the cores, at
+                         most 8); the output is the same for every N
       With either and no text option, no text is printed.  The totals line
       goes to stderr (stdout with --summary, which prints nothing else, or
       when only files are written).  Exits 1 if a thread could not be
@@ -176,6 +185,15 @@ constexpr const char* kUsage = R"(usage:
       processes' and threads' events in order (`US PID TID EVENT [ARG]`, US
       microseconds since the first): process, thread, stream, thread-end,
       fork, forked, exec, exec-failed, exit, killed (docs/trace.md).
+  atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N]
+      Run trace analysers over one regeneration of TRACE: each keeps its
+      state per thread's stream (a shard), the shards run on up to N cores
+      (default as for regen), and each analyser merges its shards and writes
+      its output (to FILE, default stdout) in stream order: the output is
+      the same for every N.  docs/architecture.md, "The analyser slot",
+      says how to write one.  Exits 1 if a thread could not be regenerated
+      to its end.  The analysers:
+ANALYZERS
   atomx melt TRACE [--method seed|exact|both] [--threshold N|auto] [--top K]
                    [--max-length N] [--identity address|text] [--json FILE]
       The instruction sequences that make up most of the traced run: the
@@ -201,21 +219,36 @@ environment:
                       environment atomx was given).
 )";
 
+// The usage text with the list of shipped trace analysers in its place.
+std::string usageText() {
+  std::string usage = kUsage, list;
+  for (const atomx::analyze::AnalyzerInfo& a : atomx::analyze::analyzers()) {
+    char line[256];
+    std::snprintf(line, sizeof line, "        %-10s %s\n", a.name, a.what);
+    list += line;
+  }
+  const size_t at = usage.find("ANALYZERS\n");
+  return usage.replace(at, 10, list);
+}
+
+// The part of the usage text about one command: from the line that starts
+// with `head` to the next command's.
+void helpSection(const std::string& head) {
+  const std::string usage = usageText();
+  size_t from = usage.find("\n" + head);
+  if (from == std::string::npos) return void(std::fputs(usage.c_str(), stdout));
+  ++from;
+  size_t to = from;
+  while ((to = usage.find("\n  atomx ", to + 1)) != std::string::npos && usage.compare(to + 1, head.size(), head) == 0) {
+  }
+  const size_t env = usage.find("\nenvironment:", from);
+  to = std::min(to == std::string::npos ? usage.size() : to + 1, env == std::string::npos ? usage.size() : env + 1);
+  std::fwrite(usage.data() + from, 1, to - from, stdout);
+}
+
 [[noreturn]] void usageError(const std::string& message) {
   std::fprintf(stderr, "atomx: %s (see atomx --help)\n", message.c_str());
   std::exit(2);
-}
-
-void writeFile(const std::string& path, const std::vector<uint8_t>& bytes, bool executable) {
-  atomx::elf::writeOutputFile(path, bytes, executable);
-}
-
-// The rewritten program: what atomx did not change is copied from the input,
-// in the kernel, while the rewrite runs.
-void writeRewritten(const std::string& path, atomx::instrument::Session& session) {
-  atomx::elf::OutputFile output(path, true, session.inputPath());
-  const atomx::elf::PatchedFile file = session.run();
-  session.phases().time("writeFile", [&] { output.finish(file); });
 }
 
 int runDump(int argc, char** argv) {
@@ -232,68 +265,6 @@ int runDump(int argc, char** argv) {
   atomx::elf::ElfImage image = atomx::elf::ElfImage::load(prog);
   atomx::analysis::dumpProgram(*atomx::analysis::analyzeProgram(image), std::cout, only);
   return 0;
-}
-
-// The block counts of the dyninst or prof tool's JSON files (their
-// "blocks": [{"pc": "0x...", "count": N}, ...]), summed over the files;
-// none without files.
-atomx::analysis::BlockProfile readBlockProfile(const std::vector<std::string>& files) {
-  atomx::analysis::BlockProfile profile;
-  if (files.empty()) return profile;
-  for (const std::string& path : files) {
-    std::ifstream in(path);
-    if (!in) throw atomx::Error(path + ": cannot read the profile");
-    try {
-      const nlohmann::json j = nlohmann::json::parse(in);
-      const std::string tool = j.value("tool", "");
-      if ((tool != "dyninst" && tool != "prof") || !j.contains("blocks"))
-        throw atomx::Error(path + ": not the JSON of the dyninst or prof tool (no \"blocks\")");
-      for (const nlohmann::json& b : j.at("blocks"))
-        if (const uint64_t n = b.at("count").get<uint64_t>())
-          profile[std::stoull(b.at("pc").get<std::string>(), nullptr, 16)] += n;
-    } catch (const nlohmann::json::exception& e) {
-      throw atomx::Error(path + ": not the JSON of the dyninst or prof tool (" + e.what() + ")");
-    } catch (const std::logic_error&) {
-      throw atomx::Error(path + ": a block's pc is not a hex address");
-    }
-  }
-  if (profile.empty()) throw atomx::Error("the profile counts no executed block");
-  return profile;
-}
-
-// Rewrites `prog` into `out`, with `tool` when it names one.
-void rewriteProgram(const std::string& prog, const std::string& out, const atomx::instrument::ToolSources& tool,
-                    const std::vector<std::string>& toolArgs, const atomx::rewrite::RewriteOptions& options,
-                    std::optional<atomx::instrument::CounterMode> counters, const atomx::analysis::BlockProfile& profile,
-                    const std::string& reportPath, bool quiet,
-                    atomx::instrument::SessionOptions::DeferEnd deferEnd = atomx::instrument::SessionOptions::DeferEnd::No) {
-  // The session lives until the process exits: freeing a large program's IR
-  // one block at a time costs more than the rest of the rewrite's
-  // bookkeeping (compilers skip it for the same reason).
-  atomx::instrument::SessionOptions sessionOptions{prog, out, tool, toolArgs, options};
-  sessionOptions.counters = counters;
-  sessionOptions.profile = profile.empty() ? nullptr : &profile;
-  sessionOptions.deferEnd = deferEnd;
-  auto& session = *new atomx::instrument::Session(sessionOptions);
-  writeRewritten(out, session);
-  if (!quiet)
-    for (const std::string& line : session.summary()) std::fprintf(stderr, "atomx: %s\n", line.c_str());
-  if (!reportPath.empty()) {
-    std::ofstream r(reportPath);
-    if (!r) throw atomx::Error(reportPath + ": cannot create report file");
-    atomx::rewrite::writeJsonReport(session.rewriter(), prog, out, r);
-  }
-  if (!quiet) atomx::rewrite::printSummary(session.rewriter(), prog, std::cerr);
-}
-
-// --counters MODE's value; "auto" is none (atomx chooses).
-std::optional<atomx::instrument::CounterMode> counterModeOption(const std::string& mode) {
-  using atomx::instrument::CounterMode;
-  if (mode == "plain") return CounterMode::Plain;
-  if (mode == "atomic") return CounterMode::Atomic;
-  if (mode == "per-thread") return CounterMode::PerThread;
-  if (mode == "auto") return std::nullopt;
-  usageError("--counters needs plain, atomic, per-thread or auto, not '" + mode + "'");
 }
 
 // The options that build a tool: --cflags FLAGS, --ldflags FLAGS, and the
@@ -329,7 +300,7 @@ int runRewrite(int argc, char** argv) {
     else if (a == "--poison-original") options.poisonOriginal = true;
     else if (a == "--defer-end") deferEnd = true;
     else if (a == "--atomic-counters") counters = atomx::instrument::CounterMode::Atomic, countersGiven = true;
-    else if (a == "--counters" && i + 1 < argc) counters = counterModeOption(argv[++i]), countersGiven = true;
+    else if (a == "--counters" && i + 1 < argc) counters = atomx::driver::counterMode(argv[++i]), countersGiven = true;
     else if (a == "--counters") usageError("--counters needs plain, atomic, per-thread or auto");
     else if (a == "--report" && i + 1 < argc) reportPath = argv[++i];
     else if (a == "--pad-instructions" && i + 1 < argc) {
@@ -376,125 +347,22 @@ int runRewrite(int argc, char** argv) {
   if (tool.instrumentation.empty() && !profileFiles.empty())
     usageError("--profile places a tool's counters, but no tool is given");
   if (tool.instrumentation.empty() && deferEnd) usageError("--defer-end is about a tool's end, but no tool is given");
-  const atomx::analysis::BlockProfile profile = readBlockProfile(profileFiles);
-  rewriteProgram(prog, out, tool, toolArgs, options, counters, profile, reportPath, quiet,
-                 deferEnd ? atomx::instrument::SessionOptions::DeferEnd::Required : atomx::instrument::SessionOptions::DeferEnd::No);
+  atomx::driver::RewriteRequest request;
+  request.prog = prog;
+  request.out = out;
+  request.tool = tool;
+  request.toolArgs = toolArgs;
+  request.options = options;
+  request.counters = counters;
+  request.profile = atomx::driver::readBlockProfile(profileFiles);
+  request.reportPath = reportPath;
+  request.quiet = quiet;
+  if (deferEnd) request.deferEnd = atomx::instrument::SessionOptions::DeferEnd::Required;
+  atomx::driver::rewriteProgram(request);
   return 0;
 }
 
 // --- atomx run ---------------------------------------------------------
-
-// PROG as execvp would find it.
-std::string findProgram(const std::string& prog) {
-  const std::string found = atomx::searchPath(prog);
-  if (found.empty())
-    throw atomx::Error(prog + (prog.find('/') != std::string::npos ? ": not an executable file" : ": not found on PATH"));
-  return found;
-}
-
-std::string defaultCacheDir() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && *xdg) return std::string(xdg) + "/atomx/run";
-  const char* home = std::getenv("HOME");
-  if (!home || !*home) throw atomx::Error("no cache directory: set HOME, XDG_CACHE_HOME or --cache-dir");
-  return std::string(home) + "/.cache/atomx/run";
-}
-
-// Where the cache (--cache-dir, else defaultCacheDir(); created) keeps PROG
-// instrumented with `label`, under the key of everything that decides it.
-std::string cachedPath(std::string cacheDir, const std::string& prog, const std::string& label, uint64_t key) {
-  if (cacheDir.empty()) cacheDir = defaultCacheDir();
-  std::error_code ec;
-  std::filesystem::create_directories(cacheDir, ec);
-  if (ec) throw atomx::Error(cacheDir + ": cannot create the cache directory: " + ec.message());
-  return cacheDir + "/" + std::filesystem::path(prog).filename().string() + "." + label + "." + atomx::hex16(key);
-}
-
-// The summaries a shipped tool's processes wrote in the working directory
-// during the run: NAME.out, NAME.out.PID.
-void printSummaries(const std::string& tool, time_t since) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
-    const std::string f = e.path().filename().string();
-    const std::string base = tool + ".out";
-    const bool ours = f == base || (f.rfind(base + ".", 0) == 0 && f.size() > base.size() + 1 &&
-                                    f.find_first_not_of("0123456789", base.size() + 1) == std::string::npos);
-    struct stat st;
-    if (ours && stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime >= since) files.push_back(f);
-  }
-  std::sort(files.begin(), files.end());
-  for (const std::string& f : files) {
-    std::ifstream in(f);
-    std::fprintf(stderr, "==atomx== %s\n", f.c_str());
-    std::string line;
-    while (std::getline(in, line)) std::fprintf(stderr, "%s\n", line.c_str());
-  }
-}
-
-// The regular files of the working directory: name -> (modification time
-// in nanoseconds, size).
-std::map<std::string, std::pair<int64_t, int64_t>> workingFiles() {
-  std::map<std::string, std::pair<int64_t, int64_t>> files;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
-    struct stat st;
-    const std::string f = e.path().filename().string();
-    if (stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-      files[f] = {int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, int64_t(st.st_size)};
-  }
-  return files;
-}
-
-// What a user's own tool (or the program) wrote in the working directory
-// during the run: where its output went, and a short text file's lines.
-void printWrittenFiles(const std::string& tool, const std::map<std::string, std::pair<int64_t, int64_t>>& before) {
-  std::vector<std::pair<std::string, int64_t>> written;
-  for (const auto& [f, stamp] : workingFiles()) {
-    const auto it = before.find(f);
-    if (it == before.end() || it->second != stamp) written.push_back({f, stamp.second});
-  }
-  if (written.empty()) {
-    std::fprintf(stderr, "==atomx== %s: no file in the working directory was written during the run\n", tool.c_str());
-    return;
-  }
-  std::string list;
-  for (size_t k = 0; k < written.size() && k < 10; ++k)
-    list += (k ? ", " : "") + written[k].first + " (" + std::to_string(written[k].second) + " bytes)";
-  if (written.size() > 10) list += ", and " + std::to_string(written.size() - 10) + " more";
-  std::fprintf(stderr, "==atomx== %s: written in the working directory during the run (by the tool or the program): %s\n",
-               tool.c_str(), list.c_str());
-  for (const auto& [f, size] : written) {  // a short text file is shown, as a shipped tool's summary is
-    if (size == 0 || size > 2048) continue;
-    std::ifstream in(f, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (text.find('\0') != std::string::npos || std::count(text.begin(), text.end(), '\n') > 20) continue;
-    std::fprintf(stderr, "==atomx== %s\n%s%s", f.c_str(), text.c_str(), text.back() == '\n' ? "" : "\n");
-  }
-}
-
-// Runs `exe` with argv [first, last) and waits; PROG's status as a shell
-// reports it (128+N if signal N killed it).
-int runChild(const std::string& exe, char** first, char** last) {
-  std::vector<char*> args(first, last);
-  args.push_back(nullptr);
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) throw atomx::Error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    execv(exe.c_str(), args.data());
-    std::fprintf(stderr, "atomx: cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
-    _exit(127);
-  }
-  // Like a shell: ^C and ^\ are for the program; atomx waits for it.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
 
 int runRun(int argc, char** argv) {
   atomx::instrument::ToolSources tool;
@@ -540,75 +408,17 @@ int runRun(int argc, char** argv) {
   if (tool.instrumentation.empty()) usageError("run needs a tool: atomx run -T NAME -- PROG [ARGS]");
   if (tool.analysis.empty()) usageError("an instrumentation file needs analysis files too: atomx run INST.c ANAL.c -- PROG");
   if (i + 1 >= argc) usageError("run needs a program after --: atomx run -T NAME -- PROG [ARGS]");
-  const DeferEnd deferEnd = endChoice.value_or(shippedName.empty() ? DeferEnd::No : DeferEnd::IfPossible);
-  const std::string progAsGiven = argv[i + 1];
-  const std::string prog = findProgram(progAsGiven);
-
-  atomx::Fnv64 key;
-  key.addFile(prog);
-  key.addFile("/proc/self/exe");  // atomx and its runtime
-  key.add(tool.instrumentation);
-  key.addFile(tool.instrumentation);
-  for (const std::string& f : tool.analysis) {
-    key.add(f);
-    key.addFile(f);
-  }
-  for (const std::string& a : toolArgs) key.add(a);
-  const std::optional<atomx::instrument::CounterMode> counters = counterModeOption(countersName);
-  key.add("counters " + countersName);
-  key.add("end " + std::to_string(int(deferEnd)));
-  const atomx::analysis::BlockProfile profile = readBlockProfile(profileFiles);
-  key.addWord(profile.empty() ? 0 : atomx::trace::profileHash(profile));
-  for (const std::string& f : tool.cflags) key.add("cflag " + f);
-  for (const std::string& f : tool.libraries) {
-    key.add("link " + f);
-    if (f[0] != '-') key.addFile(f);
-  }
-  const std::string toolName = shippedName.empty() ? std::filesystem::path(tool.instrumentation).stem().string() : shippedName;
-  // The files the tool is built from, headers included, count through the
-  // tool build cache's list of them (ToolCache.h): known once it is built.
-  auto keyWithInputs = [&](std::optional<uint64_t> inputs) {
-    atomx::Fnv64 k = key;
-    k.addWord(inputs.value_or(0));
-    return cachedPath(cacheDir, prog, toolName, k.h);
-  };
-  const std::optional<uint64_t> inputs = atomx::instrument::ToolBuild::cachedInputs(tool);
-  std::string cached = keyWithInputs(inputs);
-  if (!inputs || access(cached.c_str(), X_OK) != 0) {
-    if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s with %s into %s\n", prog.c_str(), toolName.c_str(), cached.c_str());
-    rewriteProgram(prog, cached, tool, toolArgs, atomx::rewrite::RewriteOptions{}, counters, profile, "", true, deferEnd);
-    // Built now: filed under what it was built from (without a tool cache,
-    // under nothing, and never reused).
-    if (const std::optional<uint64_t> built = atomx::instrument::ToolBuild::cachedInputs(tool); built != inputs) {
-      const std::string filed = keyWithInputs(built);
-      if (rename(cached.c_str(), filed.c_str()) == 0) cached = filed;
-    }
-  }
-
-  const time_t start = time(nullptr);
-  const auto before = shippedName.empty() && !quiet ? workingFiles() : std::map<std::string, std::pair<int64_t, int64_t>>{};
-  // Deferred ends: every process leaves its dump in a directory of this run
-  // (ATOMX_END_DIR), and each end runs where its process ended.
-  std::string dumpDir;
-  if (deferEnd != DeferEnd::No) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "atomx-end-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw atomx::Error(std::string("cannot create a directory for the dumps: ") + std::strerror(errno));
-    dumpDir = pattern;
-    setenv(ATOMX_END_DIR_ENV, dumpDir.c_str(), 1);
-  }
-  const int status = runChild(cached, argv + i + 1, argv + argc);
-  if (!dumpDir.empty()) {
-    unsetenv(ATOMX_END_DIR_ENV);
-    const std::vector<std::string> dumps = atomx::cli::findEndDumps(dumpDir);
-    const size_t failed = atomx::cli::replayEndDumps(dumps, std::max(1u, std::thread::hardware_concurrency()), false, quiet);
-    if (!quiet && !dumps.empty())
-      std::fprintf(stderr, "atomx: end deferred: %zu process(es) ended%s\n", dumps.size() - failed,
-                   failed ? (", " + std::to_string(failed) + " failed: their dumps are kept in " + dumpDir).c_str() : "");
-    if (!failed) std::filesystem::remove_all(dumpDir);
-  }
-  if (!quiet && !shippedName.empty()) printSummaries(shippedName, start);
-  if (!quiet && shippedName.empty()) printWrittenFiles(toolName, before);
-  return status;
+  atomx::driver::RunRequest request;
+  request.tool = tool;
+  request.shippedName = shippedName;
+  request.cacheDir = cacheDir;
+  request.toolArgs = toolArgs;
+  request.counters = countersName;
+  request.profileFiles = profileFiles;
+  request.deferEnd = endChoice.value_or(shippedName.empty() ? DeferEnd::No : DeferEnd::IfPossible);
+  request.quiet = quiet;
+  request.argv.assign(argv + i + 1, argv + argc);
+  return atomx::driver::runWithTool(request);
 }
 
 // --- atomx trace / atomx regen -----------------------------------------
@@ -621,6 +431,7 @@ int runTrace(int argc, char** argv) {
   for (; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--") break;
+    if (a == "--help" || a == "-h") return helpSection("  atomx trace "), 0;
     if (a == "-o" && i + 1 < argc) dir = argv[++i];
     else if (a == "-o") usageError("-o needs a directory");
     else if (a == "--instrument" && i + 1 < argc) instrumentTo = argv[++i];
@@ -635,109 +446,50 @@ int runTrace(int argc, char** argv) {
   if (dir.empty()) usageError("trace needs an output directory: atomx trace -o DIR -- PROG [ARGS]");
   if (i + 1 >= argc) usageError("trace needs a program after --: atomx trace -o DIR -- PROG [ARGS]");
   if (!instrumentTo.empty() && i + 2 < argc) usageError("--instrument does not run PROG: give no ARGS");
-  const std::string prog = std::filesystem::absolute(findProgram(argv[i + 1])).string();
-  const atomx::analysis::BlockProfile profile = readBlockProfile(profileFiles);
-  const uint64_t profileHash = profile.empty() ? 0 : atomx::trace::profileHash(profile);
-
-  atomx::Fnv64 key;
-  key.addFile(prog);
-  key.addWord(profileHash);
-  key.addFile("/proc/self/exe");
-  const atomx::instrument::ToolSources recorder = atomx::instrument::traceRecorder();
-  for (const std::string& f : recorder.analysis) key.addFile(f);
-  const std::string cached = cachedPath(cacheDir, prog, "trace", key.h);
-  const std::string placementFile = cached + ".placement";
-  uint64_t placement = 0;
-  {
-    std::ifstream in(placementFile);
-    if (!(access(cached.c_str(), X_OK) == 0 && in >> std::hex >> placement)) {
-      if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s for tracing into %s\n", prog.c_str(), cached.c_str());
-      atomx::instrument::SessionOptions options{prog, cached, recorder, {}, {}};
-      options.trace = true;
-      options.profile = profile.empty() ? nullptr : &profile;
-      auto& session = *new atomx::instrument::Session(options);
-      writeRewritten(cached, session);
-      placement = session.tracePlacement();
-      std::ofstream out(placementFile);
-      out << std::hex << placement << "\n";
-      if (!out.flush()) throw atomx::Error(placementFile + ": cannot write");
-    }
-  }
-
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) throw atomx::Error(dir + ": cannot create the trace directory");
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string f = e.path().filename().string();
-    if (f == ATOMX_TRACE_MANIFEST || f == ATOMX_TRACE_EVENTS || f == ATOMX_TRACE_PROFILE || (f.rfind("thread.", 0) == 0 && e.path().extension() == ".axt"))
-      std::filesystem::remove(e.path(), ec);
-  }
-  atomx::trace::Manifest m;
-  m.version = ATOMX_TRACE_VERSION;
-  m.program = prog;
-  m.programSize = std::filesystem::file_size(prog);
-  m.programHash = atomx::trace::fileHash(prog);
-  m.placement = placement;
-  m.profile = profileHash;
-  if (profileHash) atomx::trace::writeProfile(dir, profile);
-  atomx::trace::writeManifest(dir, m);
-
-  if (!instrumentTo.empty()) {
-    // The traced program for someone else to run (a test harness, a
-    // workload that runs it many times): every process of it that runs with
-    // ATOMX_TRACE_DIR=DIR adds its threads' streams to this trace.
-    std::ifstream in(cached, std::ios::binary);
-    const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    if (!in.good() && !in.eof()) throw atomx::Error(cached + ": cannot read");
-    writeFile(instrumentTo, bytes, true);
-    if (!quiet)
-      std::fprintf(stderr, "atomx: %s records into %s when run with %s=%s\n", instrumentTo.c_str(), dir.c_str(),
-                   ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(dir).c_str());
-    return 0;
-  }
-  setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(dir).c_str(), 1);
-  const int status = runChild(cached, argv + i + 1, argv + argc);
-  if (!quiet) {
-    uint64_t bytes = 0, streams = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-      if (e.path().extension() == ".axt") ++streams, bytes += e.file_size();
-    std::fprintf(stderr, "atomx: trace in %s: %llu thread stream(s), %llu bytes (atomx regen %s)\n", dir.c_str(),
-                 static_cast<unsigned long long>(streams), static_cast<unsigned long long>(bytes), dir.c_str());
-  }
-  return status;
+  atomx::driver::RecordRequest request;
+  request.dir = dir;
+  request.cacheDir = cacheDir;
+  request.instrumentTo = instrumentTo;
+  request.profileFiles = profileFiles;
+  request.quiet = quiet;
+  request.argv.assign(argv + i + 1, argv + argc);
+  return atomx::driver::recordTrace(request);
 }
 
-// Hands every event to each of several outputs.
-class Tee : public atomx::trace::Consumer {
- public:
-  explicit Tee(std::vector<atomx::trace::Consumer*> to) : to_(std::move(to)) {}
-  void threadBegin(int t) override {
-    for (auto* c : to_) c->threadBegin(t);
-  }
-  void block(const atomx::trace::BlockRun& b) override {
-    for (auto* c : to_) c->block(b);
-  }
-  void outsideCall(int t, uint64_t site, const std::string& name) override {
-    for (auto* c : to_) c->outsideCall(t, site, name);
-  }
-  void signal(const atomx::trace::SignalEvent& e) override {
-    for (auto* c : to_) c->signal(e);
-  }
-  void threadEnd(int t, const std::string& problem) override {
-    for (auto* c : to_) c->threadEnd(t, problem);
-  }
+// -j N: the shards (threads' streams) regenerated at once.
+unsigned jobsOption(const std::string& v) {
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || n < 1 || n > 256) usageError("-j needs a number of jobs from 1 to 256, not '" + v + "'");
+  return unsigned(n);
+}
 
- private:
-  std::vector<atomx::trace::Consumer*> to_;
-};
+// Runs `analyzers` over the trace in `dir`; by default on every core unless
+// one of them writes a trace as it goes (text, blocks, binary: their shards
+// would be set aside in temporary files to keep the order).
+atomx::trace::Summary analyzeTrace(const atomx::trace::TraceReader& trace,
+                                   const std::vector<std::unique_ptr<atomx::trace::Analyzer>>& analyzers,
+                                   std::optional<unsigned> jobs) {
+  std::vector<atomx::trace::Analyzer*> all;
+  bool streams = false;
+  for (const auto& a : analyzers) {
+    all.push_back(a.get());
+    const std::string n = a->name();
+    streams |= n == "text" || n == "blocks" || n == "binary";
+  }
+  return trace.analyze(all, jobs.value_or(streams ? 1 : 0));
+}
+
+constexpr const char* kRegenUsage =
+    "atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events] [--cachegrind-out FILE] [--binary FILE] [-j N]";
 
 int runRegen(int argc, char** argv) {
   std::string dir, cachegrindOut, binaryOut;
   bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false;
-  const char* usage =
-      " (atomx regen DIR [--blocks | --counts | --summary | --untraced | --events] [--cachegrind-out FILE] [--binary FILE])";
+  std::optional<unsigned> jobs;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--help" || a == "-h") return helpSection("  atomx regen "), 0;
     if (a == "--blocks") blocks = true;
     else if (a == "--summary") summaryOnly = true;
     else if (a == "--untraced") untraced = true;
@@ -746,11 +498,14 @@ int runRegen(int argc, char** argv) {
     else if (a == "--cachegrind-out" && i + 1 < argc) cachegrindOut = argv[++i];
     else if (a == "--binary" && i + 1 < argc) binaryOut = argv[++i];
     else if (a == "--cachegrind-out" || a == "--binary") usageError(a + " needs a file");
-    else if (!a.empty() && a[0] == '-') usageError("unknown option " + a + usage);
+    else if (a == "-j" && i + 1 < argc) jobs = jobsOption(argv[++i]);
+    else if (a.rfind("-j", 0) == 0 && a.size() > 2) jobs = jobsOption(a.substr(2));
+    else if (a == "-j") usageError("-j needs a number of jobs");
+    else if (!a.empty() && a[0] == '-') usageError("unknown option " + a + " (" + kRegenUsage + ")");
     else if (dir.empty()) dir = a;
     else usageError("more than one trace directory given");
   }
-  if (dir.empty()) usageError("regen needs a trace directory: atomx regen DIR");
+  if (dir.empty()) usageError(std::string("regen needs a trace directory (") + kRegenUsage + ")");
   if ((untraced || events) && (untraced + events + blocks + summaryOnly + counts > 1 || !cachegrindOut.empty() || !binaryOut.empty()))
     usageError(std::string(untraced ? "--untraced" : "--events") + " combines with no other output");
   if (events) {
@@ -771,43 +526,56 @@ int runRegen(int argc, char** argv) {
   if (binaryOut == "-" && (blocks || counts)) usageError("--binary - and text on stdout do not combine");
   // The text trace is the output when no other is asked for.
   const bool text = blocks || (!summaryOnly && !counts && cachegrindOut.empty() && binaryOut.empty());
-  std::unique_ptr<atomx::cli::TextOut> textOut;
-  std::unique_ptr<atomx::cli::BinaryOut> binary;
-  atomx::cli::CountOut perPc;
-  atomx::cli::ProblemsOut problems;
-  std::vector<atomx::trace::Consumer*> outs{&problems};
-  if (text) outs.push_back((textOut = std::make_unique<atomx::cli::TextOut>(blocks)).get());
-  if (!binaryOut.empty()) outs.push_back((binary = std::make_unique<atomx::cli::BinaryOut>(binaryOut)).get());
-  if (counts || !cachegrindOut.empty()) outs.push_back(&perPc);
-  Tee tee(outs);
-  const atomx::trace::Summary s = atomx::trace::regenerate(dir, tee);
-  if (counts) perPc.print(stdout);
-  if (binary) binary->close();
-  if (!cachegrindOut.empty()) {
-    const atomx::trace::Manifest m = atomx::trace::readManifest(dir);
-    perPc.writeCachegrind(cachegrindOut, m.program, m.program + " (atomx regen " + dir + ")");
-  }
+  std::string list = "problems";
+  if (text) list += blocks ? ",blocks" : ",text";
+  if (!binaryOut.empty()) list += ",binary=" + binaryOut;
+  if (counts) list += ",counts";
+  if (!cachegrindOut.empty()) list += ",cachegrind=" + cachegrindOut;
+  const atomx::trace::TraceReader trace(dir);
+  const auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")");
+  const atomx::trace::Summary s = analyzeTrace(trace, analyzers, jobs);
   std::fflush(stdout);
-  std::fprintf(summaryOnly || (binaryOut != "-" && !text && !counts) ? stdout : stderr,
-               "threads %llu blocks %llu instructions %llu outside-calls %llu stream-bytes %llu incomplete-threads %llu"
-               " witnesses %llu table-targets %llu\n",
-               static_cast<unsigned long long>(s.threads), static_cast<unsigned long long>(s.blocks),
-               static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.outsideCalls),
-               static_cast<unsigned long long>(s.streamBytes), static_cast<unsigned long long>(s.incompleteThreads),
-               static_cast<unsigned long long>(s.witnesses), static_cast<unsigned long long>(s.tableTargets));
+  std::fprintf(summaryOnly || (binaryOut != "-" && !text && !counts) ? stdout : stderr, "%s\n",
+               atomx::analyze::summaryLine(s).c_str());
   return s.incompleteThreads ? 1 : 0;
+}
+
+constexpr const char* kAnalyzeUsage = "atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N]";
+
+int runAnalyze(int argc, char** argv) {
+  std::string dir, list;
+  std::optional<unsigned> jobs;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") return helpSection("  atomx analyze "), 0;
+    if ((a == "--tool" || a == "-t") && i + 1 < argc) list += (list.empty() ? "" : ",") + std::string(argv[++i]);
+    else if (a.rfind("--tool=", 0) == 0) list += (list.empty() ? "" : ",") + a.substr(7);
+    else if (a == "--tool" || a == "-t") usageError(a + " needs analyser names (atomx analyze --help lists them)");
+    else if (a == "-j" && i + 1 < argc) jobs = jobsOption(argv[++i]);
+    else if (a.rfind("-j", 0) == 0 && a.size() > 2) jobs = jobsOption(a.substr(2));
+    else if (a == "-j") usageError("-j needs a number of jobs");
+    else if (!a.empty() && a[0] == '-') usageError("unknown option " + a + " (" + kAnalyzeUsage + ")");
+    else if (dir.empty()) dir = a;
+    else usageError("more than one trace directory given");
+  }
+  if (dir.empty()) usageError(std::string("analyze needs a trace directory (") + kAnalyzeUsage + ")");
+  if (list.empty()) usageError(std::string("analyze needs --tool NAME (") + kAnalyzeUsage + "; atomx analyze --help lists them)");
+  const atomx::trace::TraceReader trace(dir);
+  const auto analyzers =
+      atomx::analyze::makeAnalyzers("problems," + list, trace.program(), trace.program() + " (atomx analyze " + dir + ")");
+  return analyzeTrace(trace, analyzers, jobs).incompleteThreads ? 1 : 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fputs(kUsage, stderr);
+    std::fputs(usageText().c_str(), stderr);
     return 2;
   }
   std::string first = argv[1];
   if (first == "--help" || first == "-h") {
-    std::fputs(kUsage, stdout);
+    std::fputs(usageText().c_str(), stdout);
     std::puts("\nshipped tools (atomx -T NAME; share/atomx/tools/NAME/README.md):");
     for (const atomx::instrument::ShippedTool& t : atomx::instrument::shippedTools())
       std::printf("  %-9s %s\n", t.name.c_str(), t.summary.c_str());
@@ -825,6 +593,7 @@ int main(int argc, char** argv) {
     if (first == "run") return runRun(argc, argv);
     if (first == "trace") return runTrace(argc, argv);
     if (first == "regen") return runRegen(argc, argv);
+    if (first == "analyze") return runAnalyze(argc, argv);
     if (first == "melt") return atomx::cli::runMelt(argc, argv);
     if (first == "ease-report") return atomx::cli::runEaseReport(argc, argv);
     if (first == "end") return atomx::cli::runEnd(argc, argv);
@@ -832,6 +601,8 @@ int main(int argc, char** argv) {
   } catch (const atomx::InternalError& e) {
     std::fprintf(stderr, "atomx: internal error: %s\n", e.what());
     return 3;
+  } catch (const atomx::UsageError& e) {
+    usageError(e.what());
   } catch (const atomx::Error& e) {
     std::fprintf(stderr, "atomx: %s\n", e.what());
     return 1;

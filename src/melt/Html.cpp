@@ -1,13 +1,17 @@
-#include "MeltHtml.h"
+#include "melt/Report.h"
+
+#include <atomx/demangle.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "debuginfo/LineTable.h"
 #include "support/Error.h"
 
-namespace atomx::cli {
+namespace atomx::melt {
 
 namespace {
 
@@ -38,7 +42,7 @@ std::string hex(uint64_t v) {
 std::string share(uint64_t part, uint64_t whole) { return fmt("%.2f%%", whole ? 100.0 * double(part) / double(whole) : 0); }
 
 // Executions by rank as bars, the threshold as a line.
-void histogram(std::ostream& o, const melt::Report& r, size_t mark, uint64_t threshold) {
+void histogram(std::ostream& o, const Report& r, size_t mark, uint64_t threshold) {
   const size_t m = r.instructions.size();
   const size_t shown = std::min<size_t>(m, std::min<size_t>(400, std::max<size_t>(40, mark * 3)));
   const double W = 720, H = 240, left = 70, bottom = 30, top = r.instructions.empty() ? 1 : double(r.instructions[0].executions);
@@ -67,7 +71,7 @@ void histogram(std::ostream& o, const melt::Report& r, size_t mark, uint64_t thr
 }
 
 // The sorted cumulative coverage curve, its chord, and the knee.
-void curve(std::ostream& o, const melt::Report& r, size_t knee) {
+void curve(std::ostream& o, const Report& r, size_t knee) {
   const double S = 240, pad = 30;
   const size_t m = r.instructions.size();
   o << "<svg id=\"curve\" width=\"" << S + 2 * pad << "\" height=\"" << S + 2 * pad
@@ -95,14 +99,14 @@ void curve(std::ostream& o, const melt::Report& r, size_t knee) {
     << (knee ? ", knee i" + std::to_string(knee) : std::string()) << "</text>\n</svg>\n";
 }
 
-void sequences(std::ostream& o, const melt::Report& r, const std::vector<melt::Sequence>& seqs, bool seed,
+void sequences(std::ostream& o, const Report& r, const std::vector<Sequence>& seqs, bool seed,
                const std::string& id, const std::function<std::string(uint64_t)>& where,
                const std::function<std::string(const std::string&)>& name) {
   o << "<table class=\"seqs\" id=\"" << id << "\"><thead><tr><th>#</th><th>occurrences</th><th>length</th>"
     << "<th>length &times; occurrences</th><th>share</th>" << (seed ? "<th>kind</th>" : "")
     << "<th>procedures</th><th>instructions</th></tr></thead><tbody>\n";
   for (size_t n = 0; n < seqs.size(); ++n) {
-    const melt::Sequence& q = seqs[n];
+    const Sequence& q = seqs[n];
     std::vector<std::string> procs;
     for (const std::string& p : q.procedures)
       if (std::find(procs.begin(), procs.end(), name(p)) == procs.end()) procs.push_back(name(p));
@@ -125,9 +129,10 @@ void sequences(std::ostream& o, const melt::Report& r, const std::vector<melt::S
 
 }  // namespace
 
-void writeMeltHtml(const std::string& path, const std::string& dir, const melt::Report& r,
-                   const std::function<std::string(uint64_t)>& where,
-                   const std::function<std::string(const std::string&)>& name) {
+void writeHtml(const std::string& path, const std::string& dir, const Report& r) {
+  const debuginfo::LineTable lines(r.program);
+  const std::function<std::string(uint64_t)> where = [&](uint64_t pc) { return sourceLine(lines, pc); };
+  const std::function<std::string(const std::string&)> name = [](const std::string& s) { return demangle(s); };
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>atomx melt " << esc(dir) << "</title>\n"
     << "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
@@ -135,21 +140,21 @@ void writeMeltHtml(const std::string& path, const std::string& dir, const melt::
     << "table.insns td{border:none;text-align:left}code{white-space:pre}svg{margin-right:1em}</style></head><body>\n";
   o << "<h1>atomx melt</h1>\n<p>" << esc(dir) << ": " << esc(r.program) << "<br>" << r.executed << " instructions executed in "
     << r.threads << " thread(s), " << r.segments << " segment(s); " << r.instructions.size() << " distinct instructions by "
-    << (r.identity == melt::Identity::Address ? "address" : "text") << ".</p>\n";
+    << (r.identity == Identity::Address ? "address" : "text") << ".</p>\n";
   o << "<h2>Coverage</h2>\n";
   histogram(o, r, r.seedRun ? r.seed.kneeRank : 0, r.seedRun ? r.seed.threshold : 0);
   curve(o, r, r.seedRun && r.seed.automatic ? r.seed.kneeRank : 0);
   o << "<table id=\"coverage\"><thead><tr><th>rank</th><th>executions</th><th>share</th><th>pc</th><th>procedure</th>"
     << "<th>source</th><th>instruction</th></tr></thead><tbody>\n";
   for (size_t k = 0; k < std::min<size_t>(15, r.instructions.size()); ++k) {
-    const melt::Instruction& i = r.instructions[k];
+    const Instruction& i = r.instructions[k];
     o << "<tr><td>i" << k + 1 << "</td><td>" << i.executions << "</td><td>" << share(i.executions, r.executed) << "</td><td>"
       << hex(i.pc) << "</td><td>" << esc(name(i.procedure)) << "</td><td>" << esc(where(i.pc)) << "</td><td><code>"
       << esc(i.text) << "</code></td></tr>\n";
   }
   o << "</tbody></table>\n";
   if (r.seedRun) {
-    const melt::SeedResult& s = r.seed;
+    const SeedResult& s = r.seed;
     o << "<h2>The seed's method (melting)</h2>\n<p>Threshold " << s.threshold
       << (s.automatic ? ", at the knee i" + std::to_string(s.kneeRank) +
                             ": the point of the cumulative coverage curve farthest from its chord"
@@ -180,4 +185,4 @@ void writeMeltHtml(const std::string& path, const std::string& dir, const melt::
   if (!(out << o.str()) || !out.flush()) throw Error(path + ": cannot write");
 }
 
-}  // namespace atomx::cli
+}  // namespace atomx::melt

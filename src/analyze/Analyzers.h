@@ -1,0 +1,56 @@
+// The trace analysers shipped with atomx (include/atomx/analyzer.hpp):
+// what `atomx regen` writes and `atomx analyze --tool NAME` runs.  Each
+// keeps its state per shard (a thread's stream), merges the shards in
+// stream order and writes its output there, so its bytes do not depend on
+// how many jobs ran (tests/trace, analyze.jobs_identical).
+//
+//   text        one line per executed instruction: `TID PC` (hex, original
+//               addresses); `TID call NAME` for a call outside the trace,
+//               `TID signal|sigreturn SIGNO PC` for a handler's start/end
+//   blocks      one line per executed block: `TID START COUNT PROCEDURE`
+//               (`... continued` for the rest of a block a signal cut)
+//   counts      `PC N` lines, by address: executions per instruction, over
+//               every thread
+//   cachegrind  Ir per function and source line, in cachegrind's format
+//               (cg_annotate FILE), C++ names demangled as cachegrind does
+//   binary      the instruction stream as binary records
+//               (include/atomx/trace_format.h, AtomxRegen*)
+//   procs       instructions per procedure, most first, with shares
+//   threads     per thread: blocks, instructions, outside calls, signals,
+//               and where its regeneration stopped if it did
+//   summary     the totals line `atomx regen --summary` prints
+//   problems    a line on stderr for each thread regenerated only up to a
+//               problem (regen and analyze always run it)
+#pragma once
+
+#include <atomx/analyzer.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace atomx::analyze {
+
+struct AnalyzerInfo {
+  const char* name;
+  const char* what;  // one line for --help
+};
+// Every shipped analyser, in the order --help lists them.
+const std::vector<AnalyzerInfo>& analyzers();
+
+// The analysers a list names: "NAME[=FILE],NAME[=FILE],..." (FILE: where
+// its output goes, default stdout).  `program` names the traced program
+// (the cachegrind file's source lines and cmd: line), `command` what made
+// it.  Throws atomx::Error naming an unknown analyser or a bad list.
+std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& list, const std::string& program,
+                                                            const std::string& command);
+
+// One analyser by name, its output to `to` ("-": stdout).
+std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std::string& to, const std::string& program,
+                                              const std::string& command);
+
+// The totals line (`threads N blocks N instructions N ...`).
+std::string summaryLine(const trace::Summary& s);
+
+}  // namespace atomx::analyze

@@ -1,0 +1,18 @@
+// Running the program a command names, as a shell would.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace atomx::driver {
+
+// PROG as execvp would find it (a name without '/' on $PATH); throws
+// atomx::Error when there is none.
+std::string findProgram(const std::string& prog);
+
+// Runs `exe` with `argv` (argv[0] included) and waits for it, as a shell
+// does: ^C and ^\ are for the program, atomx waits.  Its status as a shell
+// reports it (128+N if signal N killed it).
+int runChild(const std::string& exe, const std::vector<std::string>& argv);
+
+}  // namespace atomx::driver

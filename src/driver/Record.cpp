@@ -1,0 +1,117 @@
+#include "driver/Record.h"
+
+#include <unistd.h>
+
+#include <atomx/trace_format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "driver/Process.h"
+#include "driver/ProgramCache.h"
+#include "driver/Profiles.h"
+#include "driver/Rewrite.h"
+#include "elf/OutputFile.h"
+#include "support/Error.h"
+#include "trace/TraceFiles.h"
+
+namespace atomx::driver {
+
+namespace {
+
+struct Instrumented {
+  std::string path;        // the instrumented program, in the cache
+  uint64_t placement = 0;  // its witness placement's digest
+};
+
+Instrumented instrument(const std::string& prog, const analysis::BlockProfile& profile, uint64_t profileHash,
+                        const std::string& cacheDir, bool quiet) {
+  Fnv64 key = ProgramCache::programKey(prog, profileHash);
+  const instrument::ToolSources recorder = instrument::traceRecorder();
+  for (const std::string& f : recorder.analysis) key.addFile(f);
+  Instrumented out{ProgramCache(cacheDir).path(prog, "trace", key.h)};
+  const std::string placementFile = out.path + ".placement";
+  std::ifstream in(placementFile);
+  if (access(out.path.c_str(), X_OK) == 0 && in >> std::hex >> out.placement) return out;
+  if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s for tracing into %s\n", prog.c_str(), out.path.c_str());
+  instrument::SessionOptions options{prog, out.path, recorder, {}, {}};
+  options.trace = true;
+  options.profile = profile.empty() ? nullptr : &profile;
+  auto& session = *new instrument::Session(options);  // lives until exit, as rewriteProgram's
+  writeRewritten(out.path, session);
+  out.placement = session.tracePlacement();
+  std::ofstream placement(placementFile);
+  placement << std::hex << out.placement << "\n";
+  if (!placement.flush()) throw Error(placementFile + ": cannot write");
+  return out;
+}
+
+void prepareDirectory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) throw Error(dir + ": cannot create the trace directory");
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string f = e.path().filename().string();
+    if (f == ATOMX_TRACE_MANIFEST || f == ATOMX_TRACE_EVENTS || f == ATOMX_TRACE_PROFILE ||
+        (f.rfind("thread.", 0) == 0 && e.path().extension() == ".axt"))
+      std::filesystem::remove(e.path(), ec);
+  }
+}
+
+void writeManifest(const std::string& dir, const std::string& prog, uint64_t placement,
+                   const analysis::BlockProfile& profile, uint64_t profileHash) {
+  trace::Manifest m;
+  m.version = ATOMX_TRACE_VERSION;
+  m.program = prog;
+  m.programSize = std::filesystem::file_size(prog);
+  m.programHash = trace::fileHash(prog);
+  m.placement = placement;
+  m.profile = profileHash;
+  if (profileHash) trace::writeProfile(dir, profile);
+  trace::writeManifest(dir, m);
+}
+
+// The traced program for someone else to run (a test harness, a workload
+// that runs it many times): every process of it that runs with
+// ATOMX_TRACE_DIR=DIR adds its threads' streams to this trace.
+void handOver(const std::string& cached, const RecordRequest& r) {
+  std::ifstream in(cached, std::ios::binary);
+  const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!in.good() && !in.eof()) throw Error(cached + ": cannot read");
+  elf::writeOutputFile(r.instrumentTo, bytes, true);
+  if (!r.quiet)
+    std::fprintf(stderr, "atomx: %s records into %s when run with %s=%s\n", r.instrumentTo.c_str(), r.dir.c_str(),
+                 ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str());
+}
+
+void report(const std::string& dir) {
+  uint64_t bytes = 0, streams = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".axt") ++streams, bytes += e.file_size();
+  std::fprintf(stderr, "atomx: trace in %s: %llu thread stream(s), %llu bytes (atomx regen %s)\n", dir.c_str(),
+               static_cast<unsigned long long>(streams), static_cast<unsigned long long>(bytes), dir.c_str());
+}
+
+}  // namespace
+
+int recordTrace(const RecordRequest& r) {
+  const std::string prog = std::filesystem::absolute(findProgram(r.argv.at(0))).string();
+  const analysis::BlockProfile profile = readBlockProfile(r.profileFiles);
+  const uint64_t profileHash = profile.empty() ? 0 : trace::profileHash(profile);
+  const Instrumented traced = instrument(prog, profile, profileHash, r.cacheDir, r.quiet);
+  prepareDirectory(r.dir);
+  writeManifest(r.dir, prog, traced.placement, profile, profileHash);
+  if (!r.instrumentTo.empty()) {
+    handOver(traced.path, r);
+    return 0;
+  }
+  setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str(), 1);
+  const int status = runChild(traced.path, r.argv);
+  unsetenv(ATOMX_TRACE_DIR_ENV);
+  if (!r.quiet) report(r.dir);
+  return status;
+}
+
+}  // namespace atomx::driver

@@ -1,0 +1,34 @@
+// `atomx trace`: record an abstract-execution trace (docs/trace.md) as a
+// flat list of named phases:
+//
+//   instrument        PROG with the trace plan's stores and the recorder
+//                     (runtime/trace/), kept in the program cache with
+//                     its witness placement's digest
+//   prepareDirectory  TRACE/ made; the streams, log and manifest of an
+//                     earlier trace there removed
+//   writeManifest     what ties the trace to PROG's bytes and placement
+//                     (and the profile that weighed it)
+//   run               PROG ARGS with ATOMX_TRACE_DIR=TRACE, or, with
+//                     --instrument OUT, the instrumented program handed
+//                     over instead
+//   report            one line: streams and bytes written
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace atomx::driver {
+
+struct RecordRequest {
+  std::string dir;           // TRACE
+  std::string cacheDir;      // "" for the default place
+  std::string instrumentTo;  // --instrument OUT: do not run, write OUT
+  std::vector<std::string> profileFiles;
+  bool quiet = false;
+  std::vector<std::string> argv;  // PROG [ARGS], PROG as given
+};
+
+// PROG's exit status as a shell reports it (0 with instrumentTo).
+int recordTrace(const RecordRequest& request);
+
+}  // namespace atomx::driver

@@ -1,0 +1,179 @@
+#include "driver/Run.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomx/end_format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <thread>
+
+#include "driver/EndReplay.h"
+#include "driver/Process.h"
+#include "driver/ProgramCache.h"
+#include "driver/Profiles.h"
+#include "driver/Rewrite.h"
+#include "support/Error.h"
+#include "support/UserDirs.h"
+#include "trace/TraceFiles.h"
+
+namespace atomx::driver {
+
+namespace {
+
+// The summaries a shipped tool's processes wrote in the working directory
+// during the run: NAME.out, NAME.out.PID.
+void printSummaries(const std::string& tool, time_t since) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
+    const std::string f = e.path().filename().string();
+    const std::string base = tool + ".out";
+    const bool ours = f == base || (f.rfind(base + ".", 0) == 0 && f.size() > base.size() + 1 &&
+                                    f.find_first_not_of("0123456789", base.size() + 1) == std::string::npos);
+    struct stat st;
+    if (ours && stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime >= since) files.push_back(f);
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    std::ifstream in(f);
+    std::fprintf(stderr, "==atomx== %s\n", f.c_str());
+    std::string line;
+    while (std::getline(in, line)) std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
+// The regular files of the working directory: name -> (modification time
+// in nanoseconds, size).
+std::map<std::string, std::pair<int64_t, int64_t>> workingFiles() {
+  std::map<std::string, std::pair<int64_t, int64_t>> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
+    struct stat st;
+    const std::string f = e.path().filename().string();
+    if (stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      files[f] = {int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, int64_t(st.st_size)};
+  }
+  return files;
+}
+
+// What a user's own tool (or the program) wrote in the working directory
+// during the run: where its output went, and a short text file's lines.
+void printWrittenFiles(const std::string& tool, const std::map<std::string, std::pair<int64_t, int64_t>>& before) {
+  std::vector<std::pair<std::string, int64_t>> written;
+  for (const auto& [f, stamp] : workingFiles()) {
+    const auto it = before.find(f);
+    if (it == before.end() || it->second != stamp) written.push_back({f, stamp.second});
+  }
+  if (written.empty()) {
+    std::fprintf(stderr, "==atomx== %s: no file in the working directory was written during the run\n", tool.c_str());
+    return;
+  }
+  std::string list;
+  for (size_t k = 0; k < written.size() && k < 10; ++k)
+    list += (k ? ", " : "") + written[k].first + " (" + std::to_string(written[k].second) + " bytes)";
+  if (written.size() > 10) list += ", and " + std::to_string(written.size() - 10) + " more";
+  std::fprintf(stderr, "==atomx== %s: written in the working directory during the run (by the tool or the program): %s\n",
+               tool.c_str(), list.c_str());
+  for (const auto& [f, size] : written) {  // a short text file is shown, as a shipped tool's summary is
+    if (size == 0 || size > 2048) continue;
+    std::ifstream in(f, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find('\0') != std::string::npos || std::count(text.begin(), text.end(), '\n') > 20) continue;
+    std::fprintf(stderr, "==atomx== %s\n%s%s", f.c_str(), text.c_str(), text.back() == '\n' ? "" : "\n");
+  }
+}
+
+}  // namespace
+
+std::optional<instrument::CounterMode> counterMode(const std::string& mode) {
+  using instrument::CounterMode;
+  if (mode == "plain") return CounterMode::Plain;
+  if (mode == "atomic") return CounterMode::Atomic;
+  if (mode == "per-thread") return CounterMode::PerThread;
+  if (mode == "auto") return std::nullopt;
+  throw UsageError("--counters needs plain, atomic, per-thread or auto, not '" + mode + "'");
+}
+
+int runWithTool(const RunRequest& r) {
+  const std::string prog = findProgram(r.argv.at(0));
+
+  const analysis::BlockProfile profile = readBlockProfile(r.profileFiles);
+  const ProgramCache cache(r.cacheDir);
+  Fnv64 key = ProgramCache::programKey(prog, profile.empty() ? 0 : trace::profileHash(profile));
+  key.add(r.tool.instrumentation);
+  key.addFile(r.tool.instrumentation);
+  for (const std::string& f : r.tool.analysis) {
+    key.add(f);
+    key.addFile(f);
+  }
+  for (const std::string& a : r.toolArgs) key.add(a);
+  const std::optional<instrument::CounterMode> counters = counterMode(r.counters);
+  key.add("counters " + r.counters);
+  key.add("end " + std::to_string(int(r.deferEnd)));
+  for (const std::string& f : r.tool.cflags) key.add("cflag " + f);
+  for (const std::string& f : r.tool.libraries) {
+    key.add("link " + f);
+    if (f[0] != '-') key.addFile(f);
+  }
+  const std::string toolName = r.shippedName.empty() ? std::filesystem::path(r.tool.instrumentation).stem().string() : r.shippedName;
+  // The files the tool is built from, headers included, count through the
+  // tool build cache's list of them (ToolCache.h): known once it is built.
+  auto keyWithInputs = [&](std::optional<uint64_t> inputs) {
+    Fnv64 k = key;
+    k.addWord(inputs.value_or(0));
+    return cache.path(prog, toolName, k.h);
+  };
+  const std::optional<uint64_t> inputs = instrument::ToolBuild::cachedInputs(r.tool);
+  std::string cached = keyWithInputs(inputs);
+  if (!inputs || access(cached.c_str(), X_OK) != 0) {
+    if (!r.quiet) std::fprintf(stderr, "atomx: instrumenting %s with %s into %s\n", prog.c_str(), toolName.c_str(), cached.c_str());
+    RewriteRequest rewrite;
+    rewrite.prog = prog;
+    rewrite.out = cached;
+    rewrite.tool = r.tool;
+    rewrite.toolArgs = r.toolArgs;
+    rewrite.counters = counters;
+    rewrite.profile = profile;
+    rewrite.quiet = true;
+    rewrite.deferEnd = r.deferEnd;
+    rewriteProgram(rewrite);
+    // Built now: filed under what it was built from (without a tool cache,
+    // under nothing, and never reused).
+    if (const std::optional<uint64_t> built = instrument::ToolBuild::cachedInputs(r.tool); built != inputs) {
+      const std::string filed = keyWithInputs(built);
+      if (rename(cached.c_str(), filed.c_str()) == 0) cached = filed;
+    }
+  }
+
+  const time_t start = time(nullptr);
+  const auto before = r.shippedName.empty() && !r.quiet ? workingFiles() : std::map<std::string, std::pair<int64_t, int64_t>>{};
+  // Deferred ends: every process leaves its dump in a directory of this run
+  // (ATOMX_END_DIR), and each end runs where its process ended.
+  std::string dumpDir;
+  if (r.deferEnd != instrument::SessionOptions::DeferEnd::No) {
+    dumpDir = makeTempDir("atomx-end-", "the deferred ends' dumps");
+    setenv(ATOMX_END_DIR_ENV, dumpDir.c_str(), 1);
+  }
+  const int status = runChild(cached, r.argv);
+  if (!dumpDir.empty()) {
+    unsetenv(ATOMX_END_DIR_ENV);
+    const std::vector<std::string> dumps = findEndDumps(dumpDir);
+    const size_t failed = replayEndDumps(dumps, std::max(1u, std::thread::hardware_concurrency()), false, r.quiet);
+    if (!r.quiet && !dumps.empty())
+      std::fprintf(stderr, "atomx: end deferred: %zu process(es) ended%s\n", dumps.size() - failed,
+                   failed ? (", " + std::to_string(failed) + " failed: their dumps are kept in " + dumpDir).c_str() : "");
+    if (!failed) std::filesystem::remove_all(dumpDir);
+  }
+  if (!r.quiet && !r.shippedName.empty()) printSummaries(r.shippedName, start);
+  if (!r.quiet && r.shippedName.empty()) printWrittenFiles(toolName, before);
+  return status;
+}
+
+}  // namespace atomx::driver
