@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 
+#include "support/Directories.h"
 #include "support/Fnv.h"
 #include "support/Hex.h"
 
@@ -74,10 +75,7 @@ ToolCache::ToolCache() {
     if (std::string(own) != "off") root_ = own;
     return;
   }
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  if (xdg && *xdg) root_ = std::string(xdg) + "/atomx/tools";
-  else if (home && *home) root_ = std::string(home) + "/.cache/atomx/tools";
+  root_ = userCacheDir("tools");
 }
 
 std::optional<uint64_t> ToolCache::inputsDigest(uint64_t key) const {
@@ -126,8 +124,9 @@ void ToolCache::store(uint64_t key, const std::vector<std::string>& files, const
 
   std::error_code ec;
   fs::create_directories(root_, ec);
-  std::string tmp = root_ + "/.new.XXXXXX";
-  if (ec || !mkdtemp(tmp.data())) return;
+  if (ec) return;
+  const std::string tmp = makeUniqueDir(root_ + "/.new.XXXXXX");
+  if (tmp.empty()) return;
   bool ok = true;
   for (const std::string& f : files) {
     fs::copy_file(dir + "/" + f, tmp + "/" + f, fs::copy_options::overwrite_existing, ec);

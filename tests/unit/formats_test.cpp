@@ -1,5 +1,6 @@
 // The one owner of each output format (include/atomx/): json.hpp's
-// escaping and indented style.
+// escaping and indented style, demangle.hpp.
+#include <atomx/demangle.hpp>
 #include <atomx/json.hpp>
 
 #include <gtest/gtest.h>
@@ -21,6 +22,14 @@ std::string written(F&& f) {
   std::string s(text, size);
   std::free(text);
   return s;
+}
+
+TEST(Demangle, SymbolsAndTypesOnly) {
+  EXPECT_EQ(atomx::demangle("_ZN2ns1fEi"), "ns::f(int)");
+  EXPECT_EQ(atomx::demangle("f"), "f");  // not "float"
+  EXPECT_EQ(atomx::demangle("ns::f(int)"), "ns::f(int)");
+  EXPECT_EQ(atomx::demangle("_Znot a symbol"), "_Znot a symbol");
+  EXPECT_EQ(atomx::demangleType("St13runtime_error"), "std::runtime_error");
 }
 
 TEST(Json, QuotesAsEveryWriterDoes) {
