@@ -1,6 +1,7 @@
 // The one owner of each output format (include/atomx/): json.hpp's
-// escaping and indented style, demangle.hpp.
+// escaping and indented style, html.hpp, demangle.hpp.
 #include <atomx/demangle.hpp>
+#include <atomx/html.hpp>
 #include <atomx/json.hpp>
 
 #include <gtest/gtest.h>
@@ -31,6 +32,8 @@ TEST(Demangle, SymbolsAndTypesOnly) {
   EXPECT_EQ(atomx::demangle("_Znot a symbol"), "_Znot a symbol");
   EXPECT_EQ(atomx::demangleType("St13runtime_error"), "std::runtime_error");
 }
+
+TEST(Html, Escapes) { EXPECT_EQ(atomx::htmlEscape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;"); }
 
 TEST(Json, QuotesAsEveryWriterDoes) {
   EXPECT_EQ(atomx::JsonWriter::quoted("plain"), "\"plain\"");

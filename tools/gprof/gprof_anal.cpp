@@ -11,7 +11,6 @@
 #include <atomx/report.hpp>
 #include <atomx/targets.hpp>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,26 +42,10 @@ std::unique_ptr<atomx::TargetCounts> targets;
 
 double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
 
-// The callee of a run-time target: a procedure index, or -1 - external name
-// index; `caller` itself for a jump inside the caller (computed goto).
-long calleeOf(uint64_t target) {
-  long lo = 0, hi = nproc;  // first procedure starting after target
-  while (lo < hi) {
-    long mid = (lo + hi) / 2;
-    if (uint64_t(procInfo[3 * mid]) <= target) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo > 0 && target < uint64_t(procInfo[3 * (lo - 1) + 1])) return lo - 1;
-  if (auto it = imported.find(target); it != imported.end()) return -1 - it->second;
-  // Outside the program: a shared library's function, by its symbol.
-  Dl_info info;
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)target);
-  std::string name = dladdr(reinterpret_cast<void*>(target), &info) && info.dli_sname ? info.dli_sname : hex;
-  auto it = std::find(externals.begin(), externals.end(), name);
-  if (it == externals.end()) it = externals.insert(it, name);
-  return -1 - long(it - externals.begin());
-}
+// A run-time target's callee (<atomx/targets.hpp>): a procedure index, or -1
+// - external name index; the caller itself for a jump inside the caller
+// (computed goto).
+long calleeOf(uint64_t target) { return atomx::calleeOf(target, procInfo.data(), nproc, 3, externals, &imported); }
 
 std::string nameOf(long callee) { return callee >= 0 ? procNames[size_t(callee)] : externals[size_t(-1 - callee)]; }
 
