@@ -1,5 +1,6 @@
-// The one owner of each output format (include/atomx/): json.hpp's
-// escaping and indented style, html.hpp, demangle.hpp.
+// The one owner of each output format (include/atomx/): cachegrind.hpp's
+// writers, json.hpp's escaping and indented style, html.hpp, demangle.hpp.
+#include <atomx/cachegrind.hpp>
 #include <atomx/demangle.hpp>
 #include <atomx/html.hpp>
 #include <atomx/json.hpp>
@@ -23,6 +24,51 @@ std::string written(F&& f) {
   std::string s(text, size);
   std::free(text);
   return s;
+}
+
+TEST(Cachegrind, TableInCachegrindsOrderWithDemangledNames) {
+  const std::string s = written([](FILE* out) {
+    atomx::cachegrind::CostTable t(2);
+    const uint64_t a[] = {3, 1}, b[] = {2, 0}, c[] = {5, 5};
+    t.add("b.c", "main", 9, a);
+    t.add("a.cpp", "_ZN2ns1fEi", 4, b);
+    t.add("b.c", "f", 2, c);
+    t.add("b.c", "main", 9, a);  // the same line again: added up
+    atomx::cachegrind::Writer w(out, {"one", "two"}, "prog -x", {"Ir", "Dr"});
+    t.write(w);
+    w.summary(t.totals());
+  });
+  EXPECT_EQ(s,
+            "desc: one\ndesc: two\ncmd: prog -x\nevents: Ir Dr\n"
+            "fl=a.cpp\nfn=ns::f(int)\n4 2 0\n"
+            "fl=b.c\nfn=f\n2 5 5\nfn=main\n9 6 2\n"
+            "summary: 13 7\n");
+}
+
+TEST(Cachegrind, CallgrindNamesEachNumberOnce) {
+  const std::string s = written([](FILE* out) {
+    const uint64_t total = 10, self = 7, inclusive = 3;
+    atomx::cachegrind::CallgrindWriter c(out, "atomx test", 42, "prog", {"Ir"}, &total);
+    c.object("ob", 1, "prog");
+    c.file("fl", "a.c");
+    c.function("fn", 1, "main");
+    c.cost(5, &self);
+    c.object("cob", 2, "(imported)");
+    c.file("cfl", "???");
+    c.function("cfn", 3, "_ZNSolsEi");
+    c.call(2, 0, 6, &inclusive);
+    c.endFunction();
+    c.file("fl", "a.c");
+    c.function("fn", 3, "_ZNSolsEi");
+    c.object("cob", 2, "(imported)");
+    c.totals(&total);
+  });
+  EXPECT_EQ(s,
+            "# callgrind format\nversion: 1\ncreator: atomx test\npid: 42\ncmd: prog\npositions: line\n"
+            "events: Ir\nsummary: 10\n\n"
+            "ob=(1) prog\nfl=(1) a.c\nfn=(1) main\n5 7\ncob=(2) (imported)\ncfl=(2) ???\n"
+            "cfn=(3) std::ostream::operator<<(int)\ncalls=2 0\n6 3\n\n"
+            "fl=(1)\nfn=(3)\ncob=(2)\ntotals: 10\n");
 }
 
 TEST(Demangle, SymbolsAndTypesOnly) {
