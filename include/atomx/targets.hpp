@@ -8,14 +8,22 @@
 // A site keeps its first four distinct targets in lock-free slots (nearly
 // every indirect call site has at most four); further ones go to a map under
 // a mutex.  Target 0 is never a target (it marks a free slot).
+//
+//     long callee = atomx::calleeOf(target, procs, nprocs, 3, externals);   // whose target it is
 #pragma once
 
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace atomx {
 
@@ -57,5 +65,31 @@ class TargetCounts {
   std::mutex overflowLock_;
   std::map<std::pair<long, uint64_t>, uint64_t> overflow_;
 };
+
+// The callee of a run-time target: the index of the procedure that holds it,
+// else -1 - the index in `externals` of its name, added there if new.  `procs`
+// has `stride` longs per procedure, its start and end address first, in
+// address order; `imported` maps the program's PLT stubs and GOT call targets
+// to the index of their name in `externals`; anything else is named by its
+// shared library's symbol (dladdr), else by its address ("0x7f...").
+inline long calleeOf(uint64_t target, const long* procs, long nprocs, size_t stride, std::vector<std::string>& externals,
+                     const std::map<uint64_t, long>* imported = nullptr) {
+  long lo = 0, hi = nprocs;  // the first procedure starting after target
+  while (lo < hi) {
+    const long mid = (lo + hi) / 2;
+    if (uint64_t(procs[stride * size_t(mid)]) <= target) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0 && target < uint64_t(procs[stride * size_t(lo - 1) + 1])) return lo - 1;
+  if (imported)
+    if (auto it = imported->find(target); it != imported->end()) return -1 - it->second;
+  Dl_info info;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)target);
+  const std::string name = dladdr(reinterpret_cast<void*>(target), &info) && info.dli_sname ? info.dli_sname : hex;
+  auto it = std::find(externals.begin(), externals.end(), name);
+  if (it == externals.end()) it = externals.insert(it, name);
+  return -1 - long(it - externals.begin());
+}
 
 }  // namespace atomx

@@ -1,5 +1,6 @@
 #include "analyze/Analyzers.h"
 
+#include <atomx/cachegrind.hpp>
 #include <atomx/demangle.hpp>
 #include <atomx/trace_format.h>
 
@@ -258,28 +259,17 @@ class CountAnalyzer : public trace::Analyzer {
   void writeCachegrind() const {
     const debuginfo::LineTable lines(program_);
     std::unordered_map<const char*, std::string> names;
-    // file -> function -> line -> Ir, sorted as cachegrind writes them.
-    std::map<std::string, std::map<std::string, std::map<unsigned, uint64_t>>> cost;
-    uint64_t total = 0;
+    cachegrind::CostTable table(1);
     for (const auto& [pc, c] : total_) {
       auto [it, fresh] = names.try_emplace(c.procedure);
-      if (fresh) it->second = demangle(c.procedure);
+      if (fresh) it->second = demangle(c.procedure);  // sorted by the name cachegrind shows
       const debuginfo::SourceLine where = lines.lookup(pc);
-      cost[where.file ? *where.file : "???"][it->second][where.file ? where.line : 0] += c.n;
-      total += c.n;
+      table.add(where.file ? *where.file : "???", it->second, where.file ? where.line : 0, &c.n);
     }
     OutFile out(cachegrindTo_, false);
-    std::FILE* f = out.get();
-    std::fprintf(f, "desc: atomx regen: instructions regenerated from an abstract-execution trace\ncmd: %s\nevents: Ir\n",
-                 command_.c_str());
-    for (const auto& [file, fns] : cost) {
-      std::fprintf(f, "fl=%s\n", file.c_str());
-      for (const auto& [fn, byLine] : fns) {
-        std::fprintf(f, "fn=%s\n", fn.c_str());
-        for (const auto& [line, n] : byLine) std::fprintf(f, "%u %llu\n", line, static_cast<unsigned long long>(n));
-      }
-    }
-    std::fprintf(f, "summary: %llu\n", static_cast<unsigned long long>(total));
+    cachegrind::Writer w(out.get(), {"atomx regen: instructions regenerated from an abstract-execution trace"}, command_, {"Ir"});
+    table.write(w);
+    w.summary(table.totals());
     out.close();
   }
 

@@ -4,7 +4,7 @@
 
 #include "support/Error.h"
 #include "support/Hex.h"
-#include "support/UserDirs.h"
+#include "support/Directories.h"
 
 namespace atomx::driver {
 

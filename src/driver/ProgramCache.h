@@ -2,7 +2,7 @@
 // program instrumented once is kept under the key of everything that
 // decides its bytes (the program's, atomx's own with its runtime, the tool,
 // its arguments and options, a profile) and reused while they are the same.
-// Default place: userCacheDir("run") (support/UserDirs.h), or --cache-dir.
+// Default place: userCacheDir("run") (support/Directories.h), or --cache-dir.
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,7 @@
 #include "driver/Profiles.h"
 #include "driver/Rewrite.h"
 #include "support/Error.h"
-#include "support/UserDirs.h"
+#include "support/Directories.h"
 #include "trace/TraceFiles.h"
 
 namespace atomx::driver {
@@ -158,7 +158,7 @@ int runWithTool(const RunRequest& r) {
   // (ATOMX_END_DIR), and each end runs where its process ended.
   std::string dumpDir;
   if (r.deferEnd != instrument::SessionOptions::DeferEnd::No) {
-    dumpDir = makeTempDir("atomx-end-", "the deferred ends' dumps");
+    dumpDir = makeTempDir("atomx-end-");
     setenv(ATOMX_END_DIR_ENV, dumpDir.c_str(), 1);
   }
   const int status = runChild(cached, r.argv);

@@ -1,6 +1,6 @@
 #include "instrument/ToolBuild.h"
 
-#include <cxxabi.h>
+#include <atomx/demangle.hpp>
 #include <dlfcn.h>
 #include <elf.h>
 #include <signal.h>
@@ -21,8 +21,8 @@
 
 #include "elf/ElfImage.h"
 #include "instrument/ToolCache.h"
+#include "support/Directories.h"
 #include "support/Error.h"
-#include "support/UserDirs.h"
 #include "support/Fnv.h"
 #include "support/SearchPath.h"
 
@@ -147,7 +147,7 @@ ToolBuild::ToolBuild(const ToolSources& sources) {
     if (access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read the analysis file");
   for (const std::string& f : sources.libraries)
     if (f[0] != '-' && access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read this file for the analysis object's link");
-  dir_ = makeTempDir("atomx-tool.", "building the tool");
+  dir_ = makeTempDir("atomx-tool.");
   instName_ = sources.instrumentation;
   const std::string root = installRoot();
   const std::string support = root + "/lib/atomx/libatomx_analysis.a";
@@ -373,11 +373,7 @@ void ToolBuild::runInstrument(const std::vector<std::string>& toolArgs) {
   } catch (const Error&) {
     throw;  // atomx's own message (a wrong call, an internal error)
   } catch (const std::exception& e) {
-    int status = 0;
-    char* type = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status);
-    const std::string name = type ? type : typeid(e).name();
-    std::free(type);
-    throw Error(instName_ + ": its Instrument threw " + name + ": " + e.what());
+    throw Error(instName_ + ": its Instrument threw " + demangleType(typeid(e).name()) + ": " + e.what());
   } catch (...) {
     throw Error(instName_ + ": its Instrument threw an exception that is not a std::exception");
   }

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <set>
 
+#include "support/Directories.h"
 #include "support/Fnv.h"
-#include "support/UserDirs.h"
 #include "support/Hex.h"
 
 namespace atomx::instrument {
@@ -124,8 +124,9 @@ void ToolCache::store(uint64_t key, const std::vector<std::string>& files, const
 
   std::error_code ec;
   fs::create_directories(root_, ec);
-  std::string tmp = root_ + "/.new.XXXXXX";
-  if (ec || !mkdtemp(tmp.data())) return;
+  if (ec) return;
+  const std::string tmp = makeUniqueDir(root_ + "/.new.XXXXXX");
+  if (tmp.empty()) return;
   bool ok = true;
   for (const std::string& f : files) {
     fs::copy_file(dir + "/" + f, tmp + "/" + f, fs::copy_options::overwrite_existing, ec);

@@ -1,6 +1,7 @@
 #include "melt/Report.h"
 
 #include <atomx/demangle.hpp>
+#include <atomx/html.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -15,17 +16,7 @@ namespace atomx::melt {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
-  }
-  return o;
-}
+std::string esc(const std::string& s) { return htmlEscape(s); }
 
 std::string fmt(const char* f, double v) {
   char b[64];

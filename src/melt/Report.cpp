@@ -1,7 +1,7 @@
 #include "melt/Report.h"
 
 #include <atomx/demangle.hpp>
-#include <atomx/report.hpp>
+#include <atomx/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -207,7 +207,8 @@ void writeText(std::FILE* f, const std::string& dir, const Report& r, size_t cov
 void writeJson(std::FILE* f, const std::string& dir, const Report& r) {
   const debuginfo::LineTable lines(r.program);
   const Where where{lines};
-  JsonWriter j(f);
+  // Laid out one member to a line, as people read it too.
+  JsonWriter j(f, JsonStyle{1, false});
   j.beginObject();
   j.key("trace").value(dir);
   j.key("program").value(r.program);

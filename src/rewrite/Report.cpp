@@ -1,7 +1,11 @@
 #include "rewrite/Report.h"
 
-#include <cstdio>
+#include <atomx/json.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "support/Error.h"
 #include "support/Hex.h"
 
 namespace atomx::rewrite {
@@ -17,23 +21,6 @@ std::string fixed(double v, int digits) {
 }
 
 }  // namespace
-
-std::string jsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += char(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += char(c);
-    }
-  }
-  return out + "\"";
-}
 
 void printSummary(const Rewriter& rewriter, const std::string& input, std::ostream& out) {
   const RewriteReport& r = rewriter.report();
@@ -55,43 +42,41 @@ void printSummary(const Rewriter& rewriter, const std::string& input, std::ostre
 
 void writeJsonReport(const Rewriter& rewriter, const std::string& input, const std::string& output, std::ostream& out) {
   const RewriteReport& r = rewriter.report();
-  out << "{\n";
-  out << "  \"input\": " << jsonString(input) << ",\n";
-  out << "  \"output\": " << jsonString(output) << ",\n";
-  out << "  \"procedures\": " << r.procedures << ",\n";
-  out << "  \"moved_procedures\": " << r.movedProcedures << ",\n";
-  out << "  \"code_bytes\": " << r.codeBytes << ",\n";
-  out << "  \"moved_code_bytes\": " << r.movedCodeBytes << ",\n";
-  out << "  \"new_code_bytes\": " << r.newCodeBytes << ",\n";
-  out << "  \"input_file_bytes\": " << r.inputFileBytes << ",\n";
-  out << "  \"output_file_bytes\": " << r.outputFileBytes << ",\n";
-  out << "  \"analyze_seconds\": " << fixed(r.analyzeSeconds, 6) << ",\n";
-  out << "  \"rewrite_seconds\": " << fixed(r.rewriteSeconds, 6) << ",\n";
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* f = open_memstream(&text, &size);
+  if (!f) throw Error("cannot write the report: out of memory");
+  JsonWriter j(f, JsonStyle{2, false});  // a document people read too; no test hook
+  j.beginObject();
+  j.key("input").value(input).key("output").value(output);
+  j.key("procedures").value(r.procedures).key("moved_procedures").value(r.movedProcedures);
+  j.key("code_bytes").value(r.codeBytes).key("moved_code_bytes").value(r.movedCodeBytes);
+  j.key("new_code_bytes").value(r.newCodeBytes);
+  j.key("input_file_bytes").value(r.inputFileBytes).key("output_file_bytes").value(r.outputFileBytes);
+  j.key("analyze_seconds").fixed(r.analyzeSeconds, 6).key("rewrite_seconds").fixed(r.rewriteSeconds, 6);
   // Wall seconds per phase, in the order they ran; they sum to at most
   // total_seconds (first phase's start to last one's end).
-  out << "  \"total_seconds\": " << fixed(r.phases.total(), 6) << ",\n";
-  out << "  \"phases\": {";
-  const char* sep = "";
-  for (const PhaseTimes::Phase& p : r.phases.phases()) {
-    out << sep << jsonString(p.name) << ": " << fixed(p.seconds, 6);
-    sep = ", ";
-  }
-  out << "},\n";
-  for (const auto& [key, value] : r.notes) out << "  " << jsonString(key) << ": " << jsonString(value) << ",\n";
-  out << "  \"fixups\": {\"data_pointers\": " << r.fixups.dataPointers
-      << ", \"jump_table_entries\": " << r.fixups.jumpTableEntries
-      << ", \"dynamic_relocations\": " << r.fixups.dynamicRelocations << ", \"got_slots\": " << r.fixups.gotSlots
-      << ", \"unmoved_code_patches\": " << r.fixups.unmovedCodePatches << ", \"symbols\": " << r.fixups.symbols
-      << "},\n";
-  out << "  \"unmoved\": [";
-  bool first = true;
+  j.key("total_seconds").fixed(r.phases.total(), 6);
+  j.key("phases").beginObject();
+  for (const PhaseTimes::Phase& p : r.phases.phases()) j.key(p.name.c_str()).fixed(p.seconds, 6);
+  j.endObject();
+  for (const auto& [key, value] : r.notes) j.key(key.c_str()).value(value);
+  j.key("fixups").beginObject();
+  j.key("data_pointers").value(r.fixups.dataPointers).key("jump_table_entries").value(r.fixups.jumpTableEntries);
+  j.key("dynamic_relocations").value(r.fixups.dynamicRelocations).key("got_slots").value(r.fixups.gotSlots);
+  j.key("unmoved_code_patches").value(r.fixups.unmovedCodePatches).key("symbols").value(r.fixups.symbols);
+  j.endObject();
+  j.key("unmoved").beginArray();
   for (const ir::Procedure& p : rewriter.program().procs) {
     if (p.isMovable()) continue;
-    out << (first ? "\n" : ",\n") << "    {\"name\": " << jsonString(p.name) << ", \"address\": " << p.start
-        << ", \"size\": " << p.size() << ", \"reason\": " << jsonString(p.reason) << "}";
-    first = false;
+    j.beginObject().key("name").value(p.name).key("address").value(p.start).key("size").value(p.size());
+    j.key("reason").value(p.reason).endObject();
   }
-  out << (first ? "]\n" : "\n  ]\n") << "}\n";
+  j.endArray();
+  j.endObject();
+  std::fclose(f);
+  out.write(text, std::streamsize(size));
+  std::free(text);
 }
 
 }  // namespace atomx::rewrite

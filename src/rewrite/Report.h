@@ -10,7 +10,5 @@ namespace atomx::rewrite {
 
 void printSummary(const Rewriter& rewriter, const std::string& input, std::ostream& out);
 void writeJsonReport(const Rewriter& rewriter, const std::string& input, const std::string& output, std::ostream& out);
-// JSON string literal for `s` (quotes included).
-std::string jsonString(const std::string& s);
 
 }  // namespace atomx::rewrite

@@ -17,7 +17,7 @@
 #include "melt/Melt.h"
 #include "melt/Report.h"
 #include "support/Error.h"
-#include "support/UserDirs.h"
+#include "support/Directories.h"
 
 namespace atomx::cli {
 
@@ -189,7 +189,7 @@ int runMeltOnRun(int argc, char** argv) {
   }
   if (!m.dir.empty()) bad("run -T melt traces the program itself: give no trace directory");
   if (m.json == "-") bad("run -T melt: --json - would mix the report with the program's output: give a file");
-  const std::string scratch = makeTempDir("atomx-melt-", "the trace of run -T melt");
+  const std::string scratch = makeTempDir("atomx-melt-");
   struct Cleanup {
     std::string dir;
     ~Cleanup() {

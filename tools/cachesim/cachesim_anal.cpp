@@ -9,6 +9,7 @@
 // adds them up.  The per-reference routines call no library function and use
 // general registers only: a thread's state is one block mapped by a raw mmap
 // system call at its first reference.
+#include <atomx/cachegrind.hpp>
 #include <atomx/cachesim.hpp>
 #include <atomx/light.hpp>
 #include <atomx/memsites.hpp>
@@ -464,18 +465,19 @@ void jsonCounts(atomx::JsonWriter& j, const cs::Hierarchy& h, const Events& ev, 
   j.endObject();
 }
 
-// cachesim.cg: cachegrind's format (cg_annotate reads it).
+// cachesim.cg: cachegrind's format (<atomx/cachegrind.hpp>; cg_annotate reads it).
 void writeCg(const char* name, const cs::Hierarchy& h, const Totals& t) {
   FILE* f = atomx::openToolOutput(name);
   if (!f) return;
-  for (const cs::Level& l : h.levels)
-    std::fprintf(f, "desc: %s cache:         %llu B, %u B, %u-way associative\n", l.name.c_str(),
-                 (unsigned long long)l.size, l.line, l.assoc);
-  std::fprintf(f, "desc: simulated by:     atomx cachesim, configuration '%s' of %s\n", h.name.c_str(),
-               configSource.c_str());
-  std::fprintf(f, "cmd: %s\nevents:", program.c_str());
-  for (const std::string& e : t.ev.names()) std::fprintf(f, " %s", e.c_str());
-  std::fputc('\n', f);
+  std::vector<std::string> desc;
+  for (const cs::Level& l : h.levels) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%s cache:         %llu B, %u B, %u-way associative", l.name.c_str(),
+                  (unsigned long long)l.size, l.line, l.assoc);
+    desc.push_back(line);
+  }
+  desc.push_back("simulated by:     atomx cachesim, configuration '" + h.name + "' of " + configSource);
+  atomx::cachegrind::Writer cg(f, desc, program, t.ev.names());
   int proc = -1, file = -2;
   for (const auto& [key, row] : t.lines) {
     const auto [p, fl, line] = key;
@@ -483,16 +485,13 @@ void writeCg(const char* name, const cs::Hierarchy& h, const Totals& t) {
     for (uint64_t v : row) any |= v != 0;
     if (!any) continue;
     if (fl != file || p != proc) {
-      std::fprintf(f, "fl=%s\nfn=%s\n", fl < 0 ? "???" : fileNames[size_t(fl)].c_str(), procNames[size_t(p)].c_str());
+      cg.file(fl < 0 ? "???" : fileNames[size_t(fl)]);
+      cg.function(procNames[size_t(p)]);
       file = fl, proc = p;
     }
-    std::fprintf(f, "%d", line);
-    for (uint64_t v : row) std::fprintf(f, " %llu", (unsigned long long)v);
-    std::fputc('\n', f);
+    cg.cost(unsigned(line), row.data());
   }
-  std::fprintf(f, "summary:");
-  for (uint64_t v : t.total) std::fprintf(f, " %llu", (unsigned long long)v);
-  std::fputc('\n', f);
+  cg.summary(t.total.data());
   std::fclose(f);
 }
 

@@ -6,22 +6,14 @@
 
 #include "ease_report.h"
 
+#include <atomx/html.hpp>
+
 #include <cstdio>
 #include <string>
 
 namespace ease {
 
-inline std::string htmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
+using atomx::htmlEscape;
 
 // One table: a bar chart of its largest rows, and every row (at most 500).
 inline void writeHtmlTable(FILE* out, const TableInfo& ti, const Table& t) {

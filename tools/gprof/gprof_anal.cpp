@@ -7,11 +7,11 @@
 // as gprof makes it (a callee's inclusive cost shared among its callers by
 // call counts; recursive procedures as one node per cycle), for gprof.out,
 // gprof.json and a callgrind file (events: Ir; calls= lines).
+#include <atomx/cachegrind.hpp>
 #include <atomx/facts.h>
 #include <atomx/report.hpp>
 #include <atomx/targets.hpp>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,26 +43,10 @@ std::unique_ptr<atomx::TargetCounts> targets;
 
 double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
 
-// The callee of a run-time target: a procedure index, or -1 - external name
-// index; `caller` itself for a jump inside the caller (computed goto).
-long calleeOf(uint64_t target) {
-  long lo = 0, hi = nproc;  // first procedure starting after target
-  while (lo < hi) {
-    long mid = (lo + hi) / 2;
-    if (uint64_t(procInfo[3 * mid]) <= target) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo > 0 && target < uint64_t(procInfo[3 * (lo - 1) + 1])) return lo - 1;
-  if (auto it = imported.find(target); it != imported.end()) return -1 - it->second;
-  // Outside the program: a shared library's function, by its symbol.
-  Dl_info info;
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)target);
-  std::string name = dladdr(reinterpret_cast<void*>(target), &info) && info.dli_sname ? info.dli_sname : hex;
-  auto it = std::find(externals.begin(), externals.end(), name);
-  if (it == externals.end()) it = externals.insert(it, name);
-  return -1 - long(it - externals.begin());
-}
+// A run-time target's callee (<atomx/targets.hpp>): a procedure index, or -1
+// - external name index; the caller itself for a jump inside the caller
+// (computed goto).
+long calleeOf(uint64_t target) { return atomx::calleeOf(target, procInfo.data(), nproc, 3, externals, &imported); }
 
 std::string nameOf(long callee) { return callee >= 0 ? procNames[size_t(callee)] : externals[size_t(-1 - callee)]; }
 
@@ -311,39 +295,29 @@ void GprofFinish(const uint64_t* blockCounts) {
   // Positions are source lines: a procedure's cost at its entry's line, a
   // call at its site's (0 without -g; per line costs: the prof tool).  Functions and files
   // are named once, then referred to by number (the format's compression).
-  std::fprintf(f, "# callgrind format\nversion: 1\ncreator: atomx gprof\npid: %d\ncmd: %s\npositions: line\n"
-                  "events: Ir\nsummary: %llu\n\nob=(1) %s\n",
-               int(AtomxProcessId()), programPath.c_str(), (unsigned long long)total, programPath.c_str());
-  std::map<std::string, int> fileIds;
-  std::vector<bool> fnNamed(size_t(nproc) + externals.size());
-  auto file = [&](const char* key, const std::string& name) {
-    auto [it, added] = fileIds.try_emplace(name.empty() ? "???" : name, int(fileIds.size()) + 1);
-    std::fprintf(f, "%s=(%d)%s%s\n", key, it->second, added ? " " : "", added ? it->first.c_str() : "");
-  };
+  atomx::cachegrind::CallgrindWriter cg(f, "atomx gprof", int(AtomxProcessId()), programPath, {"Ir"}, &total);
+  cg.object("ob", 1, programPath);
+  auto file = [&](const char* key, const std::string& name) { cg.file(key, name.empty() ? "???" : name); };
   auto fn = [&](const char* key, long callee) {
-    const size_t id = callee >= 0 ? size_t(callee) : size_t(nproc) + size_t(-1 - callee);
-    std::fprintf(f, "%s=(%zu)", key, id + 1);
-    if (!fnNamed[id]) std::fprintf(f, " %s", nameOf(callee).c_str()), fnNamed[id] = true;
-    std::fputc('\n', f);
+    cg.function(key, (callee >= 0 ? size_t(callee) : size_t(nproc) + size_t(-1 - callee)) + 1, nameOf(callee));
   };
-  bool importedNamed = false;
   for (long p = 0; p < nproc; ++p) {
     if (!self[size_t(p)] && inc.out[size_t(p)].empty()) continue;
     file("fl", procFiles[size_t(p)]);
     fn("fn", p);
-    std::fprintf(f, "%ld %llu\n", procInfo[3 * p + 2], (unsigned long long)self[size_t(p)]);
+    cg.cost(procInfo[3 * p + 2], &self[size_t(p)]);
     for (size_t a : inc.out[size_t(p)]) {
       const Arc& r = arcs[a];
-      if (r.callee < 0) std::fprintf(f, "cob=(2)%s\n", importedNamed ? "" : " (imported)"), importedNamed = true;
+      if (r.callee < 0) cg.object("cob", 2, "(imported)");
       file("cfl", r.callee >= 0 ? procFiles[size_t(r.callee)] : "");
       fn("cfn", r.callee);
       // The call's inclusive cost: gprof's estimate, recomputed as above.
-      std::fprintf(f, "calls=%llu %ld\n%ld %llu\n", (unsigned long long)r.calls, r.callee >= 0 ? procInfo[3 * r.callee + 2] : 0L,
-                   r.line, (unsigned long long)(inc.arcShare[a] + 0.5));
+      const uint64_t inclusive = uint64_t(inc.arcShare[a] + 0.5);
+      cg.call(r.calls, r.callee >= 0 ? procInfo[3 * r.callee + 2] : 0L, r.line, &inclusive);
     }
-    std::fputc('\n', f);
+    cg.endFunction();
   }
-  std::fprintf(f, "totals: %llu\n", (unsigned long long)total);
+  cg.totals(&total);
   std::fclose(f);
 }
 }

@@ -9,8 +9,6 @@
 #include <atomx/report.hpp>
 #include <atomx/targets.hpp>
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -33,24 +31,9 @@ std::vector<Site> sites;
 const uint64_t* counts;  // per direct site, atomx's inline counters
 std::unique_ptr<atomx::TargetCounts> targets;
 
-// A run-time target: the procedure containing it, else a shared library's
-// function (dladdr), else the address.
-long calleeOf(uint64_t target) {
-  long lo = 0, hi = nproc;
-  while (lo < hi) {
-    long mid = (lo + hi) / 2;
-    if (uint64_t(procInfo[3 * mid]) <= target) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo > 0 && target < uint64_t(procInfo[3 * (lo - 1) + 1])) return lo - 1;
-  Dl_info info;
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)target);
-  std::string name = dladdr(reinterpret_cast<void*>(target), &info) && info.dli_sname ? info.dli_sname : hex;
-  auto it = std::find(externals.begin(), externals.end(), name);
-  if (it == externals.end()) it = externals.insert(it, name);
-  return -1 - long(it - externals.begin());
-}
+// A run-time target's callee (<atomx/targets.hpp>): the procedure holding
+// it, else a shared library's function (dladdr), else the address.
+long calleeOf(uint64_t target) { return atomx::calleeOf(target, procInfo.data(), nproc, 3, externals); }
 
 std::string nameOf(long callee) { return callee >= 0 ? procNames[size_t(callee)] : externals[size_t(-1 - callee)]; }
 }  // namespace

@@ -4,6 +4,7 @@
 // facts: its instructions and their source lines) give the instructions
 // executed per procedure and per source line: prof.out, prof.json and a
 // callgrind file (events: Ir) for callgrind_annotate and KCachegrind.
+#include <atomx/cachegrind.hpp>
 #include <atomx/facts.h>
 #include <atomx/report.hpp>
 
@@ -96,16 +97,10 @@ std::vector<int> mainFiles(const std::vector<uint64_t>& lineCount) {
 void writeCallgrind(const std::vector<uint64_t>& procCount, const std::vector<uint64_t>& lineCount, uint64_t total) {
   FILE* f = atomx::openToolOutput(callgrindPath.c_str());
   if (!f) return;
-  std::fprintf(f, "# callgrind format\nversion: 1\ncreator: atomx prof\npid: %d\ncmd: %s\npositions: line\nevents: Ir\n"
-                  "summary: %llu\n\nob=(1) %s\n",
-               int(AtomxProcessId()), programPath.c_str(), (unsigned long long)total, programPath.c_str());
+  atomx::cachegrind::CallgrindWriter cg(f, "atomx prof", int(AtomxProcessId()), programPath, {"Ir"}, &total);
+  cg.object("ob", 1, programPath);
   std::vector<int> main = mainFiles(lineCount);
-  std::vector<bool> fileNamed(fileNames.size());
-  auto file = [&](const char* key, int id) {
-    std::fprintf(f, "%s=(%d)", key, id + 1);
-    if (!fileNamed[size_t(id)]) std::fprintf(f, " %s", fileNames[size_t(id)].c_str()), fileNamed[size_t(id)] = true;
-    std::fputc('\n', f);
-  };
+  auto file = [&](const char* key, int id) { cg.file(key, size_t(id) + 1, fileNames[size_t(id)]); };
   for (long l = 0; l < nline;) {
     const int p = lines[l].proc;
     long end = l;
@@ -119,17 +114,17 @@ void writeCallgrind(const std::vector<uint64_t>& procCount, const std::vector<ui
         return key(a) < key(b);
       });
       file("fl", main[size_t(p)]);
-      std::fprintf(f, "fn=(%d) %s\n", p + 1, procName(p).c_str());
+      cg.function("fn", size_t(p) + 1, procName(p));
       int current = main[size_t(p)];
       for (long k : order) {
         if (lines[k].file != current) file(lines[k].file == main[size_t(p)] ? "fe" : "fi", current = lines[k].file);
-        std::fprintf(f, "%d %llu\n", lines[k].line, (unsigned long long)lineCount[size_t(k)]);
+        cg.cost(lines[k].line, &lineCount[size_t(k)]);
       }
-      std::fputc('\n', f);
+      cg.endFunction();
     }
     l = end;
   }
-  std::fprintf(f, "totals: %llu\n", (unsigned long long)total);
+  cg.totals(&total);
   std::fclose(f);
 }
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The ease tool's files beside ease.json, checked as their readers see them.
 
-    outputs_check.py --atomx ATOMX --check html|cg|merge|shapes PROG [ARGS...]
+    outputs_check.py --atomx ATOMX --check html|cg|cgnames|merge|shapes PROG [ARGS...]
 
 Instruments PROG with `atomx -T ease`, runs it twice (directories a/ and
 b/), then:
@@ -19,6 +19,12 @@ b/), then:
          oracle of tool.ease.vg.* compares Dr + Dw only, callgrind counting
          it as a Dw): PROG's own functions must have no rep-prefixed or
          atomic instruction, which the two count apart;
+  cgnames  (a C++ program) runs cachegrind on PROG as it names functions
+         by default (demangled) and compares the names: no function of
+         ease.cg may have a mangled name (_Z...), and the functions of
+         ease.cg that cachegrind names too must hold most of its Ir, with
+         some of them C++ functions ("ns::f(int)"), so that the two files
+         compare by function name;
   merge  runs `atomx ease-report a/ease.json b/ease.json -o m` and checks
          that m/ease.json is the sum of the two (every total, every table
          entry, every branch's executions and taken), and that m/ease.out
@@ -102,18 +108,24 @@ def cg_functions(path):
     return out
 
 
-def check_cg_split(d, prog, args):
-    """ease.cg's Ir, Dr and Dw per function against cachegrind's."""
+def cachegrind(d, prog, args, options):
+    """cg_functions of cachegrind's own file for PROG ARGS (run in d/vg), or what went wrong."""
     if not shutil.which("valgrind"):
-        return ["no valgrind: ease.cg's Dr and Dw cannot be compared with cachegrind's"]
+        return "no valgrind: ease.cg cannot be compared with cachegrind's file"
     vg = os.path.join(d, "vg")
     os.mkdir(vg)
     out = os.path.join(vg, "cachegrind.out")
-    subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=" + out, prog] + args,
+    subprocess.run(["valgrind", "--tool=cachegrind"] + options + ["--cachegrind-out-file=" + out, prog] + args,
                    cwd=vg, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # PROG's status is its own
-    if not os.path.exists(out):
-        return ["cachegrind wrote no output"]
-    ours, theirs = cg_functions(os.path.join(d, "ease.cg")), cg_functions(out)
+    return cg_functions(out) if os.path.exists(out) else "cachegrind wrote no output"
+
+
+def check_cg_split(d, prog, args):
+    """ease.cg's Ir, Dr and Dw per function against cachegrind's."""
+    theirs = cachegrind(d, prog, args, ["--cache-sim=yes"])
+    if isinstance(theirs, str):
+        return [theirs]
+    ours = cg_functions(os.path.join(d, "ease.cg"))
     # Valgrind names functions it has a symbol for; _start is its "(below
     # main)" and crtstuff's local ones fall into "???" with the rest it
     # cannot name: those are left out, and what is compared must be most of
@@ -130,6 +142,27 @@ def check_cg_split(d, prog, args):
     if compared["Ir"] < 0.95 * total:
         problems.append(f"only {compared['Ir']} of ease.cg's {total} Ir in functions cachegrind names")
     print(f"ease.cg against cachegrind: Ir {compared['Ir']} of {total}, Dr {compared['Dr']}, Dw {compared['Dw']} compared")
+    return problems
+
+
+def check_cg_names(d, prog, args):
+    """ease.cg's function names against those of cachegrind's own file."""
+    theirs = cachegrind(d, prog, args, [])  # names demangled, as by default
+    if isinstance(theirs, str):
+        return [theirs]
+    ours = cg_functions(os.path.join(d, "ease.cg"))
+    problems = [f"ease.cg names a function by its symbol: {fn}" for fn in sorted(ours) if fn.startswith("_Z")]
+    total = sum(c["Ir"] for c in ours.values())
+    named = {fn: c["Ir"] for fn, c in ours.items() if fn in theirs}
+    cxx = sorted(fn for fn in named if "(" in fn)
+    if sum(named.values()) < 0.9 * total:
+        missing = sorted((fn for fn in ours if fn not in theirs), key=lambda fn: -ours[fn]["Ir"])[:5]
+        problems.append(f"only {sum(named.values())} of ease.cg's {total} Ir in functions cachegrind names the same; "
+                        f"not named so by cachegrind: {missing}")
+    if not cxx:
+        problems.append("no C++ function of ease.cg is named as cachegrind names it")
+    print(f"ease.cg names against cachegrind's: {len(named)} of {len(ours)} functions "
+          f"({sum(named.values())} of {total} Ir), C++ ones such as {cxx[:3]}")
     return problems
 
 
@@ -194,7 +227,7 @@ def check_shapes(atomx, prog, args, atom, a, b, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--atomx", required=True)
-    ap.add_argument("--check", choices=("html", "cg", "merge", "shapes"), required=True)
+    ap.add_argument("--check", choices=("html", "cg", "cgnames", "merge", "shapes"), required=True)
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
@@ -210,6 +243,8 @@ def main():
             problems = check_page(os.path.join(dirs[0], "ease.html"), json.load(open(os.path.join(dirs[0], "ease.json"))), tmp)
         elif o.check == "cg":
             problems = check_cg(dirs[0]) + check_cg_split(dirs[0], o.prog, o.args)
+        elif o.check == "cgnames":
+            problems = check_cg_names(dirs[0], o.prog, o.args)
         elif o.check == "shapes":
             problems = check_shapes(o.atomx, o.prog, o.args, atom, dirs[0], dirs[1], tmp)
         else:
