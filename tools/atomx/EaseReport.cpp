@@ -1,60 +1,20 @@
-// `atomx ease-report`: reads the ease.json files of several runs, sums
-// them (ease::Data::merge) and writes the text, JSON and HTML reports with
-// the tool's own writers (tools/ease/ease_report.h, ease_html.h).
+// `atomx ease-report`: its arguments; the merge is
+// driver::mergeEaseReports (src/driver/EaseReports.h).
 #include "EaseReport.h"
 
-#include <atomx/error.hpp>
-
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
-#include <cstring>
-#include <fstream>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "../ease/ease_html.h"
-#include "../ease/ease_report.h"
+#include "driver/EaseReports.h"
+#include "support/Error.h"
 
 namespace atomx::cli {
 
 namespace {
 
 const char* const kUsage = "usage: atomx ease-report EASE.json... [-o DIR] [--top N]";
-
-ease::Data read(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot read");
-  ease::Data d;
-  try {
-    const nlohmann::json j = nlohmann::json::parse(in);
-    if (j.value("tool", "") != "ease") throw Error(path + ": not an ease.json file (no \"tool\": \"ease\")");
-    for (const auto& p : j.at("programs")) d.programs.push_back(p.get<std::string>());
-    for (const auto& [k, v] : j.at("totals").items()) d.tables["total"][k] = v.get<long>();
-    for (const auto& [name, t] : j.at("tables").items())
-      for (const auto& [k, v] : t.items()) d.tables[name][k] = v.get<long>();
-    for (const auto& p : j.at("procs"))
-      d.procs.push_back({p.at("program"), p.at("name"), p.at("instructions"), p.at("bytes"), p.at("Dr"), p.at("Dw"), p.at("Bc")});
-    for (const auto& b : j.at("branches")) {
-      ease::BranchRow r;
-      r.program = b.at("program"), r.proc = b.at("proc"), r.condition = b.at("condition");
-      r.pc = std::stoull(b.at("pc").get<std::string>(), nullptr, 16);
-      r.executed = b.at("executed");
-      r.counted = !b.at("taken").is_null();
-      r.taken = r.counted ? b.at("taken").get<long>() : 0;
-      d.branches.push_back(r);
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": not an ease.json file (" + e.what() + ")");
-  }
-  return d;
-}
-
-FILE* create(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) throw Error(path + ": cannot write (" + std::strerror(errno) + ")");
-  return f;
-}
 
 }  // namespace
 
@@ -65,25 +25,19 @@ int runEaseReport(int argc, char** argv) {
   for (int k = 2; k < argc; ++k) {
     const std::string a = argv[k];
     if (a == "-o" && k + 1 < argc) dir = argv[++k];
-    else if (a == "--top" && k + 1 < argc) top = std::atol(argv[++k]);
+    else if (a == "--top" && k + 1 < argc) {
+      const std::string n = argv[++k];
+      char* end = nullptr;
+      top = std::strtol(n.c_str(), &end, 10);
+      if (n.empty() || *end || top < 1) throw UsageError("ease-report: --top needs a number of rows of at least 1, not '" + n + "'");
+    }
+    else if (a == "--top" || a == "-o") throw UsageError("ease-report: " + a + " needs a value (" + kUsage + ")");
     else if (a == "--help" || a == "-h") return std::puts(kUsage), 0;
-    else if (!a.empty() && a[0] == '-') throw Error("ease-report: unknown option '" + a + "' (" + kUsage + ")");
+    else if (!a.empty() && a[0] == '-') throw UsageError("ease-report: unknown option '" + a + "' (" + kUsage + ")");
     else inputs.push_back(a);
   }
-  if (inputs.empty()) throw Error(std::string("ease-report: no ease.json given (") + kUsage + ")");
-  ease::Data all;
-  for (const std::string& path : inputs) all.merge(read(path));
-  FILE* f = create(dir + "/ease.out");
-  ease::writeText(f, all, top);
-  std::fclose(f);
-  f = create(dir + "/ease.json");
-  ease::writeJson(f, all, [](atomx::JsonWriter&) {});
-  std::fclose(f);
-  f = create(dir + "/ease.html");
-  ease::writeHtml(f, all);
-  std::fclose(f);
-  std::fprintf(stderr, "atomx: ease-report: %zu run(s) of %s merged into %s/ease.out, ease.json, ease.html\n",
-               inputs.size(), ease::programList(all).c_str(), dir.c_str());
+  if (inputs.empty()) throw UsageError(std::string("ease-report: no ease.json given (") + kUsage + ")");
+  driver::mergeEaseReports(inputs, dir, top);
   return 0;
 }
 

@@ -35,7 +35,6 @@
 
 #include <atomx/analyzer.hpp>
 #include <atomx/trace.hpp>
-#include <runtime/abi.h>
 #include <atomx/trace_format.h>
 #include <nlohmann/json.hpp>
 

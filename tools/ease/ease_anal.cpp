@@ -6,8 +6,8 @@
 #include "ease_anal.h"
 
 #include "ease_facts.h"
-#include "ease_html.h"
-#include "ease_report.h"
+#include <atomx/ease_html.hpp>
+#include <atomx/ease_report.hpp>
 
 #include <algorithm>
 #include <string>

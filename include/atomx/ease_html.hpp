@@ -4,7 +4,7 @@
 // back from headless Chromium (tests/tools/ease/html_check.py).  Header only.
 #pragma once
 
-#include "ease_report.h"
+#include <atomx/ease_report.hpp>
 
 #include <atomx/html.hpp>
 

@@ -1,6 +1,6 @@
 // ease: the reports' data, merged over runs, and their text and JSON
 // forms.  Shared by the analysis side (ease_anal.cpp, inside the measured
-// program) and `atomx ease-report` (tools/atomx/EaseReport.cpp), which
+// program) and `atomx ease-report` (src/driver/EaseReports.cpp), which
 // merges the ease.json files of several runs, as the seed's report program
 // accumulated the data of several programs.  Header only.
 #pragma once

@@ -1,0 +1,72 @@
+#include "driver/EaseReports.h"
+
+#include <atomx/ease_html.hpp>
+#include <atomx/ease_report.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/Error.h"
+
+namespace atomx::driver {
+
+namespace {
+
+// One ease.json file back into the data ease::writeJson wrote it from.
+ease::Data read(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot read");
+  ease::Data d;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    if (j.value("tool", "") != "ease") throw Error(path + ": not an ease.json file (no \"tool\": \"ease\")");
+    for (const auto& p : j.at("programs")) d.programs.push_back(p.get<std::string>());
+    for (const auto& [k, v] : j.at("totals").items()) d.tables["total"][k] = v.get<long>();
+    for (const auto& [name, t] : j.at("tables").items())
+      for (const auto& [k, v] : t.items()) d.tables[name][k] = v.get<long>();
+    for (const auto& p : j.at("procs"))
+      d.procs.push_back({p.at("program"), p.at("name"), p.at("instructions"), p.at("bytes"), p.at("Dr"), p.at("Dw"), p.at("Bc")});
+    for (const auto& b : j.at("branches")) {
+      ease::BranchRow r;
+      r.program = b.at("program"), r.proc = b.at("proc"), r.condition = b.at("condition");
+      r.pc = std::stoull(b.at("pc").get<std::string>(), nullptr, 16);
+      r.executed = b.at("executed");
+      r.counted = !b.at("taken").is_null();
+      r.taken = r.counted ? b.at("taken").get<long>() : 0;
+      d.branches.push_back(r);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": not an ease.json file (" + e.what() + ")");
+  }
+  return d;
+}
+
+FILE* create(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw Error(path + ": cannot write (" + std::strerror(errno) + ")");
+  return f;
+}
+
+}  // namespace
+
+void mergeEaseReports(const std::vector<std::string>& inputs, const std::string& dir, long top) {
+  ease::Data all;
+  for (const std::string& path : inputs) all.merge(read(path));
+  FILE* f = create(dir + "/ease.out");
+  ease::writeText(f, all, top);
+  std::fclose(f);
+  f = create(dir + "/ease.json");
+  ease::writeJson(f, all, [](atomx::JsonWriter&) {});
+  std::fclose(f);
+  f = create(dir + "/ease.html");
+  ease::writeHtml(f, all);
+  std::fclose(f);
+  std::fprintf(stderr, "atomx: ease-report: %zu run(s) of %s merged into %s/ease.out, ease.json, ease.html\n",
+               inputs.size(), ease::programList(all).c_str(), dir.c_str());
+}
+
+}  // namespace atomx::driver
