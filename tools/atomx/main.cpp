@@ -455,12 +455,18 @@ int runTrace(int argc, char** argv) {
   return atomx::driver::recordTrace(request);
 }
 
-// -j N: the shards (threads' streams) regenerated at once.
-unsigned jobsOption(const std::string& v) {
+// -j N or -jN: the shards (threads' streams) regenerated at once.  True
+// when argv[i] was one (i moved past its value).
+bool jobsArgument(int argc, char** argv, int& i, std::optional<unsigned>& jobs) {
+  const std::string a = argv[i];
+  if (a.rfind("-j", 0) != 0) return false;
+  if (a == "-j" && i + 1 >= argc) usageError("-j needs a number of jobs");
+  const std::string v = a == "-j" ? argv[++i] : a.substr(2);
   char* end = nullptr;
   const long n = std::strtol(v.c_str(), &end, 10);
   if (v.empty() || *end || n < 1 || n > 256) usageError("-j needs a number of jobs from 1 to 256, not '" + v + "'");
-  return unsigned(n);
+  jobs = unsigned(n);
+  return true;
 }
 
 // Runs `analyzers` over the trace in `dir`; by default on every core unless
@@ -497,9 +503,7 @@ int runRegen(int argc, char** argv) {
     else if (a == "--cachegrind-out" && i + 1 < argc) cachegrindOut = argv[++i];
     else if (a == "--binary" && i + 1 < argc) binaryOut = argv[++i];
     else if (a == "--cachegrind-out" || a == "--binary") usageError(a + " needs a file");
-    else if (a == "-j" && i + 1 < argc) jobs = jobsOption(argv[++i]);
-    else if (a.rfind("-j", 0) == 0 && a.size() > 2) jobs = jobsOption(a.substr(2));
-    else if (a == "-j") usageError("-j needs a number of jobs");
+    else if (jobsArgument(argc, argv, i, jobs)) continue;
     else if (!a.empty() && a[0] == '-') usageError("unknown option " + a + " (" + kRegenUsage + ")");
     else if (dir.empty()) dir = a;
     else usageError("more than one trace directory given");
@@ -550,9 +554,7 @@ int runAnalyze(int argc, char** argv) {
     if ((a == "--tool" || a == "-t") && i + 1 < argc) list += (list.empty() ? "" : ",") + std::string(argv[++i]);
     else if (a.rfind("--tool=", 0) == 0) list += (list.empty() ? "" : ",") + a.substr(7);
     else if (a == "--tool" || a == "-t") usageError(a + " needs analyser names (atomx analyze --help lists them)");
-    else if (a == "-j" && i + 1 < argc) jobs = jobsOption(argv[++i]);
-    else if (a.rfind("-j", 0) == 0 && a.size() > 2) jobs = jobsOption(a.substr(2));
-    else if (a == "-j") usageError("-j needs a number of jobs");
+    else if (jobsArgument(argc, argv, i, jobs)) continue;
     else if (!a.empty() && a[0] == '-') usageError("unknown option " + a + " (" + kAnalyzeUsage + ")");
     else if (dir.empty()) dir = a;
     else usageError("more than one trace directory given");
