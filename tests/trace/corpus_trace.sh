@@ -7,6 +7,9 @@
 # instruction's executions equal to callgrind's Ir, and every function's Ir
 # in `atomx regen --cachegrind-out` equal to cachegrind's
 # (tests/trace/regen_oracle.py).  Needs the corpus (corpus/build.sh).
+# Exits non-zero when any program fails.  ATOMX_TEST_TRACE_ORACLE=CMD puts
+# CMD in the oracle's place: the must-fail test (trace.corpus_script.fails)
+# gives one that always fails, and this script must fail with it.
 set -uo pipefail
 atomx=$(realpath "$1")
 shift
@@ -18,7 +21,10 @@ bin_dir=${ATOMX_CORPUS_DIR:-$HOME/.cache/atomx-corpus}/bin
 here=$(dirname "$(realpath "$0")")
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
-head -c 60000 "$atomx" >"$w/input"
+# Fixed input (not a file that changes with every build): pseudo-random
+# text from a Park-Miller generator, about 60 KB.
+awk 'BEGIN { x = 11; for (i = 0; i < 1500; i++) { line = ""; for (k = 0; k < 8; k++) { x = (x * 16807) % 2147483647;
+     line = line sprintf("w%x ", x % 4096) } print line } }' >"$w/input"
 cat >"$w/exprs" <<'IN'
 a*3+b/2
 sin(1)*cos(b)+sqrt(2)
@@ -47,6 +53,9 @@ IN
 echo 12345678901234567890 >"$w/bc.in"
 
 one() {
+  # (An exported function runs in a new bash: the options are set here, or
+  # the pipe below would return sed's status, not the oracle's.)
+  set -o pipefail
   local v=$1 args=() opts=()
   case ${v%%-*} in
     gzip | bzip2) args=(-c "$w/input") ;;
@@ -66,9 +75,13 @@ one() {
     bc) args=(-l -q "$w/bc"); opts=(--stdin "$w/bc.in") ;;
     *) echo "corpus_trace.sh: no command for $v" >&2; return 1 ;;
   esac
-  python3 "$here/regen_oracle.py" --atomx "$atomx" --cachegrind "${opts[@]}" "$bin_dir/$v" -- "${args[@]}" 2>&1 |
-    sed "s|$bin_dir/||"
+  ${ATOMX_TEST_TRACE_ORACLE:-python3 $here/regen_oracle.py} --atomx "$atomx" --cachegrind "${opts[@]}" "$bin_dir/$v" \
+    -- "${args[@]}" 2>&1 | sed "s|$bin_dir/||"
 }
 export -f one
 export atomx w here bin_dir
+# xargs exits 123 when any `one` failed; pipefail makes that the script's.
 printf '%s\n' "${progs[@]}" | xargs -P 2 -I{} bash -c 'one {}'
+status=$?
+((status == 0)) || echo "corpus_trace.sh: FAILED (xargs status $status)" >&2
+exit $status
