@@ -454,8 +454,7 @@ std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std
   throw UsageError("unknown analyser '" + name + "' (known: " + known + ")");
 }
 
-std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& list, const std::string& program,
-                                                            const std::string& command) {
+std::vector<std::pair<std::string, std::string>> parseAnalyzerList(const std::string& list) {
   std::vector<std::pair<std::string, std::string>> named;  // name, destination
   for (size_t from = 0; from <= list.size();) {
     const size_t comma = std::min(list.find(',', from), list.size());
@@ -466,6 +465,11 @@ std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& l
     const std::string name = item.substr(0, eq);
     const std::string to = eq == std::string::npos ? "-" : item.substr(eq + 1);
     if (to.empty()) throw UsageError("analyser " + name + ": '=' needs a file name ('-': standard output)");
+    if (std::none_of(analyzers().begin(), analyzers().end(), [&](const AnalyzerInfo& a) { return name == a.name; })) {
+      std::string known;
+      for (const AnalyzerInfo& a : analyzers()) known += (known.empty() ? "" : ", ") + std::string(a.name);
+      throw UsageError("unknown analyser '" + name + "' (known: " + known + ")");
+    }
     for (const auto& [n, t] : named)
       if (n == name) throw UsageError("analyser " + name + " is named twice");
     named.emplace_back(name, to);
@@ -475,10 +479,15 @@ std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& l
   int streamsOnStdout = 0;
   for (const auto& [n, t] : named) streamsOnStdout += t == "-" && (n == "text" || n == "blocks" || n == "binary");
   if (streamsOnStdout > 1) throw UsageError("text, blocks and binary write as they go: give all but one a file (NAME=FILE)");
+  return named;
+}
+
+std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& list, const std::string& program,
+                                                            const std::string& command) {
   std::vector<std::unique_ptr<trace::Analyzer>> out;
   CountAnalyzer* counts = nullptr;
   std::string cachegrindTo;
-  for (const auto& [n, t] : named) {
+  for (const auto& [n, t] : parseAnalyzerList(list)) {
     if (n == "cachegrind") {
       cachegrindTo = t;
       continue;

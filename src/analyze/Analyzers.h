@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace atomx::analyze {
@@ -45,6 +46,11 @@ const std::vector<AnalyzerInfo>& analyzers();
 // it.  Throws atomx::Error naming an unknown analyser or a bad list.
 std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& list, const std::string& program,
                                                             const std::string& command);
+
+// The list's (name, destination) pairs, checked (known names, each once,
+// at most one trace output on stdout) without making anything; throws
+// atomx::UsageError.
+std::vector<std::pair<std::string, std::string>> parseAnalyzerList(const std::string& list);
 
 // One analyser by name, its output to `to` ("-": stdout).
 std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std::string& to, const std::string& program,

@@ -69,8 +69,9 @@ instruction its address, rank, procedure, source line and disassembly.
 Exits 1 if a thread could not be regenerated to its end (mined as far as it goes).
 )";
 
+// A usage error: one line, exit 2 (the usage itself is in --help).
 [[noreturn]] void bad(const std::string& message) {
-  std::fprintf(stderr, "atomx: %s (%s)\n", message.c_str(), kUsage);
+  std::fprintf(stderr, "atomx: %s (see atomx melt --help)\n", message.c_str());
   std::exit(2);
 }
 

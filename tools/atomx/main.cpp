@@ -561,6 +561,7 @@ int runAnalyze(int argc, char** argv) {
   }
   if (dir.empty()) usageError(std::string("analyze needs a trace directory (") + kAnalyzeUsage + ")");
   if (list.empty()) usageError(std::string("analyze needs --tool NAME (") + kAnalyzeUsage + "; atomx analyze --help lists them)");
+  atomx::analyze::parseAnalyzerList("problems," + list);  // a bad list before the trace is read
   const atomx::trace::TraceReader trace(dir);
   const auto analyzers =
       atomx::analyze::makeAnalyzers("problems," + list, trace.program(), trace.program() + " (atomx analyze " + dir + ")");
