@@ -16,7 +16,8 @@
 // 64-bit words, zeroed), and its reference methods call no library function
 // and use no floating point, so they can run in an analysis routine that
 // atomx calls without saving the vector state.  Parsing allocates and
-// throws ConfigError, whose what() is one line: "FILE:LINE: problem".
+// throws ConfigError, whose what() is one line: "FILE:LINE: problem"
+// (text that is no file's, parseConfig(text, ""): "problem").
 //
 // The model is Valgrind cachegrind's (cg_sim.c): each set an array of tags,
 // most recently used (LRU) or newest (FIFO) first; a reference of `size`
@@ -128,8 +129,9 @@ class Parser {
  public:
   explicit Parser(std::string file) : file_(std::move(file)) {}
 
+  // From a file: "FILE:LINE: problem"; from no file (the name ""): the problem alone.
   [[noreturn]] void fail(const std::string& what) const {
-    throw ConfigError(file_ + ":" + std::to_string(line_) + ": " + what);
+    throw ConfigError(file_.empty() ? what : file_ + ":" + std::to_string(line_) + ": " + what);
   }
 
   Config parse(std::string_view text) {
@@ -148,7 +150,8 @@ class Parser {
     finish(c);
     if (c.hierarchies.empty()) {
       line_ = 0;
-      throw ConfigError(file_ + ": no cache level (write e.g. 'D1 size=32K assoc=8 line=64', docs/cachesim.md)");
+      throw ConfigError((file_.empty() ? "" : file_ + ": ") +
+                        "no cache level (write e.g. 'D1 size=32K assoc=8 line=64', docs/cachesim.md)");
     }
     return c;
   }
@@ -188,7 +191,7 @@ class Parser {
         } else if (key == "assoc") {
           if (v == "full") full = true;
           else if (!number(v, n, false) || !n || n > 1024) fail("assoc: '" + v + "' (a number of ways from 1 to 1024, or full)");
-          else l.assoc = uint32_t(n);
+          else l.assoc = uint32_t(n), full = false;  // a key written twice: the later counts
         } else if (key == "line") {
           if (!number(v, n, true) || !pow2(n) || n > 4096) fail("line: '" + v + "' is not a power of two up to 4096");
           l.line = uint32_t(n);
@@ -442,7 +445,7 @@ struct Cache {
   }
 };
 
-// A hierarchy's state over caller memory (words(h) zeroed 64-bit words).
+// A hierarchy's state over caller memory (words(h, tables) zeroed 64-bit words).
 class Simulator {
  public:
   // Whether a first level can keep a most-recent-line table (Cache::mru):
@@ -458,13 +461,17 @@ class Simulator {
     return mruTable(l) && l.policy == Policy::Lru && l.assoc >= 2 && uint64_t(l.assoc) * 8 <= l.line;
   }
   static size_t tagWords(const Level& l) { return tagsInTable(l) ? 0 : size_t(l.sets()) * l.assoc; }
-  static size_t words(const Hierarchy& h) {
+  // `tables`: keep those tables, for a caller that tests hits inline
+  // (tools/cachesim).  Without them (tools/cache) a level's state is its
+  // tags alone, and no fill or flush writes a table.  The simulation is
+  // the same either way.
+  static size_t words(const Hierarchy& h, bool tables = true) {
     size_t n = 0;
-    for (const Level& l : h.levels) n += tagWords(l) + mruWords(l);
+    for (const Level& l : h.levels) n += tables ? tagWords(l) + mruWords(l) : size_t(l.sets()) * l.assoc;
     return n;
   }
   Simulator() = default;
-  Simulator(const Hierarchy& h, uint64_t* memory) {
+  Simulator(const Hierarchy& h, uint64_t* memory, bool tables = true) {
     nlevels_ = int(h.levels.size());
     for (int k = 0; k < nlevels_; ++k) {
       const Level& l = h.levels[size_t(k)];
@@ -474,10 +481,10 @@ class Simulator {
       c.lineBits = uint32_t(__builtin_ctzll(l.line));
       c.policy = l.policy;
       c.writeAllocate = l.writeAllocate;
-      c.inTable = tagsInTable(l);
+      c.inTable = tables && tagsInTable(l);
       c.stride = c.inTable ? uint32_t(l.line / 8) : l.assoc;
-      tagWords_[k] = tagWords(l);
-      mruWords_[k] = mruWords(l);
+      tagWords_[k] = tables ? tagWords(l) : size_t(l.sets()) * l.assoc;
+      mruWords_[k] = tables ? mruWords(l) : 0;
     }
     place(memory);
     ni_ = int(h.iPath.size()), nd_ = int(h.dPath.size());
@@ -560,6 +567,18 @@ class Simulator {
   ContextSwitch switch_;
   uint64_t units_ = 0, switches_ = 0;
 };
+
+// The level as a statement of the format, which parses back to it:
+// "D1 size=8192 assoc=1 line=32 policy=lru write-allocate=yes" (a single
+// set of more than one way: assoc=full).  For a tool that takes a level
+// from its own options or a file and hands it on as text.
+inline std::string statement(const Level& l) {
+  const char* policies[] = {"lru", "fifo", "random"};
+  return l.name + " size=" + std::to_string(l.size) +
+         " assoc=" + (l.sets() == 1 && l.assoc > 1 ? std::string("full") : std::to_string(l.assoc)) +
+         " line=" + std::to_string(l.line) + " policy=" + policies[int(l.policy)] +
+         " write-allocate=" + (l.writeAllocate ? "yes" : "no");
+}
 
 // "32 KB, 64 B lines, 8-way, lru" for reports.
 inline std::string describe(const Level& l) {

@@ -51,6 +51,20 @@ ATOMX_LIGHT_HIDDEN ATOMX_LIGHT_GPR inline void* kernelMemory(size_t bytes) {
   return r < 0 && r > -4096 ? nullptr : reinterpret_cast<void*>(r);
 }
 
+// Copies `bytes` (a multiple of 8) word by word through general registers:
+// a struct copy or memcpy would be SSE stores or a call to libc's.  For
+// state copied into a thread's memory inside a light routine
+// (tools/cache, tools/cachesim: a cachesim::Simulator's shape).
+ATOMX_LIGHT_HIDDEN ATOMX_LIGHT_GPR inline void copyWords(void* to, const void* from, size_t bytes) {
+  uint64_t* d = static_cast<uint64_t*>(to);
+  const uint64_t* s = static_cast<const uint64_t*>(from);
+  for (size_t k = 0; k < bytes / 8; ++k) {
+    uint64_t w = s[k];
+    asm("" : "+r"(w));  // no loop the compiler turns into a memcpy call
+    d[k] = w;
+  }
+}
+
 // A test-and-test-and-set lock, for short critical sections.
 class ATOMX_LIGHT_HIDDEN SpinLock {
  public:

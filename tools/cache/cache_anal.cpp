@@ -1,12 +1,14 @@
-// Analysis side of the cache tool (cache_inst.cpp): the cache simulator,
-// the same model as Valgrind cachegrind's cg_sim.c (write-allocate by
-// default; each set an array of line numbers, most recently used first; an
-// access that straddles two lines touches both and counts once, as a miss
-// if either line missed).
+// Analysis side of the cache tool (cache_inst.cpp): one data cache, the
+// level the rewrite chose (a statement of the one configuration format),
+// simulated by <atomx/cachesim.hpp>, the same model as Valgrind
+// cachegrind's cg_sim.c (write-allocate by default; each set an array of
+// lines, most recently used first; an access that straddles two lines
+// touches both and counts once, as a miss if either line missed).
 //
 // Threads: each thread simulates its own private cache (like per-core L1
 // caches) and keeps its own counters, so the hot path takes no lock and
 // shares no cache line with other threads; the report adds the threads up.
+#include <atomx/cachesim.hpp>
 #include <atomx/light.hpp>
 #include <atomx/memsites.hpp>
 #include <atomx/report.hpp>
@@ -15,15 +17,15 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <utility>
 #include <string>
 #include <vector>
+
+namespace cs = atomx::cachesim;
 
 namespace {
 using atomx::memsites::Site;
 using atomx::memsites::kWrite;
 using atomx::memsites::kLockedModify;
-enum Policy { kLru = 0, kFifo = 1, kRandom = 2 };
 
 // Per site and thread.  Written only by the owning thread (relaxed atomics:
 // plain moves, but the report may read them while threads still run).
@@ -32,11 +34,11 @@ struct Counts {
 };
 inline void bump(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
-long cacheSize, assoc, lineSize, policy, writeAllocate, topN, nsites, verify;
+long topN, nsites, verify;
 std::atomic<long> verified{0}, mismatches{0};
 std::atomic<uint64_t> firstMismatch{0};
-unsigned lineBits;
-uint64_t setMask;
+cs::Hierarchy cache;  // one level, D1
+cs::Simulator shape;  // copied (empty) into each thread
 std::vector<Site> sites;
 std::vector<std::string> procNames;
 
@@ -46,58 +48,23 @@ std::vector<std::string> procNames;
 // access, zeroed by the kernel, and linked into a lock-free list.
 struct Thread {
   Thread* next;
-  uint64_t* tags;  // per set, assoc ways of line number + 1 (0: invalid), MRU (or newest) first
+  cs::Simulator sim;
   Counts* counts;
   uint64_t* computed;  // --verify-merge: the address each member was given
-  uint64_t rng;
   atomx::memsites::Rep rep;  // CacheRepBefore -> CacheRepAfter
 
-  // One line: true on a miss.  write && !writeAllocate: a miss installs nothing.
-  bool line(uint64_t block, bool fill) {
-    const uint64_t tag = block + 1;
-    uint64_t* set = &tags[(block & setMask) * assoc];
-    if (set[0] == tag) return false;
-    for (long i = 1; i < assoc; ++i)
-      if (set[i] == tag) {
-        if (policy == kLru) moveToFront(set, i, tag);
-        return false;
-      }
-    if (!fill) return true;
-    long victim = assoc - 1;  // LRU: the least recent; FIFO: the oldest; invalid ways go first
-    if (policy == kRandom && set[victim] != 0) {
-      rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-      victim = long(rng % uint64_t(assoc));
-    }
-    moveToFront(set, victim, tag);
-    return true;
-  }
-  // set[0..i-1] move up one way, `tag` goes first.  (Not a memmove: the
-  // compiler would call libc's, which uses vector registers.)
-  static void moveToFront(uint64_t* set, long i, uint64_t tag) {
-    uint64_t carry = tag;
-    for (long k = 0; k <= i; ++k) std::swap(carry, set[k]);
-  }
-  bool access(uint64_t addr, unsigned size, bool write) {
-    if (size > unsigned(lineSize)) size = unsigned(lineSize);  // as cachegrind clamps xsave & co.
-    if (size == 0) size = 1;
-    const bool fill = !write || writeAllocate;
-    uint64_t first = addr >> lineBits, last = (addr + size - 1) >> lineBits;
-    bool miss = false;
-    for (uint64_t b = first; b <= last; ++b) miss |= line(b, fill);  // every line, for its state
-    return miss;
-  }
   // One operand of site s at addr.
   void op(long s, long desc, uint64_t addr) {
-    const int kind = int(desc & 0xff);
-    const unsigned size = unsigned((desc >> 8) & 0xffff);
+    const int kind = atomx::memsites::kind(desc);
+    const uint32_t size = atomx::memsites::size(desc);
     Counts& c = counts[s];
     const bool write = kind == kWrite;
-    const bool miss = access(addr, size, write);
+    const bool miss = sim.data(addr, size, write) != 0;
     bump(write ? c.writes : c.reads);
     if (miss) bump(write ? c.writeMisses : c.readMisses);
     if (kind == kLockedModify) {  // Valgrind: a load, then a compare-and-swap (one more read)
       bump(c.reads);
-      if (access(addr, size, false)) bump(c.readMisses);
+      if (sim.data(addr, size, false)) bump(c.readMisses);
     }
   }
 };
@@ -112,14 +79,15 @@ void* mapZeroed(size_t bytes) {
 }
 
 __attribute__((noinline)) Thread* newThread() {
-  const size_t ways = size_t(setMask + 1) * size_t(assoc);
-  const size_t bytes = sizeof(Thread) + ways * 8 + size_t(nsites) * sizeof(Counts) + (verify ? size_t(nsites) * 8 : 0);
+  const size_t words = cs::Simulator::words(cache, false);
+  const size_t bytes = sizeof(Thread) + words * 8 + size_t(nsites) * sizeof(Counts) + (verify ? size_t(nsites) * 8 : 0);
   char* m = static_cast<char*>(mapZeroed(bytes));
   Thread* t = reinterpret_cast<Thread*>(m);
-  t->tags = reinterpret_cast<uint64_t*>(m + sizeof(Thread));
-  t->counts = reinterpret_cast<Counts*>(t->tags + ways);
+  uint64_t* state = reinterpret_cast<uint64_t*>(m + sizeof(Thread));
+  atomx::copyWords(&t->sim, &shape, sizeof(cs::Simulator));
+  t->sim.place(state);
+  t->counts = reinterpret_cast<Counts*>(state + words);
   t->computed = verify ? reinterpret_cast<uint64_t*>(t->counts + nsites) : nullptr;
-  t->rng = 0x9e3779b97f4a7c15ull;
   t->next = threads.load(std::memory_order_relaxed);
   while (!threads.compare_exchange_weak(t->next, t, std::memory_order_release, std::memory_order_relaxed)) {
   }
@@ -138,13 +106,12 @@ void both(Thread& t, long s, long ea0, long ea1, uint64_t times) {
 }  // namespace
 
 extern "C" {
-void CacheInit(long* config, long* table, const char* procs) {
-  cacheSize = config[0], assoc = config[1], lineSize = config[2], policy = config[3];
-  writeAllocate = config[4], topN = config[5], nsites = config[6], verify = config[8];
-  lineBits = unsigned(__builtin_ctzl(uint64_t(lineSize)));
-  setMask = uint64_t(cacheSize / lineSize / assoc) - 1;
+void CacheInit(long* config, const char* level, long* table, const char* procs) {
+  topN = config[0], nsites = config[1], verify = config[3];
+  cache = cs::parseConfig(level, "").hierarchies[0];  // checked by the rewrite (cache_inst.cpp)
+  shape = cs::Simulator(cache, nullptr, false);  // no inline hit tests, so no tables for them
   sites = atomx::memsites::read(table, nsites);
-  for (const char* p = procs; *p;) {
+  for (const char* p = procs; *p;) {  // '\n' after each name
     const char* nl = std::strchr(p, '\n');
     procNames.emplace_back(p, nl - p);
     p = nl + 1;
@@ -208,14 +175,12 @@ void CacheReport() {
   }
   for (const Total& p : proc) total.r += p.r, total.w += p.w, total.rm += p.rm, total.wm += p.wm;
   auto rate = [](uint64_t m, uint64_t a) { return a ? 100.0 * double(m) / double(a) : 0.0; };
+  const cs::Level& l = cache.levels[0];
   const char* policies[] = {"lru", "fifo", "random"};
-  char geometry[160];
-  std::snprintf(geometry, sizeof geometry, "%ld B, %ld B lines, %s, %s, %s", cacheSize, lineSize,
-                assoc == 1 ? "direct-mapped" : (assoc == cacheSize / lineSize ? "fully associative" : (std::to_string(assoc) + "-way").c_str()),
-                policies[policy], writeAllocate ? "write-allocate" : "no-write-allocate");
 
   if (FILE* out = atomx::openToolOutput("cache.out")) {
-    std::fprintf(out, "cache: %s (%zu thread%s, one private cache each)\n", geometry, nthreads, nthreads == 1 ? "" : "s");
+    std::fprintf(out, "cache: %s (%ld thread%s, one private cache each)\n", cs::describe(l).c_str(), nthreads,
+                 nthreads == 1 ? "" : "s");
     std::fprintf(out, "accesses %16llu   misses %14llu   miss rate %6.2f%%\n", (unsigned long long)total.all(),
                  (unsigned long long)total.miss(), rate(total.miss(), total.all()));
     std::fprintf(out, "reads    %16llu   misses %14llu   miss rate %6.2f%%\n", (unsigned long long)total.r,
@@ -247,9 +212,9 @@ void CacheReport() {
     j.beginObject();
     j.key("tool").value("cache");
     j.key("cache").beginObject();
-    j.key("size").value(cacheSize).key("line").value(lineSize).key("assoc").value(assoc);
-    j.key("sets").value(long(setMask + 1)).key("policy").value(policies[policy]);
-    j.key("write_allocate").value(bool(writeAllocate)).key("threads").value(nthreads);
+    j.key("size").value(long(l.size)).key("line").value(long(l.line)).key("assoc").value(long(l.assoc));
+    j.key("sets").value(long(l.sets())).key("policy").value(policies[int(l.policy)]);
+    j.key("write_allocate").value(l.writeAllocate).key("threads").value(nthreads);
     j.endObject();
     auto counts = [&](const Total& t) {
       j.key("accesses").value(t.all()).key("misses").value(t.miss());

@@ -1,5 +1,6 @@
 // The ATOM paper's cache tool: simulate a data cache on every memory access
-// of the program's own code (README.md).  Rewrite time: parse the geometry,
+// of the program's own code (README.md).  Rewrite time: read the cache (a D1
+// level of the one configuration format, <atomx/cachesim.hpp>),
 // describe each memory instruction once in a static table (pc, procedure,
 // per-operand kind and size), and add ONE call per memory instruction that
 // passes only its site number and effective addresses (cache_anal.cpp).
@@ -13,108 +14,87 @@
 #include <atomx/atomx.hpp>
 #include <atomx/memrefs.hpp>
 
-#include <cctype>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
+#include <atomx/cachesim.hpp>
+
 #include <string>
 #include <vector>
 
 using namespace atomx;
 using namespace atomx::memrefs;
 
-namespace {
-struct Config {
-  long size = 8192, assoc = 1, line = 32, policy = 0, writeAllocate = 1, top = 10;
-};
+namespace cs = atomx::cachesim;
 
+namespace {
 [[noreturn]] void fail(const std::string& msg) { throw Error("cache: " + msg); }
 
-long number(const std::string& key, const std::string& v, bool units) {
-  size_t end = 0;
-  long n = 0;
-  try { n = std::stol(v, &end, 0); } catch (...) { fail(key + ": not a number: '" + v + "'"); }
-  std::string unit = v.substr(end);
-  if (units && (unit == "K" || unit == "k" || unit == "KB" || unit == "kB")) n <<= 10, unit.clear();
-  if (units && (unit == "M" || unit == "m" || unit == "MB")) n <<= 20, unit.clear();
-  if (!unit.empty()) fail(key + ": bad value '" + v + "'" + (units ? " (a number of bytes, K or M suffix)" : ""));
-  if (n <= 0) fail(key + ": must be positive: '" + v + "'");
-  return n;
+// The cache, in the one configuration format (<atomx/cachesim.hpp>,
+// docs/cachesim.md): the options --size, --assoc, --line, --policy and
+// --write-allocate are that format's D1 keys, written after the paper's
+// default level in the order given (a later key counts); --config FILE
+// reads a file of that format, whose one D1 level replaces everything
+// before it.  The format's parser checks the values and the geometry.
+struct Options {
+  std::string level = "D1 size=8K assoc=1 line=32";  // the paper's: 8 KB, direct-mapped
+  long top = 10;
+};
+
+void key(Options& o, const std::string& k, const std::string& v) {
+  if (v.empty() || v.find_first_of(" \t\r\n#") != std::string::npos) fail("--" + k + ": bad value '" + v + "'");
+  o.level += " " + k + "=" + v;
 }
 
-void set(Config& c, const std::string& key, const std::string& v) {
-  if (key == "size") c.size = number(key, v, true);
-  else if (key == "line") c.line = number(key, v, true);
-  else if (key == "assoc") c.assoc = (v == "full") ? 0 : number(key, v, false);
-  else if (key == "top") c.top = number(key, v, false);
-  else if (key == "policy") {
-    if (v == "lru") c.policy = 0;
-    else if (v == "fifo") c.policy = 1;
-    else if (v == "random") c.policy = 2;
-    else fail("policy: '" + v + "' (lru, fifo or random)");
-  } else if (key == "write-allocate" || key == "write_allocate") {
-    if (v == "yes" || v == "1") c.writeAllocate = 1;
-    else if (v == "no" || v == "0") c.writeAllocate = 0;
-    else fail(key + ": '" + v + "' (yes or no)");
-  } else fail("unknown option '" + key + "' (size, assoc, line, policy, write-allocate, top, config)");
-}
-
-// A config file: key = value lines (the option names), '#' comments.
-void readConfig(Config& c, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail("cannot read config file '" + path + "'");
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    line = line.substr(0, line.find('#'));
-    auto trim = [](std::string s) {
-      s.erase(0, s.find_first_not_of(" \t\r"));
-      s.erase(s.find_last_not_of(" \t\r") + 1);
-      return s;
-    };
-    if (trim(line).empty()) continue;
-    size_t eq = line.find('=');
-    if (eq == std::string::npos) fail(path + ":" + std::to_string(n) + ": expected key = value");
-    set(c, trim(line.substr(0, eq)), trim(line.substr(eq + 1)));
+// A file of the format holding the cache tool's one cache.
+void configFile(Options& o, const std::string& path) {
+  cs::Config c;
+  try {
+    c = cs::readConfig(path);
+  } catch (const cs::ConfigError& e) {
+    fail(e.what());
   }
+  const cs::Hierarchy& h = c.hierarchies[0];
+  if (c.hierarchies.size() != 1 || h.levels.size() != 1 || h.levels[0].name != "D1" ||
+      h.contextSwitch.unit != cs::SwitchUnit::None)
+    fail(path + ": the cache tool simulates one data cache: a file with one D1 level and nothing else "
+         "(e.g. 'D1 size=8K assoc=1 line=32'; -T cachesim simulates the rest)");
+  o.level = cs::statement(h.levels[0]);
 }
 
-bool pow2(long n) { return n > 0 && (n & (n - 1)) == 0; }
-
-Config parse(int argc, char** argv) {
-  Config c;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
+// The options, and the level they make (a statement of the format).
+std::string parse(const std::vector<std::string>& args, Options& o) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
     if (a.rfind("--", 0) != 0) fail("unexpected argument '" + a + "' (options: --size 8K --assoc 1 --line 32 --policy lru ...)");
     a = a.substr(2);
-    if (a == "no-write-allocate") { c.writeAllocate = 0; continue; }
+    if (a == "no-write-allocate") { key(o, "write-allocate", "no"); continue; }
     std::string v;
     if (size_t eq = a.find('='); eq != std::string::npos) v = a.substr(eq + 1), a = a.substr(0, eq);
-    else if (i + 1 < argc) v = argv[++i];
+    else if (i + 1 < args.size()) v = args[++i];
     else fail("--" + a + " needs a value");
-    if (a == "config") readConfig(c, v);
-    else set(c, a, v);
+    if (a == "config") configFile(o, v);
+    else if (a == "top") o.top = optionNumber("cache", "--top", v.c_str(), 1);
+    else if (a == "size" || a == "assoc" || a == "line" || a == "policy" || a == "write-allocate") key(o, a, v);
+    else fail("unknown option '" + a + "' (size, assoc, line, policy, write-allocate, no-write-allocate, top, config)");
   }
-  if (!pow2(c.line)) fail("line size " + std::to_string(c.line) + " is not a power of two");
-  if (c.size % c.line) fail("size " + std::to_string(c.size) + " is not a multiple of the line size " + std::to_string(c.line));
-  if (c.assoc == 0) c.assoc = c.size / c.line;  // fully associative
-  if ((c.size / c.line) % c.assoc || !pow2(c.size / c.line / c.assoc))
-    fail("size / (line * assoc) = " + std::to_string(c.size) + " / (" + std::to_string(c.line) + " * " +
-         std::to_string(c.assoc) + ") is not a power-of-two number of sets");
-  return c;
+  try {
+    return cs::statement(cs::parseConfig(o.level, "").hierarchies[0].levels[0]);
+  } catch (const cs::ConfigError& e) {
+    fail(e.what());
+  }
 }
 
 }  // namespace
 
 extern "C" void Instrument(int argc, char** argv) {
   bool merge = true, verify = false;
-  std::vector<char*> args;
-  for (int k = 0; k < argc; ++k) {  // the options only this side needs
-    if (k > 0 && std::string(argv[k]) == "--no-merge") merge = false;
-    else if (k > 0 && std::string(argv[k]) == "--verify-merge") verify = true;
+  std::vector<std::string> args;
+  for (int k = 1; k < argc; ++k) {  // the options only this side needs
+    if (std::string(argv[k]) == "--no-merge") merge = false;
+    else if (std::string(argv[k]) == "--verify-merge") verify = true;
     else args.push_back(argv[k]);
   }
-  const Config c = parse(int(args.size()), args.data());
-  Routine init("CacheInit(long[], long[], char*)");
+  Options o;
+  const std::string level = parse(args, o);
+  Routine init("CacheInit(long[], char*, long[], char*)");
   Routine ref1("CacheRef1(long, VALUE)");
   Routine ref2("CacheRef2(long, VALUE, VALUE)");
   Routine group("CacheGroup(long, long, VALUE, VALUE, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV)");
@@ -158,8 +138,6 @@ extern "C" void Instrument(int argc, char** argv) {
   }
   const long nsites = long(sites.size() / kSiteLongs);
   sites.resize(sites.size() + kSiteLongs, 0);  // never an empty array
-  init.atProgramStart(std::vector<long>{c.size, c.assoc, c.line, c.policy, c.writeAllocate, c.top, nsites, nproc,
-                                        long(verify)},
-                      sites, procs);
+  init.atProgramStart(std::vector<long>{o.top, nsites, nproc, long(verify)}, level, sites, procs);
   report.atProgramEnd();
 }

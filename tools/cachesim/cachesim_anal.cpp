@@ -108,17 +108,6 @@ void* mapZeroed(size_t bytes) {
   return m;
 }
 
-// Word by word, with a barrier so that the compiler makes no memcpy call of it.
-void copyWords(void* to, const void* from, size_t bytes) {
-  uint64_t* d = static_cast<uint64_t*>(to);
-  const uint64_t* s = static_cast<const uint64_t*>(from);
-  for (size_t k = 0; k < bytes / 8; ++k) {
-    uint64_t w = s[k];
-    asm("" : "+r"(w));
-    d[k] = w;
-  }
-}
-
 size_t counterWords(const Config& c) {
   return c.fetches.size() * size_t(c.shape.instructionLevels()) + size_t(nsites) * size_t(c.shape.dataLevels()) * 2;
 }
@@ -141,7 +130,7 @@ __attribute__((noinline)) Thread* newThread() {
   for (long c = 0; c < nconfigs; ++c) {
     const Config& cfg = configs[c];
     PerConfig& p = t->per[c];
-    copyWords(&p.sim, &cfg.shape, sizeof(cs::Simulator));
+    atomx::copyWords(&p.sim, &cfg.shape, sizeof(cs::Simulator));
     p.sim.place(reinterpret_cast<uint64_t*>(m));
     // One at a time, through a register (the compiler would pair the
     // stores with SSE, and the routines calling this would save the vector state).
