@@ -131,6 +131,9 @@ struct MemoryOperand {
   bool implicit = false;     // not written in the instruction (push's slot, movs' rsi/rdi ...)
   bool ripRelative = false;
   uint64_t target = 0;       // ripRelative: the original address
+  unsigned addressWidth = 64;  // bits: 32 with an address-size prefix ((%eax))
+  int vectorIndex = -1;      // a gather's or scatter's vector index (xmm/ymm/zmm n): one address
+                             // per element; `index` is -1 then
 };
 
 // One operand of any kind, as the x86 semantics module reads it.  An
@@ -229,9 +232,16 @@ class Inst {
   // A rep, repe or repne prefix repeats it (a string instruction, %rcx
   // times at most; "rep movsb", "repe cmpsb" in text()).
   bool isRepeated() const;
+  // Of those, a compare (cmps, scas), which repe and repne also stop on ZF.
+  bool isRepeatedWhile() const;
   // Atomic: a lock prefix ("lock xadd", "lock cmpxchg" in text()), or xchg
   // with a memory operand, which the CPU locks without one.
   bool isLocked() const;
+  // cmpxchg, cmpxchg8b, cmpxchg16b, locked or not.
+  bool isCompareExchange() const;
+  // A prefetch, or a cache-line flush or write-back (clflush, clflushopt,
+  // clwb): its memory operand names a cache line, and no data moves.
+  bool isCacheControl() const;
   bool hasTarget() const;  // a direct branch
   uint64_t target() const; // its original target address
   // The procedure or imported function a direct call or jump (a tail call

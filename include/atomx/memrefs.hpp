@@ -17,8 +17,9 @@
 //    the later members' addresses use (Group::slots); the analysis side
 //    computes those addresses (disp + slot[base] + slot[index] * scale).  An
 //    instruction joins a group only if its address registers are unchanged
-//    since the group's start, except %rsp moved by known amounts (push, pop,
-//    sub/add $n, %rsp); rep string instructions and %rip-, %fs-relative or
+//    since the group's start, except %rsp moved by known amounts (push and
+//    pop; any other write of %rsp, sub/add $n, %rsp included, ends what is
+//    known of it); rep string instructions and %rip-, %fs-relative or
 //    two-operand members start groups of their own.  Program order is kept.
 //
 // The site table both tools pass to their analysis side (appendSite) holds,
@@ -31,9 +32,7 @@
 
 #include <atomx/atomx.hpp>
 
-#include <cctype>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,8 +44,6 @@ enum Rep : long { kNoRep = 0, kRep = 1, kRepCond = 2 };  // rep; repz/repnz (cmp
 inline constexpr size_t kSiteLongs = 6;
 inline constexpr int kSlots = 10;  // registers one group call passes
 
-inline bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
 // How one memory instruction accesses memory, in Valgrind's order.
 struct Access {
   std::vector<std::pair<unsigned, long>> ops;  // (Zydis memory operand, Kind)
@@ -57,69 +54,42 @@ struct Access {
 // in the note printed for an unknown two-operand instruction.
 inline bool describe(Inst i, Access& a, const char* tool) {
   const unsigned n = i.memOperandCount();
-  const std::string m = i.mnemonic(), text = i.text(), cat = i.category();
-  if (n == 0 || startsWith(m, "prefetch") || startsWith(m, "clflush") || m == "clwb" || cat == "NOP") return false;
+  const std::string cat = i.category();
+  if (n == 0 || i.isCacheControl() || cat == "NOP") return false;
   if (n == 1) {
     long k = i.isLoad() ? (i.isStore() ? kModify : kRead) : i.isStore() ? long(kWrite) : -1;
     if (k < 0) return false;
-    const bool locked = i.isLocked();
-    if (k == kModify && locked && !startsWith(m, "cmpxchg")) k = kLockedModify;
+    if (k == kModify && i.isLocked() && !i.isCompareExchange()) k = kLockedModify;
     a.ops = {{0, k}};
   } else if (cat == "POP") {
     a.ops = {{1, kRead}, {0, kWrite}};  // pop (%rax): read the stack, then store
   } else if (cat == "PUSH" || cat == "CALL") {
     a.ops = {{0, kRead}, {1, kWrite}};  // push (%rax), call *(%rax)
-  } else if (startsWith(m, "movs") && cat == "STRINGOP") {
-    a.ops = {{1, kRead}, {0, kWrite}};  // read (%rsi), write (%rdi)
+  } else if (cat == "STRINGOP" && i.isStore()) {
+    a.ops = {{1, kRead}, {0, kWrite}};  // movs: read (%rsi), write (%rdi)
   } else if (!i.isStore()) {
     a.ops = {{1, kRead}, {0, kRead}};   // cmps: (%rdi), then (%rsi) (Zydis: %rsi first)
   } else {
     // No other two-operand instruction is known in compilers' output.
-    std::fprintf(stderr, "%s: note: %s at 0x%lx: guessing operand kinds\n", tool, text.c_str(), (long)i.pc());
+    std::fprintf(stderr, "%s: note: %s at 0x%lx: guessing operand kinds\n", tool, i.text().c_str(), (long)i.pc());
     a.ops = {{0, kRead}, {1, kWrite}};
   }
   // A repeated cmps or scas stops on its condition too (repe/repne).
-  if (cat == "STRINGOP" && i.isRepeated()) a.rep = (startsWith(m, "cmps") || startsWith(m, "scas")) ? kRepCond : kRep;
+  if (cat == "STRINGOP" && i.isRepeated()) a.rep = i.isRepeatedWhile() ? kRepCond : kRep;
   return true;
 }
 
-// A general register by its 64-bit AT&T name ("%rax"), else -1.
-inline int regNumber(const std::string& r) {
-  static const char* names[] = {"%rax", "%rcx", "%rdx", "%rbx", "%rsp", "%rbp", "%rsi", "%rdi",
-                                "%r8",  "%r9",  "%r10", "%r11", "%r12", "%r13", "%r14", "%r15"};
-  for (int k = 0; k < 16; ++k)
-    if (r == names[k]) return k;
-  return -1;
-}
-
-// The one explicit memory operand of an AT&T text, disp(base,index,scale),
-// with 64-bit registers and no segment; false for anything else (rip-relative,
-// %fs:, vector index, implicit operands, two operands ...).
-inline bool parseMem(const std::string& t, int& base, int& index, long& scale, long& disp) {
-  const size_t open = t.find('(');
-  if (t.find(':') != std::string::npos || open == std::string::npos || t.find('(', open + 1) != std::string::npos) return false;
-  const size_t close = t.find(')', open);
-  size_t d = open;
-  while (d > 0 && (std::isalnum((unsigned char)t[d - 1]) || t[d - 1] == '-')) --d;
-  if (d == 0 || (t[d - 1] != ' ' && t[d - 1] != ',')) return false;
-  const std::string ds = t.substr(d, open - d);
-  char* end = nullptr;
-  disp = ds.empty() ? 0 : std::strtol(ds.c_str(), &end, 0);
-  if (!ds.empty() && *end) return false;
-  std::string in;
-  for (char ch : t.substr(open + 1, close - open - 1))
-    if (ch != ' ') in += ch;
-  std::vector<std::string> parts(1);
-  for (char ch : in) {
-    if (ch == ',') parts.emplace_back();
-    else parts.back().push_back(ch);
-  }
-  base = parts[0].empty() ? -1 : regNumber(parts[0]);
-  if (!parts[0].empty() && base < 0) return false;
-  index = -1, scale = 1;
-  if (parts.size() > 1 && (index = regNumber(parts[1])) < 0) return false;
-  if (parts.size() > 2) scale = std::strtol(parts[2].c_str(), nullptr, 10);
-  return parts.size() <= 3 && (scale == 1 || scale == 2 || scale == 4 || scale == 8);
+// The one memory operand of a later group member as a formula of the
+// registers: disp(base,index,scale) with 64-bit registers and no segment
+// base; false for anything else (rip-relative, %fs: or %gs:, a vector
+// index, a 32-bit address, an absolute address, implicit operands ...).
+inline bool explicitMem(Inst i, int& base, int& index, long& scale, long& disp) {
+  const MemoryOperand m = i.memOperand(0);
+  if (m.implicit || m.ripRelative || m.segment == MemoryOperand::Segment::FS || m.segment == MemoryOperand::Segment::GS ||
+      m.vectorIndex >= 0 || m.addressWidth != 64 || (m.base < 0 && m.index < 0))
+    return false;
+  base = m.base, index = m.index, scale = m.index < 0 ? 1 : long(m.scale), disp = long(m.disp);
+  return true;
 }
 
 // One memory instruction of a group.  The first member's addresses are the
@@ -169,13 +139,9 @@ inline std::vector<Group> groups(Block b, bool merge, const char* tool) {
       const uint64_t w = i.regsWritten();
       written |= w & ~rspBit;
       if (!(w & rspBit)) return;
-      const std::string cat = i.category(), t = i.text(), m = i.mnemonic();
-      long imm = 0;
+      const std::string cat = i.category();
       if (cat == "PUSH") rspDelta -= 8;
       else if (cat == "POP") rspDelta += 8;
-      else if ((m == "sub" || m == "add") && std::sscanf(t.c_str(), "%*s $%li, %%rsp", &imm) == 1 && t.size() > 5 &&
-               t.compare(t.size() - 5, 5, "%rsp") == 0)
-        rspDelta += m == "sub" ? -imm : imm;
       else rspKnown = false;
     };
     effects(s);
@@ -188,11 +154,12 @@ inline std::vector<Group> groups(Block b, bool merge, const char* tool) {
       const std::string cat = i.category();
       int base = -1, index = -1;
       long scale = 1, disp = 0;
-      if (parseMem(i.text(), base, index, scale, disp)) {
+      const bool implicit = i.memOperand(0).implicit;
+      if (explicitMem(i, base, index, scale, disp)) {
         if (base == 4) disp += rspDelta;
-      } else if ((cat == "PUSH" || cat == "CALL") && i.text().find('(') == std::string::npos) {
+      } else if ((cat == "PUSH" || cat == "CALL") && implicit) {
         base = 4, disp = rspDelta - 8;  // push %reg, call: the new top of the stack
-      } else if ((cat == "POP" || cat == "RET") && i.text().find('(') == std::string::npos) {
+      } else if ((cat == "POP" || cat == "RET") && implicit) {
         base = 4, disp = rspDelta;
       } else break;
       auto usable = [&](int r) { return r < 0 || (r == 4 ? rspKnown : !(written & regBit(Reg(r)))); };

@@ -1,19 +1,7 @@
 /* Exact counts from the fewest counters: the run-time half of
- * atomx::Counters::count (src/instrument/CountPlan.cpp writes the programs
- * these read; src/analysis/CounterPlacement.h says why they are right).
- *
- * `slots` holds one count per edge of every counted procedure's count
- * graph: the chords' (slots 0 .. chords-1), which inline increments kept
- * during the run, then the others', which atomx_counts_solve fills in.
- * The program, as 32-bit numbers (slots are below 2^28):
- *   chords,
- *   inductions, then each: slot, step, exits, then each exit edge's slot,
- *   steps, then each step: slot, terms, then each term: 2 * slot + negated,
- *   blocks, then each block's slot (what AtomxCountCost adds up).
- * An induction's slot (analysis/CounterPromotion.h, Induction) holds the sum
- * of what its variable moved by, its count times `step` modulo 2^64: the
- * count is that divided by the step, exactly (the count times |step| is
- * below 2^64).  It cost an update on each of its loop's exits. */
+ * atomx::Counters::count.  It runs the programs src/instrument/CountPlan.cpp
+ * writes, whose format <atomx/counts_format.h> defines. */
+#include "atomx/counts_format.h"
 #include "atomx/analysis.h"
 
 static long costIncrements, costBlocks;
@@ -29,10 +17,10 @@ static unsigned long divideExactly(unsigned long n, long step) {
   return (n >> k) * inverse & (k ? (~0UL >> k) : ~0UL);
 }
 
-void atomx_counts_solve(const int *program, long *slots) {
+void atomx_counts_solve(const AtomxCountsWord *program, long *slots) {
   const long chords = *program++;
   long increments = 0, blocks = 0;
-  const int *inductions = program;
+  const AtomxCountsWord *inductions = program;
   for (long n = *program++; n > 0; --n) {
     const int slot = *program++, step = *program++;
     slots[slot] = (long)divideExactly((unsigned long)slots[slot], step);
@@ -44,7 +32,7 @@ void atomx_counts_solve(const int *program, long *slots) {
     long value = 0;
     for (long terms = *program++; terms > 0; --terms) {
       const int term = *program++;
-      value += (term & 1) ? -slots[term >> 1] : slots[term >> 1];
+      value += ATOMX_COUNTS_TERM_NEGATED(term) ? -slots[ATOMX_COUNTS_TERM_SLOT(term)] : slots[ATOMX_COUNTS_TERM_SLOT(term)];
     }
     slots[slot] = value;
   }
@@ -58,15 +46,13 @@ void atomx_counts_solve(const int *program, long *slots) {
   costBlocks = blocks;
 }
 
-/* pairs: n, then n (counter, slot) pairs; a counter named twice (counted at
- * two places) gets the sum; slot -1: a count no counter gives, -1. */
-void atomx_counts_copy(const int *pairs, const long *slots, long *out) {
+void atomx_counts_copy(const AtomxCountsWord *pairs, const long *slots, long *out) {
   const long n = pairs[0];
   for (long k = 0; k < n; ++k) out[pairs[1 + 2 * k]] = 0;
   for (long k = 0; k < n; ++k) {
     long *o = &out[pairs[1 + 2 * k]];
     const int slot = pairs[2 + 2 * k];
-    *o = slot < 0 || *o < 0 ? -1 : *o + slots[slot];
+    *o = slot < 0 /* ATOMX_COUNTS_UNKNOWN */ || *o < 0 ? -1 : *o + slots[slot];
   }
 }
 

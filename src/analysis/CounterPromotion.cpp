@@ -5,6 +5,7 @@
 
 #include "analysis/Dominators.h"
 #include "analysis/Loops.h"
+#include "x86/Semantics.h"
 
 namespace atomx::analysis {
 
@@ -15,20 +16,6 @@ namespace {
 // ones (rbx rbp r12-r15).  Never %rsp, nor %rax (an increment that keeps
 // the live flags holds them there).
 constexpr unsigned kOrder[] = {11, 10, 9, 8, 7, 6, 1, 2, 3, 5, 12, 13, 14, 15};
-
-bool isSystemCall(const x86::Insn& in) {
-  switch (ZydisMnemonic(in.mnemonic)) {
-    case ZYDIS_MNEMONIC_SYSCALL:
-    case ZYDIS_MNEMONIC_SYSENTER:
-    case ZYDIS_MNEMONIC_INT:
-    case ZYDIS_MNEMONIC_INT1:
-    case ZYDIS_MNEMONIC_INT3:
-    case ZYDIS_MNEMONIC_INTO:
-      return true;
-    default:
-      return false;
-  }
-}
 
 bool plainEdge(ir::EdgeKind k) { return k == ir::EdgeKind::FallThrough || k == ir::EdgeKind::Taken; }
 
@@ -54,7 +41,7 @@ bool eligible(const ir::Procedure& proc, const Loop& loop, const std::vector<boo
     const ir::Block& blk = proc.blocks[b];
     if (!blk.outs.empty() || blk.isEntry || blk.isLandingPad || blk.isAddressTaken || blk.isExternalEntry) return false;
     for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i)
-      if (isSystemCall(proc.insns[i])) return false;
+      if (x86::entersKernel(ZydisMnemonic(proc.insns[i].mnemonic))) return false;
     for (uint32_t s = 0; s < blk.succs.size(); ++s) {
       if (!plainEdge(blk.succs[s].kind)) return false;
       if (!loop.contains(blk.succs[s].to)) out.exits.push_back({b, s});

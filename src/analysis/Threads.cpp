@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "support/Hex.h"
+#include "x86/Semantics.h"
 
 namespace atomx::analysis {
 
@@ -64,14 +65,8 @@ std::string gsEvidence(const ir::Program& program) {
     for (const x86::Insn& in : p.insns) {
       const uint8_t* bytes = program.image->bytesAt(in.address, in.length);
       if (!bytes) continue;
-      // The legacy prefixes come first; 0x65 among them is %gs.
-      for (uint8_t k = 0; k < in.length; ++k) {
-        const uint8_t b = bytes[k];
-        if (b == 0x65) return "it addresses memory through %gs at " + hex(in.address);
-        const bool prefix = b == 0xf0 || b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x36 || b == 0x3e ||
-                            b == 0x26 || b == 0x64 || b == 0x66 || b == 0x67;
-        if (!prefix) break;
-      }
+      if (x86::hasLegacyPrefix(bytes, in.length, x86::prefix::kGS))
+        return "it addresses memory through %gs at " + hex(in.address);
     }
   return "";
 }

@@ -23,6 +23,7 @@
 #include "instrument/Engine.h"
 #include "instrument/Plan.h"
 #include "instrument/SaveSet.h"
+#include "x86/Assembler.h"
 #include "x86/Semantics.h"
 
 namespace atomx::instrument {
@@ -72,12 +73,31 @@ uint32_t incrementCodeSize(const Engine& engine, const Site& site, CounterMode m
 // buffer and lets it run again.
 uint32_t storeCodeSize(const Site& site);
 // A site of Routine::beforeUnless: its inline tests and the call part that
-// runs when one fails (CallCode.cpp, emitUnless, shows the code).
+// runs when one fails (UnlessCode.cpp, emitUnless, shows the code).
 uint32_t unlessCodeSize(const Engine& engine, const Site& site);
-void emitStores(const Site& site, std::vector<uint8_t>& out);
+// The site's code at `at` (CallCode.cpp): for a Routine::beforeUnless
+// site, emitUnless; otherwise emitIncrements, emitStores and, with calls,
+// emitCallPart.  Exactly site.codeSize bytes.
 void emitSite(const Engine& engine, const Site& site, CounterMode mode, uint64_t at, uint64_t enter, uint64_t body,
               const CodeAddresses& addresses, std::vector<uint8_t>& out);
 
+// The emitters of a site's parts, one file each; every form they emit has
+// a fixed size, so each part is sized by emitting it with zero addresses.
+//   IncrementCode.cpp: the per-thread check and the counter updates, with
+//   what keeps the live flags around them.
+void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, const CodeAddresses& addresses,
+                    x86::Assembler& a);
+//   StoreCode.cpp: the trace stores (above).
+void emitStores(const Site& site, std::vector<uint8_t>& out);
+//   UnlessCode.cpp: the tests of a Routine::beforeUnless site, and the call
+//   part where one fails.
+void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& addresses, uint64_t enter, uint64_t body,
+                x86::Assembler& a);
+//   CallCode.cpp: the call part, kSiteSize bytes (top of this file).
+void emitCallPart(uint64_t enter, uint64_t body, x86::Assembler& a);
+
+// The body of a site's calls (CallBody.cpp), and the data pool its
+// arguments' strings and arrays go into.
 class BodyWriter {
  public:
   BodyWriter(const Engine& engine, DataPool& pool) : engine_(engine), pool_(pool) {}

@@ -62,7 +62,7 @@ struct CallRequest {
   std::vector<Arg> args;
   uint32_t order = 0;  // position among all calls added
   // Routine::beforeUnless: the call runs only when one of these fails
-  // (InstBefore, BlockBefore); CallCode.cpp emits them inline.
+  // (InstBefore, BlockBefore); UnlessCode.cpp emits them inline.
   std::vector<MruTest> unless;
 };
 

@@ -114,6 +114,7 @@ MemoryOperand memoryOperand(const x86::MemOperand& m) {
   r.segment = MemoryOperand::Segment(int(m.segment));
   r.size = m.size, r.read = m.read, r.write = m.write, r.implicit = m.implicit;
   r.ripRelative = m.ripRelative, r.target = m.target;
+  r.addressWidth = m.addressWidth, r.vectorIndex = m.vectorIndex;
   return r;
 }
 }  // namespace
@@ -160,6 +161,12 @@ unsigned Inst::flagsWritten() const {
 bool Inst::isScalarVector() const { requireHandle(d_, "isScalarVector"); return semanticsOf(d_).scalarVector; }
 bool Inst::isRepeated() const { requireHandle(d_, "isRepeated"); return semanticsOf(d_).repeated; }
 bool Inst::isLocked() const { requireHandle(d_, "isLocked"); return semanticsOf(d_).locked; }
+bool Inst::isRepeatedWhile() const { requireHandle(d_, "isRepeatedWhile"); return semanticsOf(d_).repeatedWhile; }
+bool Inst::isCompareExchange() const {
+  requireHandle(d_, "isCompareExchange");
+  return semanticsOf(d_).compareExchange;
+}
+bool Inst::isCacheControl() const { requireHandle(d_, "isCacheControl"); return semanticsOf(d_).cacheControl; }
 unsigned Inst::flagsMaybeWritten() const {
   requireHandle(d_, "flagsMaybeWritten");
   return semanticsOf(d_).flags.maybe & x86::flag::kStatus;

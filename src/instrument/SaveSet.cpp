@@ -20,7 +20,7 @@ constexpr x86::RegSet kCallerSaved = bit(ZYDIS_REGISTER_RAX) | bit(ZYDIS_REGISTE
                                      bit(ZYDIS_REGISTER_R9) | bit(ZYDIS_REGISTER_R10) | bit(ZYDIS_REGISTER_R11);
 constexpr ZydisRegister kArgRegs[6] = {ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDX,
                                        ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_R8,  ZYDIS_REGISTER_R9};
-// The scratch registers of the argument code (CallCode.cpp's
+// The scratch registers of the argument code (CallBody.cpp's
 // effectiveAddress and branchCondition).
 constexpr x86::RegSet kArgumentScratch = bit(ZYDIS_REGISTER_RAX) | bit(ZYDIS_REGISTER_R10) | bit(ZYDIS_REGISTER_R11);
 

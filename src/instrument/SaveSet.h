@@ -16,7 +16,7 @@
 //   - reserveForIncrements(): the scratch registers, the red-zone step and
 //     the flags an inline increment sequence keeps.
 //
-// The argument code (CallCode.cpp) uses the scratch registers rax, r10 and
+// The argument code (CallBody.cpp) uses the scratch registers rax, r10 and
 // r11 (never argument registers), the argument registers, and the frame
 // register %rbx; those are the registers reserved here for it.
 #pragma once

@@ -153,6 +153,8 @@ MemOperand memOperand(const ZydisDecodedInstruction& insn, const ZydisDecodedOpe
   }
   m.base = hardwareNumber(op.mem.base);
   m.index = hardwareNumber(op.mem.index);
+  if (const RegSet v = RegSet::of(op.mem.index); !v.empty() && v.gprs() == 0)
+    m.vectorIndex = int8_t(__builtin_ctzll(v.bits) - 32);
   m.scale = m.hasIndex() ? op.mem.scale : 0;
   // push, call, pushf and enter put the value below %rsp (Zydis: disp 0).
   if (op.visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && op.mem.base == ZYDIS_REGISTER_RSP && m.write)
@@ -268,7 +270,51 @@ void constantStep(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand
   s.stepBy = int32_t(by);
 }
 
+bool stringCompare(ZydisMnemonic m) {
+  switch (m) {
+    case ZYDIS_MNEMONIC_CMPSB: case ZYDIS_MNEMONIC_CMPSW: case ZYDIS_MNEMONIC_CMPSD: case ZYDIS_MNEMONIC_CMPSQ:
+    case ZYDIS_MNEMONIC_SCASB: case ZYDIS_MNEMONIC_SCASW: case ZYDIS_MNEMONIC_SCASD: case ZYDIS_MNEMONIC_SCASQ:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool cacheControl(ZydisMnemonic m) {
+  switch (m) {
+    case ZYDIS_MNEMONIC_PREFETCH: case ZYDIS_MNEMONIC_PREFETCHNTA: case ZYDIS_MNEMONIC_PREFETCHT0:
+    case ZYDIS_MNEMONIC_PREFETCHT1: case ZYDIS_MNEMONIC_PREFETCHT2: case ZYDIS_MNEMONIC_PREFETCHW:
+    case ZYDIS_MNEMONIC_PREFETCHWT1: case ZYDIS_MNEMONIC_CLFLUSH: case ZYDIS_MNEMONIC_CLFLUSHOPT:
+    case ZYDIS_MNEMONIC_CLWB:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+bool entersKernel(ZydisMnemonic m) {
+  switch (m) {
+    case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSENTER:
+    case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT1: case ZYDIS_MNEMONIC_INT3: case ZYDIS_MNEMONIC_INTO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool hasLegacyPrefix(const uint8_t* bytes, size_t length, uint8_t p) {
+  for (size_t k = 0; k < length; ++k) {
+    const uint8_t b = bytes[k];
+    if (b == p) return true;
+    const bool legacy = b == prefix::kLock || b == prefix::kRepne || b == prefix::kRep || b == prefix::kES ||
+                        b == prefix::kCS || b == prefix::kSS || b == prefix::kDS || b == prefix::kFS ||
+                        b == prefix::kGS || b == prefix::kOperandSize || b == prefix::kAddressSize;
+    if (!legacy) return false;
+  }
+  return false;
+}
 
 Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops, uint64_t address) {
   Semantics s;
@@ -297,6 +343,10 @@ Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperan
   s.condition = conditionOf(insn.mnemonic);
   s.loopFamily = isLoopFamily(insn.mnemonic);
   s.repeated = isRepeated(insn);
+  s.repeatedWhile = s.repeated && insn.meta.category == ZYDIS_CATEGORY_STRINGOP && stringCompare(insn.mnemonic);
+  s.compareExchange = insn.mnemonic == ZYDIS_MNEMONIC_CMPXCHG || insn.mnemonic == ZYDIS_MNEMONIC_CMPXCHG8B ||
+                      insn.mnemonic == ZYDIS_MNEMONIC_CMPXCHG16B;
+  s.cacheControl = cacheControl(insn.mnemonic);
   s.locked = (insn.attributes & ZYDIS_ATTRIB_HAS_LOCK) || (insn.mnemonic == ZYDIS_MNEMONIC_XCHG && s.memCount > 0);
   s.scalarVector = scalarVector(insn, ops, s.read | s.written);
   constantStep(insn, ops, s);

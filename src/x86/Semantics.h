@@ -19,6 +19,7 @@
 
 #include <Zydis/Zydis.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "x86/Assembler.h"
@@ -93,6 +94,8 @@ struct MemOperand {
   bool implicit = false;  // a hidden operand (push's slot, movs' rsi/rdi ...)
   bool ripRelative = false;
   uint64_t target = 0;    // rip-relative: the address
+  int8_t vectorIndex = kNone;  // a gather's or scatter's (VSIB) vector index register, by number (xmm/ymm/zmm n):
+                               // one address per element; `index` is none then
 
   bool hasBase() const { return base != kNone; }
   bool hasIndex() const { return index != kNone; }
@@ -119,7 +122,11 @@ struct Semantics {
   uint8_t condition = kNoCondition;  // jcc/setcc/cmovcc: the condition code 0..15
   bool loopFamily = false;           // loop, loope, loopne, jrcxz, jecxz
   bool repeated = false;             // a rep, repe or repne prefix repeats it (string instructions)
+  bool repeatedWhile = false;        // of those, a compare (cmps, scas): repe/repne also stop on ZF
   bool locked = false;               // atomic: a lock prefix, or xchg with a memory operand
+  bool compareExchange = false;      // cmpxchg, cmpxchg8b, cmpxchg16b (one access, locked or not, for Valgrind)
+  bool cacheControl = false;         // a prefetch, or a cache-line flush or write-back (clflush, clflushopt,
+                                     // clwb): its memory operand names a line; no data moves
   bool scalarVector = false;         // SSE/AVX on one element of an xmm/ymm/zmm register (addsd, movd)
   bool vectorState = false;          // touches x87, MMX, SSE/AVX, mask or MXCSR state
   // The instruction does nothing to the general registers but add the
@@ -136,6 +143,23 @@ struct Semantics {
 // The semantics of a decoded instruction at `address` (operands as
 // ZydisDecoderDecodeFull gives them).
 Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands, uint64_t address);
+
+// Whether an instruction enters the kernel: a system call (syscall,
+// sysenter) or a software interrupt (int, int1, int3, into).  Known from
+// the mnemonic alone (x86::Insn::mnemonic).
+bool entersKernel(ZydisMnemonic m);
+
+// The legacy prefixes, which come first in an instruction's bytes, in any
+// order (REX, VEX and EVEX follow them).
+namespace prefix {
+inline constexpr uint8_t kLock = 0xf0, kRepne = 0xf2, kRep = 0xf3;
+inline constexpr uint8_t kES = 0x26, kCS = 0x2e, kSS = 0x36, kDS = 0x3e, kFS = 0x64, kGS = 0x65;
+inline constexpr uint8_t kOperandSize = 0x66, kAddressSize = 0x67;
+}  // namespace prefix
+// Whether the legacy prefixes the instruction `bytes` (`length` of them)
+// starts with include `p` (one of prefix::); reads no byte past them, and
+// decodes nothing (a scan of every instruction's bytes stays cheap).
+bool hasLegacyPrefix(const uint8_t* bytes, size_t length, uint8_t p);
 
 // One operand of any kind (the typed API's atomx::Operand), in Zydis' order:
 // the destination first, those the text shows (Decoder::format) before the

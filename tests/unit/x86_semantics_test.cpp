@@ -424,3 +424,68 @@ TEST(X86Semantics, EvaluatesHandComputedAddresses) {
   s = of({0x8b, 0x0c, 0x9d, 0xf0, 0xff, 0xff, 0xff});  // mov -0x10(,%rbx,4),%ecx
   EXPECT_EQ(x86::evaluate(s.mem[0], v), uint64_t(12 - 16));
 }
+
+// What memrefs.hpp and the analyses ask of an instruction beyond its
+// registers and flags (include/atomx/memrefs.hpp, CounterPromotion,
+// Threads): kernel entries, legacy prefixes, repeated compares, compare-
+// and-exchange, cache control, gathers' vector index.
+TEST(X86Semantics, KernelEntries) {
+  EXPECT_TRUE(x86::entersKernel(ZYDIS_MNEMONIC_SYSCALL));
+  EXPECT_TRUE(x86::entersKernel(ZYDIS_MNEMONIC_SYSENTER));
+  EXPECT_TRUE(x86::entersKernel(ZYDIS_MNEMONIC_INT));
+  EXPECT_TRUE(x86::entersKernel(ZYDIS_MNEMONIC_INT1));
+  EXPECT_TRUE(x86::entersKernel(ZYDIS_MNEMONIC_INT3));
+  EXPECT_TRUE(x86::entersKernel(ZYDIS_MNEMONIC_INTO));
+  EXPECT_FALSE(x86::entersKernel(ZYDIS_MNEMONIC_CALL));
+  EXPECT_FALSE(x86::entersKernel(ZYDIS_MNEMONIC_SYSRET));
+}
+
+TEST(X86Semantics, LegacyPrefixes) {
+  using namespace x86::prefix;
+  auto has = [](std::initializer_list<uint8_t> bytes, uint8_t p) {
+    const std::vector<uint8_t> b(bytes);
+    return x86::hasLegacyPrefix(b.data(), b.size(), p);
+  };
+  EXPECT_TRUE(has({0x65, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}, kGS));  // mov %gs:0x28,%rax
+  EXPECT_TRUE(has({0x66, 0x65, 0x8b, 0x00}, kGS));                      // mov %gs:(%rax),%ax: after another
+  EXPECT_FALSE(has({0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}, kGS));  // %fs
+  EXPECT_TRUE(has({0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}, kFS));
+  EXPECT_FALSE(has({0x48, 0xc7, 0xc0, 0x65, 0, 0, 0}, kGS));  // mov $0x65,%rax: 0x65 after the REX, no prefix
+  EXPECT_FALSE(has({0xb8, 0x65, 0, 0, 0}, kGS));              // mov $0x65,%eax: an immediate byte
+  EXPECT_TRUE(has({0xf0, 0x48, 0x0f, 0xb1, 0x0a}, kLock));    // lock cmpxchg %rcx,(%rdx)
+  EXPECT_FALSE(has({0x65}, kLock));
+}
+
+TEST(X86Semantics, MemoryAccessKinds) {
+  x86::Semantics s = of({0xf3, 0xa6});  // repe cmpsb
+  EXPECT_TRUE(s.repeated && s.repeatedWhile);
+  s = of({0xf2, 0xae});  // repne scasb
+  EXPECT_TRUE(s.repeated && s.repeatedWhile);
+  s = of({0xf3, 0x48, 0xa5});  // rep movsq
+  EXPECT_TRUE(s.repeated && !s.repeatedWhile);
+  s = of({0xa6});  // cmpsb
+  EXPECT_FALSE(s.repeated || s.repeatedWhile);
+  s = of({0xf2, 0x0f, 0xc2, 0xc1, 0x00});  // cmpeqsd %xmm1,%xmm0: SSE, no string
+  EXPECT_FALSE(s.repeatedWhile);
+  EXPECT_TRUE(of({0xf0, 0x48, 0x0f, 0xb1, 0x0a}).compareExchange);  // lock cmpxchg %rcx,(%rdx)
+  EXPECT_TRUE(of({0x48, 0x0f, 0xc7, 0x0f}).compareExchange);        // cmpxchg16b (%rdi)
+  EXPECT_FALSE(of({0xf0, 0x48, 0x0f, 0xc1, 0x0a}).compareExchange);  // lock xadd %rcx,(%rdx)
+  EXPECT_TRUE(of({0x0f, 0x18, 0x08}).cacheControl);        // prefetcht0 (%rax)
+  EXPECT_TRUE(of({0x0f, 0x0d, 0x08}).cacheControl);        // prefetchw (%rax)
+  EXPECT_TRUE(of({0x0f, 0xae, 0x38}).cacheControl);        // clflush (%rax)
+  EXPECT_TRUE(of({0x66, 0x0f, 0xae, 0x38}).cacheControl);  // clflushopt (%rax)
+  EXPECT_TRUE(of({0x66, 0x0f, 0xae, 0x30}).cacheControl);  // clwb (%rax)
+  EXPECT_FALSE(of({0x8b, 0x08}).cacheControl);             // mov (%rax),%ecx
+}
+
+TEST(X86Semantics, VectorIndex) {
+  // vpgatherdd %xmm2,(%rax,%xmm1,4),%xmm0
+  x86::Semantics s = of({0xc4, 0xe2, 0x69, 0x90, 0x04, 0x88});
+  ASSERT_EQ(s.memCount, 1);
+  EXPECT_EQ(s.mem[0].vectorIndex, 1);
+  EXPECT_FALSE(s.mem[0].hasIndex());
+  EXPECT_EQ(s.mem[0].base, int8_t(RAX));
+  s = of({0x8b, 0x4c, 0x98, 0x10});  // mov 0x10(%rax,%rbx,4),%ecx
+  EXPECT_EQ(s.mem[0].vectorIndex, x86::MemOperand::kNone);
+  EXPECT_EQ(s.mem[0].index, int8_t(RBX));
+}
