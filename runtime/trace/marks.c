@@ -11,6 +11,13 @@
  * (include/atomx/address_map.h). */
 AtomxCodeMap atomx_analysis_code_map;
 
+/* pc is in the moved code, where atomx inserted its code (every witness
+ * store among it). */
+int in_moved_code(uint64_t pc) {
+  const AtomxCodeMap *m = &atomx_analysis_code_map;
+  return m->pairs && pc >= m->newStart && pc < m->newEnd;
+}
+
 /* Where the interrupted thread is in the program's traced code: the
  * original address of the instruction it runs next, 0 outside that code
  * (a library, the recorder, code atomx left in place), or
@@ -23,7 +30,7 @@ uint64_t interrupted_at(ucontext_t *uc) {
   greg_t *g = uc->uc_mcontext.gregs;
   for (int steps = 0; steps < 256; steps++) {
     const uint64_t rip = (uint64_t)g[REG_RIP];
-    if (!m->pairs || rip < m->newStart || rip >= m->newEnd) return 0;
+    if (!in_moved_code(rip)) return 0;
     const int64_t k = atomx_map_find(m->pairs, m->count, rip - m->base);
     if (k < 0 || m->pairs[k].oldOffset == ATOMX_MAP_NONE) return 0;
     if (!(m->pairs[k].oldOffset & ATOMX_MAP_INSERTED)) return m->linkBase + m->pairs[k].oldOffset + (rip - m->base - m->pairs[k].newOffset);

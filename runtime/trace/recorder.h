@@ -139,6 +139,7 @@ int start_writer(void);
 void wake_writer(void);
 
 /* marks.c: where a signal interrupted the thread. */
+int in_moved_code(uint64_t pc);
 uint64_t interrupted_at(ucontext_t *uc);
 void add_mark(uint16_t kind, int sig, uint64_t pc);
 
