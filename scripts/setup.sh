@@ -9,7 +9,7 @@ packages=(
   libclang-rt-14-dev                  # libFuzzer (tests/fuzz)
   libzydis-dev libzycore-dev          # x86 decoder/encoder (docs/DEPENDENCIES.md)
   libdw-dev pkg-config                # DWARF line tables (Inst::sourceLine)
-  libzstd-dev                         # trace chunks (runtime/trace/recorder.c, src/trace)
+  libzstd-dev                         # trace chunks (runtime/trace/stream.c, src/trace)
   nlohmann-json3-dev                  # reading the tools' JSON (atomx trace --profile)
   libgtest-dev                        # unit tests
   valgrind strace                     # independent oracles in tests

@@ -3,7 +3,7 @@
  * (instrument/Instrumenter.cpp, addressMap); the runtime blob reads it for
  * original_address() (runtime/stub/after.c), and the trace recorder reads it
  * to say where an asynchronous signal interrupted a thread
- * (runtime/trace/recorder.c).  This header is the one definition of it.
+ * (runtime/trace/marks.c).  This header is the one definition of it.
  *
  * The map is an array of pairs sorted by newOffset; both offsets count from
  * the descriptor's mapBase.  The pair with the greatest newOffset at or

@@ -2,7 +2,7 @@
  * runtime itself reaches program_after: the exit handler and the handler for
  * fatal signals. */
 #include "stub.h"
-#include "sys.h"
+#include "../sys.h"
 
 /* Slot 8.  Inside the moved code: the greatest map entry whose new offset is
  * at or below the address, plus the distance from it (inserted code: the

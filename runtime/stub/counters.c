@@ -18,7 +18,7 @@
  * itself be an entry that registers) and uses raw system calls only: the
  * first registration may come from an IFUNC resolver, before libc is up. */
 #include "stub.h"
-#include "sys.h"
+#include "../sys.h"
 
 _Static_assert(STUB_GLIBC_TID_OFFSET == ATOMX_GLIBC_TID_OFFSET, "slots.S");
 _Static_assert(STUB_COUNTERS_OWNER_OFFSET == ATOMX_COUNTERS_OWNER_OFFSET, "slots.S");

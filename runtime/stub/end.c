@@ -3,7 +3,7 @@
  * its ProgramAfter calls; `atomx end` runs the program again to replay them
  * (start.c: ATOMX_END_REPLAY). */
 #include "stub.h"
-#include "sys.h"
+#include "../sys.h"
 
 /* Start-up facts that only the process itself can know: where its dump goes
  * (ATOMX_END_DIR_ENV, read now: the program may rewrite its environment),

@@ -5,7 +5,7 @@
 
 #include "link.h"
 #include "stub.h"
-#include "sys.h"
+#include "../sys.h"
 
 _Static_assert(offsetof(AtomxDescriptor, xsaveSize) == STUB_DESC_XSAVE_SIZE, "enter.S");
 _Static_assert(offsetof(AtomxFrame, returnAddress) == STUB_FRAME_RETURN_ADDRESS, "enter.S");

@@ -1,7 +1,7 @@
 /* Small freestanding helpers for the runtime blob: string functions and the
  * one-line failure message. */
 #include "stub.h"
-#include "sys.h"
+#include "../sys.h"
 
 /* gcc may emit calls to memset/memcpy for struct copies even with
  * -fno-builtin; -fno-tree-loop-distribute-patterns keeps these loops from

@@ -68,9 +68,9 @@ uint32_t incrementCodeSize(const Engine& engine, const Site& site, CounterMode m
 //   mov %fs:CURSOR,%r; mov $bytes,disp8(%r)...; lea N(%r),%r; mov %r,%fs:CURSOR
 // The stores run from the highest offset down, so the first one is the
 // one that reaches past the buffer into its guard page, before any byte
-// is written; the recorder's fault handler (runtime/trace/recorder.c)
-// decodes it (66? REX? C6|C7 modrm(mod 01) disp8 imm), gives %r a fresh
-// buffer and lets it run again.
+// is written; the recorder's fault handler (runtime/trace/signals.c)
+// decodes it, gives %r a fresh buffer and lets it run again.  The forms
+// are defined once, for both sides, in runtime/trace/stores.h.
 uint32_t storeCodeSize(const Site& site);
 // A site of Routine::beforeUnless: its inline tests and the call part that
 // runs when one fails (UnlessCode.cpp, emitUnless, shows the code).

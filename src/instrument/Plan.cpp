@@ -51,7 +51,7 @@ Plan::Plan(const Engine& engine, CounterMode counters) : engine_(engine), counte
   for (const IncrementRequest& i : engine.increments()) place(i);
   for (const StoreRequest& st : engine.stores()) place(st);
   if (counters_ == CounterMode::PerThread && !engine.increments().empty()) addThreadChecks();
-  // A trace's last chunk is written at exit too (runtime/trace/recorder.c).
+  // A trace's last chunk is written at exit too (runtime/trace/stream.c, flush_all).
   if (!programAfter_.empty() || !engine.stores().empty()) addExitHooks();
   findLiveFlags();
   sortAndLayTails();

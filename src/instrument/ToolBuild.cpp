@@ -135,9 +135,15 @@ ToolSources shippedTool(const std::string& name) {
 }
 
 ToolSources traceRecorder() {
-  const std::string recorder = installRoot() + "/share/atomx/runtime/recorder.c";
+  const std::string runtime = installRoot() + "/share/atomx/runtime";
+  const std::string recorder = runtime + "/trace/recorder.c";
   if (access(recorder.c_str(), R_OK) != 0) throw Error(recorder + ": atomx's trace recorder is missing");
-  return {"", {recorder}, {"-lzstd"}, {}};
+  ToolSources t{"", {runtime + "/sys.h"}, {"-lzstd"}, {}};
+  std::error_code ec;
+  for (const std::filesystem::directory_entry& e : std::filesystem::directory_iterator(runtime + "/trace", ec))
+    if (isSourceFile(e.path().string()) || e.path().extension() == ".h") t.analysis.push_back(e.path().string());
+  std::sort(t.analysis.begin(), t.analysis.end());
+  return t;
 }
 
 ToolBuild::ToolBuild(const ToolSources& sources) {
@@ -218,6 +224,7 @@ std::vector<ToolBuild::Command> ToolBuild::commands(const ToolSources& sources, 
   bool anyCxx = false;
   for (size_t i = 0; i < sources.analysis.size(); ++i) {
     const std::string& f = sources.analysis[i];
+    if (!isSourceFile(f)) continue;  // a header: read by the others (-MD)
     anyCxx |= isCxx(f);
     const std::string obj = dir + "/analysis" + std::to_string(i) + ".o";
     Command c{{compilerFor(f), "-c", "-fPIC", "-O2", "-g", include}, f, obj + ".d"};

@@ -17,7 +17,7 @@ namespace atomx::instrument {
 
 struct ToolSources {
   std::string instrumentation;         // inst.c / inst.cpp (none for the trace recorder)
-  std::vector<std::string> analysis;   // anal.c ...
+  std::vector<std::string> analysis;   // anal.c ... (a header among them is not compiled)
   // More for the analysis object's link, in order, after its own objects:
   // object files, archives, shared objects, -l/-L and --ldflags (-lzstd for
   // the recorder).
@@ -45,8 +45,12 @@ struct ShippedTool {
 };
 std::vector<ShippedTool> shippedTools();
 
-// The analysis source of an abstract-execution trace (`atomx trace`):
-// PREFIX/share/atomx/runtime/recorder.c, and no instrumentation file.
+// The analysis sources of an abstract-execution trace (`atomx trace`):
+// every file of PREFIX/share/atomx/runtime/trace/ (runtime/trace: the
+// recorder's .c files and its headers) and PREFIX/share/atomx/runtime/sys.h,
+// and no instrumentation file.  The headers are listed for whoever keys a
+// cache on the sources (atomx trace's rewritten program); the build
+// compiles only the .c files.
 ToolSources traceRecorder();
 
 class ToolBuild {

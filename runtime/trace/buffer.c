@@ -1,0 +1,156 @@
+/* The threads' buffers: a thread's first (at its first store, or its first
+ * signal mark), the one a forked child finds of its parent's and makes its
+ * own, the fresh one a full buffer's store is given (swap_buffer, from the
+ * fault handler), and the last chunk when the thread ends.  The stores
+ * write into them through the thread's cursor (stores.h). */
+#include "recorder.h"
+
+#include <dlfcn.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Every thread's buffer, of every process this address space was. */
+struct buffer *registry;
+/* The program's own libc runs its threads' key destructors: this key's
+ * ends each thread's stream (catch_thread_ends). */
+static pthread_key_t programKey;
+static int (*programSetSpecific)(pthread_key_t, const void *);
+
+/* A buffer and its guard page; `populate`: its pages now, in one go (a
+ * buffer of the pool, which will be filled), rather than a fault each. */
+uint8_t *map_buffer(int populate) {
+  uint8_t *base = mmap(NULL, BUFFER_BYTES + GUARD_BYTES, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+  if (base == MAP_FAILED) fail("cannot map a trace buffer");
+  if (mprotect(base + BUFFER_BYTES, GUARD_BYTES, PROT_NONE) != 0) fail("cannot protect a trace buffer's guard page");
+  return base;
+}
+
+/* This thread's buffer.  A forked child finds its parent's copy and makes
+ * it its own: a stream of its own, from the bytes not yet written. */
+struct buffer *own_buffer(void) {
+  const uint64_t tp = thread_pointer();
+  const pid_t pid = getpid();
+  for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
+    if (b->ended || b->threadPointer != tp) continue;
+    if (b->pid != pid) {
+      /* The child continues its parent's path: its stream is the parent's
+       * chunks written before the fork, then the ones it still had queued
+       * (written here), then this buffer (which holds the rest of the
+       * parent's bytes up to the fork), then its own. */
+      char parent[sizeof b->path];
+      strcpy(parent, b->path);
+      event("forked", "%ld", (long)getppid());
+      if (b->fd >= 0) close(b->fd);
+      b->tid = (pid_t)sys_gettid();
+      b->fd = -1;
+      b->childFirst = 1;
+      b->lock = 0, b->closed = 0; /* the child's own copy */
+      if (!discarding) {
+        open_stream(b);
+        const uint64_t whole = b->written != b->queued ? b->queue[b->written % POOL_BUFFERS].sequence : b->sequence;
+        if (whole > 0) copy_chunks(parent, whole, b->fd);
+        write_queued(b);
+      }
+      __atomic_store_n(&b->pid, pid, __ATOMIC_RELEASE); /* this process's writer may take its chunks now */
+    }
+    return b;
+  }
+  return NULL;
+}
+
+/* The process whose streams are closed (at exit, or exec): a thread it
+ * starts from then on records nothing (its streams would get no last
+ * chunk, the process is about to end). */
+pid_t closedPid;
+
+struct buffer *new_buffer(void) {
+  struct buffer *b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (b == MAP_FAILED) fail("cannot map a trace buffer");
+  b->base = b->pool[0] = map_buffer(0);
+  b->threadPointer = thread_pointer();
+  b->pid = getpid();
+  b->tid = (pid_t)sys_gettid();
+  b->fd = -1;
+  b->closed = __atomic_load_n(&closedPid, __ATOMIC_ACQUIRE) == b->pid;
+  b->next = __atomic_load_n(&registry, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(&registry, &b->next, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+  }
+  if (programSetSpecific) programSetSpecific(programKey, b);
+  event("thread", NULL);
+  return b;
+}
+
+/* No handler of the program may run between writing a buffer and moving
+ * its cursor: its records would go after the bytes written, and be lost
+ * (a handler that comes later gets a buffer of its own). */
+void block_signals(sigset_t *old) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, old);
+}
+void restore_signals(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
+/* The program's thread ends: its last chunk, and a zero cursor, so that a
+ * thread that reuses this thread's descriptor starts a buffer of its own. */
+static void thread_ends(void *value) {
+  struct buffer *b = value;
+  if (!b || b->threadPointer != thread_pointer()) return;
+  sigset_t mask;
+  block_signals(&mask);
+  own_buffer(); /* in a forked child: adopt the parent's copy first */
+  lock_buffer(b);
+  if (!b->closed) flush(b, cursor(), 1);
+  b->closed = b->ended = 1;
+  unlock_buffer(b);
+  event("thread-end", NULL);
+  set_cursor(NULL);
+  if (b->fd >= 0) close(b->fd);
+  for (unsigned i = 0; i < POOL_BUFFERS; i++)
+    if (b->pool[i]) munmap(b->pool[i], BUFFER_BYTES + GUARD_BYTES);
+  restore_signals(&mask);
+}
+
+/* A store through register `reg`, which holds the cursor `slot`, faulted at
+ * `addr`: a thread's first store (the cursor is 0) or a full buffer.  Gives
+ * the thread a fresh buffer (queueing the full one) and points the register
+ * at it; 0 when the fault is not such a store's. */
+int swap_buffer(greg_t *g, int reg, uint8_t *slot, uintptr_t addr) {
+  if ((uint8_t *)g[kGreg[reg]] != slot) return 0;
+  struct buffer *b = own_buffer();
+  const int fresh = slot == NULL && addr < 4096;
+  const int full = b && slot >= b->base && addr >= (uintptr_t)b->base + BUFFER_BYTES &&
+                   addr < (uintptr_t)b->base + BUFFER_BYTES + GUARD_BYTES;
+  if (!fresh && !full) return 0;
+  if (full) hand_off(b, slot);
+  if (fresh && !b) b = new_buffer();
+  g[kGreg[reg]] = (greg_t)b->base;
+  set_cursor(b->base);
+  return 1;
+}
+
+/* `libc`: the program's libc, whose pthread key destructors run
+ * thread_ends as each of the program's threads ends. */
+void catch_thread_ends(void *libc) {
+  int (*keyCreate)(pthread_key_t *, void (*)(void *)) = (int (*)(pthread_key_t *, void (*)(void *)))dlsym(libc, "pthread_key_create");
+  programSetSpecific = (int (*)(pthread_key_t, const void *))dlsym(libc, "pthread_setspecific");
+  if (!keyCreate || !programSetSpecific || keyCreate(&programKey, thread_ends) != 0) programSetSpecific = NULL;
+}
+
+/* The stepper's (stepper.h): the thread's cursor; where a store writes,
+ * from the register that holds the cursor (a fresh buffer when the one it
+ * points into is full, or the thread has none yet). */
+uint8_t *step_cursor(void) { return cursor(); }
+void step_set_cursor(uint8_t *c) { set_cursor(c); }
+uint8_t *step_store_at(greg_t *g, int reg, int disp, int width) {
+  uint8_t *slot = cursor();
+  uint8_t *at = (uint8_t *)g[kGreg[reg]] + disp;
+  struct buffer *b = own_buffer();
+  const int inside = b && (uint8_t *)g[kGreg[reg]] >= b->base && at >= b->base && at + width <= b->base + BUFFER_BYTES;
+  if (!inside) {
+    if (!swap_buffer(g, reg, slot, (uintptr_t)at)) return NULL;
+    at = (uint8_t *)g[kGreg[reg]] + disp;
+  }
+  return at;
+}

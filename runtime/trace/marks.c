@@ -1,0 +1,63 @@
+/* Signal marks (include/atomx/trace_format.h, AtomxTraceMark): where in
+ * the thread's path a handler of the program ran, and where the thread
+ * went on.  The point is the stream position and the original address of
+ * the instruction the thread was at, found through the address map (and
+ * the stepper, when the signal interrupted inserted code). */
+#include "recorder.h"
+
+#include <atomx/address_map.h>
+
+/* The address map, filled in by the atomx runtime before the program starts
+ * (include/atomx/address_map.h). */
+AtomxCodeMap atomx_analysis_code_map;
+
+/* pc is in the moved code, where atomx inserted its code (every witness
+ * store among it). */
+int in_moved_code(uint64_t pc) {
+  const AtomxCodeMap *m = &atomx_analysis_code_map;
+  return m->pairs && pc >= m->newStart && pc < m->newEnd;
+}
+
+/* Where the interrupted thread is in the program's traced code: the
+ * original address of the instruction it runs next, 0 outside that code
+ * (a library, the recorder, code atomx left in place), or
+ * ATOMX_TRACE_MARK_UNKNOWN.  Inserted code the signal interrupted is run
+ * to its end first, so that every record due before that instruction is
+ * in the stream, and the handler's records come after them, not inside a
+ * sequence of stores that has read the cursor but not yet moved it. */
+uint64_t interrupted_at(ucontext_t *uc) {
+  const AtomxCodeMap *m = &atomx_analysis_code_map;
+  greg_t *g = uc->uc_mcontext.gregs;
+  for (int steps = 0; steps < 256; steps++) {
+    const uint64_t rip = (uint64_t)g[REG_RIP];
+    if (!in_moved_code(rip)) return 0;
+    const int64_t k = atomx_map_find(m->pairs, m->count, rip - m->base);
+    if (k < 0 || m->pairs[k].oldOffset == ATOMX_MAP_NONE) return 0;
+    if (!(m->pairs[k].oldOffset & ATOMX_MAP_INSERTED)) return m->linkBase + m->pairs[k].oldOffset + (rip - m->base - m->pairs[k].newOffset);
+    if (!step_inserted(g)) return ATOMX_TRACE_MARK_UNKNOWN;
+  }
+  return ATOMX_TRACE_MARK_UNKNOWN;
+}
+
+/* A signal mark at the cursor of the calling thread's buffer (the thread is
+ * at an instruction of its own, not inside inserted code: the cursor is
+ * the stream position). */
+void add_mark(uint16_t kind, int sig, uint64_t pc) {
+  struct buffer *b = own_buffer();
+  if (!b) {
+    b = new_buffer();
+    set_cursor(b->base);
+  }
+  uint8_t *c = cursor();
+  if (!c || c < b->base || c > b->base + BUFFER_BYTES) {
+    c = b->base;
+    set_cursor(c);
+  }
+  if (b->markCount == MAX_MARKS) { /* the chunk ends here */
+    hand_off(b, c);
+    c = b->base;
+    set_cursor(c);
+  }
+  b->marks[b->markCount++] = (AtomxTraceMark){(uint32_t)(c - b->base), kind, (uint16_t)sig, pc};
+}
+

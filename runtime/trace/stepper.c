@@ -1,0 +1,65 @@
+/* The stepper (stepper.h). */
+#define _GNU_SOURCE
+#include "stepper.h"
+
+#include <string.h>
+
+#include "stores.h"
+
+const int kGreg[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+                       REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+
+int step_inserted(greg_t *g) {
+  uint8_t *p = (uint8_t *)g[REG_RIP];
+  int reg, disp, width, save, len;
+  if ((len = atomx_stores_decode_store(p, &reg, &disp, &width))) {
+    uint8_t *at = step_store_at(g, reg, disp, width);
+    if (!at) return 0;
+    memcpy(at, p + len - width, (size_t)width);
+    g[REG_RIP] += len;
+    return 1;
+  }
+  if ((len = atomx_stores_decode_cursor_move(p, &reg, &save))) {
+    if (save) step_set_cursor((uint8_t *)g[kGreg[reg]]);
+    else g[kGreg[reg]] = (greg_t)step_cursor();
+    g[REG_RIP] += len;
+    return 1;
+  }
+  if ((len = atomx_stores_decode_advance(p, &reg, &disp))) {
+    g[kGreg[reg]] += disp;
+    g[REG_RIP] += len;
+    return 1;
+  }
+  /* lea disp8(%rsp),%rsp: 48 8D 64 24 d8; lea disp32(%rsp),%rsp: 48 8D A4 24 d32 */
+  if (p[0] == 0x48 && p[1] == 0x8d && p[3] == 0x24 && (p[2] == 0x64 || p[2] == 0xa4)) {
+    int32_t d;
+    if (p[2] == 0x64) d = (int8_t)p[4];
+    else memcpy(&d, p + 4, 4);
+    g[REG_RSP] += d;
+    g[REG_RIP] += p[2] == 0x64 ? 5 : 8;
+    return 1;
+  }
+  if (p[0] == 0x50) { /* push %rax */
+    g[REG_RSP] -= 8;
+    *(greg_t *)g[REG_RSP] = g[REG_RAX];
+    g[REG_RIP] += 1;
+    return 1;
+  }
+  if (p[0] == 0x58) { /* pop %rax */
+    g[REG_RAX] = *(greg_t *)g[REG_RSP];
+    g[REG_RSP] += 8;
+    g[REG_RIP] += 1;
+    return 1;
+  }
+  if (p[0] == 0xe9) { /* jmp rel32 */
+    int32_t d;
+    memcpy(&d, p + 1, 4);
+    g[REG_RIP] += 5 + d;
+    return 1;
+  }
+  if (p[0] == 0xeb) { /* jmp rel8 */
+    g[REG_RIP] += 2 + (int8_t)p[1];
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,132 @@
+/* The witness stores: the code atomx inserts at a trace site to append the
+ * site's witness bytes to the running thread's buffer, with no call
+ * (src/instrument/CallCode.cpp, emitStores, encodes it), and the recorder
+ * decodes (runtime/trace: its fault handler, and its stepper, which runs
+ * inserted code to its end when a signal interrupts it).  This header is
+ * the one definition of their encodings, for both: C, and C++.
+ *
+ * A site's sequence, with the cursor in a register %r that is dead there
+ * (instrument/SaveSet's storeScratch), or in %rax, saved, when none is:
+ *
+ *     [lea -128(%rsp),%rsp; push %rax]   when %rax is saved
+ *     mov %fs:CURSOR,%r                  atomx_stores_cursor_move(.., 0)
+ *     mov $imm,disp8(%r) ...             atomx_stores_store: pieces of 4, 2
+ *                                        and 1 bytes, the last piece first
+ *     lea N(%r),%r                       atomx_stores_advance
+ *     mov %r,%fs:CURSOR                  atomx_stores_cursor_move(.., 1)
+ *     [pop %rax; lea 128(%rsp),%rsp]
+ *
+ * CURSOR is ATOMX_TRACE_CURSOR_OFFSET (include/atomx/trace_format.h).
+ * The pieces go from the highest offset down, so the first store is the
+ * one that reaches past a full buffer into its guard page, before any byte
+ * is written; the recorder recognises it by its form and by the register
+ * holding the cursor.  %r is never %rsp or %r12: their disp8(%r) forms
+ * need a SIB byte, which these forms have no room for.  The red-zone steps
+ * are the Assembler's (x86/Assembler.h); the stepper runs any
+ * lea disp8/disp32(%rsp),%rsp. */
+#ifndef ATOMX_TRACE_STORES_H
+#define ATOMX_TRACE_STORES_H
+
+#include <stdint.h>
+
+#include <atomx/trace_format.h>
+
+/* The most witness bytes one site stores: every store's offset and the
+ * advance are one signed byte. */
+#define ATOMX_STORES_MAX_BYTES 127u
+/* The longest form below, in bytes (the cursor moves). */
+#define ATOMX_STORES_MAX_FORM 9u
+
+#define ATOMX_STORES_FS 0x64u              /* %fs segment prefix */
+#define ATOMX_STORES_OPERAND16 0x66u       /* a 2-byte store */
+#define ATOMX_STORES_REX_B 0x41u           /* %r is %r8..%r15 */
+#define ATOMX_STORES_REX_W 0x48u           /* REX.W; | 4: REX.R, | 1: REX.B */
+#define ATOMX_STORES_STORE8 0xc6u          /* mov $imm8,disp8(%r) */
+#define ATOMX_STORES_STORE16_32 0xc7u      /* mov $imm16/32,disp8(%r) */
+#define ATOMX_STORES_LOAD 0x8bu            /* mov %fs:CURSOR,%r */
+#define ATOMX_STORES_SAVE 0x89u            /* mov %r,%fs:CURSOR */
+#define ATOMX_STORES_LEA 0x8du             /* lea N(%r),%r */
+#define ATOMX_STORES_MOD_DISP8 0x40u       /* modrm: mod 01, disp8(%r) */
+
+/* The size of the piece that stores the next of `left` bytes. */
+static inline unsigned atomx_stores_piece(unsigned left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
+
+/* mov %fs:CURSOR,%r (save 0) or mov %r,%fs:CURSOR (save 1), %r the
+ * hardware register number `reg`: 64 REX.W(R) 8B|89 modrm(00 r 100) 25
+ * disp32.  Writes it to out; its length. */
+static inline unsigned atomx_stores_cursor_move(uint8_t *out, unsigned reg, int save) {
+  out[0] = ATOMX_STORES_FS;
+  out[1] = (uint8_t)(ATOMX_STORES_REX_W | (reg >= 8 ? 4u : 0u));
+  out[2] = (uint8_t)(save ? ATOMX_STORES_SAVE : ATOMX_STORES_LOAD);
+  out[3] = (uint8_t)(0x04u | (reg & 7) << 3);
+  out[4] = 0x25;
+  out[5] = ATOMX_TRACE_CURSOR_OFFSET;
+  out[6] = out[7] = out[8] = 0;
+  return 9;
+}
+
+/* mov $bytes[0..width),offset(%r), width 1, 2 or 4: 66? REX.B? C6|C7
+ * modrm(01 000 r) disp8 imm.  Writes it to out; its length. */
+static inline unsigned atomx_stores_store(uint8_t *out, unsigned reg, unsigned offset, const uint8_t *bytes, unsigned width) {
+  unsigned n = 0;
+  if (width == 2) out[n++] = ATOMX_STORES_OPERAND16;
+  if (reg >= 8) out[n++] = ATOMX_STORES_REX_B;
+  out[n++] = (uint8_t)(width == 1 ? ATOMX_STORES_STORE8 : ATOMX_STORES_STORE16_32);
+  out[n++] = (uint8_t)(ATOMX_STORES_MOD_DISP8 | (reg & 7));
+  out[n++] = (uint8_t)offset;
+  for (unsigned i = 0; i < width; i++) out[n++] = bytes[i];
+  return n;
+}
+
+/* lea bytes(%r),%r: REX.W(R,B) 8D modrm(01 r r) disp8.  Writes it to out;
+ * its length. */
+static inline unsigned atomx_stores_advance(uint8_t *out, unsigned reg, unsigned bytes) {
+  out[0] = (uint8_t)(ATOMX_STORES_REX_W | (reg >= 8 ? 5u : 0u));
+  out[1] = ATOMX_STORES_LEA;
+  out[2] = (uint8_t)(ATOMX_STORES_MOD_DISP8 | (reg & 7) << 3 | (reg & 7));
+  out[3] = (uint8_t)bytes;
+  return 4;
+}
+
+/* A store (66? REX? C6|C7 modrm(mod 01, reg 000) disp8 imm): its length,
+ * its base register in *reg, its offset in *disp and its width in *width;
+ * 0 for another instruction. */
+static inline int atomx_stores_decode_store(const uint8_t *p, int *reg, int *disp, int *width) {
+  const uint8_t *q = p;
+  int rexB = 0, wide = 4;
+  if (*q == ATOMX_STORES_OPERAND16) q++, wide = 2;
+  if ((*q & 0xf0) == 0x40) rexB = *q++ & 1;
+  if (!((q[0] == ATOMX_STORES_STORE8 || q[0] == ATOMX_STORES_STORE16_32) && (q[1] & 0xc0) == ATOMX_STORES_MOD_DISP8 &&
+        (q[1] & 0x38) == 0))
+    return 0;
+  *reg = rexB << 3 | (q[1] & 7);
+  *disp = (int8_t)q[2];
+  *width = q[0] == ATOMX_STORES_STORE8 ? 1 : wide;
+  return (int)(q + 3 + *width - p);
+}
+
+/* A cursor move (64 REX.W(R) 8B|89 modrm(00 r 100) 25 CURSOR 0 0 0): its
+ * length, its register in *reg and in *save whether it saves the cursor
+ * (else it loads it); 0 for another instruction. */
+static inline int atomx_stores_decode_cursor_move(const uint8_t *p, int *reg, int *save) {
+  if (!(p[0] == ATOMX_STORES_FS && (p[1] & 0xfb) == ATOMX_STORES_REX_W && (p[2] == ATOMX_STORES_LOAD || p[2] == ATOMX_STORES_SAVE) &&
+        (p[3] & 0xc7) == 0x04 && p[4] == 0x25 && p[5] == ATOMX_TRACE_CURSOR_OFFSET && !p[6] && !p[7] && !p[8]))
+    return 0;
+  *reg = ((p[1] & 4) << 1) | ((p[3] >> 3) & 7);
+  *save = p[2] == ATOMX_STORES_SAVE;
+  return 9;
+}
+
+/* An advance (lea disp8(%r),%r: REX.W(R,B) 8D modrm(01 r r) disp8, %r not
+ * %rsp or %r12): its length, its register in *reg and its displacement in
+ * *disp; 0 for another instruction. */
+static inline int atomx_stores_decode_advance(const uint8_t *p, int *reg, int *disp) {
+  if (!((p[0] & 0xfa) == ATOMX_STORES_REX_W && p[1] == ATOMX_STORES_LEA && (p[2] & 0xc0) == ATOMX_STORES_MOD_DISP8 &&
+        ((p[0] & 4) >> 2) == (p[0] & 1) && ((p[2] >> 3) & 7) == (p[2] & 7) && (p[2] & 7) != 4))
+    return 0;
+  *reg = ((p[0] & 1) << 3) | (p[2] & 7);
+  *disp = (int8_t)p[3];
+  return 4;
+}
+
+#endif
