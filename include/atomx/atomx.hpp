@@ -412,9 +412,12 @@ enum class Point { InstBefore, InstAfter, BlockBefore, BlockAfter, ProcBefore, P
 //     report.atProgramEnd(blocks, blocks.size());  // "Report(long*, long)"
 //
 // Counts are exact.  In a program that may run threads (it imports
-// pthread_create or another way to start one, docs/instrumenting.md) the
-// increments are atomic (`lock inc`); otherwise plain, which is faster;
-// `atomx --atomic-counters` forces atomic ones.  Several increments at one
+// pthread_create or another way to start one, docs/instrumenting.md) each
+// thread increments its own copy of the counters through %gs, with a plain
+// `inc`, and the copies are added up at exit; where the program uses %gs
+// itself the increments are atomic (`lock inc`); otherwise plain.
+// `atomx --counters plain|atomic|per-thread` chooses (the summary line
+// says which was used and why).  Several increments at one
 // place run before the calls there, in the order they were added.
 //
 // What a tool wants is usually how often each block ran, or each edge was

@@ -1,6 +1,7 @@
 // Melting: the instruction sequences that make up most of a run, mined from
 // its regenerated trace (`atomx trace`, include/atomx/trace.hpp).  Wang and
-// Chiu's method (../shared/seeds/003_*, "Melting"), and an exact one that
+// Chiu's method ("Extracting Frequent-Instruction Sequences from a Program
+// Trace", its "Melting"), and an exact one that
 // needs no threshold.  docs/melting.md explains both and the report.
 //
 // The input is each thread's executed instruction sequence, in order.  A

@@ -581,6 +581,9 @@ int main(int argc, char** argv) {
     std::puts("\nshipped tools (atomx -T NAME; share/atomx/tools/NAME/README.md):");
     for (const atomx::instrument::ShippedTool& t : atomx::instrument::shippedTools())
       std::printf("  %-9s %s\n", t.name.c_str(), t.summary.c_str());
+    std::printf("  %-9s %s\n", "melt",
+                "(atomx run -T melt only) trace the program and mine the instruction sequences that make up most of "
+                "the run (atomx melt --help)");
     return 0;
   }
   if (first == "--version") {
