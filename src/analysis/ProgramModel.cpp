@@ -33,6 +33,11 @@ std::string fileObstacle(const elf::ElfImage& image) {
     if (s.type != SHT_RELA || s.isAlloc() || s.info >= image.sections().size()) continue;
     if (image.sections()[s.info].isExec()) return "";
   }
+  // strip(1) removes the symbol table and the link's relocations alike:
+  // say which, so a user does not relink what was only stripped later.
+  if (!image.sectionByName(".symtab"))
+    return "it is stripped (no symbol table, no relocations); use the unstripped file, or relink it with "
+           "-Wl,--emit-relocs (or -Wl,-q) and do not strip it";
   return "no relocations for its code; relink it with -Wl,--emit-relocs (or -Wl,-q) so atomx can move code";
 }
 
