@@ -38,8 +38,7 @@ Instrumented instrument(const std::string& prog, const analysis::BlockProfile& p
   instrument::SessionOptions options{prog, out.path, recorder, {}, {}};
   options.trace = true;
   options.profile = profile.empty() ? nullptr : &profile;
-  auto& session = *new instrument::Session(options);  // lives until exit, as rewriteProgram's
-  writeRewritten(out.path, session);
+  instrument::Session& session = runSession(out.path, options);
   out.placement = session.tracePlacement();
   std::ofstream placement(placementFile);
   placement << std::hex << out.placement << "\n";

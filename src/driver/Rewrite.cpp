@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "elf/OutputFile.h"
 #include "rewrite/Report.h"
@@ -16,16 +17,21 @@ void writeRewritten(const std::string& path, instrument::Session& session) {
   session.phases().time("writeFile", [&] { output.finish(file); });
 }
 
+instrument::Session& runSession(const std::string& out, const instrument::SessionOptions& options) {
+  auto session = std::make_unique<instrument::Session>(options);
+  writeRewritten(out, *session);  // a failure frees the session: its tool's build directory goes
+  // On success the session lives until the process exits: freeing a large
+  // program's IR one block at a time costs more than the rest of the
+  // rewrite's bookkeeping (compilers skip it for the same reason).
+  return *session.release();
+}
+
 void rewriteProgram(const RewriteRequest& r) {
-  // The session lives until the process exits: freeing a large program's IR
-  // one block at a time costs more than the rest of the rewrite's
-  // bookkeeping (compilers skip it for the same reason).
   instrument::SessionOptions options{r.prog, r.out, r.tool, r.toolArgs, r.options};
   options.counters = r.counters;
   options.profile = r.profile.empty() ? nullptr : &r.profile;
   options.deferEnd = r.deferEnd;
-  auto& session = *new instrument::Session(options);
-  writeRewritten(r.out, session);
+  instrument::Session& session = runSession(r.out, options);
   if (!r.quiet)
     for (const std::string& line : session.summary()) std::fprintf(stderr, "atomx: %s\n", line.c_str());
   if (!r.reportPath.empty()) {

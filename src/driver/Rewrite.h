@@ -26,6 +26,11 @@ struct RewriteRequest {
 // Rewrites; prints the summary lines on stderr unless quiet.
 void rewriteProgram(const RewriteRequest& request);
 
+// A session of `options` run and written to `out` (writeRewritten).  It
+// lives until the process exits; when it fails it is freed, and with it
+// the temporary directory its tool was built in.
+instrument::Session& runSession(const std::string& out, const instrument::SessionOptions& options);
+
 // Runs `session` and writes what it makes to `path`: what atomx did not
 // change is copied from the input, in the kernel, while the rewrite runs.
 void writeRewritten(const std::string& path, instrument::Session& session);
