@@ -121,10 +121,15 @@ typedef struct {
  *                    chunks of the process's streams; not a program thread)
  *   fork CHILD       fork() returned in the parent
  *   forked PARENT    the forked child wrote its first bytes of its own
+ *   vfork CHILD      vfork() returned in the parent (the child has exec'd
+ *                    or ended by then)
+ *   vforked PARENT   the vfork child started its own stream (before any
+ *                    of its code ran)
  *   exec FILE        about to exec FILE (the streams are written)
  *   exec-failed ERRNO  and it returned
  *   exit             the process is ending (exit, main returned, its
- *                    own _exit, a fatal signal the atomx runtime catches)
+ *                    own _exit, a fatal signal the atomx runtime catches;
+ *                    a vfork child: _exit or _Exit through the GOT)
  *   killed SIGNAL    a fatal signal the recorder saw (its streams written)
  * A process killed by SIGKILL, or ended by _exit, has no last line. */
 #define ATOMX_TRACE_EVENTS "events"

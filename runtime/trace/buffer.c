@@ -1,8 +1,9 @@
 /* The threads' buffers: a thread's first (at its first store, or its first
  * signal mark), the one a forked child finds of its parent's and makes its
- * own, the fresh one a full buffer's store is given (swap_buffer, from the
- * fault handler), and the last chunk when the thread ends.  The stores
- * write into them through the thread's cursor (stores.h). */
+ * own, a vfork child's own (vfork_started), the fresh one a full buffer's
+ * store is given (swap_buffer, from the fault handler), and the last chunk
+ * when the thread ends.  The stores write into them through the thread's
+ * cursor (stores.h). */
 #include "recorder.h"
 
 #include <dlfcn.h>
@@ -28,12 +29,15 @@ uint8_t *map_buffer(int populate) {
 }
 
 /* This thread's buffer.  A forked child finds its parent's copy and makes
- * it its own: a stream of its own, from the bytes not yet written. */
+ * it its own: a stream of its own, from the bytes not yet written.  A vfork
+ * child has its own (vfork_started): its parent's is its parent's. */
 struct buffer *own_buffer(void) {
+  struct buffer *v = vfork_buffer();
+  if (v) return v;
   const uint64_t tp = thread_pointer();
   const pid_t pid = getpid();
   for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
-    if (b->ended || b->threadPointer != tp) continue;
+    if (b->vfork || b->ended || b->threadPointer != tp) continue;
     if (b->pid != pid) {
       /* The child continues its parent's path: its stream is the parent's
        * chunks written before the fork, then the ones it still had queued
@@ -50,7 +54,7 @@ struct buffer *own_buffer(void) {
       if (!discarding) {
         open_stream(b);
         const uint64_t whole = b->written != b->queued ? b->queue[b->written % POOL_BUFFERS].sequence : b->sequence;
-        if (whole > 0) copy_chunks(parent, whole, b->fd);
+        if (whole > 0) copy_chunks(parent, whole, b->fd, NULL, 0);
         write_queued(b);
       }
       __atomic_store_n(&b->pid, pid, __ATOMIC_RELEASE); /* this process's writer may take its chunks now */
@@ -58,6 +62,84 @@ struct buffer *own_buffer(void) {
     return b;
   }
   return NULL;
+}
+
+/* A child of vfork runs in its parent's memory, on its parent's stack and
+ * with its parent's thread pointer (so the same cursor), until it execs or
+ * ends, while its parent waits (process.c: wrap_vfork).  It must not write
+ * its parent's buffer, queue its chunks, or make it its own as a forked
+ * child does: what the parent finds when it goes on would no longer be its
+ * own.  So the child records into a buffer of its own, an entry of the
+ * registry marked `vfork` (reused: an entry whose child has exec'd or ended
+ * is free again, its pid 0), which only the process whose pid it holds
+ * sees.  It writes its chunks itself, uncompressed (no writer thread, no
+ * malloc: both would be its parent's), and its stream continues its
+ * parent's as a forked child's does: its parent's chunks (every one written
+ * before vfork), then its own, the first marked child. */
+struct buffer *vfork_buffer(void) {
+  const pid_t pid = getpid();
+  for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next)
+    if (b->vfork && __atomic_load_n(&b->pid, __ATOMIC_ACQUIRE) == pid) return b;
+  return NULL;
+}
+
+/* In the vfork child, before it runs any of the program's code: its own
+ * buffer, and its stream, which starts with its parent's chunks.  The
+ * caller points the cursor at it. */
+void vfork_started(void) {
+  const pid_t pid = getpid(), parent = getppid();
+  const uint64_t tp = thread_pointer();
+  /* The parent thread's buffer (a forked parent made its copy its own
+   * before vfork: its pid is the parent's). */
+  struct buffer *from = NULL;
+  for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b && !from; b = b->next)
+    if (!b->ended && b->threadPointer == tp && __atomic_load_n(&b->pid, __ATOMIC_ACQUIRE) == parent) from = b;
+  struct buffer *b = NULL;
+  for (struct buffer *e = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); e && !b; e = e->next) {
+    pid_t none = 0;
+    if (e->vfork && __atomic_compare_exchange_n(&e->pid, &none, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) b = e;
+  }
+  if (!b) {
+    b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED) fail("cannot map a trace buffer");
+    b->pool[0] = map_buffer(0);
+    b->vfork = 1;
+    b->pid = pid;
+    b->next = __atomic_load_n(&registry, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&registry, &b->next, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+    }
+  }
+  b->base = b->pool[0];
+  b->threadPointer = tp;
+  b->tid = (pid_t)sys_gettid();
+  b->fd = -1;
+  b->sequence = 0;
+  b->ended = 0;
+  b->lock = 0;
+  b->queued = b->written = 0;
+  b->markCount = 0;
+  b->path[0] = 0;
+  b->childFirst = from != NULL;
+  /* A parent whose streams are closed (it is exiting): the child's bytes
+   * are dropped, as a thread's started then. */
+  b->closed = from && from->closed;
+  event("vforked", "%ld", (long)parent);
+  if (discarding || !from || b->closed) return;
+  open_stream(b);
+  /* The buffer, empty yet, is the copy's scratch: copy_chunks's own is
+   * shared with the parent, and with any other thread's vfork child. */
+  if (from->sequence > 0 && from->fd >= 0) copy_chunks(from->path, from->sequence, b->fd, b->base, BUFFER_BYTES);
+  b->sequence = from->sequence;
+}
+
+/* In the parent, vfork returned: the child has exec'd or ended (or never
+ * started), and its buffer is free for the next vfork child. */
+void vfork_ended(pid_t child) {
+  for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next)
+    if (b->vfork && __atomic_load_n(&b->pid, __ATOMIC_ACQUIRE) == child) {
+      b->closed = b->ended = 1;
+      __atomic_store_n(&b->pid, 0, __ATOMIC_RELEASE);
+    }
 }
 
 /* The process whose streams are closed (at exit, or exec): a thread it
@@ -96,7 +178,7 @@ void restore_signals(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NU
  * thread that reuses this thread's descriptor starts a buffer of its own. */
 static void thread_ends(void *value) {
   struct buffer *b = value;
-  if (!b || b->threadPointer != thread_pointer()) return;
+  if (!b || b->threadPointer != thread_pointer() || vfork_buffer()) return; /* a vfork child's: its parent's */
   sigset_t mask;
   block_signals(&mask);
   own_buffer(); /* in a forked child: adopt the parent's copy first */

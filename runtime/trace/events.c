@@ -37,11 +37,16 @@ void fail(const char *what) {
 static int eventsFd = -1;
 void event(const char *what, const char *format, ...) {
   if (discarding) return;
-  if (eventsFd < 0) {
+  int fd = eventsFd, once = 0;
+  if (fd < 0) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", traceDir, ATOMX_TRACE_EVENTS);
-    eventsFd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (eventsFd < 0) fail(path);
+    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) fail(path);
+    /* Kept, but not by a vfork child: the variable is its parent's, the
+     * descriptor would be the child's alone. */
+    if (vfork_buffer()) once = 1;
+    else eventsFd = fd;
   }
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -57,6 +62,7 @@ void event(const char *what, const char *format, ...) {
   }
   if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
   line[n++] = '\n';
-  write_all(eventsFd, line, (size_t)n);
+  write_all(fd, line, (size_t)n);
+  if (once) close(fd);
 }
 

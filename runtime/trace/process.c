@@ -1,5 +1,6 @@
-/* fork and exec, through the program's GOT slots (hook_process): a forked
- * child continues its parent's stream, and exec writes every stream's
+/* fork, vfork and exec, through the program's GOT slots (hook_process): a
+ * forked child continues its parent's stream, a vfork child records apart
+ * from its parent, in whose memory it runs, and exec writes every stream's
  * last chunk first. */
 #include "recorder.h"
 
@@ -11,9 +12,7 @@
  * queued, then the buffer), so that the child's own bytes start with a
  * chunk of their own (ATOMX_TRACE_CHUNK_CHILD). */
 static pid_t (*realFork)(void);
-static pid_t wrap_fork(void) {
-  sigset_t mask;
-  block_signals(&mask);
+static void fork_begins(void) {
   struct buffer *b = own_buffer();
   if (b) {
     lock_buffer(b);
@@ -26,10 +25,112 @@ static pid_t wrap_fork(void) {
     }
     unlock_buffer(b);
   }
+}
+static pid_t wrap_fork(void) {
+  sigset_t mask;
+  block_signals(&mask);
+  fork_begins();
   restore_signals(&mask);
   const pid_t child = realFork();
   if (child > 0) event("fork", "%ld", (long)child);
   return child;
+}
+
+/* vfork: the child runs in its parent's memory, on its stack and with its
+ * thread pointer, so with the thread's cursor, until it execs or ends; the
+ * parent waits meanwhile.  So the child must not record into the parent's
+ * buffer (buffer.c: vfork_started), and the parent must find its cursor as
+ * it left it.  As glibc's vfork, wrap_vfork (below, in assembly) makes the
+ * system call itself, with its return address in a register (the child's
+ * calls overwrite the stack below the caller's frame; the kernel gives the
+ * parent its registers back), and the parent's cursor and signal mask in two
+ * more:
+ *   - vfork_begins, in the parent: the parent's bytes so far go to its
+ *     stream, as before fork (so that a child's stream can start with them),
+ *     with every signal blocked (a handler's records in the parent would
+ *     then be lost when its cursor is put back);
+ *   - vfork_child, in the child: its own buffer and stream (vforked), the
+ *     cursor pointed at it, the mask back;
+ *   - vfork_returned, in the parent: its cursor and mask back, the child's
+ *     buffer free again, `vfork CHILD` (or errno set, as vfork does). */
+struct vfork_saved {
+  uint8_t *cursor;
+  uint64_t mask; /* rax and rdx */
+};
+__attribute__((visibility("hidden"), used)) struct vfork_saved atomx_trace_vfork_begins(void);
+__attribute__((visibility("hidden"), used)) void atomx_trace_vfork_child(uint64_t mask);
+__attribute__((visibility("hidden"), used)) long atomx_trace_vfork_returned(long child, uint8_t *c, uint64_t mask);
+__attribute__((visibility("hidden"))) pid_t atomx_trace_wrap_vfork(void);
+static int *(*programErrno)(void); /* the program's libc's __errno_location */
+
+struct vfork_saved atomx_trace_vfork_begins(void) {
+  struct vfork_saved s;
+  /* All but glibc's own two (SIGCANCEL, SIGSETXID), which pthread_sigmask
+   * would not block either. */
+  const uint64_t all = ~((uint64_t)3 << 31);
+  sys_sigprocmask_set(&all, &s.mask);
+  fork_begins();
+  s.cursor = cursor();
+  return s;
+}
+void atomx_trace_vfork_child(uint64_t mask) {
+  vfork_started();
+  struct buffer *b = vfork_buffer();
+  if (b) set_cursor(b->base);
+  sys_sigprocmask_set(&mask, NULL);
+}
+long atomx_trace_vfork_returned(long child, uint8_t *c, uint64_t mask) {
+  set_cursor(c);
+  if (child > 0) vfork_ended((pid_t)child);
+  sys_sigprocmask_set(&mask, NULL);
+  if (child < 0) {
+    if (programErrno) *programErrno() = (int)-child;
+    errno = (int)-child;
+    return -1;
+  }
+  event("vfork", "%ld", child);
+  return child;
+}
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type atomx_trace_wrap_vfork, @function\n"
+        "atomx_trace_wrap_vfork:\n"
+        "  endbr64\n"
+        "  sub $8, %rsp\n"
+        "  call atomx_trace_vfork_begins\n"
+        "  add $8, %rsp\n"
+        "  mov %rax, %rsi\n" /* the parent's cursor */
+        "  pop %rdi\n"       /* the return address */
+        "  mov $58, %eax\n"  /* SYS_vfork */
+        "  syscall\n"
+        "  push %rdi\n"
+        "  sub $8, %rsp\n"
+        "  test %rax, %rax\n"
+        "  jnz 1f\n"
+        "  mov %rdx, %rdi\n" /* the child: the signal mask */
+        "  call atomx_trace_vfork_child\n"
+        "  add $8, %rsp\n"
+        "  xor %eax, %eax\n"
+        "  ret\n"
+        "1:\n"
+        "  mov %rax, %rdi\n" /* the parent: the child, or -errno; the cursor; the mask */
+        "  call atomx_trace_vfork_returned\n"
+        "  add $8, %rsp\n"
+        "  ret\n"
+        ".size atomx_trace_wrap_vfork, .-atomx_trace_wrap_vfork\n");
+
+/* _exit, _Exit: in a vfork child, its stream's last chunk first (atomx's
+ * ProgramAfter, which writes it in any other process, does nothing in a
+ * process sharing its parent's memory). */
+static void (*realExit)(int);
+static void wrap_exit(int status) {
+  const struct buffer *v = vfork_buffer();
+  if (v && !v->closed) {
+    flush_all();
+    event("exit", NULL);
+  }
+  realExit(status);
+  __builtin_unreachable();
 }
 
 /* exec replaces the image: the streams' last chunks first. */
@@ -44,9 +145,9 @@ static void exec_begins(const char *file) {
 static int exec_failed(int status) {
   const int e = errno;
   /* The process goes on: so do its streams (after the chunks written as
-   * their last). */
+   * their last).  (closedPid is a vfork child's parent's.) */
   const pid_t pid = getpid();
-  __atomic_store_n(&closedPid, 0, __ATOMIC_RELEASE);
+  if (!vfork_buffer()) __atomic_store_n(&closedPid, 0, __ATOMIC_RELEASE);
   for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
     if (b->pid != pid) continue;
     lock_buffer(b);
@@ -121,6 +222,13 @@ static int wrap_execlp(const char *file, const char *arg, ...) {
 /* The program's GOT slots of the functions above. */
 void hook_process(const struct link_map *program) {
   hook_slots(program, "fork", (void *)wrap_fork, (void **)&realFork);
+  void *vfork = NULL; /* unused: wrap_vfork makes the system call */
+  hook_slots(program, "vfork", (void *)atomx_trace_wrap_vfork, &vfork);
+  programErrno = (int *(*)(void))dlsym(programLibc, "__errno_location");
+  realExit = (void (*)(int))dlsym(programLibc, "_exit");
+  hook_slots(program, "_exit", (void *)wrap_exit, (void **)&realExit);
+  void *exitAlias = NULL; /* the same function as _exit */
+  hook_slots(program, "_Exit", (void *)wrap_exit, &exitAlias);
   hook_slots(program, "execve", (void *)wrap_execve, (void **)&realExecve);
   hook_slots(program, "execv", (void *)wrap_execv, (void **)&realExecv);
   hook_slots(program, "execvp", (void *)wrap_execvp, (void **)&realExecvp);

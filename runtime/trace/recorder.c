@@ -33,7 +33,7 @@
  *   marks.c      where a signal interrupted the thread (the marks)
  *   stepper.c    running inserted code on an interrupted context
  *   stores.h     the witness stores' encodings (shared with atomx)
- *   process.c    fork and exec
+ *   process.c    fork, vfork, exec, and _exit in a vfork child
  *   hooks.c      the program's GOT slots, pointed at the wrappers
  * ../sys.h holds the raw system calls (shared with the runtime blob). */
 #include "recorder.h"

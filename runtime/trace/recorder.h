@@ -53,6 +53,10 @@ struct buffer {
   uint32_t lock;
   int closed;
   int childFirst; /* a forked child's next chunk is its first own one */
+  /* A vfork child's buffer (vfork_started): the child runs in its parent's
+   * memory, so the registry holds it, with the child's pid while the child
+   * runs and 0 once the parent goes on (free for its next vfork child). */
+  int vfork;
   ZSTD_CCtx *zstd;   /* the compressor of the chunks written in the thread itself */
   uint8_t *packed;   /* PACKED_BYTES bytes, for it */
   /* The pool (base is pool[queued % POOL_BUFFERS]) and the chunks queued
@@ -103,6 +107,9 @@ extern pid_t closedPid;
 uint8_t *map_buffer(int populate);
 struct buffer *own_buffer(void);
 struct buffer *new_buffer(void);
+struct buffer *vfork_buffer(void);
+void vfork_started(void);
+void vfork_ended(pid_t child);
 int swap_buffer(greg_t *g, int reg, uint8_t *slot, uintptr_t addr);
 void block_signals(sigset_t *old);
 void restore_signals(const sigset_t *old);
@@ -123,7 +130,7 @@ struct chunk {
   const AtomxTraceMark *marks; /* header.marks of them */
 };
 void open_stream(struct buffer *b);
-void copy_chunks(const char *from, uint64_t chunks, int to);
+void copy_chunks(const char *from, uint64_t chunks, int to, uint8_t *scratch, uint32_t scratchBytes);
 struct chunk pack_chunk(const uint8_t *data, uint32_t n, const AtomxTraceMark *marks, uint32_t markCount, uint32_t flags,
                         uint64_t sequence, ZSTD_CCtx *zstd, uint8_t *packed);
 void put_chunk(int fd, const struct chunk *c);
@@ -148,7 +155,7 @@ extern struct sigaction programActs[NSIG];
 int install_fault_handler(int onStack, struct sigaction *old);
 void hook_signals(const struct link_map *program);
 
-/* process.c: fork and exec. */
+/* process.c: fork, vfork and exec. */
 void hook_process(const struct link_map *program);
 
 /* hooks.c: the program's GOT slots. */

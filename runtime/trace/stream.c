@@ -26,9 +26,12 @@ void open_stream(struct buffer *b) {
 }
 
 /* A forked child's stream starts with its parent's: the first `chunks`
- * chunks of the parent's file, the ones written before the fork. */
-void copy_chunks(const char *from, uint64_t chunks, int to) {
-  static uint8_t data[1 << 16]; /* a forked child has one thread */
+ * chunks of the parent's file, the ones written before the fork.  Copied
+ * through `scratch` (a vfork child's), else a buffer of this file's. */
+void copy_chunks(const char *from, uint64_t chunks, int to, uint8_t *scratch, uint32_t scratchBytes) {
+  static uint8_t buffer[1 << 16]; /* a forked child has one thread */
+  uint8_t *data = scratch ? scratch : buffer;
+  const uint32_t dataBytes = scratch ? scratchBytes : (uint32_t)sizeof buffer;
   int fd = open(from, O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(from);
   for (uint64_t i = 0; i < chunks; i++) {
@@ -36,7 +39,7 @@ void copy_chunks(const char *from, uint64_t chunks, int to) {
     if (read(fd, &h, sizeof h) != (ssize_t)sizeof h) fail("cannot read the parent's trace stream");
     write_all(to, &h, sizeof h);
     for (uint32_t left = h.storedSize; left > 0;) {
-      ssize_t k = read(fd, data, left < sizeof data ? left : sizeof data);
+      ssize_t k = read(fd, data, left < dataBytes ? left : dataBytes);
       if (k <= 0) fail("cannot read the parent's trace stream");
       write_all(to, data, (size_t)k);
       left -= (uint32_t)k;
@@ -70,8 +73,10 @@ void put_chunk(int fd, const struct chunk *c) {
   write_all(fd, c->marks, c->header.marks * sizeof(AtomxTraceMark));
 }
 
-/* The compressor of the chunks a program's thread writes itself. */
+/* The compressor of the chunks a program's thread writes itself (none in
+ * a vfork child: zstd's malloc would be its parent's; its chunks are raw). */
 static void own_compressor(struct buffer *b) {
+  if (b->vfork) return;
   if (!b->zstd) b->zstd = ZSTD_createCCtx();
   if (!b->packed) {
     void *p = mmap(NULL, PACKED_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -168,10 +173,12 @@ static void hand_off_locked(struct buffer *b, const uint8_t *end) {
 void flush_all(void) {
   sigset_t mask;
   block_signals(&mask);
-  own_buffer(); /* in a forked child: adopt the parent's copy first */
+  const struct buffer *mine = own_buffer(); /* in a forked child: adopt the parent's copy first */
   const uint64_t tp = thread_pointer();
   const pid_t pid = getpid();
-  __atomic_store_n(&closedPid, pid, __ATOMIC_RELEASE); /* first: a buffer made from now on starts closed */
+  /* first: a buffer made from now on starts closed (a vfork child makes
+   * none, and closedPid is its parent's) */
+  if (!(mine && mine->vfork)) __atomic_store_n(&closedPid, pid, __ATOMIC_RELEASE);
   for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
     if (b->pid != pid) continue;
     lock_buffer(b);

@@ -72,6 +72,7 @@ static int writer_main(void *process) {
 int start_writer(void) {
   const pid_t pid = getpid();
   if (__atomic_load_n(&writerPid, __ATOMIC_ACQUIRE) == pid) return 1;
+  if (vfork_buffer()) return 0; /* a vfork child: these variables are its parent's */
   pid_t claim = __atomic_load_n(&writerClaim, __ATOMIC_RELAXED);
   if (claim == pid || !__atomic_compare_exchange_n(&writerClaim, &claim, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
     return 0;

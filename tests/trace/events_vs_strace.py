@@ -11,6 +11,9 @@ against what strace saw the kernel do:
   - a `fork CHILD` event for exactly the fork()s of those processes (a
     clone that shares neither memory nor the thread group), and a `forked`
     event in each child;
+  - a `vfork CHILD` event for exactly their vfork()s through the GOT (the
+    system call vfork: posix_spawn's clone is not one), and a `vforked`
+    event in each child;
   - a `thread` event for exactly the threads they started (clones in the
     thread group), besides one per process, but for the recorder's writer
     threads: each named by a `writer TID` event, a clone in the thread
@@ -80,7 +83,7 @@ def main():
         # What strace saw: processes running the traced program, and what they did.
         traced, started, spawned = set(), set(), set()  # running the traced image; exec'd into it; posix_spawn's
         parent, group = {}, {}  # a task's parent (the task that cloned it); a thread's process
-        want_forks, want_threads, want_execs = set(), set(), []
+        want_forks, want_vforks, want_threads, want_execs = set(), set(), set(), []
         for pid, name, a, result in strace_calls(log):
             if name in ("clone", "clone3", "fork", "vfork") and result > 0:
                 parent[result] = pid
@@ -90,7 +93,9 @@ def main():
                 traced.add(result)  # the child runs its parent's image
                 if "CLONE_THREAD" in a:
                     want_threads.add(result)
-                elif "CLONE_VM" in a or name == "vfork":
+                elif name == "vfork":
+                    want_vforks.add((pid, result))  # the program's, through the recorder's wrapper
+                elif "CLONE_VM" in a:
                     spawned.add(result)  # posix_spawn: it execs from inside libc, unseen by the recorder
                 else:
                     want_forks.add((pid, result))
@@ -118,6 +123,9 @@ def main():
         same("forks (parent, child)", {(p, int(d)) for _, p, _, k, d in events if k == "fork"}, want_forks)
         same("forked children (child, parent)", {(p, int(d)) for _, p, _, k, d in events if k == "forked"},
              {(c, p) for p, c in want_forks})
+        same("vforks (parent, child)", {(p, int(d)) for _, p, _, k, d in events if k == "vfork"}, want_vforks)
+        same("vforked children (child, parent)", {(p, int(d)) for _, p, _, k, d in events if k == "vforked"},
+             {(c, p) for p, c in want_vforks})
         writers = {(p, int(d)) for _, p, _, k, d in events if k == "writer"}
         same("writer threads (process, thread)", writers, {(p, t) for p, t in writers if t in want_threads and group.get(t) == p})
         same("threads", {t for _, p, t, k, _ in events if k == "thread"},
@@ -147,6 +155,7 @@ def main():
                 print("   ", p)
             return 1
         print(f"PASS {prog}: {len(events)} events; {len(processes)} process(es), {len(want_forks)} fork(s),"
+              f" {len(want_vforks)} vfork(s),"
               f" {len(want_threads) - len(writers)} thread(s) started, {len(writers)} writer thread(s),"
               f" {len(want_execs)} exec(s), {len(files)} stream(s),"
               " each as strace saw it")

@@ -24,6 +24,13 @@ in its own directory of the same length, and checks:
     instructions twice),
     names matched as cachegrind writes them (demangled; an alias or a
     `.cold` part under its function's name).
+--vfork: the program calls vfork, whose child runs in its parent's memory
+until it execs or ends, and so appends its blocks to its parent's thread's
+file of the naive tracer: each stream of the trace is regenerated on its
+own, each vfork child's blocks up to its exec or _exit (its stream in the
+event log, after `vforked`) are taken out of the naive sequence where they
+ran, and each remaining stream (the parent's, and each a child's exec
+started) is compared with the naive tracer's files as threads are.
 --set-aside PROC=REASON leaves a procedure out of the callgrind comparison;
 --threads-vary compares how often each block ran over all threads instead
 of each thread's sequence (for a program whose threads share work
@@ -76,6 +83,68 @@ def regen_blocks(atomx, trace):
     if p.returncode != 0 and not problems:
         problems.append(f"atomx regen exited {p.returncode}: {p.stderr.strip()}")
     return threads, problems
+
+
+def stream_blocks(atomx, trace, stream, w):
+    """[block start, ...] of one stream of the trace, regenerated alone (in
+    a directory with the trace's other files and this one stream), and the
+    problems regen reported."""
+    d = tempfile.mkdtemp(dir=w, prefix="stream.")
+    for f in os.listdir(trace):
+        if not f.endswith(".axt") or f == stream:
+            os.symlink(os.path.join(trace, f), os.path.join(d, f))
+    threads, problems = regen_blocks(atomx, d)
+    return [a for t in sorted(threads) for a in threads[t]], [f"{stream}: {p}" for p in problems]
+
+
+def take_out(naive, runs, want):
+    """naive, a thread's sequence from the naive tracer, without each of
+    `runs` (its vfork children's own sequences, in the order they ran), each
+    taken out where the rest then agrees longest with `want` (the thread's
+    regenerated sequence); None when a run is not in it."""
+    def agree(a, b):
+        return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    out = list(naive)
+    for run in runs:
+        best = None
+        for k in range(len(out) - len(run) + 1):
+            if out[k] == run[0] and out[k:k + len(run)] == run:
+                rest = out[:k] + out[k + len(run):]
+                n = agree(rest, want)
+                if best is None or n > best[0]:
+                    best = (n, rest)
+        if best is None:
+            return None
+        out = best[1]
+    return out
+
+
+def vfork_streams(atomx, trace, w):
+    """From the event log: ({thread: its regenerated sequence} for the
+    streams of every process's own threads (the first process's and those
+    exec started), [each vfork child's own sequence, in the order the
+    children started], the first process's id, problems)."""
+    events = []
+    with open(os.path.join(trace, "events")) as f:
+        for line in f:
+            ns, pid, tid, kind, *arg = line.split(None, 4)
+            events.append((int(ns), int(pid), int(tid), kind, arg[0].strip() if arg else ""))
+    events.sort()
+    root = next(p for _, p, _, k, _ in events if k == "process")
+    in_vfork_child, own, children, problems = set(), collections.defaultdict(list), [], []
+    for _, pid, tid, kind, arg in events:
+        if kind == "vforked":
+            in_vfork_child.add(pid)
+        elif kind in ("exec", "process"):
+            in_vfork_child.discard(pid)
+        elif kind == "stream":
+            seq, p = stream_blocks(atomx, trace, arg, w)
+            problems += p
+            if pid in in_vfork_child:
+                children.append(seq)
+            else:
+                own[tid] += seq
+    return own, children, root, problems
 
 
 def regen_counts(atomx, trace):
@@ -172,6 +241,9 @@ def main():
                          " the status and stdout only, and with callgrind (--callgrind) without the handlers, not"
                          " with the naive tracer (not async-signal-safe); the handler's entries regenerated must be"
                          " N, and at least 50 signal marks must have cut the path")
+    ap.add_argument("--vfork", action="store_true",
+                    help="the program vforks: compare stream by stream, each vfork child's blocks taken out of its"
+                         " parent's naive sequence (its child shares the naive tracer's FILE until exec or _exit)")
     ap.add_argument("--threads-vary", action="store_true",
                     help="the program shares work between threads differently in each run: compare"
                          " how often each block ran over all threads, not each thread's sequence")
@@ -251,7 +323,19 @@ def main():
                     expected[int(f.split(".")[1])] = [a for a in (int(l, 16) for l in fh.read().split()) if not outside(a)]
         # Threads are matched by their sequences (ids differ between runs):
         # each regenerated thread with an equal naive one, if there is one.
-        if o.processes or handlers:
+        vforked, root = 0, None
+        if o.vfork:
+            regen, runs, root, problems = vfork_streams(o.atomx, trace, w)
+            failures += problems
+            runs = [r for r in runs if r]
+            vforked = len(runs)
+            # The first process's main thread is the one whose naive file
+            # holds the children's runs: taken out, it is compared as it is.
+            for t in list(expected):
+                rest = take_out(expected[t], runs, regen.get(root, []))
+                if rest is not None:
+                    expected[t] = rest
+        elif o.processes or handlers:
             expected = {}
             regen = {}
         got_threads, want_threads = sorted(regen), sorted(t for t in expected if expected[t])
@@ -280,7 +364,8 @@ def main():
             blocks += len(b)
             if a != b:
                 k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-                failures.append(f"thread {g}: block {k} of {len(b)} differs: regen {hex(a[k]) if k < len(a) else 'end'},"
+                who = " (the first process's main thread)" if g == root else ""
+                failures.append(f"thread {g}{who}: block {k} of {len(b)} differs: regen {hex(a[k]) if k < len(a) else 'end'},"
                                 f" naive {hex(b[k]) if k < len(b) else 'end'} (regen has {len(a)} blocks)")
         compared = 0
         if o.callgrind:
@@ -337,7 +422,9 @@ def main():
                 print("   ", f)
             return 1
         print(f"PASS {o.prog}: " + (f"{len(regen)} thread(s), {blocks} blocks equal to the naive tracer's"
-                                    if not (o.processes or handlers) else "every process" if o.processes
+                                    + (f", {vforked} vfork child(ren)'s own blocks taken out of the naive tracer's"
+                                       if o.vfork else "")
+                                    if o.vfork or not (o.processes or handlers) else "every process" if o.processes
                                     else "every thread, cut by signals")
               + (" (per block over all threads)" if o.threads_vary else "")
               + (f"; {compared} instructions, each address equal to callgrind's Ir" if o.callgrind else "")
