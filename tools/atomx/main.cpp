@@ -11,50 +11,25 @@
 //   atomx end [DUMP | DIR]... (EndCommand.cpp)
 //
 // Every error is one line on stderr and a non-zero exit status.
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <csignal>
-#include <ctime>
-#include <filesystem>
-
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <iterator>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
-#include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include <atomx/analyzer.hpp>
 #include <atomx/trace.hpp>
-#include <atomx/trace_format.h>
-#include <nlohmann/json.hpp>
 
 #include "analysis/Dump.h"
-#include "elf/ElfImage.h"
-#include "elf/OutputFile.h"
-#include "instrument/Session.h"
-#include "instrument/ToolBuild.h"
-#include "rewrite/Report.h"
-#include "rewrite/Rewriter.h"
-#include "support/Error.h"
-#include "support/Fnv.h"
-#include "support/Hex.h"
-#include "support/SearchPath.h"
-#include "trace/TraceFiles.h"
 #include "analyze/Analyzers.h"
+#include "driver/Profiles.h"
 #include "driver/Record.h"
 #include "driver/Rewrite.h"
-#include "driver/Profiles.h"
 #include "driver/Run.h"
+#include "elf/ElfImage.h"
+#include "support/Error.h"
 #include "EaseReport.h"
 #include "EndCommand.h"
 #include "HugePages.h"
