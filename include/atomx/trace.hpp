@@ -93,7 +93,7 @@ struct UntracedProcedure {
   uint64_t start, end;
   std::string why;
 };
-std::vector<UntracedProcedure> untracedProcedures(const std::string& dir);
+std::vector<UntracedProcedure> untracedProcedures(const std::string& dir, const std::string& program = "");
 
 // The trace's event log (include/atomx/trace_format.h, ATOMX_TRACE_EVENTS):
 // processes and threads starting and ending, fork, exec, in the order they
@@ -117,13 +117,16 @@ std::vector<Event> events(const std::string& dir);
 class Analyzer;
 class TraceReader {
  public:
-  explicit TraceReader(const std::string& dir);
+  // `program`: the program file to read instead of the one the manifest
+  // names (a saved copy of the traced file after the original was rebuilt);
+  // it must have the recorded size and hash.
+  explicit TraceReader(const std::string& dir, const std::string& program = "");
   ~TraceReader();
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;
 
   const std::string& dir() const;
-  const std::string& program() const;  // the traced program file, as the manifest names it
+  const std::string& program() const;  // the program file read: the manifest's, or the one given
   // Every thread of the trace, one after another (by thread id), to one
   // consumer.
   Summary regenerate(Consumer& consumer) const;

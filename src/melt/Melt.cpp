@@ -137,7 +137,7 @@ struct Locate : trace::Consumer {
 
 Report mine(const std::string& dir, const Options& options) {
   // One reading of the trace (its program analysed once) for every pass.
-  const trace::TraceReader reader(dir);
+  const trace::TraceReader reader(dir, options.program);
   Report r;
   r.program = reader.program();
   r.identity = options.identity;

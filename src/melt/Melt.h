@@ -70,6 +70,7 @@ namespace atomx::melt {
 enum class Identity { Address, Text };
 
 struct Options {
+  std::string program;     // the traced program's file if not the trace's (TraceReader)
   Identity identity = Identity::Address;
   bool seed = true;
   bool exact = true;

@@ -635,19 +635,26 @@ class Walker {
 struct TraceReader::Impl {
   std::string dir;
   Manifest manifest;
+  std::string program;  // the file read: the manifest's, or the one given
   std::unique_ptr<elf::ElfImage> image;
   std::unique_ptr<analysis::ProgramModel> model;
   analysis::TracePlan plan;
 
-  explicit Impl(const std::string& d) : dir(d), manifest(readManifest(d)) {
+  Impl(const std::string& d, const std::string& given)
+      : dir(d), manifest(readManifest(d)), program(given.empty() ? manifest.program : given) {
     const Manifest& m = manifest;
     try {
-      image = std::make_unique<elf::ElfImage>(elf::ElfImage::load(m.program));
+      image = std::make_unique<elf::ElfImage>(elf::ElfImage::load(program));
     } catch (const Error& e) {
-      throw Error(dir + ": the traced program " + m.program + " cannot be read: " + e.what());
+      throw Error(dir + ": the traced program " + program + " cannot be read: " + e.what());
     }
-    if (image->bytes().size() != m.programSize || fileHash(m.program) != m.programHash)
-      throw Error(dir + ": " + m.program + " has changed since it was traced (its size or hash differs)");
+    const bool same = image->bytes().size() == m.programSize && fileHash(program) == m.programHash;
+    if (!same && given.empty())
+      throw Error(dir + ": " + m.program + " has changed since it was traced (its size or hash differs); "
+                  "give a saved copy of the traced file with --program FILE");
+    if (!same)
+      throw Error(dir + ": " + program + " is not the program this trace was recorded from (its size or hash differs from " +
+                  m.program + "'s when it was traced)");
     model = analysis::analyzeProgram(*image);
     analysis::BlockProfile profile;
     if (m.profile) {
@@ -672,11 +679,12 @@ struct TraceReader::Impl {
   }
 };
 
-TraceReader::TraceReader(const std::string& dir) : impl_(std::make_unique<Impl>(dir)) {}
+TraceReader::TraceReader(const std::string& dir, const std::string& program)
+    : impl_(std::make_unique<Impl>(dir, program)) {}
 TraceReader::~TraceReader() = default;
 
 const std::string& TraceReader::dir() const { return impl_->dir; }
-const std::string& TraceReader::program() const { return impl_->manifest.program; }
+const std::string& TraceReader::program() const { return impl_->program; }
 
 Summary TraceReader::regenerate(Consumer& consumer) const {
   Summary sum;
@@ -810,8 +818,8 @@ void OrderedOutput::drainTo(std::FILE* to) {
   if (bad) throw Error("cannot read back a shard's output");
 }
 
-std::vector<UntracedProcedure> untracedProcedures(const std::string& dir) {
-  const TraceReader::Impl t(dir);
+std::vector<UntracedProcedure> untracedProcedures(const std::string& dir, const std::string& program) {
+  const TraceReader::Impl t(dir, program);
   std::vector<UntracedProcedure> out;
   for (const ir::Procedure& p : t.model->program.procs) {
     const analysis::ProcTrace& pt = t.plan.procs[p.id];

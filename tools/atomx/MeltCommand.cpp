@@ -26,7 +26,7 @@ namespace {
 constexpr const char* kUsage =
     "atomx melt TRACE [--method seed|exact|both] [--threshold N|auto] [--top K] [--max-length N]\n"
     "                 [--identity address|text] [--chunks K] [--threads N] [--seed-budget BYTES]\n"
-    "                 [--json FILE] [--html FILE]";
+    "                 [--json FILE] [--html FILE] [--program FILE]";
 
 constexpr const char* kHelp = R"(
 Mine the instruction sequences that make up most of a traced run (atomx trace
@@ -57,6 +57,8 @@ docs/melting.md explains the methods and the report.
   --threads N         (2) threads mining the exact method's candidates beside
         the one reading the trace, each a share of them (split by their first
         block); 0: mine in the reading thread.  The answer is the same
+  --program FILE      read FILE as the traced program instead of the path the
+        trace names (a saved copy of it); it must have the recorded size and hash
   --json FILE         the report as JSON too ("-": only JSON, on stdout); each
         sequence has pcs (hex addresses in order), occurrences, length, coverage
   --html FILE         the report as a page too: the histogram and the
@@ -103,7 +105,8 @@ MeltArgs parse(const std::vector<std::string>& args) {
     }
     if (a.size() > 2 && a[0] == '-' && !hasValue &&
         (a == "--method" || a == "--threshold" || a == "--top" || a == "--max-length" || a == "--identity" ||
-         a == "--chunks" || a == "--threads" || a == "--json" || a == "--html" || a == "--seed-budget"))
+         a == "--chunks" || a == "--threads" || a == "--json" || a == "--html" || a == "--seed-budget" ||
+         a == "--program"))
       bad(a + " needs a value");
     if (a == "--method") {
       const std::string& v = args[++i];
@@ -134,6 +137,8 @@ MeltArgs parse(const std::vector<std::string>& args) {
       o.threads = unsigned(n);
     } else if (a == "--seed-budget") {
       o.seedBudget = number(a, args[++i], 0);
+    } else if (a == "--program") {
+      o.program = args[++i];
     } else if (a == "--json") {
       m.json = args[++i];
     } else if (a == "--html") {

@@ -136,7 +136,7 @@ constexpr const char* kUsage = R"(usage:
                          `atomx run -T dyninst|prof`; several are summed):
                          witnesses go where the program ran least
   atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events]
-                    [--cachegrind-out FILE] [--binary FILE] [-j N]
+                    [--cachegrind-out FILE] [--binary FILE] [-j N] [--program FILE]
       Regenerate the exact instruction trace of every thread from TRACE and
       the program file alone: one line per executed instruction (`TID PC`,
       PC in hex, original addresses), or per block with --blocks (`TID START
@@ -150,6 +150,9 @@ constexpr const char* kUsage = R"(usage:
       -j N               regenerate up to N threads' streams at once (default:
                          1 for a text or binary trace, else the cores, at
                          most 8); the output is the same for every N
+      --program FILE     read FILE as the traced program instead of the path
+                         the trace names (a saved copy, after the original
+                         was rebuilt); it must have the recorded size and hash
       With either and no text option, no text is printed.  The totals line
       goes to stderr (stdout with --summary, which prints nothing else, or
       when only files are written).  Exits 1 if a thread could not be
@@ -159,7 +162,7 @@ constexpr const char* kUsage = R"(usage:
       processes' and threads' events in order (`US PID TID EVENT [ARG]`, US
       microseconds since the first): process, thread, stream, thread-end,
       fork, forked, exec, exec-failed, exit, killed (docs/trace.md).
-  atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N]
+  atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE]
       Run trace analysers over one regeneration of TRACE: each keeps its
       state per thread's stream (a shard), the shards run on up to N cores
       (default as for regen), and each analyser merges its shards and writes
@@ -461,10 +464,11 @@ atomx::trace::Summary analyzeTrace(const atomx::trace::TraceReader& trace,
 }
 
 constexpr const char* kRegenUsage =
-    "atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events] [--cachegrind-out FILE] [--binary FILE] [-j N]";
+    "atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events] [--cachegrind-out FILE] [--binary FILE] [-j N] "
+    "[--program FILE]";
 
 int runRegen(int argc, char** argv) {
-  std::string dir, cachegrindOut, binaryOut;
+  std::string dir, cachegrindOut, binaryOut, program;
   bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false;
   std::optional<unsigned> jobs;
   for (int i = 2; i < argc; ++i) {
@@ -475,6 +479,8 @@ int runRegen(int argc, char** argv) {
     else if (a == "--untraced") untraced = true;
     else if (a == "--counts") counts = true;
     else if (a == "--events") events = true;
+    else if (a == "--program" && i + 1 < argc) program = argv[++i];
+    else if (a == "--program") usageError("--program needs the traced program's file");
     else if (a == "--cachegrind-out" && i + 1 < argc) cachegrindOut = argv[++i];
     else if (a == "--binary" && i + 1 < argc) binaryOut = argv[++i];
     else if (a == "--cachegrind-out" || a == "--binary") usageError(a + " needs a file");
@@ -495,7 +501,7 @@ int runRegen(int argc, char** argv) {
     return 0;
   }
   if (untraced) {
-    for (const atomx::trace::UntracedProcedure& p : atomx::trace::untracedProcedures(dir))
+    for (const atomx::trace::UntracedProcedure& p : atomx::trace::untracedProcedures(dir, program))
       std::printf("%s %llx %llx %s\n", p.name.c_str(), static_cast<unsigned long long>(p.start),
                   static_cast<unsigned long long>(p.end), p.why.c_str());
     return 0;
@@ -509,7 +515,7 @@ int runRegen(int argc, char** argv) {
   if (!binaryOut.empty()) list += ",binary=" + binaryOut;
   if (counts) list += ",counts";
   if (!cachegrindOut.empty()) list += ",cachegrind=" + cachegrindOut;
-  const atomx::trace::TraceReader trace(dir);
+  const atomx::trace::TraceReader trace(dir, program);
   const auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")");
   const atomx::trace::Summary s = analyzeTrace(trace, analyzers, jobs);
   std::fflush(stdout);
@@ -518,10 +524,10 @@ int runRegen(int argc, char** argv) {
   return s.incompleteThreads ? 1 : 0;
 }
 
-constexpr const char* kAnalyzeUsage = "atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N]";
+constexpr const char* kAnalyzeUsage = "atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE]";
 
 int runAnalyze(int argc, char** argv) {
-  std::string dir, list;
+  std::string dir, list, program;
   std::optional<unsigned> jobs;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -529,6 +535,8 @@ int runAnalyze(int argc, char** argv) {
     if ((a == "--tool" || a == "-t") && i + 1 < argc) list += (list.empty() ? "" : ",") + std::string(argv[++i]);
     else if (a.rfind("--tool=", 0) == 0) list += (list.empty() ? "" : ",") + a.substr(7);
     else if (a == "--tool" || a == "-t") usageError(a + " needs analyser names (atomx analyze --help lists them)");
+    else if (a == "--program" && i + 1 < argc) program = argv[++i];
+    else if (a == "--program") usageError("--program needs the traced program's file");
     else if (jobsArgument(argc, argv, i, jobs)) continue;
     else if (!a.empty() && a[0] == '-') usageError("unknown option " + a + " (" + kAnalyzeUsage + ")");
     else if (dir.empty()) dir = a;
@@ -537,7 +545,7 @@ int runAnalyze(int argc, char** argv) {
   if (dir.empty()) usageError(std::string("analyze needs a trace directory (") + kAnalyzeUsage + ")");
   if (list.empty()) usageError(std::string("analyze needs --tool NAME (") + kAnalyzeUsage + "; atomx analyze --help lists them)");
   atomx::analyze::parseAnalyzerList("problems," + list);  // a bad list before the trace is read
-  const atomx::trace::TraceReader trace(dir);
+  const atomx::trace::TraceReader trace(dir, program);
   const auto analyzers =
       atomx::analyze::makeAnalyzers("problems," + list, trace.program(), trace.program() + " (atomx analyze " + dir + ")");
   return analyzeTrace(trace, analyzers, jobs).incompleteThreads ? 1 : 0;
