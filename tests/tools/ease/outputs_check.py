@@ -27,8 +27,10 @@ b/), then:
          compare by function name;
   merge  runs `atomx ease-report a/ease.json b/ease.json -o m` and checks
          that m/ease.json is the sum of the two (every total, every table
-         entry, every branch's executions and taken), and that m/ease.out
-         and m/ease.html exist, the page drawn as above;
+         entry, every branch's executions and taken), that m/ease.out and
+         m/ease.html exist, the page drawn as above, and that a/ease.out's
+         and m/ease.out's loads, stores and modifies rows give their
+         ease.json's totals;
   shapes runs PROG instrumented a second time with `--naive` (every
          executed instruction described on its own, the obviously right
          way) in b/: its four files must equal a/'s, which describes each
@@ -166,6 +168,17 @@ def check_cg_names(d, prog, args):
     return problems
 
 
+def check_text_figures(out, j):
+    """ease.out's loads, stores and modifies rows give ease.json's totals."""
+    rows = {}
+    for line in open(out):
+        f = re.match(r"\s+(loads|stores|modifies)\s+([\d,]+)\s", line)
+        if f:
+            rows[f.group(1)] = int(f.group(2).replace(",", ""))
+    return [f"{out}: the {k} row says {rows.get(k)}, ease.json's total {j['totals'].get(k, 0)}"
+            for k in ("loads", "stores", "modifies") if rows.get(k) != j["totals"].get(k, 0)]
+
+
 def check_merge(atomx, a, b, m, tmp):
     r = subprocess.run([atomx, "ease-report", os.path.join(a, "ease.json"), os.path.join(b, "ease.json"), "-o", m],
                        capture_output=True, text=True)
@@ -192,6 +205,8 @@ def check_merge(atomx, a, b, m, tmp):
             problems.append(f"branch {k}: merged {bm.get(k)}, sum {want}")
     if not os.path.getsize(os.path.join(m, "ease.out")):
         problems.append("the merged ease.out is empty")
+    for d, j in ((a, ja), (m, jm)):
+        problems += check_text_figures(os.path.join(d, "ease.out"), j)
     problems += check_page(os.path.join(m, "ease.html"), jm, tmp)
     print(f"merged: {jm['totals']['instructions']} instructions = {ja['totals']['instructions']} + {jb['totals']['instructions']}")
     return problems
