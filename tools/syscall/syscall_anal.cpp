@@ -90,16 +90,20 @@ void write() {
     if (startError)
       std::fprintf(out, "  NOT INTERCEPTED: Syscall User Dispatch failed (%s); needs Linux >= 5.11\n",
                    AtomxErrnoName(startError) ? AtomxErrnoName(startError) : "?");
-    std::fprintf(out, "  %ld calls, %ld errors, %.6f s inside calls, %d thread%s\n\n", calls, errors, ns / 1e9, nThreads,
-                 nThreads == 1 ? "" : "s");
+    std::fprintf(out, "  %ld calls, %ld errors, %.6f s inside calls (summed over the threads), %d thread%s\n\n", calls,
+                 errors, ns / 1e9, nThreads, nThreads == 1 ? "" : "s");
     std::fprintf(out, "%% time     seconds  usecs/call     calls    errors syscall\n");
     std::fprintf(out, "------ ----------- ----------- --------- --------- ----------------\n");
-    for (size_t k = 0; k < used.size() && long(k) < topN; ++k) {
-      const Entry& e = table[used[k]];
+    // By time inside the call, most first, as strace -c sorts (the JSON
+    // lists them by calls).
+    std::vector<int> byTime = used;
+    std::stable_sort(byTime.begin(), byTime.end(), [](int a, int b) { return table[a].ns.load() > table[b].ns.load(); });
+    for (size_t k = 0; k < byTime.size() && long(k) < topN; ++k) {
+      const Entry& e = table[byTime[k]];
       const long n = e.calls.load(), t = e.ns.load();
       std::fprintf(out, "%6.2f %11.6f %11ld %9ld %9s %s\n", ns ? 100.0 * double(t) / double(ns) : 0.0, t / 1e9,
                    t / n / 1000, n, e.errors.load() ? std::to_string(e.errors.load()).c_str() : "",
-                   nameOf(used[k]).c_str());
+                   nameOf(byTime[k]).c_str());
     }
     if (long(used.size()) > topN) std::fprintf(out, "  ... %ld more in syscall.json\n", long(used.size()) - topN);
     std::fprintf(out, "------ ----------- ----------- --------- --------- ----------------\n");
