@@ -3,6 +3,7 @@
 #include <atomx/demangle.hpp>
 #include <dlfcn.h>
 #include <elf.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
 
 #include "elf/ElfImage.h"
 #include "instrument/ToolCache.h"
@@ -279,62 +281,53 @@ ToolBuild::~ToolBuild() {
 namespace {
 
 // While the tool's Instrument runs, a crash in it is the tool's fault, not
-// atomx's: say so, where (addr2line on the plugin, built with -g), and die
-// of the same signal.  Only async-signal-safe calls in the handler.
+// atomx's: the handler notes the signal and where, and jumps back to
+// runInstrument, which says so in one line, where (addr2line on the
+// plugin, built with -g), and fails as for any error: atomx exits 1 and
+// removes what it made (the output's temporary file, the tool's build
+// directory).  The tool's frames are abandoned, not unwound.
 struct CrashReport {
-  char tool[512];
-  char plugin[512];
+  int signo;
+  uintptr_t pc, address;
 };
 CrashReport crashReport;
-
-void writeAll(const char* s) {
-  for (size_t n = std::strlen(s); n > 0;) {
-    const ssize_t w = write(2, s, n);
-    if (w <= 0) return;
-    s += w, n -= size_t(w);
-  }
-}
-
-void hexTo(char* out, uintptr_t v) {
-  char digits[17];
-  int k = 0;
-  do digits[k++] = "0123456789abcdef"[v & 15], v >>= 4; while (v);
-  *out++ = '0', *out++ = 'x';
-  while (k) *out++ = digits[--k];
-  *out = '\0';
-}
+sigjmp_buf crashJump;
 
 void onToolCrash(int sig, siginfo_t* info, void* context) {
-  const uintptr_t pc = uintptr_t(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
-  char pcText[24], addrText[24];
-  hexTo(pcText, pc);
-  hexTo(addrText, uintptr_t(info->si_addr));
-  writeAll("atomx: ");
-  writeAll(crashReport.tool);
-  writeAll(": its Instrument crashed (SIG");
-  writeAll(sigabbrev_np(sig) ? sigabbrev_np(sig) : "NAL");
-  if (sig == SIGSEGV || sig == SIGBUS) writeAll(", address "), writeAll(addrText);
-  writeAll(") at ");
-  writeAll(pcText);
+  crashReport.signo = sig;
+  crashReport.pc = uintptr_t(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+  crashReport.address = uintptr_t(info->si_addr);
+  siglongjmp(crashJump, 1);
+}
+
+std::string hexText(uintptr_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// "TOOL: its Instrument crashed (SIGSEGV, address 0x0) at PC, in the tool:
+// Instrument at tool.c:12".
+std::string crashMessage(const std::string& tool, const std::string& plugin) {
+  const CrashReport& c = crashReport;
+  std::string m = tool + ": its Instrument crashed (SIG" + (sigabbrev_np(c.signo) ? sigabbrev_np(c.signo) : "NAL");
+  if (c.signo == SIGSEGV || c.signo == SIGBUS) m += ", address " + hexText(c.address);
+  m += ") at " + hexText(c.pc);
   Dl_info where;
-  if (dladdr(reinterpret_cast<void*>(pc), &where) && where.dli_fname && std::strcmp(where.dli_fname, crashReport.plugin) == 0) {
-    char offset[24];
-    hexTo(offset, pc - uintptr_t(where.dli_fbase));
-    writeAll(", in the tool: ");
-    const pid_t child = fork();
-    if (child == 0) {  // "Instrument at tool.c:12" on stderr
-      dup2(2, 1);
-      char* argv[] = {const_cast<char*>("addr2line"), const_cast<char*>("-f"), const_cast<char*>("-p"),
-                      const_cast<char*>("-e"), crashReport.plugin, offset, nullptr};
-      execvp("addr2line", argv);
-      _exit(127);
+  if (!dladdr(reinterpret_cast<void*>(c.pc), &where) || !where.dli_fname || plugin != where.dli_fname)
+    return m + " (in code the tool called)";
+  m += ", in the tool";
+  const std::string command = "addr2line -f -p -e '" + plugin + "' " + hexText(c.pc - uintptr_t(where.dli_fbase));
+  if (FILE* p = popen(command.c_str(), "r")) {
+    char line[1024];
+    if (std::fgets(line, sizeof line, p)) {
+      std::string at = line;
+      while (!at.empty() && (at.back() == '\n' || at.back() == '\r')) at.pop_back();
+      if (!at.empty() && at.find("??") != 0) m += ": " + at;
     }
-    if (child > 0) waitpid(child, nullptr, 0);
-  } else {
-    writeAll(" (in code the tool called)\n");
+    pclose(p);
   }
-  signal(sig, SIG_DFL);
-  raise(sig);
+  return m;
 }
 
 // onToolCrash for the signals of a crash, and the previous handlers back
@@ -372,9 +365,8 @@ void ToolBuild::runInstrument(const std::vector<std::string>& toolArgs) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::snprintf(crashReport.tool, sizeof crashReport.tool, "%s", instName_.c_str());
-  std::snprintf(crashReport.plugin, sizeof crashReport.plugin, "%s", plugin_.c_str());
-  const ToolCrashHandlers handlers;  // until Instrument returns or throws
+  const ToolCrashHandlers handlers;  // until Instrument returns, throws or crashes
+  if (sigsetjmp(crashJump, 1) != 0) throw Error(crashMessage(instName_, plugin_));
   try {
     instrument(int(args.size()), argv.data());
   } catch (const Error&) {
