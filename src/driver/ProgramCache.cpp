@@ -1,6 +1,12 @@
 #include "driver/ProgramCache.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "support/Error.h"
 #include "support/Hex.h"
@@ -26,6 +32,65 @@ std::string ProgramCache::path(const std::string& prog, const std::string& label
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw Error(dir_ + ": cannot create the cache directory: " + ec.message());
   return dir_ + "/" + std::filesystem::path(prog).filename().string() + "." + label + "." + hex16(key);
+}
+
+std::vector<ProgramCache::Entry> ProgramCache::entries() const {
+  std::map<std::string, Entry> byPath;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
+    struct stat st;
+    if (lstat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    std::string path = e.path().string();
+    const bool sidecar = path.size() > 10 && path.compare(path.size() - 10, 10, ".placement") == 0;
+    if (sidecar) path.resize(path.size() - 10);
+    Entry& entry = byPath[path];
+    entry.path = path;
+    entry.bytes += uint64_t(st.st_size);
+    if (!sidecar || !entry.lastUse) entry.lastUse = std::max<int64_t>(entry.lastUse, st.st_mtime);
+  }
+  std::vector<Entry> out;
+  for (auto& [path, entry] : byPath) out.push_back(std::move(entry));
+  std::stable_sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.lastUse < b.lastUse; });
+  return out;
+}
+
+void ProgramCache::touch(const std::string& path) {
+  const struct timespec now[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
+  utimensat(AT_FDCWD, path.c_str(), now, 0);
+}
+
+std::vector<ProgramCache::Entry> ProgramCache::trim(uint64_t maxBytes, const std::string& keep) const {
+  std::vector<Entry> all = entries(), removed;
+  uint64_t total = 0;
+  for (const Entry& e : all) total += e.bytes;
+  for (const Entry& e : all) {
+    if (total <= maxBytes) break;
+    if (e.path == keep) continue;
+    std::error_code ec;
+    std::filesystem::remove(e.path, ec);
+    std::filesystem::remove(e.path + ".placement", ec);
+    total -= e.bytes;
+    removed.push_back(e);
+  }
+  return removed;
+}
+
+void ProgramCache::keepToSize(const std::string& added) const {
+  const char* max = std::getenv("ATOMX_CACHE_MAX");
+  const uint64_t limit = max && *max ? parseSize(max) : uint64_t(1) << 30;
+  if (limit) trim(limit, added);
+}
+
+uint64_t parseSize(const std::string& text) {
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+  uint64_t unit = 1;
+  if (*end == 'K' || *end == 'k') unit = 1ull << 10, ++end;
+  else if (*end == 'M' || *end == 'm') unit = 1ull << 20, ++end;
+  else if (*end == 'G' || *end == 'g') unit = 1ull << 30, ++end;
+  if (text.empty() || text[0] == '-' || end == text.c_str() || *end)
+    throw UsageError("'" + text + "' is not a size (bytes, or a number with K, M or G)");
+  return uint64_t(n) * unit;
 }
 
 }  // namespace atomx::driver

@@ -30,10 +30,14 @@ Instrumented instrument(const std::string& prog, const analysis::BlockProfile& p
   Fnv64 key = ProgramCache::programKey(prog, profileHash);
   const instrument::ToolSources recorder = instrument::traceRecorder();
   for (const std::string& f : recorder.analysis) key.addFile(f);
-  Instrumented out{ProgramCache(cacheDir).path(prog, "trace", key.h)};
+  const ProgramCache cache(cacheDir);
+  Instrumented out{cache.path(prog, "trace", key.h)};
   const std::string placementFile = out.path + ".placement";
   std::ifstream in(placementFile);
-  if (access(out.path.c_str(), X_OK) == 0 && in >> std::hex >> out.placement) return out;
+  if (access(out.path.c_str(), X_OK) == 0 && in >> std::hex >> out.placement) {
+    ProgramCache::touch(out.path);
+    return out;
+  }
   if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s for tracing into %s\n", prog.c_str(), out.path.c_str());
   instrument::SessionOptions options{prog, out.path, recorder, {}, {}};
   options.trace = true;
@@ -43,6 +47,7 @@ Instrumented instrument(const std::string& prog, const analysis::BlockProfile& p
   std::ofstream placement(placementFile);
   placement << std::hex << out.placement << "\n";
   if (!placement.flush()) throw Error(placementFile + ": cannot write");
+  cache.keepToSize(out.path);
   return out;
 }
 

@@ -150,6 +150,9 @@ int runWithTool(const RunRequest& r) {
       const std::string filed = keyWithInputs(built);
       if (rename(cached.c_str(), filed.c_str()) == 0) cached = filed;
     }
+    cache.keepToSize(cached);
+  } else {
+    ProgramCache::touch(cached);
   }
 
   const time_t start = time(nullptr);

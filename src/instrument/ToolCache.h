@@ -33,6 +33,7 @@ class ToolCache {
   // The cache from the environment (disabled when there is none).
   ToolCache();
   bool enabled() const { return !root_.empty(); }
+  const std::string& root() const { return root_; }
 
   // Copies the files named `files` of the entry `key` into `dir` when the
   // entry exists and every file it was made from is unchanged.

@@ -24,6 +24,8 @@
 
 #include "analysis/Dump.h"
 #include "analyze/Analyzers.h"
+#include "driver/Caches.h"
+#include "driver/ProgramCache.h"
 #include "driver/Profiles.h"
 #include "driver/Record.h"
 #include "driver/Rewrite.h"
@@ -182,6 +184,14 @@ ANALYZERS
   atomx ease-report EASE.json... [-o DIR] [--top N]
       Merge the ease.json files of several runs or programs (atomx run -T
       ease) into one report: DIR/ease.out, ease.json, ease.html (DIR: .).
+  atomx cache [--cache-dir DIR] [--clean | --trim SIZE] [-q]
+      What atomx keeps between runs: the instrumented programs of run and
+      trace ($XDG_CACHE_HOME/atomx/run, else ~/.cache/atomx/run; --cache-dir
+      DIR) with their sizes and last use, and the built tools
+      ($XDG_CACHE_HOME/atomx/tools or ~/.cache/atomx/tools).  --clean removes
+      both; --trim SIZE (K, M or G) removes the least recently used programs
+      until they take at most SIZE.  After each new entry, run and trace trim
+      the programs to ATOMX_CACHE_MAX (default 1G; 0: no limit).
   atomx dump PROG [--proc NAME]
       Print procedures, basic blocks, instructions (original addresses), CFG
       edges, jump tables, and what could not be analysed.
@@ -190,6 +200,8 @@ ANALYZERS
 environment:
   ATOMX_THREADS=N     threads for the analysis and the layout (default: the
                       cores, at most 8; 1: none).  The output is the same.
+  ATOMX_CACHE_MAX=SIZE  the most the instrumented-program cache keeps (K, M
+                      or G; default 1G; 0: no limit): least recently used go
   ATOMX_HUGE_PAGES=0  do not start atomx again with a huge-page heap
                       (glibc.malloc.hugetlb; done where the kernel leaves
                       huge pages to madvise; what atomx runs sees the
@@ -551,6 +563,26 @@ int runAnalyze(int argc, char** argv) {
   return analyzeTrace(trace, analyzers, jobs).incompleteThreads ? 1 : 0;
 }
 
+int runCache(int argc, char** argv) {
+  std::string cacheDir;
+  bool clean = false, quiet = false;
+  std::optional<uint64_t> trimTo;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") return helpSection("  atomx cache "), 0;
+    if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
+    else if (a == "--clean") clean = true;
+    else if (a == "--trim" && i + 1 < argc) trimTo = atomx::driver::parseSize(argv[++i]);
+    else if (a == "-q") quiet = true;
+    else if (a == "--cache-dir" || a == "--trim") usageError(a + " needs a value");
+    else usageError("unknown option " + a + " (atomx cache [--cache-dir DIR] [--clean | --trim SIZE] [-q])");
+  }
+  if (clean && trimTo) usageError("--clean and --trim do not combine");
+  if (clean || trimTo) atomx::driver::cleanCaches(cacheDir, trimTo, quiet);
+  else atomx::driver::listCaches(cacheDir);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -582,6 +614,7 @@ int main(int argc, char** argv) {
     if (first == "trace") return runTrace(argc, argv);
     if (first == "regen") return runRegen(argc, argv);
     if (first == "analyze") return runAnalyze(argc, argv);
+    if (first == "cache") return runCache(argc, argv);
     if (first == "melt") return atomx::cli::runMelt(argc, argv);
     if (first == "ease-report") return atomx::cli::runEaseReport(argc, argv);
     if (first == "end") return atomx::cli::runEnd(argc, argv);

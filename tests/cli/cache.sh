@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# cli.cache: `atomx cache` lists and cleans what atomx keeps, and `atomx run`
+# keeps its program cache to ATOMX_CACHE_MAX, least recently used first.
+#   cache.sh ATOMX PROG1 PROG2
+set -euo pipefail
+atomx=$1 p1=$2 p2=$3
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+d=$t/run
+mkdir -p "$d"
+# Three entries, a the least recently used; b has its .placement beside it.
+head -c 3000 /dev/zero >"$d/a.x.1"; touch -d '3 days ago' "$d/a.x.1"
+head -c 3000 /dev/zero >"$d/b.x.2"; head -c 100 /dev/zero >"$d/b.x.2.placement"; touch -d '2 days ago' "$d/b.x.2" "$d/b.x.2.placement"
+head -c 3000 /dev/zero >"$d/c.x.3"; touch -d '1 day ago' "$d/c.x.3"
+ATOMX_TOOL_CACHE=$t/tools "$atomx" cache --cache-dir "$d" >"$t/list"
+cat "$t/list"
+[ "$(grep -c "$d/" "$t/list")" -eq 3 ] || fail "not three entries listed"
+[ "$(grep "$d/" "$t/list" | sed 's|.*/||' | tr '\n' ' ')" = "a.x.1 b.x.2 c.x.3 " ] || fail "not least recently used first"
+grep -q "instrumented programs: 3, 0.0 MB" "$t/list" || fail "no total line"
+# --trim 7K: 9,100 bytes; a goes (6,100 left), b and its placement stay.
+"$atomx" cache --cache-dir "$d" --trim 7K -q
+[ ! -e "$d/a.x.1" ] && [ -e "$d/b.x.2" ] && [ -e "$d/b.x.2.placement" ] && [ -e "$d/c.x.3" ] || fail "--trim 7K: $(ls "$d")"
+# A bad size is a usage error.
+rc=0; "$atomx" cache --cache-dir "$d" --trim 7X 2>"$t/err" || rc=$?
+[ $rc -eq 2 ] && grep -q "not a size" "$t/err" || fail "--trim 7X: exit status $rc, $(cat "$t/err")"
+# atomx run with ATOMX_CACHE_MAX=1: each new entry trims the others away.
+r=$t/run2
+(cd "$t" && ATOMX_CACHE_MAX=1 "$atomx" run -q --cache-dir "$r" -T dyninst -- "$p1" >/dev/null 2>&1) || true
+[ "$(ls "$r" | wc -l)" -eq 1 ] || fail "after the first run: $(ls "$r")"
+first=$(ls "$r")
+(cd "$t" && ATOMX_CACHE_MAX=1 "$atomx" run -q --cache-dir "$r" -T dyninst -- "$p2" >/dev/null 2>&1) || true
+[ "$(ls "$r" | wc -l)" -eq 1 ] && [ "$(ls "$r")" != "$first" ] || fail "after the second run: $(ls "$r")"
+# --clean removes both caches (here a stand-in tool cache).
+mkdir -p "$t/tools/k"; echo x >"$t/tools/k/f"
+ATOMX_TOOL_CACHE=$t/tools "$atomx" cache --cache-dir "$d" --clean -q
+[ -z "$(ls -A "$d")" ] && [ ! -e "$t/tools" ] || fail "--clean left $(ls -A "$d") $(ls -A "$t/tools" 2>/dev/null)"
+echo PASS
