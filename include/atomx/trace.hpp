@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -107,6 +108,15 @@ struct Event {
 };
 std::vector<Event> events(const std::string& dir);
 
+// How far a regeneration has come, for a progress line: the trace's
+// stream files' bytes walked so far of all of them (a stream counts in
+// proportion to how much of it was walked).  Written by the regenerating
+// threads, read by any other.
+struct Progress {
+  std::atomic<uint64_t> done{0};
+  std::atomic<uint64_t> total{0};
+};
+
 // A trace opened once: its manifest read, its program file checked (size
 // and hash) and analysed, its witness placement made and compared with the
 // recorded one.  Regenerating it again (Melting does, up to four times)
@@ -129,11 +139,11 @@ class TraceReader {
   const std::string& program() const;  // the program file read: the manifest's, or the one given
   // Every thread of the trace, one after another (by thread id), to one
   // consumer.
-  Summary regenerate(Consumer& consumer) const;
+  Summary regenerate(Consumer& consumer, Progress* progress = nullptr) const;
   // Each analyser's shards (one per thread's stream), regenerated on up to
   // `jobs` threads at once (0: the machine's cores, at most 8), then merged
   // and reported in stream order: the results do not depend on `jobs`.
-  Summary analyze(const std::vector<Analyzer*>& analyzers, unsigned jobs) const;
+  Summary analyze(const std::vector<Analyzer*>& analyzers, unsigned jobs, Progress* progress = nullptr) const;
 
   struct Impl;
 

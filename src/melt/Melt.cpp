@@ -145,7 +145,7 @@ Report mine(const std::string& dir, const Options& options) {
   std::unique_ptr<ParallelExact> exact;
   if (options.exact) exact = std::make_unique<ParallelExact>(options.maxLength, options.threads);
   Pass1 p1(syms, exact.get());
-  const trace::Summary s = reader.regenerate(p1);
+  const trace::Summary s = reader.regenerate(p1, options.progress);
   r.executed = p1.executed;
   r.blocks = p1.blocks;
   r.segments = p1.segments;
@@ -199,11 +199,11 @@ Report mine(const std::string& dir, const Options& options) {
     }
     SeedMelter melter(p1.executions, sr.threshold, options.seedBudget);
     Pass2 p2(syms, melter);
-    reader.regenerate(p2);
+    reader.regenerate(p2, options.progress);
     if (!melter.rank(sr, options.top, options.topChunks)) {
       // Some of the top chunks' instructions were not kept: melt again.
       melter.fetch();
-      reader.regenerate(p2);
+      reader.regenerate(p2, options.progress);
     }
     melter.finish(sr);
     for (Chunk& c : sr.topChunks) c.insns = ranked(std::move(c.insns));
@@ -225,7 +225,7 @@ Report mine(const std::string& dir, const Options& options) {
     }
     Locate locate(syms);
     for (size_t k = 0; k < seqs.size(); ++k) locate.want(ids[k], seqs[k]->pcs);
-    if (!seqs.empty()) reader.regenerate(locate);
+    if (!seqs.empty()) reader.regenerate(locate, options.progress);
   }
   for (std::vector<Sequence>* list : {&r.seed.sequences, &r.exact.sequences})
     for (Sequence& q : *list)

@@ -65,12 +65,17 @@
 #include <string>
 #include <vector>
 
+namespace atomx::trace {
+struct Progress;
+}
+
 namespace atomx::melt {
 
 enum class Identity { Address, Text };
 
 struct Options {
   std::string program;     // the traced program's file if not the trace's (TraceReader)
+  trace::Progress* progress = nullptr;  // how far each pass over the trace is, or none
   Identity identity = Identity::Address;
   bool seed = true;
   bool exact = true;

@@ -57,6 +57,14 @@ class Walker {
          Summary& sum, std::vector<std::vector<Instruction>>& insns)
       : prog_(program), unwind_(unwind), plan_(plan), out_(out), sum_(sum), insns_(insns) {}
 
+  // Report how far the walk is to `progress`: the stream counts `weight`
+  // (its file's bytes) in proportion to the stream bytes walked.
+  void reportTo(Progress* progress, uint64_t weight) {
+    progress_ = progress;
+    weight_ = weight;
+    reported_ = 0;
+  }
+
   void run(const Stream& s) {
     s_ = &s.bytes;
     marks_ = &s.marks;
@@ -69,6 +77,7 @@ class Walker {
     std::string problem = walk();
     if (problem.empty() && !s.problem.empty()) problem = s.problem;
     if (!problem.empty()) ++sum_.incompleteThreads;
+    if (progress_) publishProgress(s_->size());
     out_.threadEnd(tid_, problem);
   }
 
@@ -255,6 +264,7 @@ class Walker {
     const bool inherited = childFrom_ && pos_ <= childFrom_;
     out_.block({tid_, blk.start, all.data() + blk.firstInsn + from, to - from, p_->name.c_str(), inherited, from > 0});
     if (from == 0) ++sum_.blocks;
+    if (progress_ && (sum_.blocks & 0xffff) == 0) publishProgress(pos_);
     sum_.instructions += to - from;
   }
 
@@ -602,6 +612,14 @@ class Walker {
     return "";
   }
 
+  // The share of the stream walked up to `pos`, added to progress_.
+  void publishProgress(size_t pos) {
+    const uint64_t now = s_->empty() ? weight_ : uint64_t(double(weight_) * double(pos) / double(s_->size()));
+    if (now > reported_) progress_->done += now - reported_, reported_ = now;
+  }
+
+  Progress* progress_ = nullptr;
+  uint64_t weight_ = 0, reported_ = 0;
   const ir::Program& prog_;
   const unwind::EhFrameInfo& unwind_;
   const analysis::TracePlan& plan_;
@@ -669,11 +687,16 @@ struct TraceReader::Impl {
   // Regenerates one stream into `consumer` with a walker of its own: the
   // instruction lists (`insns`, per procedure, filled as met) belong to one
   // thread; walkers on several threads share only what nothing writes.
-  void walk(Stream& s, Consumer& consumer, Summary& sum, std::vector<std::vector<Instruction>>& insns) const {
+  void walk(Stream& s, Consumer& consumer, Summary& sum, std::vector<std::vector<Instruction>>& insns,
+            Progress* progress) const {
+    std::error_code ec;
+    const uint64_t weight = progress ? std::filesystem::file_size(s.path, ec) : 0;
     readStream(s);
     ++sum.threads;
     sum.streamBytes += s.bytes.size();
-    Walker(model->program, model->unwind, plan, consumer, sum, insns).run(s);
+    Walker walker(model->program, model->unwind, plan, consumer, sum, insns);
+    if (progress) walker.reportTo(progress, ec ? 0 : weight);
+    walker.run(s);
     s.bytes = {};
     s.marks = {};
   }
@@ -686,11 +709,31 @@ TraceReader::~TraceReader() = default;
 const std::string& TraceReader::dir() const { return impl_->dir; }
 const std::string& TraceReader::program() const { return impl_->program; }
 
-Summary TraceReader::regenerate(Consumer& consumer) const {
+namespace {
+
+// The stream files' bytes: what Progress counts to.
+void setTotal(Progress* progress, const std::vector<Stream>& streams) {
+  if (!progress) return;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const Stream& s : streams) {
+    const uint64_t n = std::filesystem::file_size(s.path, ec);
+    total += ec ? 0 : n;
+  }
+  // Each regeneration counts from 0 (Melting's passes each show their own).
+  progress->done = 0;
+  progress->total = total;
+}
+
+}  // namespace
+
+Summary TraceReader::regenerate(Consumer& consumer, Progress* progress) const {
   Summary sum;
   std::vector<std::vector<Instruction>> insns(impl_->model->program.procs.size());
+  std::vector<Stream> streams = listStreams(impl_->dir);
+  setTotal(progress, streams);
   // One stream in memory at a time.
-  for (Stream& s : listStreams(impl_->dir)) impl_->walk(s, consumer, sum, insns);
+  for (Stream& s : streams) impl_->walk(s, consumer, sum, insns, progress);
   return sum;
 }
 
@@ -736,8 +779,9 @@ void add(Summary& to, const Summary& s) {
 
 }  // namespace
 
-Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned jobs) const {
+Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned jobs, Progress* progress) const {
   std::vector<Stream> streams = listStreams(impl_->dir);
+  setTotal(progress, streams);
   const size_t n = streams.size();
   if (jobs == 0) jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   jobs = unsigned(std::min<size_t>(jobs, std::max<size_t>(n, 1)));
@@ -768,7 +812,7 @@ Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned j
         std::vector<Consumer*> to;
         for (size_t a = 0; a < analyzers.size(); ++a) to.push_back((shards[a][k] = analyzers[a]->shard(shard)).get());
         Tee tee(std::move(to));
-        impl_->walk(streams[k], tee, sums[k], insns);
+        impl_->walk(streams[k], tee, sums[k], insns, progress);
       } catch (...) {
         const std::lock_guard<std::mutex> lock(failed);
         if (k < errorAt) errorAt = k, error = std::current_exception();

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "driver/ProgressLine.h"
 #include "driver/Record.h"
 #include "melt/Melt.h"
 #include "melt/Report.h"
@@ -26,7 +27,7 @@ namespace {
 constexpr const char* kUsage =
     "atomx melt TRACE [--method seed|exact|both] [--threshold N|auto] [--top K] [--max-length N]\n"
     "                 [--identity address|text] [--chunks K] [--threads N] [--seed-budget BYTES]\n"
-    "                 [--json FILE] [--html FILE] [--program FILE]";
+    "                 [--json FILE] [--html FILE] [--program FILE] [-q]";
 
 constexpr const char* kHelp = R"(
 Mine the instruction sequences that make up most of a traced run (atomx trace
@@ -57,6 +58,7 @@ docs/melting.md explains the methods and the report.
   --threads N         (2) threads mining the exact method's candidates beside
         the one reading the trace, each a share of them (split by their first
         block); 0: mine in the reading thread.  The answer is the same
+  -q                  no progress line (one is shown on a terminal, per pass)
   --program FILE      read FILE as the traced program instead of the path the
         trace names (a saved copy of it); it must have the recorded size and hash
   --json FILE         the report as JSON too ("-": only JSON, on stdout); each
@@ -88,6 +90,7 @@ uint64_t number(const std::string& option, const std::string& v, uint64_t min) {
 
 struct MeltArgs {
   std::string dir, json, html;
+  bool quiet = false;
   melt::Options o;
   size_t coverageRows = 15;
   bool help = false;
@@ -137,6 +140,8 @@ MeltArgs parse(const std::vector<std::string>& args) {
       o.threads = unsigned(n);
     } else if (a == "--seed-budget") {
       o.seedBudget = number(a, args[++i], 0);
+    } else if (a == "-q") {
+      m.quiet = true;
     } else if (a == "--program") {
       o.program = args[++i];
     } else if (a == "--json") {
@@ -156,7 +161,13 @@ MeltArgs parse(const std::vector<std::string>& args) {
 }
 
 int mineAndReport(const MeltArgs& m) {
-  const melt::Report r = melt::mine(m.dir, m.o);
+  melt::Report r;
+  {
+    driver::ProgressLine line("melt", m.quiet);
+    melt::Options o = m.o;
+    o.progress = line.progress();
+    r = melt::mine(m.dir, o);
+  }
   if (m.json != "-") melt::writeText(stdout, m.dir, r, m.coverageRows);
   if (m.json == "-") melt::writeJson(stdout, m.dir, r);
   else if (!m.json.empty()) {

@@ -27,6 +27,7 @@
 #include "driver/Caches.h"
 #include "driver/ProgramCache.h"
 #include "driver/Profiles.h"
+#include "driver/ProgressLine.h"
 #include "driver/Record.h"
 #include "driver/Rewrite.h"
 #include "driver/Run.h"
@@ -138,7 +139,7 @@ constexpr const char* kUsage = R"(usage:
                          `atomx run -T dyninst|prof`; several are summed):
                          witnesses go where the program ran least
   atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events]
-                    [--cachegrind-out FILE] [--binary FILE] [-j N] [--program FILE]
+                    [--cachegrind-out FILE] [--binary FILE] [-j N] [--program FILE] [-q]
       Regenerate the exact instruction trace of every thread from TRACE and
       the program file alone: one line per executed instruction (`TID PC`,
       PC in hex, original addresses), or per block with --blocks (`TID START
@@ -155,6 +156,7 @@ constexpr const char* kUsage = R"(usage:
       --program FILE     read FILE as the traced program instead of the path
                          the trace names (a saved copy, after the original
                          was rebuilt); it must have the recorded size and hash
+      -q                 no progress line (one is shown on a terminal)
       With either and no text option, no text is printed.  The totals line
       goes to stderr (stdout with --summary, which prints nothing else, or
       when only files are written).  Exits 1 if a thread could not be
@@ -164,12 +166,13 @@ constexpr const char* kUsage = R"(usage:
       processes' and threads' events in order (`US PID TID EVENT [ARG]`, US
       microseconds since the first): process, thread, stream, thread-end,
       fork, forked, exec, exec-failed, exit, killed (docs/trace.md).
-  atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE]
+  atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE] [-q]
       Run trace analysers over one regeneration of TRACE: each keeps its
       state per thread's stream (a shard), the shards run on up to N cores
       (default as for regen), and each analyser merges its shards and writes
       its output (to FILE, default stdout) in stream order: the output is
-      the same for every N.  docs/architecture.md, "The analyser slot",
+      the same for every N (a progress line on a terminal, unless -q).
+      docs/architecture.md, "The analyser slot",
       says how to write one.  Exits 1 if a thread could not be regenerated
       to its end.  The analysers:
 ANALYZERS
@@ -464,7 +467,7 @@ bool jobsArgument(int argc, char** argv, int& i, std::optional<unsigned>& jobs) 
 // would be set aside in temporary files to keep the order).
 atomx::trace::Summary analyzeTrace(const atomx::trace::TraceReader& trace,
                                    const std::vector<std::unique_ptr<atomx::trace::Analyzer>>& analyzers,
-                                   std::optional<unsigned> jobs) {
+                                   std::optional<unsigned> jobs, const char* what, bool quiet) {
   std::vector<atomx::trace::Analyzer*> all;
   bool streams = false;
   for (const auto& a : analyzers) {
@@ -472,7 +475,8 @@ atomx::trace::Summary analyzeTrace(const atomx::trace::TraceReader& trace,
     const std::string n = a->name();
     streams |= n == "text" || n == "blocks" || n == "binary";
   }
-  return trace.analyze(all, jobs.value_or(streams ? 1 : 0));
+  atomx::driver::ProgressLine line(what, quiet);
+  return trace.analyze(all, jobs.value_or(streams ? 1 : 0), line.progress());
 }
 
 constexpr const char* kRegenUsage =
@@ -481,12 +485,13 @@ constexpr const char* kRegenUsage =
 
 int runRegen(int argc, char** argv) {
   std::string dir, cachegrindOut, binaryOut, program;
-  bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false;
+  bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false, quiet = false;
   std::optional<unsigned> jobs;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") return helpSection("  atomx regen "), 0;
     if (a == "--blocks") blocks = true;
+    else if (a == "-q") quiet = true;
     else if (a == "--summary") summaryOnly = true;
     else if (a == "--untraced") untraced = true;
     else if (a == "--counts") counts = true;
@@ -529,7 +534,7 @@ int runRegen(int argc, char** argv) {
   if (!cachegrindOut.empty()) list += ",cachegrind=" + cachegrindOut;
   const atomx::trace::TraceReader trace(dir, program);
   const auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")");
-  const atomx::trace::Summary s = analyzeTrace(trace, analyzers, jobs);
+  const atomx::trace::Summary s = analyzeTrace(trace, analyzers, jobs, "regen", quiet);
   std::fflush(stdout);
   std::fprintf(summaryOnly || (binaryOut != "-" && !text && !counts) ? stdout : stderr, "%s\n",
                atomx::analyze::summaryLine(s).c_str());
@@ -541,10 +546,12 @@ constexpr const char* kAnalyzeUsage = "atomx analyze TRACE --tool NAME[=FILE][,N
 int runAnalyze(int argc, char** argv) {
   std::string dir, list, program;
   std::optional<unsigned> jobs;
+  bool quiet = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") return helpSection("  atomx analyze "), 0;
-    if ((a == "--tool" || a == "-t") && i + 1 < argc) list += (list.empty() ? "" : ",") + std::string(argv[++i]);
+    if (a == "-q") quiet = true;
+    else if ((a == "--tool" || a == "-t") && i + 1 < argc) list += (list.empty() ? "" : ",") + std::string(argv[++i]);
     else if (a.rfind("--tool=", 0) == 0) list += (list.empty() ? "" : ",") + a.substr(7);
     else if (a == "--tool" || a == "-t") usageError(a + " needs analyser names (atomx analyze --help lists them)");
     else if (a == "--program" && i + 1 < argc) program = argv[++i];
@@ -560,7 +567,7 @@ int runAnalyze(int argc, char** argv) {
   const atomx::trace::TraceReader trace(dir, program);
   const auto analyzers =
       atomx::analyze::makeAnalyzers("problems," + list, trace.program(), trace.program() + " (atomx analyze " + dir + ")");
-  return analyzeTrace(trace, analyzers, jobs).incompleteThreads ? 1 : 0;
+  return analyzeTrace(trace, analyzers, jobs, "analyze", quiet).incompleteThreads ? 1 : 0;
 }
 
 int runCache(int argc, char** argv) {
