@@ -11,6 +11,8 @@
 //   atomx end [DUMP | DIR]... (EndCommand.cpp)
 //
 // Every error is one line on stderr and a non-zero exit status.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -475,7 +477,8 @@ atomx::trace::Summary analyzeTrace(const atomx::trace::TraceReader& trace,
     const std::string n = a->name();
     streams |= n == "text" || n == "blocks" || n == "binary";
   }
-  atomx::driver::ProgressLine line(what, quiet);
+  // No progress line between the lines of a trace printed on the terminal.
+  atomx::driver::ProgressLine line(what, quiet || (streams && isatty(1)));
   return trace.analyze(all, jobs.value_or(streams ? 1 : 0), line.progress());
 }
 
