@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -59,13 +60,15 @@ void ProgramCache::touch(const std::string& path) {
   utimensat(AT_FDCWD, path.c_str(), now, 0);
 }
 
-std::vector<ProgramCache::Entry> ProgramCache::trim(uint64_t maxBytes, const std::string& keep) const {
+std::vector<ProgramCache::Entry> ProgramCache::trim(uint64_t maxBytes, const std::string& keep,
+                                                     int64_t spareSeconds) const {
   std::vector<Entry> all = entries(), removed;
   uint64_t total = 0;
   for (const Entry& e : all) total += e.bytes;
+  const int64_t recent = int64_t(time(nullptr)) - spareSeconds;
   for (const Entry& e : all) {
     if (total <= maxBytes) break;
-    if (e.path == keep) continue;
+    if (e.path == keep || (spareSeconds && e.lastUse >= recent)) continue;
     std::error_code ec;
     std::filesystem::remove(e.path, ec);
     std::filesystem::remove(e.path + ".placement", ec);
@@ -78,7 +81,7 @@ std::vector<ProgramCache::Entry> ProgramCache::trim(uint64_t maxBytes, const std
 void ProgramCache::keepToSize(const std::string& added) const {
   const char* max = std::getenv("ATOMX_CACHE_MAX");
   const uint64_t limit = max && *max ? parseSize(max) : uint64_t(1) << 30;
-  if (limit) trim(limit, added);
+  if (limit) trim(limit, added, 600);
 }
 
 uint64_t parseSize(const std::string& text) {

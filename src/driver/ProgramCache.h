@@ -6,7 +6,8 @@
 //
 // It is kept to a size: after an entry is added, the least recently used
 // entries go until the whole is at most ATOMX_CACHE_MAX bytes (a number
-// with K, M or G; default 1G; 0: no limit).  An entry is used when it is
+// with K, M or G; default 1G; 0: no limit), but not one used in the last
+// ten minutes (another atomx run may be about to start it).  An entry is used when it is
 // made or reused (its modification time).  `atomx cache` lists and cleans
 // it, and the built-tool cache beside it (ToolCache.h).
 #pragma once
@@ -42,10 +43,12 @@ class ProgramCache {
   std::vector<Entry> entries() const;
   // `path` was used now (made or reused).
   static void touch(const std::string& path);
-  // Removes the least recently used entries but `keep` until the entries
-  // take at most `maxBytes`; the entries removed.
-  std::vector<Entry> trim(uint64_t maxBytes, const std::string& keep = "") const;
-  // trim(ATOMX_CACHE_MAX) after `added` was made.
+  // Removes the least recently used entries but `keep`, and but those used
+  // in the last `spareSeconds`, until the entries take at most `maxBytes`;
+  // the entries removed.
+  std::vector<Entry> trim(uint64_t maxBytes, const std::string& keep = "", int64_t spareSeconds = 0) const;
+  // trim(ATOMX_CACHE_MAX) after `added` was made, sparing what was used in
+  // the last ten minutes: another atomx may be about to run it.
   void keepToSize(const std::string& added) const;
 
  private:

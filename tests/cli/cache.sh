@@ -24,13 +24,20 @@ grep -q "instrumented programs: 3, 0.0 MB" "$t/list" || fail "no total line"
 # A bad size is a usage error.
 rc=0; "$atomx" cache --cache-dir "$d" --trim 7X 2>"$t/err" || rc=$?
 [ $rc -eq 2 ] && grep -q "not a size" "$t/err" || fail "--trim 7X: exit status $rc, $(cat "$t/err")"
-# atomx run with ATOMX_CACHE_MAX=1: each new entry trims the others away.
+# atomx run with ATOMX_CACHE_MAX=1: each new entry trims the others away,
+# but not one used in the last ten minutes.
 r=$t/run2
 (cd "$t" && ATOMX_CACHE_MAX=1 "$atomx" run -q --cache-dir "$r" -T dyninst -- "$p1" >/dev/null 2>&1) || true
 [ "$(ls "$r" | wc -l)" -eq 1 ] || fail "after the first run: $(ls "$r")"
 first=$(ls "$r")
+# (An entry used in the last ten minutes is spared: another run may be
+# about to start it.  The second run finds the first's an hour old.)
+touch -d '1 hour ago' "$r/$first"
 (cd "$t" && ATOMX_CACHE_MAX=1 "$atomx" run -q --cache-dir "$r" -T dyninst -- "$p2" >/dev/null 2>&1) || true
 [ "$(ls "$r" | wc -l)" -eq 1 ] && [ "$(ls "$r")" != "$first" ] || fail "after the second run: $(ls "$r")"
+# A third with the second's entry fresh: both stay.
+(cd "$t" && ATOMX_CACHE_MAX=1 "$atomx" run -q --cache-dir "$r" -T prof -- "$p1" >/dev/null 2>&1) || true
+[ "$(ls "$r" | wc -l)" -eq 2 ] || fail "a recently used entry was trimmed: $(ls "$r")"
 # --clean removes both caches (here a stand-in tool cache).
 mkdir -p "$t/tools/k"; echo x >"$t/tools/k/f"
 ATOMX_TOOL_CACHE=$t/tools "$atomx" cache --cache-dir "$d" --clean -q
