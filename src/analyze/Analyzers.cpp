@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -32,7 +31,9 @@ class OutFile {
   OutFile(const std::string& path, bool binary) : path_(path), own_(path != "-") {
     f_ = own_ ? std::fopen(path.c_str(), binary ? "wb" : "w") : stdout;
     if (!f_) throw Error(path + ": cannot write: " + std::strerror(errno));
-    std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
+    // (stdout keeps its buffer: setvbuf is only allowed before a stream's
+    // first output, and analysers that report at the end open theirs late.)
+    if (own_) std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
   }
   ~OutFile() {
     if (f_ && own_) std::fclose(f_);
@@ -438,6 +439,16 @@ std::string summaryLine(const trace::Summary& s) {
   return b;
 }
 
+namespace {
+
+UsageError unknownAnalyzer(const std::string& name) {
+  std::string known;
+  for (const AnalyzerInfo& a : analyzers()) known += (known.empty() ? "" : ", ") + std::string(a.name);
+  return UsageError("unknown analyser '" + name + "' (known: " + known + ")");
+}
+
+}  // namespace
+
 std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std::string& to, const std::string& program,
                                               const std::string& command) {
   if (name == "text") return std::make_unique<StreamAnalyzer<TextShardOf<false>>>("text", to, false);
@@ -449,9 +460,7 @@ std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std
   if (name == "threads") return std::make_unique<ThreadAnalyzer>(to);
   if (name == "summary") return std::make_unique<SummaryAnalyzer>(to);
   if (name == "problems") return std::make_unique<ProblemAnalyzer>();
-  std::string known;
-  for (const AnalyzerInfo& a : analyzers()) known += (known.empty() ? "" : ", ") + std::string(a.name);
-  throw UsageError("unknown analyser '" + name + "' (known: " + known + ")");
+  throw unknownAnalyzer(name);
 }
 
 std::vector<std::pair<std::string, std::string>> parseAnalyzerList(const std::string& list) {
@@ -465,11 +474,8 @@ std::vector<std::pair<std::string, std::string>> parseAnalyzerList(const std::st
     const std::string name = item.substr(0, eq);
     const std::string to = eq == std::string::npos ? "-" : item.substr(eq + 1);
     if (to.empty()) throw UsageError("analyser " + name + ": '=' needs a file name ('-': standard output)");
-    if (std::none_of(analyzers().begin(), analyzers().end(), [&](const AnalyzerInfo& a) { return name == a.name; })) {
-      std::string known;
-      for (const AnalyzerInfo& a : analyzers()) known += (known.empty() ? "" : ", ") + std::string(a.name);
-      throw UsageError("unknown analyser '" + name + "' (known: " + known + ")");
-    }
+    if (std::none_of(analyzers().begin(), analyzers().end(), [&](const AnalyzerInfo& a) { return name == a.name; }))
+      throw unknownAnalyzer(name);
     for (const auto& [n, t] : named)
       if (n == name) throw UsageError("analyser " + name + " is named twice");
     named.emplace_back(name, to);
