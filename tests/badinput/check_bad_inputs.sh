@@ -87,14 +87,31 @@ readable() {
   pass "$name [dump]"
 }
 
+# behaves NAME INPUT: the rewrite ./out of INPUT, run, prints what INPUT
+# prints and ends as it ends (exit status or signal); both run with a
+# timeout in a directory of their own, with the same argv[0].
+behaves() {
+  local name=$1 input=$2 want got
+  mkdir -p run.orig run.out
+  cp "$input" run.orig/prog && cp out run.out/prog
+  want=$(cd run.orig && timeout 10 ./prog 2>&1; echo "status $?")
+  got=$(cd run.out && timeout 10 ./prog 2>&1; echo "status $?")
+  rm -rf run.orig run.out
+  if [ "$got" = "$want" ]; then pass "$name [rewrite] (accepted; its output runs as the input does: ${want//$'\n'/ })"
+  else fail "$name [rewrite]" "accepted, but the rewritten program behaves differently: input '${want//$'\n'/ }', rewritten '${got//$'\n'/ }'"; fi
+}
+
 # nocrash NAME INPUT: damage the analysis may or may not notice; atomx must
-# either succeed or fail with a one-line message (status 0 or 1).
+# either succeed or fail with a one-line message (status 0 or 1).  A rewrite
+# that succeeds must run as its input does (behaves).
 nocrash() {
   local name=$1 input=$2 mode
   for mode in rewrite dump; do
     if [ "$mode" = rewrite ]; then run rewrite "$input" -q; else run dump "$input"; fi
     if [ "$rc" -eq 0 ]; then
-      if [ -s err ]; then fail "$name [$mode]" "succeeded but wrote to stderr"; else pass "$name [$mode] (accepted)"; fi
+      if [ -s err ]; then fail "$name [$mode]" "succeeded but wrote to stderr"
+      elif [ "$mode" = rewrite ]; then behaves "$name" "$input"
+      else pass "$name [$mode] (accepted)"; fi
     else
       check "$name [$mode]" 1 '.'
     fi
