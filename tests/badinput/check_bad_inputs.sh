@@ -88,14 +88,16 @@ readable() {
 }
 
 # behaves NAME INPUT: the rewrite ./out of INPUT, run, prints what INPUT
-# prints and ends as it ends (exit status or signal); both run with a
-# timeout in a directory of their own, with the same argv[0].
+# prints on stdout and ends as it ends (exit status or signal); both run
+# with a timeout in a directory of their own, with the same argv[0].  Not
+# stderr: an input ld.so cannot load (status 127) has its output refused
+# too, with ld.so's message of the point where it stopped.
 behaves() {
   local name=$1 input=$2 want got
   mkdir -p run.orig run.out
-  cp "$input" run.orig/prog && cp out run.out/prog
-  want=$(cd run.orig && timeout 10 ./prog 2>&1; echo "status $?")
-  got=$(cd run.out && timeout 10 ./prog 2>&1; echo "status $?")
+  cp "$input" run.orig/prog && cp out run.out/prog && chmod +x run.orig/prog run.out/prog
+  want=$(cd run.orig && timeout 10 ./prog 2>/dev/null; echo "status $?")
+  got=$(cd run.out && timeout 10 ./prog 2>/dev/null; echo "status $?")
   rm -rf run.orig run.out
   if [ "$got" = "$want" ]; then pass "$name [rewrite] (accepted; its output runs as the input does: ${want//$'\n'/ })"
   else fail "$name [rewrite]" "accepted, but the rewritten program behaves differently: input '${want//$'\n'/ }', rewritten '${got//$'\n'/ }'"; fi
@@ -127,6 +129,14 @@ usage() {
   rc=$?
   check "$name" 2 "$regex"
 }
+
+# BADINPUT_ONLY=nocrash: only the control and the nocrash cases (the
+# self-test, badinput.fails, which needs no more).
+if [ "${BADINPUT_ONLY:-}" = nocrash ]; then
+  bad() { :; }
+  readable() { :; }
+  usage() { :; }
+fi
 
 # ---------------------------------------------------------------------------
 # Inputs.

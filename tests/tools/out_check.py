@@ -148,10 +148,13 @@ def gprof(r, lines, j):
                   _section(lines[1:], r'\s+self\s+%'))
     _ranked(r, 'flat profile', [(m.group(4), _int(m.group(1)), _int(m.group(3))) for m in flat], j['procedures'],
             [('procedure', 0, 'name'), ('self', 1, 'instructions'), ('called', 2, 'called')])
-    for k, m in enumerate(flat[:len(j['procedures'])]):  # incl%: of the JSON's rounded inclusive count
+    for k, m in enumerate(flat[:len(j['procedures'])]):
+        # incl%: printed to 0.1 of gprof's estimate, which the JSON rounds
+        # to a whole instruction (half an instruction of the total apart)
         if j['instructions']:
             r.close(f'flat profile row {k + 1} incl%', float(m.group(2)),
-                    100.0 * j['procedures'][k]['inclusive'] / j['instructions'], 0.051)
+                    100.0 * j['procedures'][k]['inclusive'] / j['instructions'],
+                    0.0501 + 50.0 / j['instructions'])
     arcs = _match(r, 'arc table', r'^\s*' + NUM + r'  (.*) -> (.*?)(  \(tail call\))?$',
                   _section(lines[1:], r'\s+calls\s+caller -> callee'))
     _ranked(r, 'arc', [(m.group(2), m.group(3), _int(m.group(1)), 'tail' if m.group(4) else 'call') for m in arcs if m],
@@ -299,9 +302,23 @@ def cachesim(r, lines, j):
             ev = {n: int(v) for n, v in re.findall(r'(\w+) (\d+)', m.group(2))}
             parsed.append((m.group(3), int(m.group(1)), ev.get('Ir', 0), ev.get('Dr', 0), ev.get('Dw', 0),
                            sum(v for n, v in ev.items() if n not in ('Ir', 'Dr', 'Dw'))))
-        _ranked(r, f'{what} procedure', parsed, procs,
-                [('name', 0, 'name'), ('first-level misses', 1, first), ('Ir', 2, 'Ir'), ('Dr', 3, 'Dr'), ('Dw', 4, 'Dw'),
-                 ('misses at all levels', 5, lambda p: sum(sum(v.values()) for v in p['misses'].values()))])
+        # Ranked by first-level misses with an unstable sort: the misses
+        # rank by rank, and each row against the JSON's procedure of its name.
+        r.same(f'{what} top procedures\' first-level misses', [row[1] for row in parsed],
+               [first(p) for p in procs[:len(parsed)]])
+        if not parsed and procs:
+            r.problems.append(f'{os.path.basename(r.path)}: no {what} procedure row printed, {r.tool}.json has {len(procs)}')
+        by_name = {p['name']: p for p in procs}
+        for row in parsed:
+            p = by_name.get(row[0])
+            if p is None:
+                r.problems.append(f'{os.path.basename(r.path)}: {what} procedure {row[0]}: printed, not in {r.tool}.json '
+                                  'with first-level misses')
+                continue
+            for label, i, key in [('first-level misses', 1, first), ('Ir', 2, 'Ir'), ('Dr', 3, 'Dr'), ('Dw', 4, 'Dw'),
+                                  ('misses at all levels', 5,
+                                   lambda p: sum(sum(v.values()) for v in p['misses'].values()))]:
+                r.same(f'{what} procedure {row[0]} {label}', row[i], key(p) if callable(key) else p[key])
 
 
 CHECKS = {'dyninst': dyninst, 'prof': prof, 'gprof': gprof, 'inline': inline, 'io': io, 'malloc': malloc,
