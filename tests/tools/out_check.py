@@ -16,6 +16,7 @@ each naming the file, the row and the count; the checkers that run a tool
 syscall_vs_strace.py) add them to their failures.  Its must-fail twins
 (tests/oracles, oracle.fails.out.TOOL) run a tool with ATOMX_TEST_MISCOUNT,
 which makes one count of the JSON one too high and leaves the .out right."""
+import collections
 import json
 import os
 import re
@@ -321,8 +322,44 @@ def cachesim(r, lines, j):
                 r.same(f'{what} procedure {row[0]} {label}', row[i], key(p) if callable(key) else p[key])
 
 
+def syscall(r, lines, j):
+    m = re.match(r'syscall: system calls of .* \(process (\d+)\)$', lines[0])
+    r.same('process', int(m.group(1)), j['pid']) if m else r.missing('the headline')
+    text = '\n'.join(lines)
+    m = re.search(r'\n  (\d+) calls, (\d+) errors, ([\d.]+) s inside calls \(summed over the threads\), (\d+) threads?', text)
+    if not m:
+        return r.missing('the totals line')
+    r.same('calls, errors, threads', (int(m.group(1)), int(m.group(2)), int(m.group(4))), (j['calls'], j['errors'], j['threads']))
+    r.close('seconds inside calls', float(m.group(3)), j['seconds'], 6e-7)
+    # The table, as strace -c: by seconds, most first (the tool's order,
+    # a stable sort of the JSON's by its exact seconds), then the total.
+    body = [x for x in _section(lines, r'------ ') if not x.startswith('------') and not x.endswith(' total')]
+    rows = _match(r, 'syscall table', r'^\s*[\d.]+\s+([\d.]+)\s+\d+\s+(\d+)\s+(\d*)\s+(\S+)$', body,
+                  r'  \.\.\. \d+ more in syscall\.json')
+    want = sorted((c for c in j['syscalls'] if c['calls']), key=lambda c: -c['seconds'])
+    by_name = {c['name']: c for c in want}
+    for m in rows:
+        c = by_name.get(m.group(4))
+        r.same(f"syscall {m.group(4)} calls, errors", (int(m.group(2)), int(m.group(3) or 0)),
+               (c['calls'], c['errors']) if c else None)
+        if c:
+            r.close(f'syscall {m.group(4)} seconds', float(m.group(1)), c['seconds'], 6e-7)
+    seconds = [float(m.group(1)) for m in rows]
+    r.same('the table sorted by seconds, most first', seconds, sorted(seconds, reverse=True))
+    m = re.search(r'\n100\.00\s+([\d.]+)\s+\d+\s+(\d+)\s+(\d+) total', text)
+    r.same('total row calls, errors', (int(m.group(2)), int(m.group(3))) if m else None, (j['calls'], j['errors']))
+    m = re.search(r'\n  \.\.\. (\d+) more in syscall\.json', text)
+    r.same('syscalls not shown', int(m.group(1)) if m else 0, len(want) - len(rows))
+    errs = collections.Counter({f"{c['name']} {e}": n for c in j['syscalls'] for e, n in c['errno'].items()})
+    printed = {x.split(None, 1)[1]: int(x.split()[0]) for x in _section(lines, r'errors:$')}
+    for k, n in printed.items():
+        r.same(f'errors {k}', n, errs.get(k))
+    if len(printed) < 8:
+        r.same('error kinds printed', sorted(printed), sorted(errs))
+
+
 CHECKS = {'dyninst': dyninst, 'prof': prof, 'gprof': gprof, 'inline': inline, 'io': io, 'malloc': malloc,
-          'pipe': pipe, 'cachesim': cachesim}
+          'pipe': pipe, 'cachesim': cachesim, 'syscall': syscall}
 
 
 def check(tool, json_path):
