@@ -56,4 +56,14 @@ static inline int64_t atomx_map_find(const AtomxAddressPair *map, uint64_t count
   return (int64_t)lo;
 }
 
+/* The original offset (from mapBase) of the code at offset `off` of the
+ * moved code: the instruction copied there, or, in inserted code, the
+ * instruction it stands before; -1 where the map has no program code. */
+static inline int64_t atomx_map_original_offset(const AtomxAddressPair *map, uint64_t count, uint64_t off) {
+  const int64_t at = atomx_map_find(map, count, off);
+  if (at < 0 || map[at].oldOffset == ATOMX_MAP_NONE) return -1;
+  if (map[at].oldOffset & ATOMX_MAP_INSERTED) return (int64_t)(map[at].oldOffset & ~ATOMX_MAP_INSERTED);
+  return (int64_t)(map[at].oldOffset + (off - map[at].newOffset));
+}
+
 #endif

@@ -13,11 +13,8 @@ uint64_t atomx_original_address(uint64_t runTime) {
   uint64_t a = runTime - d->bias;
   if (a < d->newCodeStart || a >= d->newCodeEnd) return a;
   const AtomxAddressPair *map = (const AtomxAddressPair *)(d->addressMap + d->bias);
-  const uint64_t off = a - d->mapBase;
-  const int64_t at = atomx_map_find(map, d->addressMapCount, off);
-  if (at < 0 || map[at].oldOffset == ATOMX_MAP_NONE) return a;
-  if (map[at].oldOffset & ATOMX_MAP_INSERTED) return d->mapBase + (map[at].oldOffset & ~ATOMX_MAP_INSERTED);
-  return d->mapBase + map[at].oldOffset + (off - map[at].newOffset);
+  const int64_t o = atomx_map_original_offset(map, d->addressMapCount, a - d->mapBase);
+  return o < 0 ? a : d->mapBase + (uint64_t)o;
 }
 
 /* programAfterDone: 0 = not started; kRunning | tid = running in thread tid;

@@ -220,21 +220,21 @@ static int wrap_execlp(const char *file, const char *arg, ...) {
 }
 
 /* The program's GOT slots of the functions above. */
-void hook_process(const struct link_map *program) {
-  hook_slots(program, "fork", (void *)wrap_fork, (void **)&realFork);
+void hook_process(void) {
+  atomx_hook_import("fork", (void *)wrap_fork, (void **)&realFork);
   void *vfork = NULL; /* unused: wrap_vfork makes the system call */
-  hook_slots(program, "vfork", (void *)atomx_trace_wrap_vfork, &vfork);
+  atomx_hook_import("vfork", (void *)atomx_trace_wrap_vfork, &vfork);
   programErrno = (int *(*)(void))dlsym(programLibc, "__errno_location");
   realExit = (void (*)(int))dlsym(programLibc, "_exit");
-  hook_slots(program, "_exit", (void *)wrap_exit, (void **)&realExit);
+  atomx_hook_import("_exit", (void *)wrap_exit, (void **)&realExit);
   void *exitAlias = NULL; /* the same function as _exit */
-  hook_slots(program, "_Exit", (void *)wrap_exit, &exitAlias);
-  hook_slots(program, "execve", (void *)wrap_execve, (void **)&realExecve);
-  hook_slots(program, "execv", (void *)wrap_execv, (void **)&realExecv);
-  hook_slots(program, "execvp", (void *)wrap_execvp, (void **)&realExecvp);
-  hook_slots(program, "execvpe", (void *)wrap_execvpe, (void **)&realExecvpe);
+  atomx_hook_import("_Exit", (void *)wrap_exit, &exitAlias);
+  atomx_hook_import("execve", (void *)wrap_execve, (void **)&realExecve);
+  atomx_hook_import("execv", (void *)wrap_execv, (void **)&realExecv);
+  atomx_hook_import("execvp", (void *)wrap_execvp, (void **)&realExecvp);
+  atomx_hook_import("execvpe", (void *)wrap_execvpe, (void **)&realExecvpe);
   void *execl[3] = {NULL, NULL, NULL}; /* unused: execl_common calls execv* */
-  hook_slots(program, "execl", (void *)wrap_execl, &execl[0]);
-  hook_slots(program, "execle", (void *)wrap_execle, &execl[1]);
-  hook_slots(program, "execlp", (void *)wrap_execlp, &execl[2]);
+  atomx_hook_import("execl", (void *)wrap_execl, &execl[0]);
+  atomx_hook_import("execle", (void *)wrap_execle, &execl[1]);
+  atomx_hook_import("execlp", (void *)wrap_execlp, &execl[2]);
 }

@@ -8,6 +8,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <atomx/hooks.h>
 #include <atomx/trace_format.h>
 /* ZSTD_initStaticCCtx and ZSTD_estimateCCtxSize: the writer thread's
  * compressor, in a workspace of its own (no malloc). */
@@ -153,14 +154,14 @@ void add_mark(uint16_t kind, int sig, uint64_t pc);
 /* signals.c: the recorder's SIGSEGV handler and the program's handlers. */
 extern struct sigaction programActs[NSIG];
 int install_fault_handler(int onStack, struct sigaction *old);
-void hook_signals(const struct link_map *program);
+void hook_signals(void);
 
 /* process.c: fork, vfork and exec. */
-void hook_process(const struct link_map *program);
+void hook_process(void);
 
-/* hooks.c: the program's GOT slots. */
+/* hooks.c: the program's uses of the functions above, taken over through
+ * <atomx/hooks.h>. */
 extern void *programLibc; /* the program's libc (dlmopen's handle) */
-void hook_slots(const struct link_map *program, const char *name, void *wrapper, void **real);
 void hook_program(void *libc);
 
 #pragma GCC visibility pop

@@ -175,15 +175,15 @@ static int wrap_pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
 
 
 /* The program's GOT slots of the functions above. */
-void hook_signals(const struct link_map *program) {
-  hook_slots(program, "sigaction", (void *)wrap_sigaction, (void **)&realSigaction);
+void hook_signals(void) {
+  atomx_hook_import("sigaction", (void *)wrap_sigaction, (void **)&realSigaction);
   /* signal() goes through wrap_sigaction in a program that calls no sigaction */
   if (!realSigaction)
     realSigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(programLibc, "sigaction");
   void *signals[3] = {NULL, NULL, NULL}; /* unused: signal_as calls wrap_sigaction */
-  hook_slots(program, "signal", (void *)wrap_signal, &signals[0]);
-  hook_slots(program, "bsd_signal", (void *)wrap_signal, &signals[1]);
-  hook_slots(program, "__sysv_signal", (void *)wrap_sysv_signal, &signals[2]);
-  hook_slots(program, "sigprocmask", (void *)wrap_sigprocmask, (void **)&realSigprocmask);
-  hook_slots(program, "pthread_sigmask", (void *)wrap_pthread_sigmask, (void **)&realPthreadSigmask);
+  atomx_hook_import("signal", (void *)wrap_signal, &signals[0]);
+  atomx_hook_import("bsd_signal", (void *)wrap_signal, &signals[1]);
+  atomx_hook_import("__sysv_signal", (void *)wrap_sysv_signal, &signals[2]);
+  atomx_hook_import("sigprocmask", (void *)wrap_sigprocmask, (void **)&realSigprocmask);
+  atomx_hook_import("pthread_sigmask", (void *)wrap_pthread_sigmask, (void **)&realPthreadSigmask);
 }

@@ -206,15 +206,22 @@ def io(r, lines, j):
 
 def malloc(r, lines, j):
     text = '\n'.join(lines)
-    m = re.search(r'\n(\d+) allocations, (\d+) bytes requested, (\d+) frees, (\d+) call sites instrumented', text)
+    m = re.search(r'\n(\d+) allocations, (\d+) bytes requested, (\d+) frees, (\d+) call sites instrumented; '
+                  r'(\d+) calls through pointers at (\d+) return addresses', text)
     if not m:
         return r.missing('the totals line')
-    r.same('allocations, bytes requested, frees, call sites', tuple(map(int, m.groups())),
-           (j['allocations'], j['bytes_requested'], j['frees'], len(j['sites'])))
-    m = re.search(r'\nlive at exit (\d+) bytes in (\d+) blocks, peak (\d+) bytes \((\d+) frees', text)
-    if j['live_tracking']:
-        r.same('live at exit, blocks, peak, untracked frees', tuple(map(int, m.groups())) if m else None,
+    pointers = j['pointer_calls']
+    r.same('allocations, bytes requested, frees, call sites, calls through pointers, their return addresses',
+           tuple(map(int, m.groups())), (j['allocations'], j['bytes_requested'], j['frees'], len(j['sites']),
+                                         sum(p['calls'] for p in pointers), len(pointers)))
+    if j['live_tracking'] and not j['not_taken_over']:
+        m = re.search(r"\nnot freed by the program's own calls at exit (\d+) bytes in (\d+) blocks, peak (\d+) bytes "
+                      r"\((\d+) frees", text)
+        r.same('left at exit, blocks, peak, untracked frees', tuple(map(int, m.groups())) if m else None,
                (j['live_bytes_at_exit'], j['live_blocks_at_exit'], j['peak_live_bytes'], j['untracked_frees']))
+    elif j['live_tracking']:
+        m = re.search(r'\nlive bytes not known: the program defines (.*) itself', text)
+        r.same('functions not taken over', m.group(1) if m else None, ', '.join(j['not_taken_over']))
     calls = re.search(r'\ncalls:(.*?)\nsize class', text, re.S)
     printed = re.findall(r'(\S+) (\d+)', calls.group(1)) if calls else []
     r.same('calls per function', [(n, int(c)) for n, c in printed], [(f['name'], f['calls']) for f in j['functions']])
@@ -234,7 +241,10 @@ def malloc(r, lines, j):
     common = sorted(j['sizes'], key=lambda s: -s['allocations'])  # stable: by size among equals
     shown = re.findall(r'(\d+)x(\d+)', m.group(1)) if m else []
     _ranked(r, 'top size', [(int(a), int(b)) for a, b in shown], common, [('size', 0, 'size'), ('allocations', 1, 'allocations')])
-    sites = sorted((s for s in j['sites'] if s['calls']), key=lambda s: -s['calls'])
+    # The instrumented sites, then the return addresses of calls through
+    # pointers, in the JSON's order; ranked by calls (stable).
+    sites = sorted((s for s in j['sites'] + [dict(p, pc=p['return_address']) for p in pointers] if s['calls']),
+                   key=lambda s: -s['calls'])
     rows = _match(r, 'call site table', r'^  0x([0-9a-f]+)\s+(\d+)\s+(\d+)  (\S+)', _section(lines, r'top call sites', r'Not seen:'))
     _ranked(r, 'call site', [(int(m.group(1), 16), int(m.group(2)), int(m.group(3)), m.group(4)) for m in rows if m], sites,
             [('pc', 0, lambda s: int(s['pc'], 16)), ('calls', 1, 'calls'), ('bytes', 2, 'bytes'), ('function', 3, 'function')])

@@ -3,7 +3,11 @@
 // GOT, or a tail jump), with the argument registers; and, for calls that
 // return here, a call after them with %rax (live bytes).  Which function a
 // site calls is known now, so the analysis gets a site index and static
-// tables (ProgramBefore) rather than names at run time.
+// tables (ProgramBefore) rather than names at run time.  The analysis takes
+// over the program's imports of these functions at start
+// (malloc_anal.cpp): then a site only says which it is, the function's
+// wrapper counts the call, and calls through pointers are seen too (named
+// by procedure: the embedded facts).
 #include <atomx/atomx.hpp>
 
 #include <cstdlib>
@@ -83,5 +87,6 @@ extern "C" void Instrument(int argc, char** argv) {
   const long n = long(pcs.size());
   pcs.push_back(0), fnOf.push_back(0), tail.push_back(0);  // never empty arrays
   init.atProgramStart(n, top, live, pcs, fnOf, tail, where, fnNames, kinds, std::string(program().path()));
+  embedFacts();  // the procedures, to name where a call through a pointer came from
   report.atProgramEnd();
 }

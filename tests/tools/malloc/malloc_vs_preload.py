@@ -27,8 +27,17 @@ its jump instruction, exactly; the shim's calls through tail-call sites
 must not exceed those, and what it could not see must account exactly for
 the tool's extra calls per function and in sizes.  --exact allows no such
 difference (every tail call seen by the shim too).
-Call sites inside procedures atomx leaves in place (--report "unmoved") are
-not instrumented and are left out of both sides.
+Calls the tool saw through a pointer (its `pointer_calls`: a call that
+reached the tool's wrapper of the function with no instrumented site
+before it -- through a table of function pointers, a pointer taken at run
+time, or from code atomx left in place) are compared per (function,
+return address) with the shim's calls at the same return address,
+exactly; the tool must have taken over every allocator function the
+program imports (`not_taken_over` empty).  --live: the bytes and blocks
+the program's own calls left allocated at exit (summed over processes)
+must equal the shim's, which tracks them the same way.
+Other call sites inside procedures atomx leaves in place (--report
+"unmoved") are left out of both sides.
 
 The workload is ARGS (one run) or a corpus workload script (run with the
 program's path in an empty directory); every process is counted: the tool's
@@ -74,6 +83,10 @@ def main():
                     help="fail unless atomx saves no vector state around any call (tools/malloc uses atomx/light.hpp)")
     ap.add_argument("--exact", action="store_true",
                     help="no allowance for calls through tail-call sites whose caller is a library")
+    ap.add_argument("--live", action="store_true",
+                    help="compare the live bytes and blocks at exit with the shim's (deterministic programs)")
+    ap.add_argument("--expect-pointer-calls", type=int, metavar="N",
+                    help="fail unless the tool saw at least N calls through pointers (so the test covers them)")
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
@@ -91,9 +104,11 @@ def main():
         return 1
     if o.expect_light:
         # atomx's summary: "N call(s) at M site(s), L without vector state, ...";
-        # the two calls at program start and end always save everything.
+        # the two calls at program start and end always save everything, and
+        # so does the one that hands the embedded facts over.
         m = re.search(r"(\d+) call\(s\) at \d+ site\(s\), (\d+) without vector state", r.stderr)
-        if not m or int(m.group(1)) - int(m.group(2)) != 2:
+        heavy = 2 + ("facts embedded" in r.stderr)
+        if not m or int(m.group(1)) - int(m.group(2)) != heavy:
             print(f"FAIL {o.prog}: not every call is light (no vector state saved): "
                   f"{m.group(0) if m else 'no summary line: ' + r.stderr}")
             return 1
@@ -146,7 +161,8 @@ def main():
         return syms[i][2] if i >= 0 and syms[i][0] <= pc < syms[i][1] else None
 
     # The tool: per function, per (function, size), per non-tail site; tail calls per function.
-    t_fn, t_size, t_site, t_tail = (collections.Counter() for _ in range(4))
+    t_fn, t_size, t_site, t_tail, t_ptr = (collections.Counter() for _ in range(5))
+    t_live = [0, 0]
     tail_sites = collections.Counter()  # pc -> calls through it
     files = [fn for fn in os.listdir(toolout) if fn.startswith("malloc.json")]
     if not files:
@@ -157,6 +173,15 @@ def main():
             j = json.load(f)
         for fr in j["functions"]:
             t_fn[fr["name"]] += fr["calls"]
+        if j.get("not_taken_over"):
+            failures.append(f"the tool did not take over {', '.join(j['not_taken_over'])} (calls through pointers unseen)")
+        for s in j.get("pointer_calls", []):
+            t_ptr[(s["function"], int(s["return_address"], 16))] += s["calls"]
+        if o.live:
+            if "live_bytes_at_exit" not in j:
+                failures.append(f"{fn}: no live_bytes_at_exit")
+            t_live[0] += j.get("live_bytes_at_exit", 0)
+            t_live[1] += j.get("live_blocks_at_exit", 0)
         for s in j["sites"]:
             if s["tail_call"]:
                 t_tail[s["function"]] += s["calls"]
@@ -183,14 +208,25 @@ def main():
         if text.startswith("jmp") and "<" in text and "@" in text:
             tail_jumps[proc_of(a)].add(text.split("<", 1)[1].split("@", 1)[0])
     library_tail_calls = collections.Counter()
-    s_fn, s_size, s_site, s_tail = (collections.Counter() for _ in range(4))
+    s_fn, s_size, s_site, s_tail, s_ptr = (collections.Counter() for _ in range(5))
+    s_live = [0, 0]
     for fn in os.listdir(shimout):
         with open(os.path.join(shimout, fn)) as f:
             for line in f:
+                if line.startswith("#live "):
+                    s_live[0] += int(line.split()[1])
+                    s_live[1] += int(line.split()[2])
+                    continue
                 func, size, ret, count = line.split()
                 ret, size, count = int(ret, 16), int(size), int(count)
                 i = bisect.bisect_left(insts, ret) - 1
                 call = insts[i] if i >= 0 else None
+                if (func, ret) in t_ptr and (func, call) not in t_site:
+                    s_fn[func] += count
+                    s_ptr[(func, ret)] += count
+                    if func != "free" and not func.startswith("_Zd"):
+                        s_size[size] += count
+                    continue
                 if proc_of(call) in unmoved:
                     continue
                 text = code.get(call, "")
@@ -242,6 +278,15 @@ def main():
     for key in sorted(set(t_site) | set(s_site)):
         if t_site[key] != s_site[key]:
             failures.append(f"site {key[0]} at {key[1]:#x} ({proc_of(key[1])}): tool {t_site[key]}, oracle {s_site[key]}")
+    for key in sorted(set(t_ptr) | set(s_ptr)):
+        if t_ptr[key] != s_ptr[key]:
+            failures.append(f"{key[0]} through a pointer returning to {key[1]:#x} ({proc_of(key[1])}):"
+                            f" tool {t_ptr[key]}, oracle {s_ptr[key]}")
+    if o.live and t_live != s_live:
+        failures.append(f"left allocated at exit: tool {t_live[0]} bytes in {t_live[1]} blocks,"
+                        f" oracle {s_live[0]} bytes in {s_live[1]} blocks")
+    if o.expect_pointer_calls is not None and sum(t_ptr.values()) < o.expect_pointer_calls:
+        failures.append(f"{sum(t_ptr.values())} calls through pointers seen, at least {o.expect_pointer_calls} expected")
     for fn in o.expect_function:
         if not t_fn[fn]:
             failures.append(f"no calls of {fn} seen (the test should cover it)")
@@ -257,7 +302,9 @@ def main():
     print(f"PASS {o.prog}: {total} allocator calls in {len(t_fn)} functions, {sum(t_size.values())} allocations "
           f"of {len(t_size)} distinct sizes, {len(t_site)} sites (+{sum(t_tail.values())} calls through "
           f"{len(tail_sites)} tail-call sites, each equal to its jump's executions under callgrind)"
-          f" equal to the LD_PRELOAD oracle"
+          f", {sum(t_ptr.values())} calls through pointers at {len(t_ptr)} return addresses"
+          + (f", {t_live[0]} bytes in {t_live[1]} blocks left at exit" if o.live else "")
+          + " equal to the LD_PRELOAD oracle"
           + (f"; not compared (left in place by atomx): {', '.join(sorted(unmoved))}" if unmoved else ""))
     if excess:
         print("note: calls through tail-call sites the oracle cannot see (called from a library): "

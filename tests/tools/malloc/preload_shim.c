@@ -9,6 +9,10 @@
  * At exit each process writes $MALLOC_SHIM_DIR/shim.PID, one line per
  * (function, size, return address) with its count:
  *     FUNCTION SIZE RETURN_ADDRESS COUNT
+ * and a last line with the blocks the counted calls allocated and the
+ * counted calls did not free (a realloc moves its block; one that fails
+ * leaves it; realloc(p, 0) frees it):
+ *     #live BYTES BLOCKS
  * (sizes as the tool computes them: calloc nmemb*size, 0 for frees; return
  * addresses as original link-time addresses, i.e. minus the load base).
  * The real functions are glibc's __libc_* entry points or, for the C++
@@ -52,12 +56,13 @@ static int lock;
  * call of the program's. */
 static __thread int inside;
 
-static void note(const char *fn, uint64_t size, void *ra) {
+/* Counts a call and says whether it was the program's. */
+static int note(const char *fn, uint64_t size, void *ra) {
   const uintptr_t r = (uintptr_t)ra;
   int mine = 0;
-  if (inside) return;
+  if (inside) return 0;
   for (int k = 0; k < nseg; ++k) mine |= r >= lo[k] && r < hi[k];
-  if (!mine) return;
+  if (!mine) return 0;
   const uint64_t ret = r - base;
   uint64_t h = (ret * 0x9E3779B97F4A7C15ull) ^ (size * 0xC2B2AE3D27D4EB4Full) ^ (uintptr_t)fn;
   while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE)) {}
@@ -66,6 +71,38 @@ static void note(const char *fn, uint64_t size, void *ra) {
       table[i].fn = fn, table[i].size = size, table[i].ret = ret, ++table[i].count;
       break;
     }
+  __atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+  return 1;
+}
+
+/* The live blocks: pointer -> size, open addressing (0 empty, 1 deleted). */
+#define LIVE_SLOTS (1u << 21)
+static uint64_t livePtr[LIVE_SLOTS], liveSize[LIVE_SLOTS], liveBytes, liveBlocks;
+static uint32_t live_slot(uint64_t p, int insert) {
+  uint32_t i = (uint32_t)((p * 0x9E3779B97F4A7C15ull) >> 43) % LIVE_SLOTS, free_at = LIVE_SLOTS;
+  for (;; i = (i + 1) % LIVE_SLOTS) {
+    if (livePtr[i] == p) return i;
+    if (livePtr[i] == 1 && free_at == LIVE_SLOTS) free_at = i;
+    if (livePtr[i] == 0) return insert ? (free_at != LIVE_SLOTS ? free_at : i) : LIVE_SLOTS;
+  }
+}
+/* Takes a block out: its size, or -1 when it is not there. */
+static int64_t live_take(void *ptr) {
+  int64_t size = -1;
+  if (!ptr) return size;
+  while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE)) {}
+  const uint32_t i = live_slot((uintptr_t)ptr, 0);
+  if (i != LIVE_SLOTS) size = (int64_t)liveSize[i], liveBytes -= liveSize[i], liveBlocks--, livePtr[i] = 1;
+  __atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+  return size;
+}
+static void live_del(void *ptr) { (void)live_take(ptr); }
+static void live_add(void *ptr, uint64_t size) {
+  if (!ptr) return;
+  while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE)) {}
+  const uint32_t i = live_slot((uintptr_t)ptr, 1);
+  if (livePtr[i] == (uintptr_t)ptr) liveBytes -= liveSize[i], liveBlocks--;  /* freed where we did not see it */
+  livePtr[i] = (uintptr_t)ptr, liveSize[i] = size, liveBytes += size, liveBlocks++;
   __atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -82,6 +119,8 @@ __attribute__((destructor)) static void dump(void) {
                        (unsigned long long)table[i].ret, (unsigned long long)table[i].count);
       if (write(fd, line, n) != n) break;
     }
+  int n = snprintf(line, sizeof line, "#live %llu %llu\n", (unsigned long long)liveBytes, (unsigned long long)liveBlocks);
+  if (write(fd, line, n) != n) {}
   close(fd);
 }
 
@@ -91,36 +130,50 @@ static uint64_t mul(uint64_t a, uint64_t b) {
 }
 #define RA __builtin_return_address(0)
 
-void *malloc(size_t n) { note("malloc", n, RA); return __libc_malloc(n); }
-void *calloc(size_t n, size_t s) { note("calloc", mul(n, s), RA); return __libc_calloc(n, s); }
-void *realloc(void *p, size_t n) { note("realloc", n, RA); return __libc_realloc(p, n); }
-void free(void *p) { note("free", 0, RA); __libc_free(p); }
-void *memalign(size_t a, size_t n) { note("memalign", n, RA); return __libc_memalign(a, n); }
-void *aligned_alloc(size_t a, size_t n) { note("aligned_alloc", n, RA); return __libc_memalign(a, n); }
-void *valloc(size_t n) { note("valloc", n, RA); return __libc_valloc(n); }
-void *pvalloc(size_t n) { note("pvalloc", n, RA); return __libc_pvalloc(n); }
+/* An allocation of `n` bytes by the program's call `m` (note's answer). */
+static void *made(int m, void *r, uint64_t n) {
+  if (m) live_add(r, n);
+  return r;
+}
+/* realloc, reallocarray: the old block leaves before another thread can
+ * be given its address, and comes back if the call fails (n != 0). */
+static void *moved(int m, void *p, uint64_t n, void *(*call)(void *, size_t)) {
+  const int64_t old = m ? live_take(p) : -1;
+  void *r = call(p, n);
+  if (!r && n != 0 && old >= 0) live_add(p, (uint64_t)old);
+  return made(m, r, n);
+}
+
+void *malloc(size_t n) { int m = note("malloc", n, RA); return made(m, __libc_malloc(n), n); }
+void *calloc(size_t n, size_t s) { int m = note("calloc", mul(n, s), RA); return made(m, __libc_calloc(n, s), mul(n, s)); }
+void *realloc(void *p, size_t n) { int m = note("realloc", n, RA); return moved(m, p, n, __libc_realloc); }
+void free(void *p) { if (note("free", 0, RA)) live_del(p); __libc_free(p); }
+void *memalign(size_t a, size_t n) { int m = note("memalign", n, RA); return made(m, __libc_memalign(a, n), n); }
+void *aligned_alloc(size_t a, size_t n) { int m = note("aligned_alloc", n, RA); return made(m, __libc_memalign(a, n), n); }
+void *valloc(size_t n) { int m = note("valloc", n, RA); return made(m, __libc_valloc(n), n); }
+void *pvalloc(size_t n) { int m = note("pvalloc", n, RA); return made(m, __libc_pvalloc(n), n); }
 void *reallocarray(void *p, size_t n, size_t s) {
-  note("reallocarray", mul(n, s), RA);
+  int m = note("reallocarray", mul(n, s), RA);
   if (mul(n, s) == UINT64_MAX) { errno = ENOMEM; return 0; }
-  return __libc_realloc(p, n * s);
+  return moved(m, p, n * s, __libc_realloc);
 }
 int posix_memalign(void **out, size_t a, size_t n) {
-  note("posix_memalign", n, RA);
+  int m = note("posix_memalign", n, RA);
   if (a % sizeof(void *) || (a & (a - 1)) || !a) return EINVAL;
   void *p = __libc_memalign(a, n);
   if (!p) return ENOMEM;
-  *out = p;
+  *out = made(m, p, n);
   return 0;
 }
 
 /* C++ operators: forwarded to libstdc++'s (new_handler, bad_alloc). */
 #define NEXT(name) static void *real; if (!real) real = dlsym(RTLD_NEXT, name)
-#define NEW1(sym) void *sym(size_t n) { NEXT(#sym); note(#sym, n, RA); inside++; void *r = ((void *(*)(size_t))real)(n); inside--; return r; }
-#define NEW2(sym) void *sym(size_t n, size_t x) { NEXT(#sym); note(#sym, n, RA); inside++; void *r = ((void *(*)(size_t, size_t))real)(n, x); inside--; return r; }
-#define NEW3(sym) void *sym(size_t n, size_t x, size_t y) { NEXT(#sym); note(#sym, n, RA); inside++; void *r = ((void *(*)(size_t, size_t, size_t))real)(n, x, y); inside--; return r; }
-#define DEL1(sym) void sym(void *p) { NEXT(#sym); note(#sym, 0, RA); inside++; ((void (*)(void *))real)(p); inside--; }
-#define DEL2(sym) void sym(void *p, size_t x) { NEXT(#sym); note(#sym, 0, RA); inside++; ((void (*)(void *, size_t))real)(p, x); inside--; }
-#define DEL3(sym) void sym(void *p, size_t x, size_t y) { NEXT(#sym); note(#sym, 0, RA); inside++; ((void (*)(void *, size_t, size_t))real)(p, x, y); inside--; }
+#define NEW1(sym) void *sym(size_t n) { NEXT(#sym); int m = note(#sym, n, RA); inside++; void *r = ((void *(*)(size_t))real)(n); inside--; return made(m, r, n); }
+#define NEW2(sym) void *sym(size_t n, size_t x) { NEXT(#sym); int m = note(#sym, n, RA); inside++; void *r = ((void *(*)(size_t, size_t))real)(n, x); inside--; return made(m, r, n); }
+#define NEW3(sym) void *sym(size_t n, size_t x, size_t y) { NEXT(#sym); int m = note(#sym, n, RA); inside++; void *r = ((void *(*)(size_t, size_t, size_t))real)(n, x, y); inside--; return made(m, r, n); }
+#define DEL1(sym) void sym(void *p) { NEXT(#sym); if (note(#sym, 0, RA)) live_del(p); inside++; ((void (*)(void *))real)(p); inside--; }
+#define DEL2(sym) void sym(void *p, size_t x) { NEXT(#sym); if (note(#sym, 0, RA)) live_del(p); inside++; ((void (*)(void *, size_t))real)(p, x); inside--; }
+#define DEL3(sym) void sym(void *p, size_t x, size_t y) { NEXT(#sym); if (note(#sym, 0, RA)) live_del(p); inside++; ((void (*)(void *, size_t, size_t))real)(p, x, y); inside--; }
 NEW1(_Znwm) NEW1(_Znam) NEW2(_ZnwmRKSt9nothrow_t) NEW2(_ZnamRKSt9nothrow_t)
 NEW2(_ZnwmSt11align_val_t) NEW2(_ZnamSt11align_val_t)
 NEW3(_ZnwmSt11align_val_tRKSt9nothrow_t) NEW3(_ZnamSt11align_val_tRKSt9nothrow_t)
