@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -125,7 +126,28 @@ void flush(struct buffer *b, const uint8_t *end, int final) {
                  b->sequence++, b->zstd, b->packed);
   b->childFirst = 0;
   drain(b);
+  /* The stream's end, where this chunk goes (the file is opened for
+   * appending, and nothing else writes to it now). */
+  if (final) b->finalAt = lseek(b->fd, 0, SEEK_END);
   put_chunk(b->fd, &c);
+}
+
+/* The final chunk written is not the stream's last after all (an exec
+ * failed, and the thread goes on): its final bit cleared, in place, so that
+ * the stream goes on with the chunks that follow (the checksum covers the
+ * stored bytes and the marks, not the codec word). */
+void reopen_stream(struct buffer *b) {
+  if (b->finalAt < 0 || !b->path[0]) return;
+  const off_t at = (off_t)b->finalAt + (off_t)offsetof(AtomxTraceChunk, codec);
+  b->finalAt = -1;
+  const int fd = open(b->path, O_RDWR | O_CLOEXEC); /* not appending: pwrite would append */
+  if (fd < 0) fail(b->path);
+  uint32_t codec;
+  if (pread(fd, &codec, sizeof codec, at) != (ssize_t)sizeof codec || !(codec & ATOMX_TRACE_CHUNK_FINAL))
+    fail("the final chunk of a stream whose exec failed is not where it was written");
+  codec &= ~ATOMX_TRACE_CHUNK_FINAL;
+  if (pwrite(fd, &codec, sizeof codec, at) != (ssize_t)sizeof codec) fail(b->path);
+  close(fd);
 }
 
 

@@ -1,0 +1,58 @@
+/* exec_fails: children whose exec fails, and which then end with _exit: a
+ * fork child and a vfork child, each running traced code before and after
+ * its failed execv of a path that does not exist.  Before the fix, the
+ * recorder wrote each stream's final chunk before exec and went on after
+ * it when exec returned, so `atomx regen` refused the stream ("bytes after
+ * the final chunk").  Last, the parent's own execv fails, and it goes on.  The parent waits for each child before it prints:
+ * the output is deterministic.  Usage: exec_fails. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static unsigned __attribute__((noinline)) step(unsigned x) {
+  if (x % 3 == 0) return x / 3 + 7;
+  if (x % 5 == 1) return x * 2 + 1;
+  return x + 11;
+}
+static unsigned __attribute__((noinline)) work(unsigned seed, int rounds) {
+  unsigned acc = seed;
+  for (int i = 0; i < rounds; i++) acc = step(acc ^ (unsigned)i);
+  return acc;
+}
+
+static int status_of(pid_t pid) {
+  int status;
+  if (waitpid(pid, &status, 0) != pid) {
+    perror("waitpid");
+    exit(4);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+static char *args[] = {"no-such-program", NULL};
+
+int main(void) {
+  unsigned acc = work(1, 50);
+  printf("before %u\n", acc);
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) return 2;
+  if (pid == 0) {
+    work(2, 30);
+    execv("/nonexistent/atomx-exec-fails", args);
+    _exit((int)(work(3, 20) % 50));
+  }
+  printf("fork child exited %d\n", status_of(pid));
+  pid = vfork();
+  if (pid < 0) return 2;
+  if (pid == 0) {
+    if (work(4, 25) != 0) execv("/nonexistent/atomx-exec-fails", args);
+    _exit((int)(work(5, 15) % 50) + 50);
+  }
+  printf("vfork child exited %d\n", status_of(pid));
+  /* The parent's own exec fails too; it goes on and returns from main. */
+  execv("/nonexistent/atomx-exec-fails", args);
+  printf("after %u\n", acc + work(6, 40));
+  return 0;
+}
