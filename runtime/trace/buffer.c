@@ -163,7 +163,9 @@ struct buffer *new_buffer(void) {
   while (!__atomic_compare_exchange_n(&registry, &b->next, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
   }
   if (programSetSpecific) programSetSpecific(programKey, b);
-  event("thread", NULL);
+  /* "closed": started while its process exits; it records nothing (regen
+   * does not look for its stream). */
+  event("thread", b->closed ? "closed" : NULL);
   return b;
 }
 

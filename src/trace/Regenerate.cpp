@@ -727,6 +727,13 @@ const std::string& TraceReader::program() const { return impl_->program; }
 
 namespace {
 
+// The threads the event log knows that left no stream.
+void addStreamless(const std::string& dir, Summary& sum) {
+  uint64_t lost = 0;
+  sum.streamless = streamlessThreads(dir, lost);
+  sum.incompleteThreads += lost;
+}
+
 // The stream files' bytes: what Progress counts to.
 void setTotal(Progress* progress, const std::vector<Stream>& streams) {
   if (!progress) return;
@@ -751,6 +758,7 @@ Summary TraceReader::regenerate(Consumer& consumer, Progress* progress) const {
   // One stream in memory at a time.
   for (size_t k = 0; k < streams.size(); ++k)
     impl_->walk(streams[k], consumer, sum, insns, progress, k == 1 ? streams[0].thread : 0);
+  addStreamless(impl_->dir, sum);
   return sum;
 }
 
@@ -843,6 +851,7 @@ Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned j
   if (error) std::rethrow_exception(error);  // the one a single job would have met first
   Summary sum;
   for (const Summary& s : sums) add(sum, s);
+  addStreamless(impl_->dir, sum);
   // ATOMX_TEST_SHARD_ORDER=schedule: the must-fail twin of the test that
   // results do not depend on the jobs (tests/trace/analyze_jobs.sh) merges
   // the shards in the order they were scheduled instead.
