@@ -198,6 +198,18 @@ def who(key):
     return f"process {process}, program {k + 1}, thread {thread}"
 
 
+def regen_thread_counts(atomx, trace):
+    """{thread k (the kth its process made, 1 the main thread): {instruction
+    address: executions}}, from `atomx regen`'s text (one process)."""
+    p = subprocess.run([atomx, "regen", trace], capture_output=True, text=True)
+    counts = collections.defaultdict(collections.Counter)
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if f[1] not in ("call", "signal", "sigreturn"):
+            counts[int(f[0])][int(f[1], 16)] += 1
+    return {k + 1: counts[t] for k, t in enumerate(sorted(counts))}
+
+
 def regen_counts(atomx, trace):
     """{instruction address: executions} over every thread."""
     p = subprocess.run([atomx, "regen", trace, "--counts"], capture_output=True, text=True)
@@ -279,6 +291,9 @@ def main():
     ap.add_argument("--atomx", required=True)
     ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--cachegrind", action="store_true")
+    ap.add_argument("--callgrind-threads", action="store_true",
+                    help="(implies --callgrind) also each thread's executions per instruction equal callgrind's Ir"
+                         " in the same thread (--separate-threads=yes; threads by the order they were made)")
     ap.add_argument("--set-aside", action="append", default=[])
     ap.add_argument("--processes", action="store_true",
                     help="the program forks or execs: the trace must hold the streams of two processes or programs"
@@ -311,7 +326,7 @@ def main():
     STDIN = o.stdin and os.path.abspath(o.stdin)
     o.atomx = os.path.abspath(o.atomx)
     aside = dict(s.split("=", 1) for s in o.set_aside)
-    o.callgrind |= o.cachegrind
+    o.callgrind |= o.cachegrind or o.callgrind_threads
     w = o.work = tempfile.mkdtemp(prefix="atomx-regen.")
     try:
         # Every run is of a copy, W/p/NAME, which Valgrind gets stripped.
@@ -402,6 +417,7 @@ def main():
         compared = 0
         if o.callgrind:
             mine = regen_counts(o.atomx, trace)
+            ours = regen_thread_counts(o.atomx, trace) if o.callgrind_threads else {}
             mine_cg = os.path.join(w, "regen.cg")
             r = subprocess.run([o.atomx, "regen", trace, "--cachegrind-out", mine_cg], capture_output=True, text=True)
             if r.returncode != 0:
@@ -427,17 +443,23 @@ def main():
             cgdir = os.path.join(w, "cg")
             os.mkdir(cgdir)
             valgrind(o, prog, dirs["c"], ["--tool=callgrind", "--dump-instr=yes", "--collect-jumps=yes", "--compress-pos=no",
-                                        "--skip-plt=no", f"--callgrind-out-file={cgdir}/cg.%p"])
+                                        "--skip-plt=no", f"--callgrind-out-file={cgdir}/cg.%p"]
+                     + (["--separate-threads=yes"] if o.callgrind_threads else []))
             cgfiles = [os.path.join(cgdir, f) for f in sorted(os.listdir(cgdir))]
-            cg = collections.Counter()
             base = os.path.basename(prog)
-            for cgout in cgfiles:
-                for fn, addr, ir in callgrind_file.costs(cgout, base, "Ir"):
-                    if sym(addr) in names and addr not in reps:
-                        cg[addr] += ir
-            for addr, n in callgrind_file.executions(cgfiles, base, reps).items():
-                if sym(addr) in names:
-                    cg[addr] += n
+
+            def callgrind_counts(files):
+                """{address of a compared procedure: executions} over `files`."""
+                cg = collections.Counter()
+                for cgout in files:
+                    for fn, addr, ir in callgrind_file.costs(cgout, base, "Ir"):
+                        if sym(addr) in names and addr not in reps:
+                            cg[addr] += ir
+                for addr, n in callgrind_file.executions(files, base, reps).items():
+                    if sym(addr) in names:
+                        cg[addr] += n
+                return cg
+            cg = callgrind_counts(cgfiles)
             mine = {a: n for a, n in mine.items() if sym(a) in names}
             diffs = [(a, mine.get(a, 0), cg.get(a, 0)) for a in sorted(set(mine) | set(cg)) if mine.get(a, 0) != cg.get(a, 0)]
             compared = sum(cg.values())
@@ -445,6 +467,22 @@ def main():
                 failures.append(f"{hex(a)} ({sym(a)}): regenerated {m} times, callgrind Ir {c}")
             if len(diffs) > 20:
                 failures.append(f"... {len(diffs)} addresses differ in all")
+            if o.callgrind_threads:
+                # Valgrind numbers a process's threads in the order they
+                # were made (cg.PID-01 the main thread's), as keyed() ranks
+                # them: thread k of each with the regenerated thread k.
+                theirs = {int(f.rsplit("-", 1)[1]): callgrind_counts([os.path.join(cgdir, f)])
+                          for f in os.listdir(cgdir) if "-" in f}
+                if sorted(theirs) != sorted(ours):
+                    failures.append(f"threads: callgrind's {sorted(theirs)}, regenerated {sorted(ours)}")
+                for k in sorted(set(theirs) & set(ours)):
+                    m = {a: n for a, n in ours[k].items() if sym(a) in names}
+                    d = [a for a in sorted(set(m) | set(theirs[k])) if m.get(a, 0) != theirs[k].get(a, 0)]
+                    for a in d[:5]:
+                        failures.append(f"thread {k}: {hex(a)} ({sym(a)}): regenerated {m.get(a, 0)} times,"
+                                        f" callgrind Ir {theirs[k].get(a, 0)} in that thread")
+                    if len(d) > 5:
+                        failures.append(f"thread {k}: ... {len(d)} addresses differ in all")
             if o.cachegrind:
                 functions, shared, problems = cachegrind_check(o, prog, mine_cg, dirs["g"], w, sym, names, reps, cgfiles, base)
                 failures += problems
@@ -457,6 +495,7 @@ def main():
                                     f" the naive tracer's" if not handlers else "every thread, cut by signals")
               + (" (per block over all threads)" if o.threads_vary else "")
               + (f"; {compared} instructions, each address equal to callgrind's Ir" if o.callgrind else "")
+              + (", thread by thread too" if o.callgrind_threads else "")
               + (f"; {functions} functions' Ir equal to cachegrind's" if o.cachegrind else "")
               + (f" (not compared, another object has one of the name: "
                  f"{', '.join(f'{k} ({min(v)})' for k, v in sorted(shared.items()))})" if o.cachegrind and shared else "")
