@@ -3,32 +3,10 @@
  * its failed execv of a path that does not exist.  Before the fix, the
  * recorder wrote each stream's final chunk before exec and went on after
  * it when exec returned, so `atomx regen` refused the stream ("bytes after
- * the final chunk").  Last, the parent's own execv fails, and it goes on.  The parent waits for each child before it prints:
- * the output is deterministic.  Usage: exec_fails. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-static unsigned __attribute__((noinline)) step(unsigned x) {
-  if (x % 3 == 0) return x / 3 + 7;
-  if (x % 5 == 1) return x * 2 + 1;
-  return x + 11;
-}
-static unsigned __attribute__((noinline)) work(unsigned seed, int rounds) {
-  unsigned acc = seed;
-  for (int i = 0; i < rounds; i++) acc = step(acc ^ (unsigned)i);
-  return acc;
-}
-
-static int status_of(pid_t pid) {
-  int status;
-  if (waitpid(pid, &status, 0) != pid) {
-    perror("waitpid");
-    exit(4);
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
-}
+ * the final chunk").  Last, the parent's own execv fails, and it goes
+ * on.  The parent waits for each child before it prints: the output is
+ * deterministic.  Usage: exec_fails. */
+#include "child_work.h"
 
 static char *args[] = {"no-such-program", NULL};
 
