@@ -58,8 +58,8 @@
 #define ATOMX_TRACE_CODEC_RAW 0u
 #define ATOMX_TRACE_CODEC_ZSTD 1u
 #define ATOMX_TRACE_CODEC_MASK 0xffu
-/* With the codec: the thread's last chunk (it ended, or the process exited;
- * an exec that fails clears it again in the file, and the stream goes on).
+/* With the codec: the thread's last chunk (it ended, or the process exited
+ * or exec'd; when an exec fails, that chunk is taken out of the file again).
  * A stream without one was cut short (the process was killed). */
 #define ATOMX_TRACE_CHUNK_FINAL 0x100u
 /* With the codec: the first chunk a forked child wrote.  The chunks before

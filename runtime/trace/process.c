@@ -160,8 +160,8 @@ static int exec_failed(int status) {
   /* The program's libc's errno: the exec functions are its. */
   const int e = programErrno ? *programErrno() : errno;
   /* The process goes on: so do its streams, whose final chunks written
-   * before exec are final no more (else regen would find "bytes after the
-   * final chunk").  (closedPid is a vfork child's parent's.) */
+   * before exec are taken out again (else regen would find "bytes after
+   * the final chunk").  (closedPid is a vfork child's parent's.) */
   const pid_t pid = getpid();
   if (!vfork_buffer()) __atomic_store_n(&closedPid, 0, __ATOMIC_RELEASE);
   for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
