@@ -13,7 +13,10 @@ count (Valgrind's).  The oracle, not the tool, decides what is compared:
     itself from the comparison;
   - the events compared must be at least --min-share percent of all the
     tool counted in the procedures Valgrind can name (default 99), so that
-    set-asides cannot grow until nothing is left.
+    set-asides cannot grow until nothing is left; a run in which the tool
+    counted nothing at all compares nothing, and fails;
+  - a set-aside that is no longer needed fails (Selection.stale): a
+    procedure set aside whose counts agree with the oracle's, run after run.
 
 corpus/set_aside.txt lists the procedures of the corpus programs that are
 set aside, each with its reason; corpus_setaside.sh turns it into options.
@@ -64,9 +67,21 @@ class Selection:
         self.min_share, self.unit = min_share, unit
         self.problems = [f"{n}: its counts differ between the {self.runs} runs, and it is not set aside"
                          for n in self.varying if n not in self.set_aside]
-        if self.share() < min_share:
+        if not self.total:
+            self.problems.append(f"nothing was counted: 0 {unit} in the {len(names)} procedures both sides can "
+                                 "name, so nothing was compared")
+        elif self.share() < min_share:
             self.problems.append(f"only {self.share():.2f}% of the {unit} counted were compared "
                                  f"({self.compared_events} of {self.total}), below the floor of {min_share}%")
+
+    def stale(self, agrees):
+        """Problems for the set-asides no longer needed: a procedure set
+        aside that did not vary between the runs and on which `agrees(name)`
+        (the tool's count equals the oracle's) holds.  Call it with the
+        checker's own comparison; the problems go with the others."""
+        return [f"{p}: set aside ({self.set_aside[p]}), but the tool and the oracle agree on it: "
+                "the set-aside is stale, remove it"
+                for p in sorted(self.set_aside) if p not in self.varying and agrees(p)]
 
     def share(self):
         return 100.0 * self.compared_events / self.total if self.total else 100.0

@@ -25,6 +25,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -42,6 +44,11 @@ inline void writeCosts(FILE* out, const uint64_t* costs, size_t n) {
 // the file (fl=) and function (fn=) named last, then the summary.  A fn=
 // follows every fl=; cg_annotate adds up a (file, function, line) that
 // comes more than once.
+//
+// For the oracles' self-tests only, as <atomx/json.hpp>'s: with
+// ATOMX_TEST_MISCOUNT=cg.EVENT (or cg.EVENT#N) in the environment, the
+// first (N-th) positive cost of EVENT on a cost line is written one too
+// high, the summary left as it is: a file off by one on one line.
 class Writer {
  public:
   Writer(FILE* out, const std::vector<std::string>& desc, const std::string& cmd,
@@ -51,6 +58,13 @@ class Writer {
     std::fprintf(out_, "cmd: %s\nevents:", cmd.c_str());
     for (const std::string& e : events) std::fprintf(out_, " %s", e.c_str());
     std::fputc('\n', out_);
+    if (const char* m = std::getenv("ATOMX_TEST_MISCOUNT"); m && std::strncmp(m, "cg.", 3) == 0) {
+      const std::string spec = m + 3;
+      const size_t hash = spec.find('#');
+      for (size_t k = 0; k < events.size(); ++k)
+        if (events[k] == spec.substr(0, hash)) miscount_ = long(k);
+      if (hash != std::string::npos) miscountSkip_ = std::atol(spec.c_str() + hash + 1) - 1;
+    }
   }
 
   size_t events() const { return events_; }
@@ -59,7 +73,14 @@ class Writer {
   // One line's costs, one per event.
   void cost(unsigned line, const uint64_t* costs) {
     std::fprintf(out_, "%u", line);
-    writeCosts(out_, costs, events_);
+    if (miscount_ >= 0 && costs[miscount_] > 0 && miscountSkip_-- == 0) {  // ATOMX_TEST_MISCOUNT=cg.EVENT
+      std::vector<uint64_t> wrong(costs, costs + events_);
+      ++wrong[size_t(miscount_)];
+      miscount_ = -1;
+      writeCosts(out_, wrong.data(), events_);
+    } else {
+      writeCosts(out_, costs, events_);
+    }
     std::fputc('\n', out_);
   }
   void summary(const uint64_t* totals) {
@@ -71,6 +92,8 @@ class Writer {
  private:
   FILE* out_;
   size_t events_;
+  long miscount_ = -1;     // ATOMX_TEST_MISCOUNT=cg.EVENT: EVENT's index,
+  long miscountSkip_ = 0;  // and the positive costs of it still to pass over
 };
 
 // Costs per (file, function, line), written in cachegrind's order: files,

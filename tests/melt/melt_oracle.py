@@ -265,7 +265,11 @@ def brute(a, j, lines, text, pcs_of):
     want = [([format(pcs_of[ord(ch) - 1], "x") for b in k for ch in blocks[b]], occ) for k, occ in out]
     got = [(s["pcs"], s["occurrences"]) for s in j["exact"]["sequences"]]
     if got != want:
-        fail(f"exact top {a.top} differs from the brute force:\n atomx {got}\n brute {want}")
+        k = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
+        show = lambda s: f"{s[1]} x {len(s[0])} instructions from {s[0][0]}" if s else "nothing"  # noqa: E731
+        fail(f"exact top {a.top} differs from the brute force at rank {k + 1}: atomx "
+             f"{show(got[k] if k < len(got) else None)}, brute force {show(want[k] if k < len(want) else None)}"
+             f" ({len(got)} and {len(want)} sequences)\n atomx {got}\n brute {want}")
     print(f"brute force: {len(nodes)} candidates, the top {len(out)} equal")
 
 

@@ -41,6 +41,21 @@ class SelectionTest(unittest.TestCase):
         self.assertEqual(s.compared, ["a"])
         self.assertEqual(s.problems, [])
 
+    def test_nothing_counted_fails(self):
+        # Must fail: 0 events counted used to be "100% compared".
+        s = setaside.Selection(self.names, [{"a": 0, "b": 0, "c": 0}], lambda n: 0, {}, 99.0)
+        self.assertEqual(len(s.problems), 1)
+        self.assertIn("nothing was counted: 0 events in the 3 procedures", s.problems[0])
+
+    def test_stale_set_aside_fails(self):
+        s = self.select({"b": "polls a queue", "c": "calls libc"}, min_share=0)
+        # b varied: still needed whatever agrees says; c agrees: stale.
+        problems = s.stale(lambda n: True)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("c: set aside (calls libc), but the tool and the oracle agree on it: the set-aside is stale",
+                      problems[0])
+        self.assertEqual(s.stale(lambda n: False), [])
+
     def test_procedure_missing_from_a_run_varies(self):
         s = self.select({}, min_share=0, runs=[{"a": 1, "b": 1, "c": 1}, {"a": 1, "c": 1}])
         self.assertEqual(s.varying, ["b"])

@@ -47,6 +47,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -229,7 +230,70 @@ def cachegrind_functions(path):
     return ir
 
 
-def cachegrind_check(o, prog, mine_file, cwd, w, sym, names, reps, cgfiles, base):
+def cachegrind_lines(path):
+    """{(function, source file's name, line): Ir} of a cachegrind output
+    file; fi=/fe= (an inlined function's lines) change the file within a
+    function.  Files by their last component: atomx writes the path the
+    line table gives, cachegrind the one DWARF's directory entries make."""
+    ir = collections.Counter()
+    fl = fn = None
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("fl=", "fi=", "fe=")):
+                fl = os.path.basename(line[3:].rstrip("\n"))
+            elif line.startswith("fn="):
+                fn = line[3:].rstrip("\n")
+            elif line[:1].isdigit() and fn is not None:
+                ln, n = line.split()[:2]
+                # Line 0, "no source line" (clang gives it to code of no
+                # statement): cachegrind keeps the file of its line-table
+                # row, atomx writes it under ???; the same fact, one key.
+                ir[(fn, fl, int(ln)) if int(ln) else (fn, "???", 0)] += int(n)
+    return ir
+
+
+def line_check(mine_file, theirs_dir, compared, canon, extra):
+    """Oracle (c): Ir per source line of the compared functions, `atomx
+    regen --cachegrind-out`'s file against cachegrind's on the program with
+    its line table; `extra`: {(function, file, line): rep iterations after
+    the first}, which cachegrind counts and atomx does not.  Returns (lines
+    compared, problems)."""
+    mine, theirs = collections.Counter(), collections.Counter()
+    for (fn, fl, ln), n in cachegrind_lines(mine_file).items():
+        if canon.get(fn, fn) in compared:
+            mine[(canon.get(fn, fn), fl, ln)] += n
+    for f in os.listdir(theirs_dir):
+        for (fn, fl, ln), n in cachegrind_lines(os.path.join(theirs_dir, f)).items():
+            if canon.get(fn) in compared:
+                theirs[(canon[fn], fl, ln)] += n
+    problems = []
+    for key in sorted(set(mine) | set(theirs)):
+        want = theirs[key] - extra[key]
+        if mine[key] != want:
+            fn, fl, ln = key
+            problems.append(f"{fl}:{ln} ({fn}): Ir {mine[key]} in atomx regen's cachegrind file, cachegrind {theirs[key]}"
+                            + (f" less {extra[key]} rep iterations" if extra[key] else ""))
+    if not theirs:
+        problems.append("cachegrind gave no line of the compared functions (is the program built with -g?)")
+    return len(theirs), problems
+
+
+def annotate_check(mine_file, total):
+    """cg_annotate reads `atomx regen --cachegrind-out`'s file: it exits 0,
+    its program total is the file's, and it annotates the source lines."""
+    r = subprocess.run(["cg_annotate", mine_file], capture_output=True, text=True)
+    problems = []
+    if r.returncode != 0:
+        problems.append(f"cg_annotate {os.path.basename(mine_file)} exited {r.returncode}: {r.stderr.strip()[:300]}")
+    m = re.search(r"^\s*([\d,]+)\s.*PROGRAM TOTALS", r.stdout, re.M)
+    if not m or int(m.group(1).replace(",", "")) != total:
+        problems.append(f"cg_annotate's PROGRAM TOTALS {m.group(1) if m else 'missing'}, the file's lines sum to {total}")
+    if "-- Auto-annotated source:" not in r.stdout:
+        problems.append("cg_annotate annotated no source file")
+    return problems
+
+
+def cachegrind_check(o, prog, mine_file, cwd, w, sym, names, reps, cgfiles, base, lines_dir=None, addr_line=None):
     """Oracle (b): Ir per function, `atomx regen --cachegrind-out`'s file
     (mine_file) against cachegrind's own; returns (functions compared,
     {function set aside: the other objects that have one of its name},
@@ -278,12 +342,26 @@ def cachegrind_check(o, prog, mine_file, cwd, w, sym, names, reps, cgfiles, base
             if canon.get(fn) in compared:
                 theirs[canon[fn]] += n
     problems = []
+    lines = 0
+    if lines_dir:
+        # Rep iterations after the first, per line: callgrind's Ir at each
+        # rep-prefixed instruction less its executions.
+        extra_line = collections.Counter()
+        for cgout in cgfiles:
+            for fn, addr, ir in callgrind_file.costs(cgout, base, "Ir"):
+                if addr in reps and sym(addr) in names:
+                    extra_line[(demangle[sym(addr)],) + addr_line(addr)] += ir
+        for addr, n in execs.items():
+            if sym(addr) in names:
+                extra_line[(demangle[sym(addr)],) + addr_line(addr)] -= n
+        lines, problems = line_check(mine_file, lines_dir, compared, canon, extra_line)
+        problems += annotate_check(mine_file, sum(cachegrind_functions(mine_file).values()))
     for fn in sorted(compared):
         want = theirs[fn] - extra[fn]
         if mine[fn] != want:
             problems.append(f"function {fn}: Ir {mine[fn]} in atomx regen's cachegrind file, cachegrind {theirs[fn]}"
                             + (f" less {extra[fn]} rep iterations" if extra[fn] else ""))
-    return len([f for f in compared if theirs[f] or mine[f]]), aside, problems
+    return len([f for f in compared if theirs[f] or mine[f]]), lines, aside, problems
 
 
 def main():
@@ -294,11 +372,13 @@ def main():
     ap.add_argument("--callgrind-threads", action="store_true",
                     help="(implies --callgrind) also each thread's executions per instruction equal callgrind's Ir"
                          " in the same thread (--separate-threads=yes; threads by the order they were made)")
+    ap.add_argument("--per-line", action="store_true",
+                    help="with --cachegrind, on a program built with -g: compare each source line's Ir too, with"
+                         " cachegrind's on the program with its line table, and read the file with cg_annotate")
     ap.add_argument("--set-aside", action="append", default=[])
     ap.add_argument("--processes", action="store_true",
                     help="the program forks or execs: the trace must hold the streams of two processes or programs"
-                         " or more"
-                         " (each is compared with the naive tracer's same process, as every stream is)")
+                         " or more (each is compared with the naive tracer's same process, as every stream is)")
     ap.add_argument("--streams", type=int,
                     help="the trace must hold exactly this many thread streams (every process's, with --processes)")
     ap.add_argument("--signals", metavar="HANDLER,...",
@@ -439,6 +519,23 @@ def main():
             # path: the work of some programs depends on their path (gzip's
             # last_component, the strings lua hashes).  The trace no longer
             # matches its program file from here on.
+            lines_dir = addr_line = None
+            if o.per_line and o.cachegrind:
+                # The line oracle first, while the program has its line
+                # table (gcc's DWARF 5 Valgrind reads), and each rep-prefixed
+                # instruction's line.
+                lines_dir = os.path.join(w, "cachegrind.lines")
+                os.mkdir(lines_dir)
+                valgrind(o, prog, dirs["g"], ["--tool=cachegrind", "--cache-sim=no", "--vex-guest-chase=no",
+                                              f"--cachegrind-out-file={lines_dir}/cachegrind.out.%p"])
+                where = {}
+                if reps:
+                    out = subprocess.run(["addr2line", "-e", prog] + [hex(a) for a in sorted(reps)],
+                                         capture_output=True, text=True, check=True).stdout.split()
+                    for a, fl_ln in zip(sorted(reps), out):
+                        fl, _, ln = fl_ln.rpartition(":")
+                        where[a] = (os.path.basename(fl), int(ln) if ln.isdigit() else 0)
+                addr_line = lambda a: where.get(a, ("??", 0))  # noqa: E731
             subprocess.run(["objcopy", "--strip-debug", prog], check=True)
             cgdir = os.path.join(w, "cg")
             os.mkdir(cgdir)
@@ -484,7 +581,8 @@ def main():
                     if len(d) > 5:
                         failures.append(f"thread {k}: ... {len(d)} addresses differ in all")
             if o.cachegrind:
-                functions, shared, problems = cachegrind_check(o, prog, mine_cg, dirs["g"], w, sym, names, reps, cgfiles, base)
+                functions, lines, shared, problems = cachegrind_check(o, prog, mine_cg, dirs["g"], w, sym, names, reps,
+                                                                      cgfiles, base, lines_dir, addr_line)
                 failures += problems
         if failures:
             print(f"FAIL {o.prog}: {len(failures)} problem(s)")
@@ -497,6 +595,7 @@ def main():
               + (f"; {compared} instructions, each address equal to callgrind's Ir" if o.callgrind else "")
               + (", thread by thread too" if o.callgrind_threads else "")
               + (f"; {functions} functions' Ir equal to cachegrind's" if o.cachegrind else "")
+              + (f", {lines} source lines' too, and cg_annotate reads the file" if o.cachegrind and o.per_line else "")
               + (f" (not compared, another object has one of the name: "
                  f"{', '.join(f'{k} ({min(v)})' for k, v in sorted(shared.items()))})" if o.cachegrind and shared else "")
               + (f"; set aside: {', '.join(f'{k} ({v})' for k, v in aside.items())}" if aside else "")

@@ -99,7 +99,7 @@ def main():
     geometries = [g.split() for g in o.geometry]
     run = Run(o.atomx, o.prog, "cachesim", tool_args=o.tool_arg, workload=o.workload, args=o.args, runs=o.runs,
               timeout=o.timeout, valgrind="cachegrind", valgrind_opts=["--cache-sim=yes"] + geometries[0],
-              discard=["cachesim.out", "cachesim.cg", "cachesim.*.cg"], keep=o.keep)
+              discard=["cachesim.cg", "cachesim.*.cg"], keep=o.keep)
     failures = []
     try:
         # Every geometry as a configuration of one file: cachegrind's options.
@@ -115,6 +115,7 @@ def main():
             return 1
         if (msg := run.output_changed()):
             failures.append(msg)
+        failures += run.out_problems(0)
         sym = Symbols(run.prog)
         canon = sym.canon
         names = {canon[n] for _, _, n in sym.syms if n not in run.unmoved}

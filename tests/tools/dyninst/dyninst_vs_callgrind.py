@@ -75,6 +75,7 @@ def main():
             jsons = list(run.json_outputs(r))
             if not jsons:
                 failures.append("the tool wrote no dyninst.json")
+            failures += run.out_problems(r)
             per_run.append(tool_counts(jsons, sym, reps))
         tool, tool_rep = per_run[0]
         names = {sym.canon[n] for _, _, n in sym.syms if n not in run.unmoved}
@@ -92,6 +93,7 @@ def main():
         sel = setaside.Selection(names, [t for t, _ in per_run], lambda n: tool[n], o.set_aside, o.min_share,
                                  sym.canon, "instructions executed")
         failures += sel.problems
+        failures += sel.stale(lambda n: n in names and tool[n] and tool[n] == cg[n] and tool_rep[n] == cg_rep[n])
         compared = sel.compared
         for n in compared:
             if tool[n] != cg[n]:

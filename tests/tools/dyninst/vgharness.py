@@ -24,7 +24,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "branch"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "tools"))
 import callgrind_file  # noqa: E402
+import out_check  # noqa: E402
 import setaside  # noqa: E402
 from branch_vs_cachegrind import (callgrind_costs, function_symbols, canonical_names,  # noqa: E402,F401
                                    valgrind_only_branches, disassembly, REP_PREFIXES)
@@ -168,7 +170,8 @@ class Run:
         shutil.copy(self.prog, cg_binary)
         self.cgdir = os.path.join(w, "cg")
         os.mkdir(self.cgdir)
-        kept = " ".join(f"{n} {n}.*" for n in [f"{self.tool}.json"] + self.collect)
+        # TOOL.out beside TOOL.json: out_problems() compares them.
+        kept = " ".join(f"{n} {n}.*" for n in [f"{self.tool}.json", f"{self.tool}.out"] + self.collect)
         wrappers = [
             ("native", f'exec -a "$0" "{self.prog}" "$@"\n'),
             # One directory per process, so that the files it wrote stay
@@ -243,6 +246,11 @@ class Run:
         over every process callgrind saw (callgrind_file.executions: Valgrind
         counts an Ir per iteration, the tools one per execution)."""
         return callgrind_file.executions(self.valgrind_files(), os.path.basename(self.prog), rep_addresses(self.prog))
+
+    def out_problems(self, run=0):
+        """What each process's TOOL.out of instrumented run `run` prints
+        that its TOOL.json does not say (tests/tools/out_check.py)."""
+        return [p for path in self.outputs[run] for p in out_check.check(self.tool, path)]
 
     def json_outputs(self, run=0):
         for path in self.outputs[run]:

@@ -25,6 +25,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 MARKER = os.path.join(HERE, '..', 'syscall')
 sys.path.insert(0, MARKER)
+sys.path.insert(0, os.path.join(HERE, '..'))
+import out_check  # noqa: E402
 import strace_window  # noqa: E402
 
 READS = {'read', 'pread64', 'readv', 'preadv', 'preadv2', 'recvfrom', 'recvmsg', 'recvmmsg'}
@@ -108,6 +110,7 @@ def main():
                 row = ours[(r['fd'], norm(r['path']) if r['fd'] >= 0 else '')]
                 for k, key in enumerate(('reads', 'bytesRead', 'writes', 'bytesWritten', 'errors')):
                     row[k] += r[key]
+        failures += [p for f in files for p in out_check.check('io', f)]
         theirs = strace_table(log, norm)
         print('%4s %-40s %s' % ('fd', 'file', 'strace / atomx: reads, bytes read, writes, bytes written, errors'))
         for key in sorted(set(ours) | set(theirs)):

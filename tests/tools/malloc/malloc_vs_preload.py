@@ -48,7 +48,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
-from vgharness import disassembly, function_symbols, callgrind_file  # noqa: E402
+from vgharness import disassembly, function_symbols, callgrind_file, out_check  # noqa: E402
 
 
 def instructions(prog):
@@ -112,7 +112,9 @@ def main():
     wrappers = {
         "native": f'exec -a "$0" "{prog}" "$@"\n',
         "atom": f'(exec -a "$0" "{atom}" "$@"); rc=$?\n'
-                f'for f in malloc.json malloc.json.*; do [ -f "$f" ] && mv "$f" "{toolout}/$f.$$.$(date +%s%N)"; done\n'
+                # each malloc.out beside its malloc.json (out_check.py compares them)
+                f'for f in malloc.json malloc.json.*; do [ -f "$f" ] || continue; s=.$$.$(date +%s%N); mv "$f" "{toolout}/$f$s"\n'
+                f'  o="${{f/json/out}}"; [ -f "$o" ] && mv "$o" "{toolout}/$o$s"; done\n'
                 'rm -f malloc.out malloc.out.*; exit $rc\n',
         "shim": f'MALLOC_SHIM_DIR="{shimout}" LD_PRELOAD="{shim}" exec -a "$0" "{prog}" "$@"\n',
         "callgrind": f'exec valgrind -q --tool=callgrind --dump-instr=yes --skip-plt=no --callgrind-out-file="{cgout}/cg.%p" '
@@ -146,9 +148,10 @@ def main():
     # The tool: per function, per (function, size), per non-tail site; tail calls per function.
     t_fn, t_size, t_site, t_tail = (collections.Counter() for _ in range(4))
     tail_sites = collections.Counter()  # pc -> calls through it
-    files = os.listdir(toolout)
+    files = [fn for fn in os.listdir(toolout) if fn.startswith("malloc.json")]
     if not files:
         failures.append("the tool wrote no malloc.json")
+    failures += [p for fn in files for p in out_check.check("malloc", os.path.join(toolout, fn))]
     for fn in files:
         with open(os.path.join(toolout, fn)) as f:
             j = json.load(f)

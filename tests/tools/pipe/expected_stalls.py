@@ -10,7 +10,7 @@ counts and stall cycles below, worked out by hand from the model in
 tools/pipe/README.md (the schedules are in kernels.S's comments), for the
 default latencies and for `--load 2 --div 10`.  Also checks that the
 program's output is unchanged, the per-procedure and total figures add up,
-pipe.out exists, and that a bad option is refused with a message.
+pipe.out says what pipe.json says (tests/tools/out_check.py), and that a bad option is refused with a message.
 """
 import argparse
 import json
@@ -18,6 +18,9 @@ import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import out_check  # noqa: E402
 
 REPS = 1000
 # kernel -> [(executions, instructions, stalls per execution)] for each block, in address order.
@@ -67,8 +70,7 @@ def run(atomx, prog, work, tool_args, expected):
         fails.append(f"output changed: {native.stdout!r} -> {mine.stdout!r}")
     with open(os.path.join(work, "pipe.json")) as f:
         j = json.load(f)
-    if not os.path.getsize(os.path.join(work, "pipe.out")):
-        fails.append("empty pipe.out")
+    fails += out_check.check("pipe", os.path.join(work, "pipe.json"))  # pipe.out says what pipe.json says
     syms = symbols(prog)
     procs = {p["name"]: p for p in j["procedures"]}
     for name, want in expected.items():

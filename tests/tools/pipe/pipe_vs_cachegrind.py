@@ -27,10 +27,9 @@ from vgharness import Run, Symbols, rep_addresses, harness_args, setaside  # noq
 def main():
     o = harness_args(__doc__.split("\n\n")[0]).parse_args()
     # --skip-plt=no: callgrind's default charges the PLT stub's
-    # instructions to the call instruction.  pipe.out: the workload's
-    # directory holds only what the program wrote.
+    # instructions to the call instruction.
     run = Run(o.atomx, o.prog, "pipe", workload=o.workload, args=o.args, runs=o.runs, timeout=o.timeout,
-              valgrind_opts=["--skip-plt=no"], discard=["pipe.out"], keep=o.keep)
+              valgrind_opts=["--skip-plt=no"], keep=o.keep)
     try:
         run.run()
     except RuntimeError as e:
@@ -51,6 +50,7 @@ def main():
         jsons = list(run.json_outputs(r))
         if not jsons:
             failures.append("the tool wrote no pipe.json")
+        failures += run.out_problems(r)
         for j in jsons:
             for b in j["blocks"]:
                 pc, end = int(b["pc"], 16), int(b["end"], 16)

@@ -154,6 +154,7 @@ def compare(o, run):
         jsons = run.outputs[r]
         if not jsons:
             failures.append(f"the tool wrote no {o.tool}.json")
+        failures += run.out_problems(r)
         for path in jsons:
             with open(path) as f:
                 data = json.load(f)

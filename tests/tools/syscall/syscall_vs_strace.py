@@ -16,7 +16,6 @@ number depends on timing (futex in threaded programs)."""
 import argparse
 import glob
 import json
-import re
 import os
 import subprocess
 import sys
@@ -24,6 +23,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, '..'))
+import out_check  # noqa: E402
 import strace_window  # noqa: E402
 
 
@@ -36,26 +37,6 @@ def instrument(atomx, prog, out, tool_args):
                        timeout=600)
     if r.returncode != 0:
         sys.exit('atomx failed:\n' + r.stdout.decode(errors='replace'))
-
-
-def check_out(json_files):
-    """Each syscall.out beside its syscall.json: its table sorted by time,
-    most first, as strace -c sorts it, and its total calls the JSON's."""
-    failures = []
-    for f in json_files:
-        out = f.replace('syscall.json', 'syscall.out')
-        rows, total = [], None
-        for line in open(out):
-            m = re.match(r'\s*([\d.]+)\s+([\d.]+)\s+(\d+)\s+(\d+)\s+(\d*)\s*(\S+)$', line)
-            if m and m.group(6) == 'total':
-                total = int(m.group(4))
-            elif m:
-                rows.append((float(m.group(2)), m.group(6)))
-        if [t for t, _ in rows] != sorted((t for t, _ in rows), reverse=True):
-            failures.append('%s: the table is not sorted by seconds, most first: %s' % (out, rows[:6]))
-        if total != json.load(open(f))['calls']:
-            failures.append('%s: total calls %s, syscall.json %s' % (out, total, json.load(open(f))['calls']))
-    return failures
 
 
 def main():
@@ -102,7 +83,7 @@ def main():
                 e = ours.setdefault(s['name'], [0, 0])
                 e[0] += s['calls']
                 e[1] += s['errors']
-        failures += check_out(files)
+        failures += [p for f in files for p in out_check.check('syscall', f)]  # each syscall.out says what its JSON says
         theirs = strace_window.counts(log, first_process_only=o.first_process_only)
         print('%-20s %9s %9s %9s %9s' % ('syscall', 'strace', 'atomx', 'errors', 'atomx'))
         for name in sorted(set(ours) | set(theirs), key=lambda n: -theirs.get(n, ours.get(n))[0]):

@@ -29,8 +29,10 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, '..', 'io'))
-import strace_window  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, '..'))
 import io_vs_strace  # noqa: E402
+import out_check  # noqa: E402
+import strace_window  # noqa: E402
 
 WRAPPER = '''#!/usr/bin/env bash
 # one run of the workload: keep argv[0]'s name, and move the outputs aside
@@ -121,6 +123,7 @@ def main():
         for f in jsons:
             if not json.load(open(f))['intercepted']:
                 sys.exit('%s: not intercepted' % f)
+        failures += [p for f in jsons for p in out_check.check(o.tool, f)]  # each TOOL.out says what its JSON says
         if o.tool == 'syscall':
             ours, theirs = collections.defaultdict(lambda: [0, 0]), collections.defaultdict(lambda: [0, 0])
             for f in jsons:
