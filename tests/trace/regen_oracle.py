@@ -34,7 +34,9 @@ in its own directory of the same length, and checks:
 until it execs or ends: the naive tracer asks for its process id at every
 block, so that the child's blocks go to a file of its own.
 --processes: the program forks or execs: the trace must hold the streams of
-two processes or programs (exec'd in a process) or more.
+two processes or programs (exec'd in a process) or more; callgrind runs
+with --dump-before=*fork*, so that a forked child's file does not repeat its
+parent's costs (cachegrind cannot: no --cachegrind with it).
 --set-aside PROC=REASON leaves a procedure out of the callgrind comparison;
 --threads-vary compares how often each block ran over all threads instead
 of each thread's sequence (for a program whose threads share work
@@ -541,7 +543,11 @@ def main():
             os.mkdir(cgdir)
             valgrind(o, prog, dirs["c"], ["--tool=callgrind", "--dump-instr=yes", "--collect-jumps=yes", "--compress-pos=no",
                                         "--skip-plt=no", f"--callgrind-out-file={cgdir}/cg.%p"]
-                     + (["--separate-threads=yes"] if o.callgrind_threads else []))
+                     + (["--separate-threads=yes"] if o.callgrind_threads else [])
+                     # A forked child's file would hold its parent's costs up
+                     # to the fork too, which regen gives the parent only:
+                     # each process dumps (and zeroes) its costs before fork.
+                     + (["--dump-before=*fork*"] if o.processes else []))
             cgfiles = [os.path.join(cgdir, f) for f in sorted(os.listdir(cgdir))]
             base = os.path.basename(prog)
 
