@@ -85,6 +85,12 @@ struct Summary {
   // Of the stream's records: witness values, and jump-table targets (the
   // rest of its bytes are tags).
   uint64_t witnesses = 0, tableTargets = 0;
+  // Threads the event log has (a `thread` event) that left no stream, each
+  // "thread TID (process PID): why"; those whose bytes are lost (their
+  // process was killed before they filled a buffer or ended) also count in
+  // incompleteThreads.  A thread started while its process was exiting
+  // records nothing by design, and is not listed.
+  std::vector<std::string> streamless;
 };
 
 // A procedure of the program whose instructions the trace does not hold

@@ -58,7 +58,8 @@
 #define ATOMX_TRACE_CODEC_RAW 0u
 #define ATOMX_TRACE_CODEC_ZSTD 1u
 #define ATOMX_TRACE_CODEC_MASK 0xffu
-/* With the codec: the thread's last chunk (it ended, or the process exited).
+/* With the codec: the thread's last chunk (it ended, or the process exited
+ * or exec'd; when an exec fails, that chunk is taken out of the file again).
  * A stream without one was cut short (the process was killed). */
 #define ATOMX_TRACE_CHUNK_FINAL 0x100u
 /* With the codec: the first chunk a forked child wrote.  The chunks before
@@ -114,7 +115,9 @@ typedef struct {
  * NS is CLOCK_MONOTONIC in nanoseconds (the order across processes); the
  * events:
  *   process PPID     a process of the traced program started (its parent)
- *   thread           a thread's first witness (it has a buffer now)
+ *   thread           a thread's first witness (it has a buffer now);
+ *                    `thread closed`: it started while its process was
+ *                    exiting, and records nothing
  *   stream FILE      the thread's stream file was opened
  *   thread-end       the thread ended; its last chunk is written
  *   writer TID       the recorder's writer thread started (it writes the

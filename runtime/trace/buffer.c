@@ -49,6 +49,7 @@ struct buffer *own_buffer(void) {
       if (b->fd >= 0) close(b->fd);
       b->tid = (pid_t)sys_gettid();
       b->fd = -1;
+      b->finalAt = -1;
       b->childFirst = 1;
       b->lock = 0, b->closed = 0; /* the child's own copy */
       if (!discarding) {
@@ -113,6 +114,7 @@ void vfork_started(void) {
   b->threadPointer = tp;
   b->tid = (pid_t)sys_gettid();
   b->fd = -1;
+  b->finalAt = -1;
   b->sequence = 0;
   b->ended = 0;
   b->lock = 0;
@@ -155,12 +157,15 @@ struct buffer *new_buffer(void) {
   b->pid = getpid();
   b->tid = (pid_t)sys_gettid();
   b->fd = -1;
+  b->finalAt = -1;
   b->closed = __atomic_load_n(&closedPid, __ATOMIC_ACQUIRE) == b->pid;
   b->next = __atomic_load_n(&registry, __ATOMIC_RELAXED);
   while (!__atomic_compare_exchange_n(&registry, &b->next, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
   }
   if (programSetSpecific) programSetSpecific(programKey, b);
-  event("thread", NULL);
+  /* "closed": started while its process exits; it records nothing (regen
+   * does not look for its stream). */
+  event("thread", b->closed ? "closed" : NULL);
   return b;
 }
 

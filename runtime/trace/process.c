@@ -35,6 +35,20 @@ static pid_t wrap_fork(void) {
   if (child > 0) event("fork", "%ld", (long)child);
   return child;
 }
+/* fork() runs the program's pthread_atfork prepare handlers after the
+ * wrapper's flush, in the parent, before the system call: their bytes would
+ * be in the child's first chunk of its own, and regen would say the child
+ * ran them (fork_exec's at_prepare).  So the recorder's own prepare handler,
+ * registered in the program's libc before the program registers any (its
+ * prepare handlers run in the reverse order), writes the parent's bytes
+ * again just before the system call, and keeps signals blocked until the
+ * fork is done (a handler's bytes there would be the child's too). */
+static __thread sigset_t forkMask;
+static void atfork_prepare(void) {
+  block_signals(&forkMask);
+  fork_begins();
+}
+static void atfork_done(void) { restore_signals(&forkMask); }
 
 /* vfork: the child runs in its parent's memory, on its stack and with its
  * thread pointer, so with the thread's cursor, until it execs or ends; the
@@ -143,15 +157,20 @@ static void exec_begins(const char *file) {
   event("exec", "%s", file);
 }
 static int exec_failed(int status) {
-  const int e = errno;
-  /* The process goes on: so do its streams (after the chunks written as
-   * their last).  (closedPid is a vfork child's parent's.) */
+  /* The program's libc's errno: the exec functions are its. */
+  const int e = programErrno ? *programErrno() : errno;
+  /* The process goes on: so do its streams, whose final chunks written
+   * before exec are taken out again (else regen would find "bytes after
+   * the final chunk").  (closedPid is a vfork child's parent's.) */
   const pid_t pid = getpid();
   if (!vfork_buffer()) __atomic_store_n(&closedPid, 0, __ATOMIC_RELEASE);
   for (struct buffer *b = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); b; b = b->next) {
     if (b->pid != pid) continue;
     lock_buffer(b);
-    if (!b->ended) b->closed = 0;
+    if (!b->ended && b->closed) {
+      reopen_stream(b);
+      b->closed = 0;
+    }
     unlock_buffer(b);
   }
   event("exec-failed", "%d", e);
@@ -222,6 +241,9 @@ static int wrap_execlp(const char *file, const char *arg, ...) {
 /* The program's GOT slots of the functions above. */
 void hook_process(void) {
   atomx_hook_import("fork", (void *)wrap_fork, (void **)&realFork);
+  int (*registerAtfork)(void (*)(void), void (*)(void), void (*)(void), void *) =
+      (int (*)(void (*)(void), void (*)(void), void (*)(void), void *))dlsym(programLibc, "__register_atfork");
+  if (registerAtfork) registerAtfork(atfork_prepare, atfork_done, atfork_done, NULL);
   void *vfork = NULL; /* unused: wrap_vfork makes the system call */
   atomx_hook_import("vfork", (void *)atomx_trace_wrap_vfork, &vfork);
   programErrno = (int *(*)(void))dlsym(programLibc, "__errno_location");

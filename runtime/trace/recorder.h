@@ -53,6 +53,13 @@ struct buffer {
    * what the thread records after it is dropped (the process is ending). */
   uint32_t lock;
   int closed;
+  /* Where the stream's final chunk starts in its file (-1: none written),
+   * its signal marks and whether it was the child's first: an exec that
+   * fails takes it out again (reopen_stream), and the thread goes on in
+   * the buffer whose bytes it held. */
+  int64_t finalAt;
+  uint32_t finalMarks;
+  int finalChild;
   int childFirst; /* a forked child's next chunk is its first own one */
   /* A vfork child's buffer (vfork_started): the child runs in its parent's
    * memory, so the registry holds it, with the child's pid while the child
@@ -140,6 +147,7 @@ void drain(struct buffer *b);
 void flush(struct buffer *b, const uint8_t *end, int final);
 void hand_off(struct buffer *b, const uint8_t *end);
 void flush_all(void);
+void reopen_stream(struct buffer *b);
 
 /* writer.c: the process's writer thread. */
 int writer_runs(void);

@@ -123,9 +123,28 @@ void flush(struct buffer *b, const uint8_t *end, int final) {
   const struct chunk c =
       pack_chunk(b->base, n, b->marks, marks, (final ? ATOMX_TRACE_CHUNK_FINAL : 0u) | (b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u),
                  b->sequence++, b->zstd, b->packed);
+  if (final) b->finalMarks = marks, b->finalChild = b->childFirst;
   b->childFirst = 0;
   drain(b);
+  /* The stream's end, where this chunk goes (the file is opened for
+   * appending, and nothing else writes to it now). */
+  if (final) b->finalAt = lseek(b->fd, 0, SEEK_END);
   put_chunk(b->fd, &c);
+}
+
+/* The final chunk written is not the stream's last after all (an exec
+ * failed, and the thread goes on): taken out of the file again, with its
+ * marks and its sequence number back in the buffer, whose bytes it held
+ * (flush_all leaves every cursor where it was): the stream is as if there
+ * had been no exec, also for the process's other threads, whose cursors
+ * went on meanwhile. */
+void reopen_stream(struct buffer *b) {
+  if (b->finalAt < 0 || b->fd < 0) return;
+  if (ftruncate(b->fd, (off_t)b->finalAt) != 0) fail(b->path);
+  b->finalAt = -1;
+  b->sequence--;
+  b->markCount = b->finalMarks;
+  b->childFirst = b->finalChild;
 }
 
 
@@ -183,12 +202,10 @@ void flush_all(void) {
     if (b->pid != pid) continue;
     lock_buffer(b);
     if (!b->ended && !b->closed) {
-      if (b->threadPointer == tp) {
-        flush(b, cursor(), 1);
-        set_cursor(b->base);
-      } else {
-        flush(b, *(uint8_t *const *)(b->threadPointer + ATOMX_TRACE_CURSOR_OFFSET), 1);
-      }
+      /* Every cursor stays where it is: a thread records on into its closed
+       * buffer (dropped when full), and if exec fails, in the same bytes
+       * again (reopen_stream). */
+      flush(b, b->threadPointer == tp ? cursor() : *(uint8_t *const *)(b->threadPointer + ATOMX_TRACE_CURSOR_OFFSET), 1);
       b->closed = 1;
     }
     unlock_buffer(b);

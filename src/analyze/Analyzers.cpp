@@ -408,6 +408,9 @@ class ProblemAnalyzer : public trace::Analyzer {
         for (const auto& [thread, problem] : static_cast<ProblemShard&>(*s).problems)
           std::fprintf(stderr, "atomx: thread %d: regenerated up to a problem: %s\n", thread, problem.c_str());
   }
+  void report(const trace::Summary& s) override {
+    for (const std::string& t : s.streamless) std::fprintf(stderr, "atomx: %s\n", t.c_str());
+  }
 };
 
 }  // namespace
@@ -422,7 +425,8 @@ const std::vector<AnalyzerInfo>& analyzers() {
       {"procs", "instructions and blocks per procedure, most first, with shares"},
       {"threads", "per thread: instructions, blocks, outside calls, signals, and how its regeneration ended"},
       {"summary", "the totals line: threads, blocks, instructions, outside calls, stream bytes, ..."},
-      {"problems", "a line on stderr per thread regenerated only up to a problem (always run)"},
+      {"problems", "a line on stderr per thread regenerated only up to a problem, and per thread of the event log that"
+                   " left no stream (always run)"},
   };
   return all;
 }
@@ -436,6 +440,8 @@ std::string summaryLine(const trace::Summary& s) {
                 static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.outsideCalls),
                 static_cast<unsigned long long>(s.streamBytes), static_cast<unsigned long long>(s.incompleteThreads),
                 static_cast<unsigned long long>(s.witnesses), static_cast<unsigned long long>(s.tableTargets));
+  // Only when there are any: the line's fields stay as they were otherwise.
+  if (!s.streamless.empty()) return b + std::string(" streamless-threads ") + std::to_string(s.streamless.size());
   return b;
 }
 

@@ -57,6 +57,9 @@ class Walker {
          Summary& sum, std::vector<std::vector<Instruction>>& insns)
       : prog_(program), unwind_(unwind), plan_(plan), out_(out), sum_(sum), insns_(insns) {}
 
+  // The thread ATOMX_TEST_REGEN_STRAY gives a block of this stream to.
+  void strayTo(int tid) { strayTid_ = tid; }
+
   // Report how far the walk is to `progress`: the stream counts `weight`
   // (its file's bytes) in proportion to the stream bytes walked.
   void reportTo(Progress* progress, uint64_t weight) {
@@ -255,14 +258,22 @@ class Walker {
       const char* v = std::getenv("ATOMX_TEST_REGEN_DROP");
       return v ? std::strtoull(v, nullptr, 10) : 0;
     }();
+    // ATOMX_TEST_REGEN_STRAY=N gives the Nth block of the trace's second
+    // stream to the first stream's thread (the thread-by-thread oracle's
+    // must-fail twin, tests/trace: a block reported for the wrong thread).
+    static const uint64_t stray = [] {
+      const char* v = std::getenv("ATOMX_TEST_REGEN_STRAY");
+      return v ? std::strtoull(v, nullptr, 10) : 0;
+    }();
     if (from >= to && !(evenEmpty && from == 0)) return;
     if (drop && ++emitted_ == drop) return;
+    const int tid = stray && strayTid_ && ++strayCount_ == stray ? strayTid_ : tid_;
     std::vector<Instruction>& all = insns_[p_->id];
     if (all.empty())
       for (const x86::Insn& in : p_->insns) all.push_back({in.address, uint8_t(in.length)});
     const ir::Block& blk = p_->blocks[b_];
     const bool inherited = childFrom_ && pos_ <= childFrom_;
-    out_.block({tid_, blk.start, all.data() + blk.firstInsn + from, to - from, p_->name.c_str(), inherited, from > 0});
+    out_.block({tid, blk.start, all.data() + blk.firstInsn + from, to - from, p_->name.c_str(), inherited, from > 0});
     if (from == 0) ++sum_.blocks;
     if (progress_ && (sum_.blocks & 0xffff) == 0) publishProgress(pos_);
     sum_.instructions += to - from;
@@ -638,6 +649,8 @@ class Walker {
   bool blockConsumed_ = false;  // its BLOCK was
   std::vector<Frame> stack_;
   uint64_t emitted_ = 0;
+  int strayTid_ = 0;
+  uint64_t strayCount_ = 0;
   const std::vector<SignalMark>* marks_ = nullptr;
   size_t nextMark_ = 0;
   std::vector<Open> open_;
@@ -687,8 +700,10 @@ struct TraceReader::Impl {
   // Regenerates one stream into `consumer` with a walker of its own: the
   // instruction lists (`insns`, per procedure, filled as met) belong to one
   // thread; walkers on several threads share only what nothing writes.
+  // `strayTid`: the first stream's thread, when `s` is the second
+  // (ATOMX_TEST_REGEN_STRAY).
   void walk(Stream& s, Consumer& consumer, Summary& sum, std::vector<std::vector<Instruction>>& insns,
-            Progress* progress) const {
+            Progress* progress, int strayTid) const {
     std::error_code ec;
     const uint64_t weight = progress ? std::filesystem::file_size(s.path, ec) : 0;
     readStream(s);
@@ -696,6 +711,7 @@ struct TraceReader::Impl {
     sum.streamBytes += s.bytes.size();
     Walker walker(model->program, model->unwind, plan, consumer, sum, insns);
     if (progress) walker.reportTo(progress, ec ? 0 : weight);
+    walker.strayTo(strayTid);
     walker.run(s);
     s.bytes = {};
     s.marks = {};
@@ -710,6 +726,13 @@ const std::string& TraceReader::dir() const { return impl_->dir; }
 const std::string& TraceReader::program() const { return impl_->program; }
 
 namespace {
+
+// The threads the event log knows that left no stream.
+void addStreamless(const std::string& dir, Summary& sum) {
+  uint64_t lost = 0;
+  sum.streamless = streamlessThreads(dir, lost);
+  sum.incompleteThreads += lost;
+}
 
 // The stream files' bytes: what Progress counts to.
 void setTotal(Progress* progress, const std::vector<Stream>& streams) {
@@ -733,7 +756,9 @@ Summary TraceReader::regenerate(Consumer& consumer, Progress* progress) const {
   std::vector<Stream> streams = listStreams(impl_->dir);
   setTotal(progress, streams);
   // One stream in memory at a time.
-  for (Stream& s : streams) impl_->walk(s, consumer, sum, insns, progress);
+  for (size_t k = 0; k < streams.size(); ++k)
+    impl_->walk(streams[k], consumer, sum, insns, progress, k == 1 ? streams[0].thread : 0);
+  addStreamless(impl_->dir, sum);
   return sum;
 }
 
@@ -812,7 +837,7 @@ Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned j
         std::vector<Consumer*> to;
         for (size_t a = 0; a < analyzers.size(); ++a) to.push_back((shards[a][k] = analyzers[a]->shard(shard)).get());
         Tee tee(std::move(to));
-        impl_->walk(streams[k], tee, sums[k], insns, progress);
+        impl_->walk(streams[k], tee, sums[k], insns, progress, k == 1 ? streams[0].thread : 0);
       } catch (...) {
         const std::lock_guard<std::mutex> lock(failed);
         if (k < errorAt) errorAt = k, error = std::current_exception();
@@ -826,6 +851,7 @@ Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned j
   if (error) std::rethrow_exception(error);  // the one a single job would have met first
   Summary sum;
   for (const Summary& s : sums) add(sum, s);
+  addStreamless(impl_->dir, sum);
   // ATOMX_TEST_SHARD_ORDER=schedule: the must-fail twin of the test that
   // results do not depend on the jobs (tests/trace/analyze_jobs.sh) merges
   // the shards in the order they were scheduled instead.

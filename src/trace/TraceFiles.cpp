@@ -218,4 +218,48 @@ std::vector<Event> events(const std::string& dir) {
   return out;
 }
 
+std::vector<std::string> streamlessThreads(const std::string& dir, uint64_t& lost) {
+  lost = 0;
+  const std::vector<Event> log = events(dir);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < log.size(); ++i) {
+    const Event& t = log[i];
+    if (t.kind != "thread" || t.detail == "closed") continue;  // closed: it records nothing
+    // Its stream: a `stream` line of its process naming the thread's file
+    // (another thread may open it: the exiting one writes every stream),
+    // before the thread's next start (a program exec'd in it starts it again).
+    const std::string file = "thread." + std::to_string(t.thread);
+    bool stream = false, ended = false, closing = false, exited = false;
+    for (size_t j = i + 1; j < log.size(); ++j) {
+      const Event& e = log[j];
+      if (e.pid != t.pid) continue;
+      if (e.thread == t.thread && e.kind == "thread") break;
+      stream |= e.kind == "stream" && e.detail.rfind(file, 0) == 0 &&
+                (e.detail.compare(file.size(), 1, ".") == 0 || e.detail.compare(file.size(), 1, "-") == 0);
+      ended |= e.thread == t.thread && e.kind == "thread-end";
+      exited |= e.kind == "exit" || e.kind == "killed" || e.kind == "exec";
+    }
+    if (stream) continue;
+    // Its process's streams closed before it started: it records nothing.
+    for (size_t j = 0; j < i; ++j) {
+      const Event& e = log[j];
+      if (e.pid != t.pid) continue;
+      if (e.kind == "exit" || e.kind == "exec") closing = true;
+      if (e.kind == "exec-failed" || e.kind == "process") closing = false;
+    }
+    if (closing) continue;
+    const std::string who = "thread " + std::to_string(t.thread) + " (process " + std::to_string(t.pid) + ")";
+    ++lost;
+    if (ended)
+      out.push_back(who + ": ended (thread-end in the event log), but left no stream");
+    else if (exited)
+      out.push_back(who + ": its process ended (exit or exec in the event log), but the thread left no stream");
+    else
+      out.push_back(who + ": started (thread in the event log) but left no stream: its process was killed (its log has no"
+                    " exit) before the thread filled its first buffer or ended, and the bytes it recorded were in memory"
+                    " (SIGKILL gives no chance to write them)");
+  }
+  return out;
+}
+
 }  // namespace atomx::trace

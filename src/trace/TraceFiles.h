@@ -61,5 +61,8 @@ std::vector<Stream> listStreams(const std::string& dir);
 // whose last chunk is cut short (the process was killed) keeps its whole
 // chunks and says so in s.problem.
 void readStream(Stream& s);
+// The threads of `dir`'s event log that left no stream (Summary::streamless,
+// include/atomx/trace.hpp), and how many of them lost recorded bytes.
+std::vector<std::string> streamlessThreads(const std::string& dir, uint64_t& lost);
 
 }  // namespace atomx::trace

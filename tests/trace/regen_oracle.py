@@ -9,8 +9,14 @@ tracer (naive_inst.cpp: a call before every block with its address), each
 in its own directory of the same length, and checks:
   - the traced program's status, stdout and stderr are the native ones;
   - `atomx regen --blocks` regenerates every thread to its end, and its
-    block sequence equals, entry for entry, the naive tracer's (threads
-    matched in the order of their ids);
+    block sequence equals, entry for entry, the naive tracer's same thread
+    of the same process (naive_anal.c writes a file per thread of each
+    process and each program it exec'd; a forked child's starts with its
+    parent's path up to the fork, as its stream does).  Ids differ between
+    runs, so both are named by their place (keyed()): a process by its place
+    in the process tree, children in the order they were made; a program by
+    the execs before it in its thread; a thread by the order its process made
+    its threads in.  A failure names the process, program and thread;
   - with --callgrind, the instructions regenerated at each address of the
     program's traced procedures equal callgrind's Ir there (a rep-prefixed
     instruction: its executions, Ir less its jumps to itself), on a run of
@@ -25,12 +31,12 @@ in its own directory of the same length, and checks:
     names matched as cachegrind writes them (demangled; an alias or a
     `.cold` part under its function's name).
 --vfork: the program calls vfork, whose child runs in its parent's memory
-until it execs or ends, and so appends its blocks to its parent's thread's
-file of the naive tracer: each stream of the trace is regenerated on its
-own, each vfork child's blocks up to its exec or _exit (its stream in the
-event log, after `vforked`) are taken out of the naive sequence where they
-ran, and each remaining stream (the parent's, and each a child's exec
-started) is compared with the naive tracer's files as threads are.
+until it execs or ends: the naive tracer asks for its process id at every
+block, so that the child's blocks go to a file of its own.
+--processes: the program forks or execs: the trace must hold the streams of
+two processes or programs (exec'd in a process) or more; callgrind runs
+with --dump-before=*fork*, so that a forked child's file does not repeat its
+parent's costs (cachegrind cannot: no --cachegrind with it).
 --set-aside PROC=REASON leaves a procedure out of the callgrind comparison;
 --threads-vary compares how often each block ran over all threads instead
 of each thread's sequence (for a program whose threads share work
@@ -98,54 +104,113 @@ def stream_blocks(atomx, trace, stream, w):
     return [a for t in sorted(threads) for a in threads[t]], [f"{stream}: {p}" for p in problems]
 
 
-def take_out(naive, runs, want):
-    """naive, a thread's sequence from the naive tracer, without each of
-    `runs` (its vfork children's own sequences, in the order they ran), each
-    taken out where the rest then agrees longest with `want` (the thread's
-    regenerated sequence); None when a run is not in it."""
-    def agree(a, b):
-        return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    out = list(naive)
-    for run in runs:
-        best = None
-        for k in range(len(out) - len(run) + 1):
-            if out[k] == run[0] and out[k:k + len(run)] == run:
-                rest = out[:k] + out[k + len(run):]
-                n = agree(rest, want)
-                if best is None or n > best[0]:
-                    best = (n, rest)
-        if best is None:
-            return None
-        out = best[1]
-    return out
-
-
-def vfork_streams(atomx, trace, w):
-    """From the event log: ({thread: its regenerated sequence} for the
-    streams of every process's own threads (the first process's and those
-    exec started), [each vfork child's own sequence, in the order the
-    children started], the first process's id, problems)."""
+def read_events(trace):
+    """The trace's event log: [(ns, pid, tid, kind, arg)], in time order."""
     events = []
     with open(os.path.join(trace, "events")) as f:
         for line in f:
             ns, pid, tid, kind, *arg = line.split(None, 4)
             events.append((int(ns), int(pid), int(tid), kind, arg[0].strip() if arg else ""))
-    events.sort()
-    root = next(p for _, p, _, k, _ in events if k == "process")
-    in_vfork_child, own, children, problems = set(), collections.defaultdict(list), [], []
-    for _, pid, tid, kind, arg in events:
-        if kind == "vforked":
-            in_vfork_child.add(pid)
-        elif kind in ("exec", "process"):
-            in_vfork_child.discard(pid)
+    return sorted(events)
+
+
+def keyed(entries, parent):
+    """Names each thread's sequence the same way in two runs of a program,
+    whose process and thread ids differ: `entries` [(pid, tid, k, sequence,
+    where)] (k: the programs exec'd in that thread before), `parent` {pid:
+    ppid}.  A process is its place in the tree of the processes that left a
+    sequence, each child by the order of its pid among its siblings' (the
+    order they were made): "1" the first process, "1.2" its second child;
+    a thread, its rank among the process's thread ids (the order threads were
+    made; 1, the main thread).  Returns {(process, k, thread): (sequence,
+    where)}."""
+    pids = {e[0] for e in entries}
+    children = collections.defaultdict(list)
+    roots = []
+    for p in sorted(pids):
+        (children[parent[p]] if parent.get(p) in pids else roots).append(p)
+    place = {}
+
+    def name(p, at):
+        place[p] = at
+        for i, c in enumerate(children[p]):
+            name(c, f"{at}.{i + 1}")
+    for i, r in enumerate(roots):
+        name(r, str(i + 1))
+    tids = collections.defaultdict(set)
+    for pid, tid, *_ in entries:
+        tids[pid].add(tid)
+    rank = {(p, t): i + 1 for p in tids for i, t in enumerate(sorted(tids[p]))}
+    return {(place[pid], k, rank[pid, tid]): (seq, where) for pid, tid, k, seq, where in entries}
+
+
+def trace_streams(atomx, trace, w):
+    """Every stream of the trace regenerated, keyed as keyed() does (its
+    process from the event log), and the problems regen reported."""
+    parent, pid_of = {}, {}
+    for _, pid, tid, kind, arg in read_events(trace):
+        if kind in ("process", "forked", "vforked"):
+            parent[pid] = int(arg)
+        elif kind in ("fork", "vfork"):
+            parent[int(arg)] = pid
         elif kind == "stream":
-            seq, p = stream_blocks(atomx, trace, arg, w)
+            pid_of[arg] = pid
+    names = sorted(f for f in os.listdir(trace) if f.startswith("thread.") and f.endswith(".axt"))
+    ids = [f[len("thread."):-len(".axt")].split("-") for f in names]
+    problems = []
+    if any(len(i) > 1 for i in ids):
+        # A program exec'd in the same thread: the same thread id, so
+        # each stream regenerated alone.
+        seqs = {}
+        for f in names:
+            seqs[f], p = stream_blocks(atomx, trace, f, w)
             problems += p
-            if pid in in_vfork_child:
-                children.append(seq)
-            else:
-                own[tid] += seq
-    return own, children, root, problems
+    else:
+        threads, problems = regen_blocks(atomx, trace)
+        seqs = {f: threads.get(int(i[0]), []) for f, i in zip(names, ids)}
+    entries = []
+    for f, i in zip(names, ids):
+        if f not in pid_of:
+            problems.append(f"{f}: no `stream` event names its process")
+            continue
+        entries.append((pid_of[f], int(i[0]), int(i[1]) if len(i) > 1 else 0, seqs[f], f"stream {f}"))
+    return keyed(entries, parent), problems
+
+
+def naive_streams(naive_dir, outside):
+    """The naive tracer's files (naive_anal.c), what the trace leaves out
+    taken out, keyed as keyed() does."""
+    parent = {}
+    with open(os.path.join(naive_dir, "naive.index")) as f:
+        for line in f:
+            pid, ppid, _, _ = map(int, line.split())
+            parent[pid] = ppid
+    entries = []
+    for f in sorted(os.listdir(naive_dir)):
+        if f.startswith("naive.") and f != "naive.index":
+            pid, tid, k = map(int, f.split(".")[1:])
+            with open(os.path.join(naive_dir, f), "rb") as fh:
+                text = fh.read().split(b"\0", 1)[0]  # the mapped file's size: NULs after the lines
+            entries.append((pid, tid, k, [a for a in (int(l, 16) for l in text.split()) if not outside(a)], f))
+    return keyed(entries, parent)
+
+
+def who(key):
+    """A thread's name in keyed()'s terms, for the failure messages."""
+    process, k, thread = key
+    return f"process {process}, program {k + 1}, thread {thread}"
+
+
+def regen_thread_counts(atomx, trace):
+    """{thread k (the kth its process made, 1 the main thread): {instruction
+    address: executions}}, from `atomx regen`'s text (one process)."""
+    p = subprocess.run([atomx, "regen", trace], capture_output=True, text=True)
+    counts = collections.defaultdict(collections.Counter)
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if f[1] not in ("call", "signal", "sigreturn"):
+            counts[int(f[0])][int(f[1], 16)] += 1
+    return {k + 1: counts[t] for k, t in enumerate(sorted(counts))}
 
 
 def regen_counts(atomx, trace):
@@ -306,14 +371,16 @@ def main():
     ap.add_argument("--atomx", required=True)
     ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--cachegrind", action="store_true")
+    ap.add_argument("--callgrind-threads", action="store_true",
+                    help="(implies --callgrind) also each thread's executions per instruction equal callgrind's Ir"
+                         " in the same thread (--separate-threads=yes; threads by the order they were made)")
     ap.add_argument("--per-line", action="store_true",
                     help="with --cachegrind, on a program built with -g: compare each source line's Ir too, with"
                          " cachegrind's on the program with its line table, and read the file with cg_annotate")
     ap.add_argument("--set-aside", action="append", default=[])
     ap.add_argument("--processes", action="store_true",
-                    help="the program forks and execs itself: compare each instruction's executions over every"
-                         " process with callgrind's (--trace-children=yes), not with the naive tracer, whose"
-                         " per-thread files a fork or an exec mixes up")
+                    help="the program forks or execs: the trace must hold the streams of two processes or programs"
+                         " or more (each is compared with the naive tracer's same process, as every stream is)")
     ap.add_argument("--streams", type=int,
                     help="the trace must hold exactly this many thread streams (every process's, with --processes)")
     ap.add_argument("--signals", metavar="HANDLER,...",
@@ -323,8 +390,9 @@ def main():
                          " with the naive tracer (not async-signal-safe); the handler's entries regenerated must be"
                          " N, and at least 50 signal marks must have cut the path")
     ap.add_argument("--vfork", action="store_true",
-                    help="the program vforks: compare stream by stream, each vfork child's blocks taken out of its"
-                         " parent's naive sequence (its child shares the naive tracer's FILE until exec or _exit)")
+                    help="the program vforks: the naive tracer asks for its process id at every block"
+                         " (ATOMX_NAIVE_VFORK=1), so that a vfork child, which shares its parent's memory, has"
+                         " files of its own")
     ap.add_argument("--threads-vary", action="store_true",
                     help="the program shares work between threads differently in each run: compare"
                          " how often each block ran over all threads, not each thread's sequence")
@@ -340,7 +408,7 @@ def main():
     STDIN = o.stdin and os.path.abspath(o.stdin)
     o.atomx = os.path.abspath(o.atomx)
     aside = dict(s.split("=", 1) for s in o.set_aside)
-    o.callgrind |= o.cachegrind
+    o.callgrind |= o.cachegrind or o.callgrind_threads
     w = o.work = tempfile.mkdtemp(prefix="atomx-regen.")
     try:
         # Every run is of a copy, W/p/NAME, which Valgrind gets stripped.
@@ -370,12 +438,12 @@ def main():
         # --signals, callgrind is the oracle, beside the handler's count.
         naive = native if handlers else \
             run([o.atomx, "run"] + naive_tool + ["-q", "--cache-dir", cache, "--", prog] + o.args, dirs["v"],
-                o.timeout, dict(os.environ, ATOMX_NAIVE_DIR=naive_dir))
+                o.timeout, dict(os.environ, ATOMX_NAIVE_DIR=naive_dir, ATOMX_NAIVE_VFORK="1" if o.vfork else ""))
         if naive != native:
             failures.append(f"program output changed under the naive tracer (status {native[0]} -> {naive[0]})")
-        regen, problems = regen_blocks(o.atomx, trace)
-        failures += problems
         if handlers:
+            regen, problems = regen_blocks(o.atomx, trace)
+            failures += problems
             sym = Symbols(prog)
             starts = [st for st, _, n in sym.syms if sym.canon[n] == handlers[0]]
             entries = sum(1 for t in regen.values() for a in t if a in starts)
@@ -397,60 +465,41 @@ def main():
         untraced = subprocess.run([o.atomx, "regen", trace, "--untraced"], capture_output=True, text=True).stdout
         spans = [(int(f[1], 16), int(f[2], 16), f[0]) for f in (l.split(None, 3) for l in untraced.splitlines())]
         outside = lambda a: any(s <= a < e for s, e, _ in spans)  # noqa: E731
-        expected = {}
-        for f in sorted(os.listdir(naive_dir)):
-            if f.startswith("naive."):
-                with open(os.path.join(naive_dir, f)) as fh:
-                    expected[int(f.split(".")[1])] = [a for a in (int(l, 16) for l in fh.read().split()) if not outside(a)]
-        # Threads are matched by their sequences (ids differ between runs):
-        # each regenerated thread with an equal naive one, if there is one.
-        vforked, root = 0, None
-        if o.vfork:
-            regen, runs, root, problems = vfork_streams(o.atomx, trace, w)
+        # Each thread of each process compared with the naive tracer's same
+        # thread, both named by their place (keyed(): ids differ between runs).
+        regen, expected = {}, {}
+        if not handlers:
+            regen, problems = trace_streams(o.atomx, trace, w)
             failures += problems
-            runs = [r for r in runs if r]
-            vforked = len(runs)
-            # The first process's main thread is the one whose naive file
-            # holds the children's runs: taken out, it is compared as it is.
-            for t in list(expected):
-                rest = take_out(expected[t], runs, regen.get(root, []))
-                if rest is not None:
-                    expected[t] = rest
-        elif o.processes or handlers:
-            expected = {}
-            regen = {}
-        got_threads, want_threads = sorted(regen), sorted(t for t in expected if expected[t])
-        unmatched = list(want_threads)
-        order = []
-        for g in got_threads:
-            e = next((e for e in unmatched if expected[e] == regen[g]), None)
-            if e is not None:
-                unmatched.remove(e)
-            order.append(e)
-        want_threads = [e if e is not None else (unmatched.pop(0) if unmatched else None) for e in order]
-        want_threads = [e for e in want_threads if e is not None]
-        if len(got_threads) != len(want_threads):
-            failures.append(f"{len(got_threads)} thread(s) regenerated, the naive tracer saw {len(want_threads)}")
+            expected = naive_streams(naive_dir, outside)
+        processes = {k[:2] for k in regen}  # (process, program)
+        if o.processes and len(processes) < 2:
+            failures.append(f"--processes: the trace holds the streams of {len(processes)} process(es) and program(s)")
+        keys = sorted(k for k in set(regen) | set(expected) if regen.get(k, ([], ""))[0] or expected.get(k, ([], ""))[0])
         blocks = 0
         if o.threads_vary:
-            mine = collections.Counter(a for t in regen.values() for a in t)
-            theirs = collections.Counter(a for t in expected.values() for a in t)
+            mine = collections.Counter(a for t, _ in regen.values() for a in t)
+            theirs = collections.Counter(a for t, _ in expected.values() for a in t)
             blocks = sum(theirs.values())
             for a in sorted(set(mine) | set(theirs)):
                 if mine[a] != theirs[a]:
                     failures.append(f"block {hex(a)} ran {mine[a]} times in the regenerated threads, {theirs[a]} in the naive tracer's")
-            got_threads = want_threads = []
-        for g, e in zip(got_threads, want_threads):
-            a, b = regen[g], expected[e]
+            keys = []
+        for key in keys:
+            if key not in expected or key not in regen:
+                failures.append(f"{who(key)}: " + (f"regenerated ({regen[key][1]}), the naive tracer has no such thread"
+                                                   if key in regen else f"the naive tracer's ({expected[key][1]}), no stream regenerated"))
+                continue
+            (a, stream), (b, _) = regen[key], expected[key]
             blocks += len(b)
             if a != b:
                 k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-                who = " (the first process's main thread)" if g == root else ""
-                failures.append(f"thread {g}{who}: block {k} of {len(b)} differs: regen {hex(a[k]) if k < len(a) else 'end'},"
-                                f" naive {hex(b[k]) if k < len(b) else 'end'} (regen has {len(a)} blocks)")
+                failures.append(f"{who(key)}: block {k} of {len(b)} differs: regen {hex(a[k]) if k < len(a) else 'end'},"
+                                f" naive {hex(b[k]) if k < len(b) else 'end'} (regen has {len(a)} blocks; {stream})")
         compared = 0
         if o.callgrind:
             mine = regen_counts(o.atomx, trace)
+            ours = regen_thread_counts(o.atomx, trace) if o.callgrind_threads else {}
             mine_cg = os.path.join(w, "regen.cg")
             r = subprocess.run([o.atomx, "regen", trace, "--cachegrind-out", mine_cg], capture_output=True, text=True)
             if r.returncode != 0:
@@ -493,17 +542,27 @@ def main():
             cgdir = os.path.join(w, "cg")
             os.mkdir(cgdir)
             valgrind(o, prog, dirs["c"], ["--tool=callgrind", "--dump-instr=yes", "--collect-jumps=yes", "--compress-pos=no",
-                                        "--skip-plt=no", f"--callgrind-out-file={cgdir}/cg.%p"])
+                                        "--skip-plt=no", f"--callgrind-out-file={cgdir}/cg.%p"]
+                     + (["--separate-threads=yes"] if o.callgrind_threads else [])
+                     # A forked child's file would hold its parent's costs up
+                     # to the fork too, which regen gives the parent only:
+                     # each process dumps (and zeroes) its costs before fork.
+                     + (["--dump-before=*fork*"] if o.processes else []))
             cgfiles = [os.path.join(cgdir, f) for f in sorted(os.listdir(cgdir))]
-            cg = collections.Counter()
             base = os.path.basename(prog)
-            for cgout in cgfiles:
-                for fn, addr, ir in callgrind_file.costs(cgout, base, "Ir"):
-                    if sym(addr) in names and addr not in reps:
-                        cg[addr] += ir
-            for addr, n in callgrind_file.executions(cgfiles, base, reps).items():
-                if sym(addr) in names:
-                    cg[addr] += n
+
+            def callgrind_counts(files):
+                """{address of a compared procedure: executions} over `files`."""
+                cg = collections.Counter()
+                for cgout in files:
+                    for fn, addr, ir in callgrind_file.costs(cgout, base, "Ir"):
+                        if sym(addr) in names and addr not in reps:
+                            cg[addr] += ir
+                for addr, n in callgrind_file.executions(files, base, reps).items():
+                    if sym(addr) in names:
+                        cg[addr] += n
+                return cg
+            cg = callgrind_counts(cgfiles)
             mine = {a: n for a, n in mine.items() if sym(a) in names}
             diffs = [(a, mine.get(a, 0), cg.get(a, 0)) for a in sorted(set(mine) | set(cg)) if mine.get(a, 0) != cg.get(a, 0)]
             compared = sum(cg.values())
@@ -511,6 +570,22 @@ def main():
                 failures.append(f"{hex(a)} ({sym(a)}): regenerated {m} times, callgrind Ir {c}")
             if len(diffs) > 20:
                 failures.append(f"... {len(diffs)} addresses differ in all")
+            if o.callgrind_threads:
+                # Valgrind numbers a process's threads in the order they
+                # were made (cg.PID-01 the main thread's), as keyed() ranks
+                # them: thread k of each with the regenerated thread k.
+                theirs = {int(f.rsplit("-", 1)[1]): callgrind_counts([os.path.join(cgdir, f)])
+                          for f in os.listdir(cgdir) if "-" in f}
+                if sorted(theirs) != sorted(ours):
+                    failures.append(f"threads: callgrind's {sorted(theirs)}, regenerated {sorted(ours)}")
+                for k in sorted(set(theirs) & set(ours)):
+                    m = {a: n for a, n in ours[k].items() if sym(a) in names}
+                    d = [a for a in sorted(set(m) | set(theirs[k])) if m.get(a, 0) != theirs[k].get(a, 0)]
+                    for a in d[:5]:
+                        failures.append(f"thread {k}: {hex(a)} ({sym(a)}): regenerated {m.get(a, 0)} times,"
+                                        f" callgrind Ir {theirs[k].get(a, 0)} in that thread")
+                    if len(d) > 5:
+                        failures.append(f"thread {k}: ... {len(d)} addresses differ in all")
             if o.cachegrind:
                 functions, lines, shared, problems = cachegrind_check(o, prog, mine_cg, dirs["g"], w, sym, names, reps,
                                                                       cgfiles, base, lines_dir, addr_line)
@@ -520,13 +595,11 @@ def main():
             for f in failures[:40]:
                 print("   ", f)
             return 1
-        print(f"PASS {o.prog}: " + (f"{len(regen)} thread(s), {blocks} blocks equal to the naive tracer's"
-                                    + (f", {vforked} vfork child(ren)'s own blocks taken out of the naive tracer's"
-                                       if o.vfork else "")
-                                    if o.vfork or not (o.processes or handlers) else "every process" if o.processes
-                                    else "every thread, cut by signals")
+        print(f"PASS {o.prog}: " + (f"{len(regen)} stream(s) of {len(processes)} process(es) and program(s), {blocks} blocks equal to"
+                                    f" the naive tracer's" if not handlers else "every thread, cut by signals")
               + (" (per block over all threads)" if o.threads_vary else "")
               + (f"; {compared} instructions, each address equal to callgrind's Ir" if o.callgrind else "")
+              + (", thread by thread too" if o.callgrind_threads else "")
               + (f"; {functions} functions' Ir equal to cachegrind's" if o.cachegrind else "")
               + (f", {lines} source lines' too, and cg_annotate reads the file" if o.cachegrind and o.per_line else "")
               + (f" (not compared, another object has one of the name: "

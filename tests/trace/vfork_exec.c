@@ -14,31 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child_work.h"
+
 static volatile unsigned shared; /* the _exit child's result, in its parent's memory */
-
-/* Branches, a loop and calls: blocks for the trace to record. */
-static unsigned __attribute__((noinline)) step(unsigned x) {
-  if (x % 3 == 0) return x / 3 + 7;
-  if (x % 5 == 1) return x * 2 + 1;
-  return x + 11;
-}
-static unsigned __attribute__((noinline)) work(unsigned seed, int rounds) {
-  unsigned acc = seed;
-  for (int i = 0; i < rounds; i++) {
-    acc = step(acc ^ (unsigned)i);
-    if (acc > 100000) acc %= 977;
-  }
-  return acc;
-}
-
-static int status_of(pid_t pid) {
-  int status;
-  if (waitpid(pid, &status, 0) != pid) {
-    perror("waitpid");
-    exit(3);
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
-}
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "child") == 0) return (int)(work(5, 40) % 50);

@@ -162,12 +162,15 @@ constexpr const char* kUsage = R"(usage:
       With either and no text option, no text is printed.  The totals line
       goes to stderr (stdout with --summary, which prints nothing else, or
       when only files are written).  Exits 1 if a thread could not be
-      regenerated to its end (the reason is on stderr).  --untraced lists
-      the procedures whose instructions the trace does not hold (`NAME START
-      END WHY`): calls to them are outside calls.  --events prints the
-      processes' and threads' events in order (`US PID TID EVENT [ARG]`, US
-      microseconds since the first): process, thread, stream, thread-end,
-      fork, forked, exec, exec-failed, exit, killed (docs/trace.md).
+      regenerated to its end, or left no stream that the event log knows
+      (a thread of a killed process that had not filled a buffer: the
+      totals line ends `streamless-threads N`); the reason is on stderr.
+      --untraced lists the procedures whose instructions the trace does not
+      hold (`NAME START END WHY`): calls to them are outside calls.
+      --events prints the processes' and threads' events in order (`US PID
+      TID EVENT [ARG]`, US microseconds since the first): process, thread,
+      stream, thread-end, fork, forked, exec, exec-failed, exit, killed
+      (docs/trace.md).
   atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE] [-q]
       Run trace analysers over one regeneration of TRACE: each keeps its
       state per thread's stream (a shard), the shards run on up to N cores
