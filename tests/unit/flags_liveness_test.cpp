@@ -87,6 +87,30 @@ cold.cold: jne 1f
 1:      ret
         .size cold.cold, .-cold.cold
 
+        .type table, @function       # a jump table (gcc's) with a case in the .cold part
+table:  cmp $1, %edi
+        ja 2f
+        lea .Ltable(%rip), %rdx
+        mov %edi, %edi
+        movslq (%rdx,%rdi,4), %rax
+        add %rdx, %rax
+m_table:
+        jmp *%rax
+.Ltable_ret: ret
+2:      ret
+        .size table, .-table
+
+        .type table.cold, @function
+table.cold: jne 1f
+1:      ret
+        .size table.cold, .-table.cold
+
+        .section .rodata
+        .align 4
+.Ltable: .long .Ltable_ret-.Ltable
+        .long table.cold-.Ltable
+        .text
+
         .type loop, @function        # around a loop: ZF needed at its jnz only
 loop:   mov $10, %ecx
 m_loop_top:
@@ -128,6 +152,7 @@ TEST_F(FlagsLivenessTest, IncLeavesCarryLive) { EXPECT_EQ(liveAt("m_carry_inc"),
 TEST_F(FlagsLivenessTest, NoFlagCrossesACall) { EXPECT_EQ(liveAt("m_callkills"), 0); }
 TEST_F(FlagsLivenessTest, TailCallNeedsNone) { EXPECT_EQ(liveAt("m_tail"), 0); }
 TEST_F(FlagsLivenessTest, JumpToColdPartKeepsAll) { EXPECT_EQ(liveAt("m_cold"), ALL); }
+TEST_F(FlagsLivenessTest, TableCaseInColdPartKeepsAll) { EXPECT_EQ(liveAt("m_table"), ALL); }
 TEST_F(FlagsLivenessTest, LoopNeedsZfAtItsBranchOnly) {
   EXPECT_EQ(liveAt("m_loop_jnz"), ZF);
   EXPECT_EQ(liveAt("m_loop_dec"), 0);

@@ -147,6 +147,30 @@ tail:
 m_tail:
         jmp kill64
         .size tail, .-tail
+
+        .type table, @function       # a jump table (gcc's) with a case in the .cold part:
+table:  cmp $1, %edi                 # control leaves the procedure there
+        ja 2f
+        lea .Ltable(%rip), %rdx
+        mov %edi, %edi
+        movslq (%rdx,%rdi,4), %rax
+        add %rdx, %rax
+m_table:
+        jmp *%rax
+.Ltable_ret: ret
+2:      ret
+        .size table, .-table
+
+        .type table.cold, @function
+table.cold: mov %rsi, %rax
+        ret
+        .size table.cold, .-table.cold
+
+        .section .rodata
+        .align 4
+.Ltable: .long .Ltable_ret-.Ltable
+        .long table.cold-.Ltable
+        .text
 )";
 
 class RegisterLivenessTest : public testing::AssembledProgramTest<RegisterLivenessTest> {
@@ -178,6 +202,7 @@ TEST_F(RegisterLivenessTest, LoopKeepsItsRegistersLive) {
   EXPECT_EQ(liveAt("m_loop_after"), ALL & ~(RCX | RBX));
 }
 TEST_F(RegisterLivenessTest, LeavingKeepsAllLive) { EXPECT_EQ(liveAt("m_tail"), ALL); }
+TEST_F(RegisterLivenessTest, TableCaseInColdPartKeepsAllLive) { EXPECT_EQ(liveAt("m_table"), ALL); }
 TEST_F(RegisterLivenessTest, ReturnFreesWhatTheProcedureWrites) { EXPECT_EQ(liveAt("m_retdead"), ALL & ~(RSI | R9)); }
 
 }  // namespace
