@@ -231,6 +231,14 @@ void addUnlisted(const ZydisDecodedInstruction& insn, Semantics& s) {
       s.written |= RegSet::gpr(0);
       s.killed |= RegSet::gpr(0);
       break;
+    // cmps and scas step %rsi/%rdi by DF, as movs does, but Zydis lists
+    // them as read only (ZYDIS_MNEMONIC_CMPSD is also SSE's compare).
+    case ZYDIS_MNEMONIC_CMPSB: case ZYDIS_MNEMONIC_CMPSW: case ZYDIS_MNEMONIC_CMPSD: case ZYDIS_MNEMONIC_CMPSQ:
+      if (insn.meta.category == ZYDIS_CATEGORY_STRINGOP) s.written |= gprs({6, 7});
+      break;
+    case ZYDIS_MNEMONIC_SCASB: case ZYDIS_MNEMONIC_SCASW: case ZYDIS_MNEMONIC_SCASD: case ZYDIS_MNEMONIC_SCASQ:
+      s.written |= RegSet::gpr(7);
+      break;
     case ZYDIS_MNEMONIC_VZEROUPPER:
     case ZYDIS_MNEMONIC_VZEROALL:  // no operands listed; the upper halves (or all) of ymm0..15
       for (unsigned n = 0; n < 16; ++n) s.written |= RegSet::vector(n);
