@@ -108,16 +108,18 @@ FACTS = {
     "popcnt": ("w r", "", FLAGS), "bswap": ("rw", "", ()),
     "xchg": ("rw rw", "", ()), "xadd": ("rw rw", "", FLAGS), "cmpxchg": ("rw r", "", FLAGS),
     "push": ("r", "", ()), "pop": ("w", "", ()), "leave": ("", "", ()),
+    "loop": ("r", "", ()), "jrcxz": ("r", "", ()),
     "call": ("r", "", ()), "ret": ("", "", ()), "jmp": ("r", "", ()), "hlt": ("", "", ()), "ud2": ("", "", ()),
     "cdqe": ("", "", ()), "cqo": ("", "", ()), "cdq": ("", "", ()), "cwde": ("", "", ()),
     "endbr64": ("", "", ()), "nop": ("a a", "", ()), "syscall": ("", "", ()), "cpuid": ("", "", ()),
     "movaps": ("w r", "", ()), "movups": ("w r", "", ()), "movdqa": ("w r", "", ()), "movdqu": ("w r", "", ()),
     "movapd": ("w r", "", ()), "movupd": ("w r", "", ()),
     "movq": ("w r", "", ()), "movd": ("w r", "", ()), "movss": ("w r", "", ()), "movsd_sse": ("w r", "", ()),
-    "cvtsi2sd": ("w r", "", ()), "cvtsi2ss": ("w r", "", ()), "cvttsd2si": ("w r", "", ()),
+    "cvtsi2sd": ("rw r", "", ()), "cvtsi2ss": ("rw r", "", ()), "sqrtsd": ("w r", "", ()), "sqrtss": ("w r", "", ()), "cvttsd2si": ("w r", "", ()),
     "cvtsd2ss": ("w r", "", ()), "cvtss2sd": ("w r", "", ()),
     "mulsd": ("rw r", "", ()), "divsd": ("rw r", "", ()), "addsd": ("rw r", "", ()), "subsd": ("rw r", "", ()),
-    "ucomisd": ("r r", "", FLAGS), "comisd": ("r r", "", FLAGS),
+    "ucomisd": ("r r", "", FLAGS), "comisd": ("r r", "", FLAGS), "ucomiss": ("r r", "", FLAGS),
+    "comiss": ("r r", "", FLAGS), "pmovmskb": ("w r", "", ()), "movmskps": ("w r", "", ()), "movmskpd": ("w r", "", ()),
     "pxor": ("rw r", "", ()), "paddd": ("rw r", "", ()), "paddw": ("rw r", "", ()), "paddq": ("rw r", "", ()),
     "psubusw": ("rw r", "", ()), "punpcklqdq": ("rw r", "", ()), "punpcklwd": ("rw r", "", ()),
     "punpckhwd": ("rw r", "", ()), "punpckldq": ("rw r", "", ()), "shufpd": ("rw r r", "", ()),
@@ -130,7 +132,7 @@ def scalar(mn):
     """Whether an SSE/AVX instruction works on one element (README: `*ss`,
     `*sd`, `*sh`, `cvt*2sd`, `cvtsd2*`, `movd`, `movq`, `movlpd`)."""
     mn = mn.replace("movsd_sse", "movsd")
-    return mn[-2:] in ELEMENT or mn.startswith("cvt") and ("2sd" in mn or mn.startswith(("cvtsd2", "cvttsd2"))) \
+    return mn[-2:] in ELEMENT or mn.startswith("cvt") and any(k in mn for k in ("2sd", "2ss", "sd2", "ss2")) \
         or mn in ("movd", "movq", "movlpd")
 
 
@@ -290,7 +292,9 @@ class Inst:
             self.flags_written |= set(fw)
             self._implicit(mn, ops)
         if self.rep and base == "string" and mn in ("cmps", "scas"):
+            # a count of 0 compares nothing; repe/repne test ZF (Zydis: read)
             self.flags_maybe, self.flags_written = self.flags_written, set()
+            self.flags_read.add("ZF")
         for o in ops + self.hidden:
             if o.kind == "register":
                 if "r" in o.access:
@@ -333,6 +337,12 @@ class Inst:
             self.control = "jmp"
             if ops[0].kind == "target":
                 self.direct = _target(ops[0])
+        elif mn in ("loop", "jrcxz"):  # conditional branches on %rcx: their mnemonic is their condition
+            self.control, self.direct = "cond", _target(ops[0])
+            self.cond, self.cond_key = mn, mn
+            self.reads.add("rcx")
+            if mn == "loop":
+                self.writes.add("rcx")
         elif mn in ("hlt", "ud2"):
             self.control = "stop"
         elif mn in ("mul", "div", "idiv") or mn == "imul" and len(ops) == 1:
@@ -404,10 +414,10 @@ class Inst:
             return "multiply/divide"
         if self.mn in ("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr", "shld", "shrd"):
             return "shift"
-        if self.mn in ("mov", "movabs", "push", "pop", "movzx", "movsx", "movsxd", "xchg") or \
+        if self.mn in ("mov", "movabs", "push", "pop", "movzx", "movsx", "movsxd", "xchg", "bswap") or \
                 self.mnemonic.startswith("cmov"):
             return "move"
-        if self.mn in ("nop", "endbr64", "syscall", "hlt", "ud2", "cpuid", "leave"):
+        if self.mn in ("nop", "endbr64", "syscall", "hlt", "ud2", "cpuid", "leave", "xadd", "cmpxchg", "popcnt"):
             return "other"
         return "ALU"
 
@@ -433,7 +443,7 @@ class Inst:
                 if name.startswith("cvt"):  # the element of its first floating-point operand
                     src, dst = name[3:].lstrip("t").split("2")
                     return ELEMENT.get(dst if self.ops[0] in vec else src, ELEMENT.get(src))
-                return ELEMENT[name[-2:]]
+                return "double" if name == "movlpd" else ELEMENT[name[-2:]]
             width = 8 * max(o.size for o in self.ops if o.size)
             elem = "integer" if self.mn.startswith("p") or self.mn.startswith("movdq") else (
                 "double" if self.mn.endswith("pd") else "float")
@@ -616,7 +626,7 @@ def derive(prog, texts, counts, names_ok, indirect, dump=None):
             if ins.rep:
                 T["rep-prefixed"] += n
             tables["class"][ins.klass()] += n
-            tables["mnemonic"][(ins.rep + " " if ins.rep else "") + ins.mnemonic] += n  # `rep stosq`
+            tables["mnemonic"][("rep " if ins.rep else "") + ins.mnemonic] += n  # `rep stosq`, repz/repnz too
             for o in ins.ops + ins.hidden:
                 tables["addressing mode"][o.mode()] += n
             for access, mode, size in ins.memory():
