@@ -5,7 +5,7 @@
 # adc/sbb, byte and wide mul/div, xchg and locked read-modify-writes, leave,
 # absolute, %fs-based, base+index and %rip-relative operands, push/pop/call
 # through memory, loop and jrcxz, nops of every length, scalar and packed
-# SSE.  Built without PIE (absolute addresses); no libc call: main returns 0.
+# SSE, x87 and AVX.  Built without PIE (absolute addresses); no libc call: main returns 0.
         .section .note.GNU-stack, "", @progbits
 
         .data
@@ -226,6 +226,38 @@ sse:    movsd dbl(%rip), %xmm0
         ret
         .size sse, .-sse
 
+        .type x87, @function         # x87: memory types, integers, control words, flags
+x87:    fld1
+        fldl dbl(%rip)
+        faddp %st, %st(1)
+        flds flt(%rip)
+        fmulp %st, %st(1)
+        fildl words(%rip)
+        fxch %st(1)
+        fstpl dst(%rip)
+        fistpl dst+8(%rip)
+        fldl dbl(%rip)
+        fstpt dst+16(%rip)
+        fldz
+        fld1
+        fcomip %st(1), %st
+        fstp %st(0)
+        fnstcw dst+32(%rip)
+        fldcw dst+32(%rip)
+        ret
+        .size x87, .-x87
+
+        .type avx, @function         # VEX: three operands, 256-bit registers
+avx:    vmovupd dbl(%rip), %xmm0
+        vaddsd %xmm0, %xmm0, %xmm1
+        vmulpd %ymm1, %ymm1, %ymm2
+        vpxor %xmm3, %xmm3, %xmm3
+        vpaddd %ymm3, %ymm3, %ymm4
+        vmovdqu %ymm4, dst(%rip)
+        vzeroupper
+        ret
+        .size avx, .-avx
+
         .globl main
         .type main, @function
 main:   push %r12
@@ -241,6 +273,8 @@ main:   push %r12
         call nops
         mov %r12d, %edi
         call sse
+        call x87
+        call avx
         dec %r12d
         jnz 1b
         xor %eax, %eax

@@ -111,7 +111,7 @@ FACTS = {
     "loop": ("r", "", ()), "jrcxz": ("r", "", ()),
     "call": ("r", "", ()), "ret": ("", "", ()), "jmp": ("r", "", ()), "hlt": ("", "", ()), "ud2": ("", "", ()),
     "cdqe": ("", "", ()), "cqo": ("", "", ()), "cdq": ("", "", ()), "cwde": ("", "", ()),
-    "endbr64": ("", "", ()), "nop": ("a a", "", ()), "syscall": ("", "", ()), "cpuid": ("", "", ()),
+    "endbr64": ("", "", ()), "nop": ("a a", "", ()), "syscall": ("", "", ()), "cpuid": ("", "", ()), "vzeroupper": ("", "", ()),
     "movaps": ("w r", "", ()), "movups": ("w r", "", ()), "movdqa": ("w r", "", ()), "movdqu": ("w r", "", ()),
     "movapd": ("w r", "", ()), "movupd": ("w r", "", ()),
     "movq": ("w r", "", ()), "movd": ("w r", "", ()), "movss": ("w r", "", ()), "movsd_sse": ("w r", "", ()),
@@ -137,6 +137,12 @@ def scalar(mn):
 
 
 STRING = {"movs", "stos", "lods", "cmps", "scas"}
+
+
+def x87(mn):
+    """Whether objdump's mnemonic is an x87 instruction (fld, fstp, fcomip ...)."""
+    return mn.startswith("f") and mn not in FACTS
+
 STRING_SUFFIX = {1: "b", 2: "w", 4: "d", 8: "q"}
 
 
@@ -235,6 +241,7 @@ class Inst:
         self.hidden = []  # memory operands the text does not show
         self.control = None  # "cond", "jmp", "call", "ret", "stop"
         self.direct = None  # a direct branch's target
+        self.x87 = False
         m = re.fullmatch(r"(v?)pclmul([lh])q([lh])qdq", mn)
         if m:  # objdump's aliases of pclmulqdq: the immediate they stand for
             mn = m.group(1) + "pclmulqdq"
@@ -256,7 +263,8 @@ class Inst:
             self.mnemonic = mn + STRING_SUFFIX[size]
             base = "string"
         else:
-            if mn not in FACTS and not any(o.kind == "register" and o.reg[1:3] == "mm" for o in ops):
+            if mn not in FACTS and not any(o.kind == "register" and o.reg[1:3] == "mm" for o in ops) \
+                    and not x87(mn):
                 raise ValueError(f"{addr:#x}: a mnemonic the classifier does not know: {text!r}")
             self.mnemonic = "mov" if mn == "movabs" else ("movsd" if mn == "movsd_sse" else mn)
             base = mn
@@ -274,9 +282,20 @@ class Inst:
             self._string(mn, ops)
         else:
             # SSE not in the table: the first operand is the result, read
-            # too unless the operation only moves, extracts or converts; no flags.
-            access, fr, fw = FACTS.get(mn) or (
-                ("w" if mn.startswith(("mov", "pshuf", "pextr", "cvt")) else "rw") + " r" * (len(ops) - 1), (), ())
+            # too unless the operation only moves, extracts or converts; no
+            # flags.  x87: its memory operand is loaded, or stored by the
+            # stores (fst, fstp, fist*, fnst*); its stack registers are not
+            # among the registers report 7 counts.
+            # VEX (v...): the destination is only written.
+            if x87(mn):
+                self.x87 = True
+                store = mn.startswith(("fst", "fist", "fnst", "fbstp"))
+                access = " ".join(("w" if store else "r") if o.kind == "memory" else "-" for o in ops)
+                fr, fw = (), FLAGS if mn.startswith(("fcomi", "fucomi")) else ()
+            else:
+                access, fr, fw = FACTS.get(mn) or (
+                    ("w" if mn.startswith(("mov", "pshuf", "pextr", "cvt", "v")) else "rw") + " r" * (len(ops) - 1),
+                    (), ())
             if mn == "imul":
                 access = {1: "r", 2: "rw r", 3: "w r r"}[len(ops)]
             if mn == "nop" and ops:
@@ -287,7 +306,7 @@ class Inst:
             if mn == "lea":
                 ops[1].kind = "address"
             for o, a in zip(ops, access.split()):
-                o.access = a if a != "a" else ""
+                o.access = a if a not in ("a", "-") else ""
             self.flags_read |= set(fr)
             self.flags_written |= set(fw)
             self._implicit(mn, ops)
@@ -361,6 +380,8 @@ class Inst:
         elif mn == "cmpxchg":
             self.reads.add("rax")
             self.writes.add("rax")
+        elif mn in ("vzeroupper", "vzeroall"):
+            self.writes |= {f"xmm{n}" for n in range(16)}
         elif mn == "cpuid":
             self.reads |= {"rax", "rcx"}
             self.writes |= {"rax", "rbx", "rcx", "rdx"}
@@ -406,6 +427,10 @@ class Inst:
             return "call/return"
         if self.mn in STRING:
             return "string"
+        if self.x87:
+            return "x87"
+        if self.mn == "vzeroupper":
+            return "SSE/AVX packed"
         if any(o.kind == "register" and o.reg[1:3] == "mm" for o in self.ops):
             return "SSE/AVX scalar" if scalar(self.mn) else "SSE/AVX packed"
         if self.mn in ("cmp", "test", "bt", "ucomisd", "comisd"):
@@ -432,6 +457,13 @@ class Inst:
         return out
 
     def data_type(self):
+        if self.x87:  # its memory operand's type; on the stack registers, extended
+            mem = [o for o in self.ops if o.kind == "memory"]
+            if mem and self.mn.startswith(("fi", "fldcw", "fnst", "fldenv", "fbld", "fbstp", "frstor", "fnsave")):
+                return "x87 integer/control"
+            return {4: "float", 8: "double", 10: "extended"}[mem[0].size if mem else 10] + " (x87)"
+        if self.mn in ("vzeroupper", "vzeroall"):
+            return "vector128 integer"  # its hidden operands: xmm0..15
         if self.control or self.mn in ("nop", "endbr64") or not (self.ops or self.hidden):
             return "none"
         vec = [o for o in self.ops if o.kind == "register" and o.reg[1:3] == "mm"]
@@ -445,8 +477,8 @@ class Inst:
                     return ELEMENT.get(dst if self.ops[0] in vec else src, ELEMENT.get(src))
                 return "double" if name == "movlpd" else ELEMENT[name[-2:]]
             width = 8 * max(o.size for o in self.ops if o.size)
-            elem = "integer" if self.mn.startswith("p") or self.mn.startswith("movdq") else (
-                "double" if self.mn.endswith("pd") else "float")
+            name = self.mn[1:] if self.mn.startswith("v") else self.mn  # VEX: as its SSE form
+            elem = "integer" if name.startswith(("p", "movdq")) else "double" if name.endswith("pd") else "float"
             return f"vector{width} {elem}"
         first = self.ops[0] if self.ops else self.hidden[0]
         if first.kind == "immediate" or first.size is None:
