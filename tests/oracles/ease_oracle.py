@@ -43,6 +43,7 @@ ease.json is altered so before the comparison, as a wrong ease would have
 written it.  Exit status 0 when every row is equal; 1 with each differing row
 named, under its report.
 """
+import bisect
 import collections
 import os
 import re
@@ -98,6 +99,8 @@ FACTS = {
     "add": ARITH, "sub": ARITH, "and": ARITH, "or": ARITH, "xor": ARITH,
     "adc": ("rw r", ("CF",), FLAGS), "sbb": ("rw r", ("CF",), FLAGS),
     "cmp": ("r r", "", FLAGS), "test": ("r r", "", FLAGS), "bt": ("r r", "", ("OF", "SF", "AF", "PF", "CF")),
+    "bts": ("rw r", "", ("OF", "SF", "AF", "PF", "CF")), "btr": ("rw r", "", ("OF", "SF", "AF", "PF", "CF")),
+    "btc": ("rw r", "", ("OF", "SF", "AF", "PF", "CF")),
     "neg": ("rw", "", FLAGS), "not": ("rw", "", ()), "inc": ("rw", "", FLAGS[:5]), "dec": ("rw", "", FLAGS[:5]),
     "shl": ("rw r", "", FLAGS), "sal": ("rw r", "", FLAGS), "shr": ("rw r", "", FLAGS), "sar": ("rw r", "", FLAGS),
     "rol": ("rw r", "", ("OF", "CF")), "ror": ("rw r", "", ("OF", "CF")),
@@ -557,12 +560,18 @@ def procedures(prog):
 
 
 # --------------------------------------------------------- flag liveness
+def within(addrs, start, end):
+    """The addresses of the sorted list `addrs` in [start, end)."""
+    return addrs[bisect.bisect_left(addrs, start):bisect.bisect_left(addrs, end)]
+
+
 def never_read(funcs, insts, entries, plt, indirect):
     """{address: True when none of the flags it writes can be read} for the
     flag-writing instructions of `funcs` [(start, end, name)]."""
     out = {}
+    every = sorted(insts)
     for start, end, _ in funcs:
-        addrs = sorted(a for a in insts if start <= a < end)
+        addrs = within(every, start, end)
         here = set(addrs)
 
         def outside(t):
@@ -627,9 +636,11 @@ def derive(prog, texts, counts, names_ok, indirect, dump=None):
     entries = {s for s, _, _ in syms}
     plt = [extent for name, extent in sections(prog).items() if name.startswith(".plt")]
     insts, unknown = {}, []
+    every = sorted(texts)
     for start, end, _ in funcs:
-        for a, (text, length, _) in texts.items():
-            if start <= a < end and a not in insts:
+        for a in within(every, start, end):
+            text, length, _ = texts[a]
+            if a not in insts:
                 try:
                     insts[a] = Inst(a, text, length)
                 except (ValueError, KeyError, IndexError, StopIteration) as e:
@@ -640,8 +651,9 @@ def derive(prog, texts, counts, names_ok, indirect, dump=None):
     T = collections.Counter()
     tables = collections.defaultdict(collections.Counter)
     per_proc = collections.defaultdict(collections.Counter)
+    ours = sorted(insts)
     for start, end, name in funcs:
-        for a in (x for x in insts if start <= x < end):
+        for a in within(ours, start, end):
             n = counts.get(a, 0)
             if not n:
                 continue
