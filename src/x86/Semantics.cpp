@@ -352,6 +352,7 @@ Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperan
   s.loopFamily = isLoopFamily(insn.mnemonic);
   s.repeated = isRepeated(insn);
   s.repeatedWhile = s.repeated && insn.meta.category == ZYDIS_CATEGORY_STRINGOP && stringCompare(insn.mnemonic);
+  s.repeatedWhileNotEqual = s.repeatedWhile && (insn.attributes & ZYDIS_ATTRIB_HAS_REPNE);
   s.compareExchange = insn.mnemonic == ZYDIS_MNEMONIC_CMPXCHG || insn.mnemonic == ZYDIS_MNEMONIC_CMPXCHG8B ||
                       insn.mnemonic == ZYDIS_MNEMONIC_CMPXCHG16B;
   s.cacheControl = cacheControl(insn.mnemonic);

@@ -670,7 +670,8 @@ def derive(prog, texts, counts, names_ok, indirect, dump=None):
             if ins.rep:
                 T["rep-prefixed"] += n
             tables["class"][ins.klass()] += n
-            tables["mnemonic"][("rep " if ins.rep else "") + ins.mnemonic] += n  # `rep stosq`, repz/repnz too
+            prefix = {"repz": "repe", "repnz": "repne"}.get(ins.rep, ins.rep)  # Zydis's names
+            tables["mnemonic"][(prefix + " " if ins.rep else "") + ins.mnemonic] += n  # `rep stosq`, `repne scasb`
             for o in ins.ops + ins.hidden:
                 tables["addressing mode"][o.mode()] += n
             for access, mode, size in ins.memory():

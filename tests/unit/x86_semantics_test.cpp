@@ -458,9 +458,9 @@ TEST(X86Semantics, LegacyPrefixes) {
 
 TEST(X86Semantics, MemoryAccessKinds) {
   x86::Semantics s = of({0xf3, 0xa6});  // repe cmpsb
-  EXPECT_TRUE(s.repeated && s.repeatedWhile);
+  EXPECT_TRUE(s.repeated && s.repeatedWhile && !s.repeatedWhileNotEqual);
   s = of({0xf2, 0xae});  // repne scasb
-  EXPECT_TRUE(s.repeated && s.repeatedWhile);
+  EXPECT_TRUE(s.repeated && s.repeatedWhile && s.repeatedWhileNotEqual);
   s = of({0xf3, 0x48, 0xa5});  // rep movsq
   EXPECT_TRUE(s.repeated && !s.repeatedWhile);
   s = of({0xa6});  // cmpsb
