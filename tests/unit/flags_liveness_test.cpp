@@ -87,29 +87,6 @@ cold.cold: jne 1f
 1:      ret
         .size cold.cold, .-cold.cold
 
-        .type table, @function       # a jump table (gcc's) with a case in the .cold part
-table:  cmp $1, %edi
-        ja 2f
-        lea .Ltable(%rip), %rdx
-        mov %edi, %edi
-        movslq (%rdx,%rdi,4), %rax
-        add %rdx, %rax
-m_table:
-        jmp *%rax
-.Ltable_ret: ret
-2:      ret
-        .size table, .-table
-
-        .type table.cold, @function
-table.cold: jne 1f
-1:      ret
-        .size table.cold, .-table.cold
-
-        .section .rodata
-        .align 4
-.Ltable: .long .Ltable_ret-.Ltable
-        .long table.cold-.Ltable
-        .text
 
         .type loop, @function        # around a loop: ZF needed at its jnz only
 loop:   mov $10, %ecx
@@ -134,7 +111,10 @@ m_overflow:
 
 class FlagsLivenessTest : public testing::AssembledProgramTest<FlagsLivenessTest> {
  public:
-  static const char* source() { return kSource; }
+  static const char* source() {
+    static const std::string s = std::string(kSource) + testing::kColdTableAsm;
+    return s.c_str();
+  }
 
  protected:
   // Live flags before the instruction at label `mark`.

@@ -148,34 +148,14 @@ m_tail:
         jmp kill64
         .size tail, .-tail
 
-        .type table, @function       # a jump table (gcc's) with a case in the .cold part:
-table:  cmp $1, %edi                 # control leaves the procedure there
-        ja 2f
-        lea .Ltable(%rip), %rdx
-        mov %edi, %edi
-        movslq (%rdx,%rdi,4), %rax
-        add %rdx, %rax
-m_table:
-        jmp *%rax
-.Ltable_ret: ret
-2:      ret
-        .size table, .-table
-
-        .type table.cold, @function
-table.cold: mov %rsi, %rax
-        ret
-        .size table.cold, .-table.cold
-
-        .section .rodata
-        .align 4
-.Ltable: .long .Ltable_ret-.Ltable
-        .long table.cold-.Ltable
-        .text
 )";
 
 class RegisterLivenessTest : public testing::AssembledProgramTest<RegisterLivenessTest> {
  public:
-  static const char* source() { return kSource; }
+  static const char* source() {
+    static const std::string s = std::string(kSource) + testing::kColdTableAsm;
+    return s.c_str();
+  }
 
  protected:
   // General registers live before the instruction at label `mark`.
