@@ -30,14 +30,23 @@ tools/ease/README.md ("What each report counts") states:
              entry (a tail call) ends liveness, a jump into the middle of
              another function (a .cold part) keeps all six live; an indirect
              jump's successors are the targets callgrind saw it take (a
-             jump-table target that never ran and reads a flag before
-             writing it would count apart: compilers compute the target
-             with flag-writing instructions, so none does);
+             table's case that never ran is not seen: one that read a flag
+             before writing it would tell the two apart, a case compilers
+             do not write);
   report 10  control transfers and conditional branches executed;
   report 11  the data type of each instruction.
 A rep-prefixed instruction counts once per execution (callgrind counts each
 iteration: its executions are its Ir less its jumps to itself).
 
+Where Zydis's facts (which atomx's semantics module reads) settle a
+convention the README states, the tables here follow them and the README
+says so (cmovcc's destination only written, cvtsi2sd's read, ...).  An
+SSE/AVX or x87 instruction the tables lack is classified by its form (the
+first operand the result, read unless a move, extraction, conversion or
+VEX form; x87 memory loaded or stored); any other fails the check, named.
+
+--dump FILE writes each executed instruction's facts, to find the one
+behind a differing row.
 --corrupt TOTAL+N or TABLE:KEY+N (the must-fail twins, tests/oracles):
 ease.json is altered so before the comparison, as a wrong ease would have
 written it.  Exit status 0 when every row is equal; 1 with each differing row
