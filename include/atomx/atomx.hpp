@@ -234,6 +234,9 @@ class Inst {
   bool isRepeated() const;
   // Of those, a compare (cmps, scas), which repe and repne also stop on ZF.
   bool isRepeatedWhile() const;
+  // Of those, a repne (repnz) one, which stops once ZF is set ("repne
+  // scasb"); the others are repe (repz), which stop once it is clear.
+  bool isRepeatedWhileNotEqual() const;
   // Atomic: a lock prefix ("lock xadd", "lock cmpxchg" in text()), or xchg
   // with a memory operand, which the CPU locks without one.
   bool isLocked() const;

@@ -100,7 +100,8 @@ enum { ATOMX_CF = 1, ATOMX_PF = 2, ATOMX_AF = 4, ATOMX_ZF = 8, ATOMX_SF = 16, AT
 enum { ATOMX_INST_OTHER, ATOMX_INST_COND_BRANCH, ATOMX_INST_JUMP, ATOMX_INST_INDIRECT_JUMP, ATOMX_INST_CALL,
        ATOMX_INST_INDIRECT_CALL, ATOMX_INST_RETURN, ATOMX_INST_STOP };
 /* AtomxInstFacts.traits */
-enum { ATOMX_SCALAR_VECTOR = 1, ATOMX_REPEATED = 2, ATOMX_LOCKED = 4 };
+enum { ATOMX_SCALAR_VECTOR = 1, ATOMX_REPEATED = 2, ATOMX_LOCKED = 4,
+       ATOMX_REPEATED_WHILE = 8, ATOMX_REPEATED_WHILE_NE = 16 }; /* Inst::isRepeatedWhile, isRepeatedWhileNotEqual */
 
 typedef struct {
   uint64_t pc;           /* original address */
@@ -118,7 +119,7 @@ typedef struct {
   /* The semantics module's facts (Inst's queries of the same names): */
   uint8_t flagsRead, flagsWritten, flagsMaybeWritten, flagsLiveAfter; /* ATOMX_CF ... bits */
   int8_t condition;      /* Inst::condition(): 0..15, -1 for none */
-  uint8_t traits;        /* ATOMX_SCALAR_VECTOR | ATOMX_REPEATED | ATOMX_LOCKED */
+  uint8_t traits;        /* ATOMX_SCALAR_VECTOR | ATOMX_REPEATED | ATOMX_LOCKED | ATOMX_REPEATED_WHILE[_NE] */
   uint16_t operandCount; /* its operands (Inst::operand), hidden ones included: AtomxOperand(firstOperand) */
   uint32_t firstOperand; /*   ... (firstOperand + operandCount - 1); 0 without FactsDetail::Operands */
   uint64_t target;       /* a direct branch's original target, else 0 */

@@ -24,6 +24,16 @@ bool isNoReturnCallee(const std::string& callee) {
   return names.count(name) != 0;
 }
 
+std::vector<uint64_t> dispatchTargets(const ir::Procedure& proc, uint64_t jumpAddress) {
+  std::vector<uint64_t> targets;
+  for (const ir::JumpTable& t : proc.jumpTables) {
+    const auto& jumps = t.dispatchJumps;
+    if (!jumps.empty() && !std::binary_search(jumps.begin(), jumps.end(), jumpAddress)) continue;
+    targets.insert(targets.end(), t.entryTargets.begin(), t.entryTargets.end());
+  }
+  return targets;
+}
+
 void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads) {
   std::vector<uint64_t> pads;
   for (const LandingPad& lp : landingPads) pads.push_back(lp.address);
@@ -133,12 +143,8 @@ void buildCfgs(ir::Program& program, const std::vector<LandingPad>& landingPads)
           // indirect jump no table claims leaves the procedure: a tail call
           // through a pointer, unless the procedure takes the address of its
           // own blocks (then it may be a computed goto: unknown).
-          for (const ir::JumpTable& t : proc.jumpTables) {
-            const auto& jumps = t.dispatchJumps;
-            if (!jumps.empty() && !std::binary_search(jumps.begin(), jumps.end(), last.address)) continue;
-            for (uint64_t target : t.entryTargets)
-              if (proc.contains(target)) addEdge(target, ir::EdgeKind::JumpTable);
-          }
+          for (uint64_t target : dispatchTargets(proc, last.address))
+            if (proc.contains(target)) addEdge(target, ir::EdgeKind::JumpTable);
           if (b.succs.empty())
             addOut(innerAddressTaken ? ir::EdgeKind::UnknownIndirect : ir::EdgeKind::TailCall, 0);
           break;

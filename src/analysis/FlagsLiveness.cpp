@@ -1,5 +1,6 @@
 #include "analysis/FlagsLiveness.h"
 
+#include "analysis/Cfg.h"
 #include "x86/Semantics.h"
 
 namespace atomx::analysis {
@@ -42,7 +43,12 @@ FlagsLiveness::FlagsLiveness(const ir::Program& program, const ir::Procedure& pr
     switch (last.flow) {
       case x86::Flow::Return:
       case x86::Flow::Stop:
+        break;
       case x86::Flow::IndirectJump:  // a table's targets are edges; anything else is a tail call
+        // A table's target outside the procedure (a case in its .cold part)
+        // is an exit as a direct branch there is.
+        for (uint64_t target : dispatchTargets(proc, last.address))
+          if (!proc.contains(target)) out |= leaving(target);
         break;
       case x86::Flow::Jump:
       case x86::Flow::CondBranch:

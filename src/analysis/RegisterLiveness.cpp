@@ -1,5 +1,6 @@
 #include "analysis/RegisterLiveness.h"
 
+#include "analysis/Cfg.h"
 #include "analysis/Liveness.h"
 
 namespace atomx::analysis {
@@ -66,7 +67,11 @@ RegisterLiveness::RegisterLiveness(const ir::Program& program, const ir::Procedu
     const bool fallsThrough = last.flow != x86::Flow::Jump && last.flow != x86::Flow::IndirectJump &&
                               last.flow != x86::Flow::Return && last.flow != x86::Flow::Stop;
     if (fallsThrough && !fallThroughEdge) return kAllGprs;  // should not happen: the CFG gives an out edge
-    if (last.flow == x86::Flow::IndirectJump && b.succs.empty()) return kAllGprs;
+    if (last.flow == x86::Flow::IndirectJump) {
+      if (b.succs.empty()) return kAllGprs;
+      for (uint64_t target : dispatchTargets(proc, last.address))  // a case in the .cold part: control leaves
+        if (!proc.contains(target)) return kAllGprs;
+    }
     return out;
   };
   before_ = liveBefore(proc, transfer, liveOut);

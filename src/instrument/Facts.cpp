@@ -83,7 +83,8 @@ std::vector<uint8_t> factsBlob(Engine& engine) {
         r.flagsMaybeWritten = uint8_t(i.flagsMaybeWritten()), r.flagsLiveAfter = uint8_t(i.flagsLiveAfter());
         r.condition = int8_t(i.condition());
         r.traits = uint8_t((i.isScalarVector() ? ATOMX_SCALAR_VECTOR : 0) | (i.isRepeated() ? ATOMX_REPEATED : 0) |
-                           (i.isLocked() ? ATOMX_LOCKED : 0));
+                           (i.isLocked() ? ATOMX_LOCKED : 0) | (i.isRepeatedWhile() ? ATOMX_REPEATED_WHILE : 0) |
+                           (i.isRepeatedWhileNotEqual() ? ATOMX_REPEATED_WHILE_NE : 0));
         r.target = i.hasTarget() ? i.target() : 0;
         if (engine.factOperandsWanted()) {
           r.firstOperand = h.operands, r.operandCount = uint16_t(i.operandCount());

@@ -162,6 +162,10 @@ bool Inst::isScalarVector() const { requireHandle(d_, "isScalarVector"); return 
 bool Inst::isRepeated() const { requireHandle(d_, "isRepeated"); return semanticsOf(d_).repeated; }
 bool Inst::isLocked() const { requireHandle(d_, "isLocked"); return semanticsOf(d_).locked; }
 bool Inst::isRepeatedWhile() const { requireHandle(d_, "isRepeatedWhile"); return semanticsOf(d_).repeatedWhile; }
+bool Inst::isRepeatedWhileNotEqual() const {
+  requireHandle(d_, "isRepeatedWhileNotEqual");
+  return semanticsOf(d_).repeatedWhileNotEqual;
+}
 bool Inst::isCompareExchange() const {
   requireHandle(d_, "isCompareExchange");
   return semanticsOf(d_).compareExchange;

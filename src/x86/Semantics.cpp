@@ -231,6 +231,14 @@ void addUnlisted(const ZydisDecodedInstruction& insn, Semantics& s) {
       s.written |= RegSet::gpr(0);
       s.killed |= RegSet::gpr(0);
       break;
+    // cmps and scas step %rsi/%rdi by DF, as movs does, but Zydis lists
+    // them as read only (ZYDIS_MNEMONIC_CMPSD is also SSE's compare).
+    case ZYDIS_MNEMONIC_CMPSB: case ZYDIS_MNEMONIC_CMPSW: case ZYDIS_MNEMONIC_CMPSD: case ZYDIS_MNEMONIC_CMPSQ:
+      if (insn.meta.category == ZYDIS_CATEGORY_STRINGOP) s.written |= gprs({6, 7});
+      break;
+    case ZYDIS_MNEMONIC_SCASB: case ZYDIS_MNEMONIC_SCASW: case ZYDIS_MNEMONIC_SCASD: case ZYDIS_MNEMONIC_SCASQ:
+      s.written |= RegSet::gpr(7);
+      break;
     case ZYDIS_MNEMONIC_VZEROUPPER:
     case ZYDIS_MNEMONIC_VZEROALL:  // no operands listed; the upper halves (or all) of ymm0..15
       for (unsigned n = 0; n < 16; ++n) s.written |= RegSet::vector(n);
@@ -344,6 +352,7 @@ Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperan
   s.loopFamily = isLoopFamily(insn.mnemonic);
   s.repeated = isRepeated(insn);
   s.repeatedWhile = s.repeated && insn.meta.category == ZYDIS_CATEGORY_STRINGOP && stringCompare(insn.mnemonic);
+  s.repeatedWhileNotEqual = s.repeatedWhile && (insn.attributes & ZYDIS_ATTRIB_HAS_REPNE);
   s.compareExchange = insn.mnemonic == ZYDIS_MNEMONIC_CMPXCHG || insn.mnemonic == ZYDIS_MNEMONIC_CMPXCHG8B ||
                       insn.mnemonic == ZYDIS_MNEMONIC_CMPXCHG16B;
   s.cacheControl = cacheControl(insn.mnemonic);

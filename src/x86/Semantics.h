@@ -123,6 +123,7 @@ struct Semantics {
   bool loopFamily = false;           // loop, loope, loopne, jrcxz, jecxz
   bool repeated = false;             // a rep, repe or repne prefix repeats it (string instructions)
   bool repeatedWhile = false;        // of those, a compare (cmps, scas): repe/repne also stop on ZF
+  bool repeatedWhileNotEqual = false;  // of those, repne (stops once ZF is set; repe: once it is clear)
   bool locked = false;               // atomic: a lock prefix, or xchg with a memory operand
   bool compareExchange = false;      // cmpxchg, cmpxchg8b, cmpxchg16b (one access, locked or not, for Valgrind)
   bool cacheControl = false;         // a prefetch, or a cache-line flush or write-back (clflush, clflushopt,

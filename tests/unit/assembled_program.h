@@ -17,7 +17,40 @@
 #include "analysis/ProgramModel.h"
 #include "elf/ElfImage.h"
 
+
 namespace atomx::testing {
+
+// A procedure `table` whose gcc-style jump table (lea, movslq, add, jmp
+// *%rax at label m_table) sends one case to its .cold part, which reads ZF
+// and %rsi before writing either: control leaves the procedure there, so
+// both are live before the dispatch jump (flags and register liveness).
+inline constexpr char kColdTableAsm[] = R"(
+        .text
+        .type table, @function
+table:  cmp $1, %edi
+        ja 2f
+        lea .Ltable(%rip), %rdx
+        mov %edi, %edi
+        movslq (%rdx,%rdi,4), %rax
+        add %rdx, %rax
+m_table:
+        jmp *%rax
+.Ltable_ret: ret
+2:      ret
+        .size table, .-table
+
+        .type table.cold, @function
+table.cold: mov %rsi, %rax
+        jne 1f
+1:      ret
+        .size table.cold, .-table.cold
+
+        .section .rodata
+        .align 4
+.Ltable: .long .Ltable_ret-.Ltable
+        .long table.cold-.Ltable
+        .text
+)";
 
 class AssembledProgram {
  public:

@@ -87,6 +87,7 @@ cold.cold: jne 1f
 1:      ret
         .size cold.cold, .-cold.cold
 
+
         .type loop, @function        # around a loop: ZF needed at its jnz only
 loop:   mov $10, %ecx
 m_loop_top:
@@ -110,7 +111,10 @@ m_overflow:
 
 class FlagsLivenessTest : public testing::AssembledProgramTest<FlagsLivenessTest> {
  public:
-  static const char* source() { return kSource; }
+  static const char* source() {
+    static const std::string s = std::string(kSource) + testing::kColdTableAsm;
+    return s.c_str();
+  }
 
  protected:
   // Live flags before the instruction at label `mark`.
@@ -128,6 +132,7 @@ TEST_F(FlagsLivenessTest, IncLeavesCarryLive) { EXPECT_EQ(liveAt("m_carry_inc"),
 TEST_F(FlagsLivenessTest, NoFlagCrossesACall) { EXPECT_EQ(liveAt("m_callkills"), 0); }
 TEST_F(FlagsLivenessTest, TailCallNeedsNone) { EXPECT_EQ(liveAt("m_tail"), 0); }
 TEST_F(FlagsLivenessTest, JumpToColdPartKeepsAll) { EXPECT_EQ(liveAt("m_cold"), ALL); }
+TEST_F(FlagsLivenessTest, TableCaseInColdPartKeepsAll) { EXPECT_EQ(liveAt("m_table"), ALL); }
 TEST_F(FlagsLivenessTest, LoopNeedsZfAtItsBranchOnly) {
   EXPECT_EQ(liveAt("m_loop_jnz"), ZF);
   EXPECT_EQ(liveAt("m_loop_dec"), 0);

@@ -147,11 +147,15 @@ tail:
 m_tail:
         jmp kill64
         .size tail, .-tail
+
 )";
 
 class RegisterLivenessTest : public testing::AssembledProgramTest<RegisterLivenessTest> {
  public:
-  static const char* source() { return kSource; }
+  static const char* source() {
+    static const std::string s = std::string(kSource) + testing::kColdTableAsm;
+    return s.c_str();
+  }
 
  protected:
   // General registers live before the instruction at label `mark`.
@@ -178,6 +182,7 @@ TEST_F(RegisterLivenessTest, LoopKeepsItsRegistersLive) {
   EXPECT_EQ(liveAt("m_loop_after"), ALL & ~(RCX | RBX));
 }
 TEST_F(RegisterLivenessTest, LeavingKeepsAllLive) { EXPECT_EQ(liveAt("m_tail"), ALL); }
+TEST_F(RegisterLivenessTest, TableCaseInColdPartKeepsAllLive) { EXPECT_EQ(liveAt("m_table"), ALL); }
 TEST_F(RegisterLivenessTest, ReturnFreesWhatTheProcedureWrites) { EXPECT_EQ(liveAt("m_retdead"), ALL & ~(RSI | R9)); }
 
 }  // namespace

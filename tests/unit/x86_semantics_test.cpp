@@ -458,13 +458,17 @@ TEST(X86Semantics, LegacyPrefixes) {
 
 TEST(X86Semantics, MemoryAccessKinds) {
   x86::Semantics s = of({0xf3, 0xa6});  // repe cmpsb
-  EXPECT_TRUE(s.repeated && s.repeatedWhile);
+  EXPECT_TRUE(s.repeated && s.repeatedWhile && !s.repeatedWhileNotEqual);
   s = of({0xf2, 0xae});  // repne scasb
-  EXPECT_TRUE(s.repeated && s.repeatedWhile);
+  EXPECT_TRUE(s.repeated && s.repeatedWhile && s.repeatedWhileNotEqual);
   s = of({0xf3, 0x48, 0xa5});  // rep movsq
   EXPECT_TRUE(s.repeated && !s.repeatedWhile);
   s = of({0xa6});  // cmpsb
   EXPECT_FALSE(s.repeated || s.repeatedWhile);
+  EXPECT_EQ(s.written, gprs({RSI, RDI}));  // both step by DF (Zydis lists them as read only)
+  EXPECT_EQ(of({0xf2, 0xae}).written, gprs({RCX, RDI}));  // repne scasb
+  EXPECT_EQ(of({0xf3, 0xa6}).written, gprs({RCX, RSI, RDI}));  // repe cmpsb
+  EXPECT_EQ(of({0xf2, 0x0f, 0xc2, 0xc1, 0x00}).written, RegSet::vector(0));  // cmpeqsd: no string register
   s = of({0xf2, 0x0f, 0xc2, 0xc1, 0x00});  // cmpeqsd %xmm1,%xmm0: SSE, no string
   EXPECT_FALSE(s.repeatedWhile);
   EXPECT_TRUE(of({0xf0, 0x48, 0x0f, 0xb1, 0x0a}).compareExchange);  // lock cmpxchg %rcx,(%rdx)

@@ -44,6 +44,12 @@ struct Inst {
   bool isBranch() const { return f.kind != ATOMX_INST_OTHER; }  // any control transfer
   bool isScalarVector() const { return f.traits & ATOMX_SCALAR_VECTOR; }
   bool isRepeated() const { return f.traits & ATOMX_REPEATED; }
+  // Its repeat prefix as Zydis names it: "rep", "repe", "repne" ("" without one).
+  std::string repeatPrefix() const {
+    if (!isRepeated()) return "";
+    if (!(f.traits & ATOMX_REPEATED_WHILE)) return "rep";
+    return f.traits & ATOMX_REPEATED_WHILE_NE ? "repne" : "repe";
+  }
 };
 
 inline bool isHidden(const Operand& o) { return o.access & ATOMX_OPERAND_HIDDEN; }
@@ -250,7 +256,7 @@ inline std::vector<Fact> describe(const Inst& i) {
   if (e.bc) f.push_back({kTotal, "Bc", int(e.bc)});
   f.push_back({kTotal, "bytes", int(i.f.size)});
   f.push_back({"class", instClass(i)});
-  f.push_back({"mnemonic", (rep ? "rep " : "") + m});
+  f.push_back({"mnemonic", (rep ? i.repeatPrefix() + " " : "") + m});
   f.push_back({"data type", dataType(i)});
   if (i.isBranch()) f.push_back({kTotal, "control transfers"});
   if (i.isCondBranch()) f.push_back({kTotal, "conditional branches"});

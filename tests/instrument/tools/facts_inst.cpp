@@ -22,7 +22,9 @@ int bits(bool read, bool write, bool implicit, bool hidden) { return read | writ
 void writeSemantics(FILE* f, Inst i, bool operands) {
   std::fprintf(f, "sem %zu %u %u %u %u %d %d %#" PRIx64 " %u\n", i.id(), i.flagsRead(), i.flagsWritten(),
                i.flagsMaybeWritten(), i.flagsLiveAfter(), i.condition(),
-               i.isScalarVector() | i.isRepeated() << 1 | i.isLocked() << 2, i.hasTarget() ? i.target() : 0,
+               i.isScalarVector() | i.isRepeated() << 1 | i.isLocked() << 2 | i.isRepeatedWhile() << 3 |
+                   i.isRepeatedWhileNotEqual() << 4,
+               i.hasTarget() ? i.target() : 0,
                operands ? i.operandCount() : 0);
   for (unsigned k = 0; operands && k < i.operandCount(); ++k) {
     const Operand o = i.operand(k);
