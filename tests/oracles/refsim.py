@@ -12,10 +12,11 @@ What it does:
      references (` L`, ` S`, ` M` lines), each attributed to the function
      containing its instruction;
   2. `atomx PROG -T cachesim` rewrites PROG once, and the rewritten file
-     runs once per --config file (ATOMX_CACHE_CONFIG) under
-     `valgrind --tool=none`: the rewritten program then has the code,
+     runs once per --config file (ATOMX_CACHE_CONFIG) under Valgrind too
+     (lackey, tracing nothing): the rewritten program then has the code,
      stack and static data addresses of lackey's run, where Valgrind, not
-     the kernel, places them (same path length, same environment).  Its
+     the kernel, places them (paths, working directories and options of
+     the same lengths, the same environment).  Its
      heap is not the original's (README: loading the analysis object
      allocates on the program's heap before main; the pristine heap is an
      open issue), so both runs allocate every block with its own mmap
