@@ -24,6 +24,10 @@ extern "C" {
  * that started the program, `name.PID` in a process forked from it (PID of
  * the caller) and in a process whose parent runs the same instrumented file
  * (it exec'd the program again), so outputs never overwrite each other.
+ * In the directory $ATOMX_OUTPUT_DIR when it is set (`atomx run
+ * --output-dir`; %p, %q{VAR} and %% expanded as <atomx/output_dir.h> says,
+ * the directory made): DIR/name, DIR/name.PID, or, when DIR has %p (a
+ * directory per process), DIR/name in every process.
  * When `atomx end` runs a deferred end, the name the process whose end it
  * is would have used.  The string belongs to the library; it stays valid
  * for the whole run. */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "atomx/analysis.h"
+#include "atomx/output_dir.h"
 
 struct exit_handler {
   void (*fn)(void *);
@@ -154,13 +155,52 @@ uint64_t atomx_analysis_end_process[2];
 
 long AtomxProcessId(void) { return atomx_analysis_end_process[0] ? (long)atomx_analysis_end_process[0] : (long)getpid(); }
 
+/* $ATOMX_OUTPUT_DIR for process `pid`, expanded (<atomx/output_dir.h>) and
+ * made (with its parents); NULL when unset, empty or wrong (the outputs
+ * then go to the working directory, and the first says why). */
+static char *output_dir(long pid, int *hasPid) {
+  const char *tmpl = getenv("ATOMX_OUTPUT_DIR");
+  *hasPid = 0;
+  if (!tmpl || !*tmpl) return NULL;
+  char pidText[24], dir[4096];
+  const char *bad = NULL;
+  snprintf(pidText, sizeof pidText, "%ld", pid);
+  if (atomx_expand_output_dir(tmpl, pidText, dir, sizeof dir, &bad, hasPid) <= 0) {
+    static int told;
+    if (!told++)
+      fprintf(stderr, "atomx: ATOMX_OUTPUT_DIR='%s': %s at '%s'; writing to the working directory\n", tmpl,
+              bad && bad[1] == 'q' ? "an unset variable" : "a bad %", bad ? bad : "");
+    *hasPid = 0;
+    return NULL;
+  }
+  for (char *c = dir + 1; *c; c++)
+    if (*c == '/') {
+      *c = 0;
+      (void)mkdir(dir, 0777);
+      *c = '/';
+    }
+  (void)mkdir(dir, 0777);
+  return strdup(dir);
+}
+
 const char *AtomxOutputPath(const char *name) {
   const long pid = AtomxProcessId();
-  if (atomx_analysis_end_process[0] ? !atomx_analysis_end_process[1] : pid == initialPid && !startedBySelf) return name;
-  size_t n = strlen(name) + 24;
+  int ownDir = 0;
+  char *dir = output_dir(pid, &ownDir);
+  /* The process that started the program writes NAME; the others NAME.PID,
+   * unless each process has a directory of its own (%p). */
+  const int first = atomx_analysis_end_process[0] ? !atomx_analysis_end_process[1] : pid == initialPid && !startedBySelf;
+  const int suffix = !first && !ownDir;
+  if (!dir && !suffix) return name;
+  const size_t n = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 24;
   char *path = malloc(n);
-  if (!path) return name;
-  snprintf(path, n, "%s.%ld", name, (long)pid);
+  if (!path) {
+    free(dir);
+    return name;
+  }
+  int k = snprintf(path, n, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+  if (suffix) snprintf(path + k, n - (size_t)k, ".%ld", pid);
+  free(dir);
   return path;
 }
 

@@ -1,12 +1,15 @@
 #include "driver/Run.h"
 
+#include <glob.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomx/end_format.h>
+#include <atomx/output_dir.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -27,66 +30,117 @@ namespace atomx::driver {
 
 namespace {
 
-// The summaries a shipped tool's processes wrote in the working directory
-// during the run: NAME.out, NAME.out.PID.
-void printSummaries(const std::string& tool, time_t since) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
-    const std::string f = e.path().filename().string();
-    const std::string base = tool + ".out";
-    const bool ours = f == base || (f.rfind(base + ".", 0) == 0 && f.size() > base.size() + 1 &&
-                                    f.find_first_not_of("0123456789", base.size() + 1) == std::string::npos);
-    struct stat st;
-    if (ours && stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime >= since) files.push_back(f);
-  }
-  std::sort(files.begin(), files.end());
-  for (const std::string& f : files) {
-    std::ifstream in(f);
-    std::fprintf(stderr, "==atomx== %s\n", f.c_str());
-    std::string line;
-    while (std::getline(in, line)) std::fprintf(stderr, "%s\n", line.c_str());
+// The directories the run's outputs went to: the working directory, or
+// those --output-dir's template names (every process id for %p).
+std::vector<std::string> outputDirs(const std::string& tmpl) {
+  if (tmpl.empty()) return {"."};
+  char pattern[4096];
+  const char* bad = nullptr;
+  int hasPid = 0;
+  if (atomx_expand_output_dir(tmpl.c_str(), "*", pattern, sizeof pattern, &bad, &hasPid) <= 0) return {};
+  std::vector<std::string> dirs;
+  glob_t g;
+  if (glob(pattern, GLOB_ONLYDIR, nullptr, &g) == 0)
+    for (size_t k = 0; k < g.gl_pathc; ++k) dirs.push_back(g.gl_pathv[k]);
+  globfree(&g);
+  return dirs;
+}
+
+// A file of directory `dir` as a person reads it: "f" in the working directory.
+std::string shown(const std::string& dir, const std::string& f) { return dir == "." ? f : dir + "/" + f; }
+
+// The summaries a shipped tool's processes wrote during the run: NAME.out,
+// NAME.out.PID; and, with --output-dir, every file of the tool's that went there.
+void printSummaries(const std::string& tool, time_t since, const std::string& tmpl) {
+  for (const std::string& dir : outputDirs(tmpl)) {
+    std::vector<std::string> files, all;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string f = e.path().filename().string();
+      const std::string base = tool + ".out";
+      const bool ours = f == base || (f.rfind(base + ".", 0) == 0 && f.size() > base.size() + 1 &&
+                                      f.find_first_not_of("0123456789", base.size() + 1) == std::string::npos);
+      struct stat st;
+      if (stat(shown(dir, f).c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime < since) continue;
+      if (ours) files.push_back(f);
+      if (f.rfind(tool + ".", 0) == 0) all.push_back(f);
+    }
+    std::sort(files.begin(), files.end());
+    std::sort(all.begin(), all.end());
+    for (const std::string& f : files) {
+      std::ifstream in(shown(dir, f));
+      std::fprintf(stderr, "==atomx== %s\n", shown(dir, f).c_str());
+      std::string line;
+      while (std::getline(in, line)) std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    if (!tmpl.empty() && !all.empty()) {
+      std::string list;
+      for (const std::string& f : all) list += (list.empty() ? "" : ", ") + f;
+      std::fprintf(stderr, "==atomx== %s: wrote in %s: %s\n", tool.c_str(), dir.c_str(), list.c_str());
+    }
   }
 }
 
-// The regular files of the working directory: name -> (modification time
-// in nanoseconds, size).
-std::map<std::string, std::pair<int64_t, int64_t>> workingFiles() {
+// The regular files of the output directories: name (as shown) ->
+// (modification time in nanoseconds, size).
+std::map<std::string, std::pair<int64_t, int64_t>> writtenFiles(const std::string& tmpl) {
   std::map<std::string, std::pair<int64_t, int64_t>> files;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
-    struct stat st;
-    const std::string f = e.path().filename().string();
-    if (stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-      files[f] = {int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, int64_t(st.st_size)};
+  for (const std::string& dir : outputDirs(tmpl)) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      struct stat st;
+      const std::string f = shown(dir, e.path().filename().string());
+      if (stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        files[f] = {int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, int64_t(st.st_size)};
+    }
   }
   return files;
 }
 
 // What a user's own tool (or the program) wrote in the working directory
-// during the run: where its output went, and a short text file's lines.
-void printWrittenFiles(const std::string& tool, const std::map<std::string, std::pair<int64_t, int64_t>>& before) {
+// (or --output-dir's) during the run: where its output went, and a short
+// text file's lines.
+void printWrittenFiles(const std::string& tool, const std::map<std::string, std::pair<int64_t, int64_t>>& before,
+                       const std::string& tmpl) {
+  const std::string where = tmpl.empty() ? "the working directory" : "'" + tmpl + "'";
   std::vector<std::pair<std::string, int64_t>> written;
-  for (const auto& [f, stamp] : workingFiles()) {
+  for (const auto& [f, stamp] : writtenFiles(tmpl)) {
     const auto it = before.find(f);
     if (it == before.end() || it->second != stamp) written.push_back({f, stamp.second});
   }
   if (written.empty()) {
-    std::fprintf(stderr, "==atomx== %s: no file in the working directory was written during the run\n", tool.c_str());
+    std::fprintf(stderr, "==atomx== %s: no file in %s was written during the run\n", tool.c_str(), where.c_str());
     return;
   }
   std::string list;
   for (size_t k = 0; k < written.size() && k < 10; ++k)
     list += (k ? ", " : "") + written[k].first + " (" + std::to_string(written[k].second) + " bytes)";
   if (written.size() > 10) list += ", and " + std::to_string(written.size() - 10) + " more";
-  std::fprintf(stderr, "==atomx== %s: written in the working directory during the run (by the tool or the program): %s\n",
-               tool.c_str(), list.c_str());
+  std::fprintf(stderr, "==atomx== %s: written in %s during the run (by the tool or the program): %s\n",
+               tool.c_str(), where.c_str(), list.c_str());
   for (const auto& [f, size] : written) {  // a short text file is shown, as a shipped tool's summary is
     if (size == 0 || size > 2048) continue;
     std::ifstream in(f, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (text.find('\0') != std::string::npos || std::count(text.begin(), text.end(), '\n') > 20) continue;
     std::fprintf(stderr, "==atomx== %s\n%s%s", f.c_str(), text.c_str(), text.back() == '\n' ? "" : "\n");
+  }
+}
+
+// --output-dir's template, checked as the runtime will expand it.
+void checkOutputDir(const std::string& tmpl) {
+  char out[4096];
+  const char* bad = nullptr;
+  int hasPid = 0;
+  switch (atomx_expand_output_dir(tmpl.c_str(), "1", out, sizeof out, &bad, &hasPid)) {
+    case -1:
+      throw UsageError("--output-dir '" + tmpl + "': unknown '" + std::string(bad, std::min<size_t>(2, std::strlen(bad))) +
+                       "' (known: %p the process id, %q{VAR} an environment variable, %% a %)");
+    case -2:
+      throw UsageError("--output-dir '" + tmpl + "': " + std::string(bad, std::strchr(bad, '}') + 1) +
+                       ": the environment variable is not set");
+    case -3: throw UsageError("--output-dir '" + tmpl + "': too long");
+    case 0: throw UsageError("--output-dir needs a directory");
   }
 }
 
@@ -155,8 +209,12 @@ int runWithTool(const RunRequest& r) {
     ProgramCache::touch(cached);
   }
 
+  if (!r.outputDir.empty()) {
+    checkOutputDir(r.outputDir);
+    setenv("ATOMX_OUTPUT_DIR", r.outputDir.c_str(), 1);  // the program's processes, and the deferred ends
+  }
   const time_t start = time(nullptr);
-  const auto before = r.shippedName.empty() && !r.quiet ? workingFiles() : std::map<std::string, std::pair<int64_t, int64_t>>{};
+  const auto before = r.shippedName.empty() && !r.quiet ? writtenFiles(r.outputDir) : std::map<std::string, std::pair<int64_t, int64_t>>{};
   // Deferred ends: every process leaves its dump in a directory of this run
   // (ATOMX_END_DIR), and each end runs where its process ended.
   std::string dumpDir;
@@ -174,8 +232,8 @@ int runWithTool(const RunRequest& r) {
                    failed ? (", " + std::to_string(failed) + " failed: their dumps are kept in " + dumpDir).c_str() : "");
     if (!failed) std::filesystem::remove_all(dumpDir);
   }
-  if (!r.quiet && !r.shippedName.empty()) printSummaries(r.shippedName, start);
-  if (!r.quiet && r.shippedName.empty()) printWrittenFiles(toolName, before);
+  if (!r.quiet && !r.shippedName.empty()) printSummaries(r.shippedName, start, r.outputDir);
+  if (!r.quiet && r.shippedName.empty()) printWrittenFiles(toolName, before, r.outputDir);
   return status;
 }
 

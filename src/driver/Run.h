@@ -19,6 +19,9 @@ struct RunRequest {
   std::vector<std::string> profileFiles;
   instrument::SessionOptions::DeferEnd deferEnd = instrument::SessionOptions::DeferEnd::No;
   bool quiet = false;
+  // --output-dir TEMPLATE: where the tool's files go (%p, %q{VAR}, %%:
+  // <atomx/output_dir.h>); "" for the working directory.
+  std::string outputDir;
   std::vector<std::string> argv;  // PROG [ARGS], PROG as given
 };
 

@@ -74,6 +74,11 @@ constexpr const char* kUsage = R"(usage:
       directory during the run (by the tool or the program), and the text of
       each short one.  Exits with PROG's status (128+N if signal N killed it).
       --cache-dir DIR    keep instrumented programs in DIR instead
+      --output-dir DIR   the tool's files go to DIR (made if need be) instead
+                         of the working directory, as Valgrind's --log-file:
+                         %p is the process id (a directory per process),
+                         %q{VAR} the environment variable VAR, %% a %; the
+                         same as running PROG with ATOMX_OUTPUT_DIR=DIR
       --counters MODE    how the tool's inline counters are incremented (below)
       --profile JSON     place the tool's counters by an earlier run (below)
       --end-in-process   run the tool's end in each process as it exits; by
@@ -363,7 +368,7 @@ int runRewrite(int argc, char** argv) {
 
 int runRun(int argc, char** argv) {
   atomx::instrument::ToolSources tool;
-  std::string shippedName, cacheDir;
+  std::string shippedName, cacheDir, outputDir;
   std::vector<std::string> toolArgs;
   bool quiet = false;
   // The end of a shipped tool that calls nothing while the program runs is
@@ -387,6 +392,8 @@ int runRun(int argc, char** argv) {
     else if (a == "-T") usageError("-T needs a tool name");
     else if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
     else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
+    else if (a == "--output-dir" && i + 1 < argc && toolArgs.empty()) outputDir = argv[++i];
+    else if (a == "--output-dir" && toolArgs.empty()) usageError("--output-dir needs a directory (%p: the process id)");
     else if (a == "--counters" && i + 1 < argc && toolArgs.empty()) countersName = argv[++i];
     else if (a == "--counters" && toolArgs.empty()) usageError("--counters needs plain, atomic, per-thread or auto");
     else if (a == "--profile" && i + 1 < argc && toolArgs.empty()) profileFiles.push_back(argv[++i]);
@@ -414,6 +421,7 @@ int runRun(int argc, char** argv) {
   request.profileFiles = profileFiles;
   request.deferEnd = endChoice.value_or(shippedName.empty() ? DeferEnd::No : DeferEnd::IfPossible);
   request.quiet = quiet;
+  request.outputDir = outputDir;
   request.argv.assign(argv + i + 1, argv + argc);
   return atomx::driver::runWithTool(request);
 }
