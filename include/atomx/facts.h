@@ -5,7 +5,9 @@
  * procedure, block and instruction atomx instruments, numbered as
  * Proc::id(), Block::id() and Inst::id() number them there; its analysis
  * code looks them up by those ids, from program start (before its
- * ProgramBefore calls) to the end.  An instruction's facts include the
+ * ProgramBefore calls) to the end.  Not in a constructor of the analysis
+ * object: that runs while the object loads, before the facts are handed
+ * over, and a query there is refused (a message naming it, then SIGABRT).  An instruction's facts include the
  * semantics module's: its operands (AtomxOperand), the flags it reads and
  * writes, its condition, so a report that weights what instructions do by
  * how often they ran needs nothing else from the instrumentation side:

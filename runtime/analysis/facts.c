@@ -21,6 +21,7 @@
 
 #include "atomx/facts.h"
 #include "../abi.h"
+#include "../sys.h"
 
 static const char *blobRecords[4]; /* per kind: its first record in the blob */
 static const char *strings;
@@ -243,10 +244,32 @@ void atomx_facts_init(const char *blob, long size) {
   procCount = h.procs, blockCount = h.blocks, instCount = h.insts, operandCount = h.operands;
 }
 
-long AtomxProcCount(void) { return procCount; }
-long AtomxBlockCount(void) { return blockCount; }
-long AtomxInstCount(void) { return instCount; }
-long AtomxOperandCount(void) { return operandCount; }
+/* A query made while the analysis object loads (from one of its
+ * constructors): the facts are handed over later, at ProgramBefore, so its
+ * answer would be 0 or null, and a table sized by it too small.  Refused,
+ * loudly: a message and SIGABRT, by raw system calls (a routine that asks
+ * for facts while the program runs stays light: it reaches no libc). */
+/* Set by the runtime once the analysis object is loaded
+ * (runtime/stub/start.c), before any routine runs: while it is zero, the
+ * object's constructors run. */
+int atomx_analysis_loaded;
+static void refuse_early(const char *query, unsigned long length) {
+  if (arena[kProcs] || __atomic_load_n(&atomx_analysis_loaded, __ATOMIC_RELAXED)) return;
+  static const char head[] = "atomx: ", tail[] =
+      " was called while the analysis object loads (from a constructor): the program's facts arrive at "
+      "program start; call it from a ProgramBefore routine or later\n";
+  sys_write(2, head, sizeof head - 1);
+  sys_write(2, query, length);
+  sys_write(2, tail, sizeof tail - 1);
+  sys_tgkill(sys_getpid(), sys_gettid(), 6 /* SIGABRT */);
+  sys_exit_group(134);
+}
+#define REFUSE_EARLY(query) refuse_early(query, sizeof query - 1)
+
+long AtomxProcCount(void) { return REFUSE_EARLY("AtomxProcCount()"), procCount; }
+long AtomxBlockCount(void) { return REFUSE_EARLY("AtomxBlockCount()"), blockCount; }
+long AtomxInstCount(void) { return REFUSE_EARLY("AtomxInstCount()"), instCount; }
+long AtomxOperandCount(void) { return REFUSE_EARLY("AtomxOperandCount()"), operandCount; }
 
 /* Record `id` of `kind`, read if it was not yet. */
 static const void *record(int kind, long id, long count) {
@@ -254,11 +277,11 @@ static const void *record(int kind, long id, long count) {
   return ensure(kind, id, count);
 }
 
-const AtomxProcFacts *AtomxProc(long id) { return record(kProcs, id, procCount); }
-const AtomxBlockFacts *AtomxBlock(long id) { return record(kBlocks, id, blockCount); }
-const AtomxInstFacts *AtomxInst(long id) { return record(kInsts, id, instCount); }
-const AtomxOperandFacts *AtomxOperand(long id) { return record(kOperands, id, operandCount); }
-const char *AtomxProgramFile(void) { return programFile; }
+const AtomxProcFacts *AtomxProc(long id) { return REFUSE_EARLY("AtomxProc()"), record(kProcs, id, procCount); }
+const AtomxBlockFacts *AtomxBlock(long id) { return REFUSE_EARLY("AtomxBlock()"), record(kBlocks, id, blockCount); }
+const AtomxInstFacts *AtomxInst(long id) { return REFUSE_EARLY("AtomxInst()"), record(kInsts, id, instCount); }
+const AtomxOperandFacts *AtomxOperand(long id) { return REFUSE_EARLY("AtomxOperand()"), record(kOperands, id, operandCount); }
+const char *AtomxProgramFile(void) { return REFUSE_EARLY("AtomxProgramFile()"), programFile; }
 
 AtomxInstNames AtomxInstNamesOf(long id) {
   AtomxInstNames n = {NULL, NULL, NULL, 0};

@@ -98,6 +98,11 @@ static void resolve_routines(AtomxDescriptor *d, const struct stub_libc *libc, v
   /* A replay of a deferred end: the process whose outputs these are. */
   uint64_t *endProcess = (uint64_t *)dlsym(handle, "atomx_analysis_end_process");
   if (endProcess && d->replaying) endProcess[0] = d->endPid, endProcess[1] = d->endSuffixed;
+  /* Its constructors have run: from now on its queries of the facts wait
+   * for ProgramBefore's hand-over instead of being refused
+   * (runtime/analysis/facts.c). */
+  int *loaded = (int *)dlsym(handle, "atomx_analysis_loaded");
+  if (loaded) *loaded = 1;
   ((dlerror_fn)libc->dlerror)(); /* clear the error a missing finish, map or end left */
 
   /* dlsym of a TLS symbol gives its address in the calling thread; minus the
