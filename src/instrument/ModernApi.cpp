@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "instrument/Engine.h"
+#include "instrument/ToolBuild.h"
 #include "support/Error.h"
 
 namespace atomx {
@@ -16,9 +17,25 @@ const ir::Procedure& procOf(const detail::InstData* d) { return *d->block->proc-
 const x86::Insn& insnOf(const detail::InstData* d) { return procOf(d).insns[d->index]; }
 const ir::Block& blockOf(const detail::BlockData* d) { return d->proc->proc->blocks[d->block]; }
 
-void requireHandle(const void* d, const char* what) {
-  if (!d) throw Error(std::string(what) + " of a null handle");
+const char* kindOf(const detail::InstData*) { return "Inst"; }
+const char* kindOf(const detail::BlockData*) { return "Block"; }
+const char* kindOf(const detail::ProcData*) { return "Proc"; }
+const char* kindOf(const detail::EdgeData*) { return "Edge"; }
+
+// A member function called on a null handle (a default-constructed Inst,
+// Block::next() past the last ...): the call, and where in the tool it was
+// made ("Inst::pc() called on a null Inst, in the tool: Instrument at
+// tool.cpp:12").  `caller`: the member function's return address.
+template <class D>
+void requireHandle(const D* d, const char* what, const void* caller) {
+  if (d) return;
+  const std::string where = instrument::toolSourceAt(uintptr_t(caller) - 1);
+  throw Error(std::string(kindOf(d)) + "::" + what + "() called on a null " + kindOf(d) +
+              (where.empty() ? "" : ", in the tool: " + where));
 }
+// In every member function that reads its handle (the return address is
+// the tool's call, so it must be taken there).
+#define REQUIRE_HANDLE(d, what) requireHandle(d, what, __builtin_return_address(0))
 
 }  // namespace
 
@@ -37,23 +54,23 @@ ptrdiff_t distance(const EdgeData* a, const EdgeData* b) { return b - a; }
 
 // --- Inst ---------------------------------------------------------------
 
-uint64_t Inst::pc() const { requireHandle(d_, "pc"); return insnOf(d_).address; }
-unsigned Inst::size() const { requireHandle(d_, "size"); return insnOf(d_).length; }
+uint64_t Inst::pc() const { REQUIRE_HANDLE(d_, "pc"); return insnOf(d_).address; }
+unsigned Inst::size() const { REQUIRE_HANDLE(d_, "size"); return insnOf(d_).length; }
 
 std::string Inst::text() const {
-  requireHandle(d_, "text");
+  REQUIRE_HANDLE(d_, "text");
   const x86::Insn& in = insnOf(d_);
   const Engine& e = Engine::current();
   return e.decoder().format(e.program().image->bytesAt(in.address, in.length), in.length, in.address);
 }
 
 std::string Inst::mnemonic() const {
-  requireHandle(d_, "mnemonic");
+  REQUIRE_HANDLE(d_, "mnemonic");
   return ZydisMnemonicGetString(ZydisMnemonic(insnOf(d_).mnemonic));
 }
 
 InstClass Inst::kind() const {
-  requireHandle(d_, "kind");
+  REQUIRE_HANDLE(d_, "kind");
   switch (insnOf(d_).flow) {
     case x86::Flow::Sequential: return InstClass::Other;
     case x86::Flow::CondBranch: return InstClass::CondBranch;
@@ -71,21 +88,21 @@ namespace {
 x86::Semantics semanticsOf(const detail::InstData* d) { return Engine::current().semantics(procOf(d), d->index); }
 }  // namespace
 
-unsigned Inst::memOperandCount() const { requireHandle(d_, "memOperandCount"); return semanticsOf(d_).memCount; }
-bool Inst::isLoad() const { requireHandle(d_, "isLoad"); return semanticsOf(d_).loads(); }
-bool Inst::isStore() const { requireHandle(d_, "isStore"); return semanticsOf(d_).stores(); }
+unsigned Inst::memOperandCount() const { REQUIRE_HANDLE(d_, "memOperandCount"); return semanticsOf(d_).memCount; }
+bool Inst::isLoad() const { REQUIRE_HANDLE(d_, "isLoad"); return semanticsOf(d_).loads(); }
+bool Inst::isStore() const { REQUIRE_HANDLE(d_, "isStore"); return semanticsOf(d_).stores(); }
 
 unsigned Inst::accessSize(unsigned operand) const {
-  requireHandle(d_, "accessSize");
+  REQUIRE_HANDLE(d_, "accessSize");
   const x86::Semantics sem = semanticsOf(d_);
   if (operand >= sem.memCount) throw Error("accessSize: the instruction at " + std::to_string(pc()) + " has no memory operand " + std::to_string(operand));
   return sem.mem[operand].size;
 }
 
-bool Inst::hasTarget() const { requireHandle(d_, "hasTarget"); return insnOf(d_).isDirectBranch(); }
-uint64_t Inst::target() const { requireHandle(d_, "target"); return insnOf(d_).isDirectBranch() ? insnOf(d_).target : 0; }
+bool Inst::hasTarget() const { REQUIRE_HANDLE(d_, "hasTarget"); return insnOf(d_).isDirectBranch(); }
+uint64_t Inst::target() const { REQUIRE_HANDLE(d_, "target"); return insnOf(d_).isDirectBranch() ? insnOf(d_).target : 0; }
 std::string Inst::calleeName() const {
-  requireHandle(d_, "calleeName");
+  REQUIRE_HANDLE(d_, "calleeName");
   const x86::Insn& in = insnOf(d_);
   const ir::Program& program = Engine::current().program();
   auto strip = [](const std::string& plt) { return plt.substr(0, plt.rfind("@plt")); };
@@ -100,7 +117,7 @@ std::string Inst::calleeName() const {
 }
 
 std::string Inst::category() const {
-  requireHandle(d_, "category");
+  REQUIRE_HANDLE(d_, "category");
   const char* name = ZydisCategoryGetString(Engine::current().described(procOf(d_), d_->index).decoded.insn.meta.category);
   return name ? name : "";
 }
@@ -120,7 +137,7 @@ MemoryOperand memoryOperand(const x86::MemOperand& m) {
 }  // namespace
 
 MemoryOperand Inst::memOperand(unsigned operand) const {
-  requireHandle(d_, "memOperand");
+  REQUIRE_HANDLE(d_, "memOperand");
   const x86::Semantics sem = semanticsOf(d_);
   if (operand >= sem.memCount)
     throw Error("memOperand(" + std::to_string(operand) + ") of an instruction with " + std::to_string(sem.memCount) +
@@ -131,12 +148,12 @@ MemoryOperand Inst::memOperand(unsigned operand) const {
 static_assert(int(Operand::Kind::Target) == int(x86::OperandKind::Target) &&
               int(Operand::RegKind::Other) == int(x86::RegKind::Other) && int(Operand::Type::Other) == int(x86::ElementType::Other));
 unsigned Inst::operandCount() const {
-  requireHandle(d_, "operandCount");
+  REQUIRE_HANDLE(d_, "operandCount");
   return Engine::current().described(procOf(d_), d_->index, true).operandCount;
 }
 
 Operand Inst::operand(unsigned k) const {
-  requireHandle(d_, "operand");
+  REQUIRE_HANDLE(d_, "operand");
   const Engine::Described& d = Engine::current().described(procOf(d_), d_->index, true);
   if (k >= d.operandCount)
     throw Error("operand(" + std::to_string(k) + ") of an instruction with " + std::to_string(d.operandCount) + " operand(s)");
@@ -153,30 +170,30 @@ Operand Inst::operand(unsigned k) const {
   return r;
 }
 
-unsigned Inst::flagsRead() const { requireHandle(d_, "flagsRead"); return semanticsOf(d_).flags.read & x86::flag::kStatus; }
+unsigned Inst::flagsRead() const { REQUIRE_HANDLE(d_, "flagsRead"); return semanticsOf(d_).flags.read & x86::flag::kStatus; }
 unsigned Inst::flagsWritten() const {
-  requireHandle(d_, "flagsWritten");
+  REQUIRE_HANDLE(d_, "flagsWritten");
   return semanticsOf(d_).flags.anyWritten() & x86::flag::kStatus;
 }
-bool Inst::isScalarVector() const { requireHandle(d_, "isScalarVector"); return semanticsOf(d_).scalarVector; }
-bool Inst::isRepeated() const { requireHandle(d_, "isRepeated"); return semanticsOf(d_).repeated; }
-bool Inst::isLocked() const { requireHandle(d_, "isLocked"); return semanticsOf(d_).locked; }
-bool Inst::isRepeatedWhile() const { requireHandle(d_, "isRepeatedWhile"); return semanticsOf(d_).repeatedWhile; }
+bool Inst::isScalarVector() const { REQUIRE_HANDLE(d_, "isScalarVector"); return semanticsOf(d_).scalarVector; }
+bool Inst::isRepeated() const { REQUIRE_HANDLE(d_, "isRepeated"); return semanticsOf(d_).repeated; }
+bool Inst::isLocked() const { REQUIRE_HANDLE(d_, "isLocked"); return semanticsOf(d_).locked; }
+bool Inst::isRepeatedWhile() const { REQUIRE_HANDLE(d_, "isRepeatedWhile"); return semanticsOf(d_).repeatedWhile; }
 bool Inst::isRepeatedWhileNotEqual() const {
-  requireHandle(d_, "isRepeatedWhileNotEqual");
+  REQUIRE_HANDLE(d_, "isRepeatedWhileNotEqual");
   return semanticsOf(d_).repeatedWhileNotEqual;
 }
 bool Inst::isCompareExchange() const {
-  requireHandle(d_, "isCompareExchange");
+  REQUIRE_HANDLE(d_, "isCompareExchange");
   return semanticsOf(d_).compareExchange;
 }
-bool Inst::isCacheControl() const { requireHandle(d_, "isCacheControl"); return semanticsOf(d_).cacheControl; }
+bool Inst::isCacheControl() const { REQUIRE_HANDLE(d_, "isCacheControl"); return semanticsOf(d_).cacheControl; }
 unsigned Inst::flagsMaybeWritten() const {
-  requireHandle(d_, "flagsMaybeWritten");
+  REQUIRE_HANDLE(d_, "flagsMaybeWritten");
   return semanticsOf(d_).flags.maybe & x86::flag::kStatus;
 }
 unsigned Inst::flagsLiveAfter() const {
-  requireHandle(d_, "flagsLiveAfter");
+  REQUIRE_HANDLE(d_, "flagsLiveAfter");
   const ir::Procedure& proc = procOf(d_);
   const analysis::FlagsLiveness& live = Engine::current().flagsLiveness(proc);
   const x86::Insn& in = insnOf(d_);
@@ -200,7 +217,7 @@ unsigned Inst::flagsLiveAfter() const {
 }
 
 int Inst::condition() const {
-  requireHandle(d_, "condition");
+  REQUIRE_HANDLE(d_, "condition");
   const uint8_t c = semanticsOf(d_).condition;
   return c == x86::kNoCondition ? -1 : int(c);
 }
@@ -209,46 +226,46 @@ int Inst::condition() const {
 static_assert(x86::RegSet::gpr(15).bits == regBit(Reg(15)) && x86::RegSet::vector(31).bits == vectorRegBit(31) &&
               (x86::RegSet::gpr(15).bits << 1) == kFlagsBit);
 uint64_t Inst::regsRead() const {
-  requireHandle(d_, "regsRead");
+  REQUIRE_HANDLE(d_, "regsRead");
   const x86::Semantics sem = semanticsOf(d_);
   return sem.read.bits | ((sem.flags.read & x86::flag::kStatus) ? kFlagsBit : 0);
 }
 
 uint64_t Inst::regsWritten() const {
-  requireHandle(d_, "regsWritten");
+  REQUIRE_HANDLE(d_, "regsWritten");
   const x86::Semantics sem = semanticsOf(d_);
   return sem.written.bits | ((sem.flags.anyWritten() & x86::flag::kStatus) ? kFlagsBit : 0);
 }
 
 Inst::SourceLine Inst::sourceLine() const {
-  requireHandle(d_, "sourceLine");
+  REQUIRE_HANDLE(d_, "sourceLine");
   const debuginfo::SourceLine l = Engine::current().lineTable().lookup(insnOf(d_).address);
   return l.file ? SourceLine{*l.file, l.line} : SourceLine{};
 }
 
-size_t Inst::id() const { requireHandle(d_, "id"); return size_t(d_ - Engine::current().insts().data()); }
-Inst Inst::next() const { requireHandle(d_, "next"); return Inst(d_ + 1 == d_->block->endInst ? nullptr : d_ + 1); }
-Inst Inst::prev() const { requireHandle(d_, "prev"); return Inst(d_ == d_->block->firstInst ? nullptr : d_ - 1); }
-Block Inst::block() const { requireHandle(d_, "block"); return Block(d_->block); }
-Proc Inst::proc() const { requireHandle(d_, "proc"); return Proc(d_->block->proc); }
+size_t Inst::id() const { REQUIRE_HANDLE(d_, "id"); return size_t(d_ - Engine::current().insts().data()); }
+Inst Inst::next() const { REQUIRE_HANDLE(d_, "next"); return Inst(d_ + 1 == d_->block->endInst ? nullptr : d_ + 1); }
+Inst Inst::prev() const { REQUIRE_HANDLE(d_, "prev"); return Inst(d_ == d_->block->firstInst ? nullptr : d_ - 1); }
+Block Inst::block() const { REQUIRE_HANDLE(d_, "block"); return Block(d_->block); }
+Proc Inst::proc() const { REQUIRE_HANDLE(d_, "proc"); return Proc(d_->block->proc); }
 
 // --- Block ----------------------------------------------------------------
 
-uint64_t Block::pc() const { requireHandle(d_, "pc"); return blockOf(d_).start; }
-uint64_t Block::endPc() const { requireHandle(d_, "endPc"); return blockOf(d_).end; }
-Range<Inst, detail::InstData> Block::insts() const { requireHandle(d_, "insts"); return {d_->firstInst, d_->endInst}; }
-Inst Block::first() const { requireHandle(d_, "first"); return Inst(d_->firstInst); }
-Inst Block::last() const { requireHandle(d_, "last"); return Inst(d_->endInst - 1); }
-Range<Edge, detail::EdgeData> Block::succs() const { requireHandle(d_, "succs"); return {d_->firstEdge, d_->endEdge}; }
-Block Block::next() const { requireHandle(d_, "next"); return Block(d_ + 1 == d_->proc->endBlock ? nullptr : d_ + 1); }
-Proc Block::proc() const { requireHandle(d_, "proc"); return Proc(d_->proc); }
+uint64_t Block::pc() const { REQUIRE_HANDLE(d_, "pc"); return blockOf(d_).start; }
+uint64_t Block::endPc() const { REQUIRE_HANDLE(d_, "endPc"); return blockOf(d_).end; }
+Range<Inst, detail::InstData> Block::insts() const { REQUIRE_HANDLE(d_, "insts"); return {d_->firstInst, d_->endInst}; }
+Inst Block::first() const { REQUIRE_HANDLE(d_, "first"); return Inst(d_->firstInst); }
+Inst Block::last() const { REQUIRE_HANDLE(d_, "last"); return Inst(d_->endInst - 1); }
+Range<Edge, detail::EdgeData> Block::succs() const { REQUIRE_HANDLE(d_, "succs"); return {d_->firstEdge, d_->endEdge}; }
+Block Block::next() const { REQUIRE_HANDLE(d_, "next"); return Block(d_ + 1 == d_->proc->endBlock ? nullptr : d_ + 1); }
+Proc Block::proc() const { REQUIRE_HANDLE(d_, "proc"); return Proc(d_->proc); }
 
 // --- Edge -----------------------------------------------------------------
 
-Block Edge::from() const { requireHandle(d_, "from"); return Block(d_->from); }
-Block Edge::to() const { requireHandle(d_, "to"); return Block(d_->to); }
+Block Edge::from() const { REQUIRE_HANDLE(d_, "from"); return Block(d_->from); }
+Block Edge::to() const { REQUIRE_HANDLE(d_, "to"); return Block(d_->to); }
 EdgeKind Edge::kind() const {
-  requireHandle(d_, "kind");
+  REQUIRE_HANDLE(d_, "kind");
   switch (d_->kind) {
     case ir::EdgeKind::FallThrough: return EdgeKind::FallThrough;
     case ir::EdgeKind::Taken: return EdgeKind::Taken;
@@ -260,14 +277,14 @@ EdgeKind Edge::kind() const {
 
 // --- Proc / Program -------------------------------------------------------
 
-std::string_view Proc::name() const { requireHandle(d_, "name"); return d_->proc->name; }
-uint64_t Proc::pc() const { requireHandle(d_, "pc"); return d_->proc->start; }
-uint64_t Proc::endPc() const { requireHandle(d_, "endPc"); return d_->proc->end; }
-Range<Block, detail::BlockData> Proc::blocks() const { requireHandle(d_, "blocks"); return {d_->firstBlock, d_->endBlock}; }
-Block Proc::entry() const { requireHandle(d_, "entry"); return Block(d_->firstBlock); }
+std::string_view Proc::name() const { REQUIRE_HANDLE(d_, "name"); return d_->proc->name; }
+uint64_t Proc::pc() const { REQUIRE_HANDLE(d_, "pc"); return d_->proc->start; }
+uint64_t Proc::endPc() const { REQUIRE_HANDLE(d_, "endPc"); return d_->proc->end; }
+Range<Block, detail::BlockData> Proc::blocks() const { REQUIRE_HANDLE(d_, "blocks"); return {d_->firstBlock, d_->endBlock}; }
+Block Proc::entry() const { REQUIRE_HANDLE(d_, "entry"); return Block(d_->firstBlock); }
 
 Proc Proc::next() const {
-  requireHandle(d_, "next");
+  REQUIRE_HANDLE(d_, "next");
   const auto& procs = Engine::current().procs();
   return Proc(d_ + 1 == procs.data() + procs.size() ? nullptr : d_ + 1);
 }
@@ -280,8 +297,8 @@ std::string_view Program::path() const { return Engine::current().inputPath(); }
 Proc Program::procAt(uint64_t pc) const { return Proc(Engine::current().procAt(pc)); }
 Program program() { return Program(); }
 void embedFacts(FactsDetail detail) { Engine::current().wantFacts(detail == FactsDetail::Operands); }
-size_t Block::id() const { requireHandle(d_, "id"); return size_t(d_ - Engine::current().blocks().data()); }
-size_t Proc::id() const { requireHandle(d_, "id"); return size_t(d_ - Engine::current().procs().data()); }
+size_t Block::id() const { REQUIRE_HANDLE(d_, "id"); return size_t(d_ - Engine::current().blocks().data()); }
+size_t Proc::id() const { REQUIRE_HANDLE(d_, "id"); return size_t(d_ - Engine::current().procs().data()); }
 
 // --- Arguments and routines -------------------------------------------------
 

@@ -306,28 +306,18 @@ std::string hexText(uintptr_t v) {
   return b;
 }
 
+// The plugin whose Instrument runs now (toolSourceAt).
+std::string runningPlugin;
+
 // "TOOL: its Instrument crashed (SIGSEGV, address 0x0) at PC, in the tool:
 // Instrument at tool.c:12".
-std::string crashMessage(const std::string& tool, const std::string& plugin) {
+std::string crashMessage(const std::string& tool) {
   const CrashReport& c = crashReport;
   std::string m = tool + ": its Instrument crashed (SIG" + (sigabbrev_np(c.signo) ? sigabbrev_np(c.signo) : "NAL");
   if (c.signo == SIGSEGV || c.signo == SIGBUS) m += ", address " + hexText(c.address);
   m += ") at " + hexText(c.pc);
-  Dl_info where;
-  if (!dladdr(reinterpret_cast<void*>(c.pc), &where) || !where.dli_fname || plugin != where.dli_fname)
-    return m + " (in code the tool called)";
-  m += ", in the tool";
-  const std::string command = "addr2line -f -p -e '" + plugin + "' " + hexText(c.pc - uintptr_t(where.dli_fbase));
-  if (FILE* p = popen(command.c_str(), "r")) {
-    char line[1024];
-    if (std::fgets(line, sizeof line, p)) {
-      std::string at = line;
-      while (!at.empty() && (at.back() == '\n' || at.back() == '\r')) at.pop_back();
-      if (!at.empty() && at.find("??") != 0) m += ": " + at;
-    }
-    pclose(p);
-  }
-  return m;
+  const std::string where = toolSourceAt(c.pc);
+  return m + (where.empty() ? " (in code the tool called)" : ", in the tool: " + where);
 }
 
 // onToolCrash for the signals of a crash, and the previous handlers back
@@ -354,6 +344,25 @@ class ToolCrashHandlers {
 
 }  // namespace
 
+std::string toolSourceAt(uintptr_t pc) {
+  Dl_info where;
+  if (runningPlugin.empty() || !dladdr(reinterpret_cast<void*>(pc), &where) || !where.dli_fname ||
+      runningPlugin != where.dli_fname)
+    return "";
+  std::string at = hexText(pc);
+  const std::string command = "addr2line -f -p -e '" + runningPlugin + "' " + hexText(pc - uintptr_t(where.dli_fbase));
+  if (FILE* p = popen(command.c_str(), "r")) {
+    char line[1024];
+    if (std::fgets(line, sizeof line, p)) {
+      std::string text = line;
+      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+      if (!text.empty() && text.find("??") != 0) at = text;
+    }
+    pclose(p);
+  }
+  return at;
+}
+
 void ToolBuild::runInstrument(const std::vector<std::string>& toolArgs) {
   handle_ = dlopen(plugin_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) throw Error(instName_ + ": cannot load the instrumentation: " + dlerror());
@@ -366,7 +375,11 @@ void ToolBuild::runInstrument(const std::vector<std::string>& toolArgs) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const ToolCrashHandlers handlers;  // until Instrument returns, throws or crashes
-  if (sigsetjmp(crashJump, 1) != 0) throw Error(crashMessage(instName_, plugin_));
+  struct Running {  // toolSourceAt's plugin, while Instrument runs
+    explicit Running(const std::string& plugin) { runningPlugin = plugin; }
+    ~Running() { runningPlugin.clear(); }
+  } running(plugin_);
+  if (sigsetjmp(crashJump, 1) != 0) throw Error(crashMessage(instName_));
   try {
     instrument(int(args.size()), argv.data());
   } catch (const Error&) {

@@ -15,6 +15,13 @@
 
 namespace atomx::instrument {
 
+// Where code address `pc` is in the tool whose Instrument runs now: its
+// function and source line ("Instrument at tool.cpp:12", addr2line on the
+// plugin, built with -g), its address when addr2line cannot say; "" when
+// pc is not in the tool (or no Instrument runs).  For messages about the
+// tool's calls: a crash, a call on a null handle.
+std::string toolSourceAt(uintptr_t pc);
+
 struct ToolSources {
   std::string instrumentation;         // inst.c / inst.cpp (none for the trace recorder)
   std::vector<std::string> analysis;   // anal.c ... (a header among them is not compiled)

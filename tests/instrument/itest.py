@@ -632,7 +632,8 @@ def t_error(work, kind):
                   "wrongarray": ("err_inst.c", "err_anal.c"), "crash": ("err_inst.c", "err_anal.c"),
                   "throw": ("err_throw_inst.cpp", "err_anal.c"), "range": ("err_range_inst.cpp", "err_anal.c"),
                   "rangec": ("err_inst.c", "err_anal.c"), "unresolved": ("err_inst.c", "err_unresolved_anal.c"),
-                  "atomerror": ("err_inst.c", "err_anal.c"), "countinc": ("err_count_inst.cpp", "err_anal.c")}[kind]
+                  "atomerror": ("err_inst.c", "err_anal.c"), "countinc": ("err_count_inst.cpp", "err_anal.c"),
+                  "nullhandle": ("err_null_inst.cpp", "err_anal.c")}[kind]
     r = instrument(prog, inst, anal, work, [kind], expect_ok=False)
     check(r.returncode != 0, f"atomx succeeded: {r.stderr}")
     check(not os.path.exists(prog + ".atomx"), "an output file was written")
@@ -662,6 +663,12 @@ def t_error(work, kind):
         eq(r.returncode, 1, "exit status")
         check(err.endswith("no procedure named nosuch here (42 procedures looked at)") and err.startswith("atomx:"),
               f"not the tool's message: {err}")
+        return
+    if kind == "nullhandle":  # the call named, and the tool's line that made it
+        eq(r.returncode, 1, "exit status")
+        line = next(k for k, l in enumerate(open(os.path.join(TOOLS, inst)), 1) if "none.pc()" in l)
+        check(re.search(r"Inst::pc\(\) called on a null Inst, in the tool: Instrument at \S*err_null_inst\.cpp:%d\b"
+                        % line, err), f"message does not name the call and line {line}: {err}")
         return
     if kind == "countinc":  # Counters::count and increment on one counter
         eq(r.returncode, 1, "exit status")
@@ -1217,7 +1224,7 @@ for v in ("O2", "O0", "nopie"):
 for how in ("segv", "fault", "abort", "term", "_exit"):
     TESTS[f"killed.{how}"] = lambda w, how=how: t_killed(w, "O2", how)
 for kind in ("argcount", "brcond", "effaddr", "compile", "undefined", "wrongtype", "wrongarray", "crash", "throw",
-             "range", "rangec", "unresolved", "atomerror", "countinc"):
+             "range", "rangec", "unresolved", "atomerror", "countinc", "nullhandle"):
     TESTS[f"error.{kind}"] = lambda w, kind=kind: t_error(w, kind)
 
 if __name__ == "__main__":
