@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <string>
 
@@ -61,29 +62,107 @@ std::string badPointer(const instrument::Prototype& proto, size_t index, const v
          ", is not the address of " + what + " (an argument of another C type?)";
 }
 
+// The variadic arguments of an AddCall, read one at a time as the
+// prototype asks for them.  The AddCall macros of <atomx/atom.h> pass each
+// with its C type (AtomxTypedArg, after ATOMX_TYPED_ARGS and their count):
+// then every argument is checked against its parameter, and a missing or
+// extra one is an error.  Called as the functions themselves, the
+// arguments come untyped, and are read as C's default argument promotions
+// deliver what the prototype says.
+class ArgSource {
+ public:
+  // `site`: the call as messages name it ("Probe at InstBefore 0x1139 (loop_sum)").
+  ArgSource(const instrument::Prototype& proto, std::string site, va_list ap) : proto_(proto), site_(std::move(site)) {
+    va_copy(ap_, ap);
+    va_list probe;
+    va_copy(probe, ap);
+    if (va_arg(probe, long long) == ATOMX_TYPED_ARGS) {
+      const int count = va_arg(probe, int);
+      for (int k = 0; k < count && k < 1024; ++k) typed_.push_back(va_arg(probe, AtomxTypedArg));
+      isTyped_ = true;
+      size_t wanted = 0;
+      for (const instrument::Param& p : proto.params) wanted += p.kind == instrument::Param::Kind::Array && !p.arrayLength ? 2 : 1;
+      if (size_t(count) != wanted)
+        throw Error(site_ + ": the prototype " + proto.text + " takes " + std::to_string(wanted) +
+                    " argument(s) after the name" +
+                    (wanted != proto.params.size() ? " (an array without a length takes its count and its address)" : "") +
+                    ", the call passes " + std::to_string(count));
+    }
+    va_end(probe);
+  }
+  ~ArgSource() { va_end(ap_); }
+  ArgSource(const ArgSource&) = delete;
+  ArgSource& operator=(const ArgSource&) = delete;
+
+  // An integer for parameter `index` (`bytes` wide: int or long untyped).
+  long long integer(size_t index, size_t bytes) {
+    if (!isTyped_) return bytes == 8 ? va_arg(ap_, long) : va_arg(ap_, int);
+    const AtomxTypedArg& a = next();
+    if (a.kind == AtomxArgSigned) return a.v.i;
+    if (a.kind == AtomxArgUnsigned) return (long long)a.v.u;
+    throw wrong(index, a, "an integer");
+  }
+  // An address (a string, an array, any pointer) for parameter `index`;
+  // the integer 0 is a null pointer, another integer is kept to be
+  // checked as an address (`badPointer`).
+  const void* pointer(size_t index) {
+    if (!isTyped_) return va_arg(ap_, const void*);
+    const AtomxTypedArg& a = next();
+    if (a.kind == AtomxArgString || a.kind == AtomxArgPointer) return a.v.p;
+    if (a.kind == AtomxArgSigned || a.kind == AtomxArgUnsigned) return reinterpret_cast<const void*>(uintptr_t(a.v.u));
+    throw wrong(index, a, "an address");
+  }
+
+ private:
+  const AtomxTypedArg& next() { return typed_.at(taken_++); }
+  // "Probe at ...: argument 1 ('int' in the prototype Probe(int)) is 3.5, a floating-point value: an integer is needed"
+  Error wrong(size_t index, const AtomxTypedArg& a, const std::string& needed) const {
+    std::string value;
+    if (a.kind == AtomxArgFloat) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%g", a.v.d);
+      value = std::string(b) + ", a floating-point value";
+    } else if (a.kind == AtomxArgString) {
+      const char* text = static_cast<const char*>(a.v.p);
+      value = text && readableString(text) && std::strlen(text) <= 40 ? "a string, \"" + std::string(text) + "\"" : "a string";
+    } else {
+      value = "a pointer (" + hex(uint64_t(uintptr_t(a.v.p))) + ")";
+    }
+    return Error(site_ + ": argument " + std::to_string(index + 1) + " ('" +
+                 proto_.params[index].text + "' in the prototype " + proto_.text + ") is " + value + ": " + needed +
+                 " is needed");
+  }
+
+  const instrument::Prototype& proto_;
+  const std::string site_;
+  va_list ap_;
+  bool isTyped_ = false;
+  std::vector<AtomxTypedArg> typed_;
+  size_t taken_ = 0;
+};
+
 // Reads the variadic arguments of an AddCall according to the routine's
-// prototype, as C's default argument promotions deliver them.
-std::vector<Arg> readArgs(const instrument::Prototype& proto, va_list ap) {
+// prototype.
+std::vector<Arg> readArgs(const instrument::Prototype& proto, ArgSource& in) {
   std::vector<Arg> args;
   for (size_t index = 0; index < proto.params.size(); ++index) {
     const instrument::Param& p = proto.params[index];
     switch (p.kind) {
       case instrument::Param::Kind::Integer:
-        if (p.size == 8) args.emplace_back(va_arg(ap, long));
-        else args.emplace_back(va_arg(ap, int));
+        args.emplace_back(long(in.integer(index, p.size == 8 ? 8 : 4)));
         break;
       case instrument::Param::Kind::Pointer:
         if (p.isString) {
-          const char* s = va_arg(ap, const char*);
+          const char* s = static_cast<const char*>(in.pointer(index));
           if (s && !readableString(s)) throw Error(badPointer(proto, index, s, "a readable string"));
           if (s) args.emplace_back(s);
           else args.emplace_back(0);
         } else {
-          args.emplace_back(reinterpret_cast<intptr_t>(va_arg(ap, void*)));
+          args.emplace_back(reinterpret_cast<intptr_t>(in.pointer(index)));
         }
         break;
       case instrument::Param::Kind::Value: {
-        const int code = va_arg(ap, int);
+        const long long code = in.integer(index, 4);
         switch (code) {
           case BrCondValue: args.push_back(branchCondition()); break;
           case EffAddrValue: args.push_back(effectiveAddress(0)); break;
@@ -99,11 +178,12 @@ std::vector<Arg> readArgs(const instrument::Prototype& proto, va_list ap) {
         }
         break;
       }
-      case instrument::Param::Kind::RegV: args.push_back(Arg(Arg::Kind::Register, va_arg(ap, int))); break;
+      case instrument::Param::Kind::RegV: args.push_back(Arg(Arg::Kind::Register, int(in.integer(index, 4)))); break;
       case instrument::Param::Kind::Array: {
-        const int count = p.arrayLength ? int(p.arrayLength) : va_arg(ap, int);
-        const void* data = va_arg(ap, const void*);
-        if (count <= 0) throw Error(proto.name + ": array argument '" + p.text + "' with " + std::to_string(count) + " elements");
+        const long long count = p.arrayLength ? (long long)p.arrayLength : in.integer(index, 4);
+        const void* data = in.pointer(index);
+        if (count <= 0 || count > INT32_MAX)
+          throw Error(proto.name + ": array argument '" + p.text + "' with " + std::to_string(count) + " elements");
         if (!readable(data, size_t(count) * p.size))
           throw Error(badPointer(proto, index, data, "an array of " + std::to_string(count) + " elements"));
         args.emplace_back(data, p.size, size_t(count));
@@ -118,7 +198,8 @@ void addCall(Point point, const void* where, const char* name, va_list ap) {
   if (!name) throw Error("AddCall with a null routine name");
   Routine r = Routine::named(name);
   const instrument::Prototype& proto = instrument::Engine::current().routine(instrument::Engine::current().routineId(name));
-  r.add(point, where, readArgs(proto, ap));
+  ArgSource in(proto, proto.name + " at " + instrument::Engine::current().describe(point, where), ap);
+  r.add(point, where, readArgs(proto, in));
 }
 
 }  // namespace
@@ -221,7 +302,7 @@ void AddCallProto(const char* prototype) {
   instrument::Engine::current().declare(prototype);
 }
 
-void AddCallProgram(ProgramPlace place, const char* name, ...) {
+void (AddCallProgram)(ProgramPlace place, const char* name, ...) {
   va_list ap;
   va_start(ap, name);
   try {
@@ -244,16 +325,16 @@ void AddCallProgram(ProgramPlace place, const char* name, ...) {
   }                                                                    \
   va_end(ap);
 
-void AddCallProc(::Proc* p, ProcPlace place, const char* name, ...) {
+void (AddCallProc)(::Proc* p, ProcPlace place, const char* name, ...) {
   ATOMX_ADD_CALL(in(p).handle(), place, Point::ProcBefore, Point::ProcAfter, ProcBefore)
 }
-void AddCallBlock(::Block* b, BlockPlace place, const char* name, ...) {
+void (AddCallBlock)(::Block* b, BlockPlace place, const char* name, ...) {
   ATOMX_ADD_CALL(in(b).handle(), place, Point::BlockBefore, Point::BlockAfter, BlockBefore)
 }
-void AddCallInst(::Inst* i, InstPlace place, const char* name, ...) {
+void (AddCallInst)(::Inst* i, InstPlace place, const char* name, ...) {
   ATOMX_ADD_CALL(in(i).handle(), place, Point::InstBefore, Point::InstAfter, InstBefore)
 }
-void AddCallEdge(::Edge* e, const char* name, ...) {
+void (AddCallEdge)(::Edge* e, const char* name, ...) {
   ATOMX_ADD_CALL(in(e).handle(), 0, Point::Edge, Point::Edge, 0)
 }
 

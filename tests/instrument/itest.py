@@ -633,7 +633,9 @@ def t_error(work, kind):
                   "throw": ("err_throw_inst.cpp", "err_anal.c"), "range": ("err_range_inst.cpp", "err_anal.c"),
                   "rangec": ("err_inst.c", "err_anal.c"), "unresolved": ("err_inst.c", "err_unresolved_anal.c"),
                   "atomerror": ("err_inst.c", "err_anal.c"), "countinc": ("err_count_inst.cpp", "err_anal.c"),
-                  "nullhandle": ("err_null_inst.cpp", "err_anal.c")}[kind]
+                  "nullhandle": ("err_null_inst.cpp", "err_anal.c"), "cbig": ("err_inst.c", "err_anal.c"),
+                  "cone": ("err_inst.c", "err_anal.c"), "cstring": ("err_inst.c", "err_anal.c"),
+                  "cfloat": ("err_inst.c", "err_anal.c")}[kind]
     r = instrument(prog, inst, anal, work, [kind], expect_ok=False)
     check(r.returncode != 0, f"atomx succeeded: {r.stderr}")
     check(not os.path.exists(prog + ".atomx"), "an output file was written")
@@ -681,6 +683,12 @@ def t_error(work, kind):
                 "wrongarray": "argument 1 is 'long[4]' in the prototype Probe(long[4]), but the value passed, 0x1000,"}
         check(want[kind] in err, f"message does not say which argument is wrong: {err}")
         return
+    if kind in ("cbig", "cone", "cstring", "cfloat"):  # ATOM's C API: the variadic arguments typed by atom.h's macros
+        want = {"cbig": "argument 1 (int) is a constant 1099511627776, which does not fit in its 4 bytes",
+                "cone": "the prototype Probe(long, long) takes 2 argument(s) after the name, the call passes 1",
+                "cstring": "argument 1 ('int' in the prototype Probe(int)) is a string, \"seven\": an integer is needed",
+                "cfloat": "argument 1 ('int' in the prototype Probe(int)) is 3.5, a floating-point value: an integer is needed"}
+        check(want[kind] in err, f"message does not name the parameter and the value: {err}")
     if kind in ("range", "rangec"):  # a constant wider than its parameter
         want = {"range": "argument 1 (int) is a constant 1099511627781, which does not fit in its 4 bytes "
                          "(-2147483648..4294967295)",
@@ -1224,7 +1232,8 @@ for v in ("O2", "O0", "nopie"):
 for how in ("segv", "fault", "abort", "term", "_exit"):
     TESTS[f"killed.{how}"] = lambda w, how=how: t_killed(w, "O2", how)
 for kind in ("argcount", "brcond", "effaddr", "compile", "undefined", "wrongtype", "wrongarray", "crash", "throw",
-             "range", "rangec", "unresolved", "atomerror", "countinc", "nullhandle"):
+             "range", "rangec", "unresolved", "atomerror", "countinc", "nullhandle", "cbig", "cone", "cstring",
+             "cfloat"):
     TESTS[f"error.{kind}"] = lambda w, kind=kind: t_error(w, kind)
 
 if __name__ == "__main__":

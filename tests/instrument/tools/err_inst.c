@@ -29,6 +29,18 @@ void Instrument(int argc, char **argv) {
   } else if (!strcmp(kind, "rangec")) {  /* 300 for an unsigned char */
     AddCallProto("Probe(unsigned char)");
     AddCallInst(first, InstBefore, "Probe", 300);
+  } else if (!strcmp(kind, "cbig")) {  /* a long constant for an int: not its low half */
+    AddCallProto("Probe(int)");
+    AddCallInst(first, InstBefore, "Probe", 1L << 40);
+  } else if (!strcmp(kind, "cone")) {  /* one argument for two */
+    AddCallProto("Probe(long, long)");
+    AddCallInst(first, InstBefore, "Probe", 1L);
+  } else if (!strcmp(kind, "cstring")) {  /* a string for an int */
+    AddCallProto("Probe(int)");
+    AddCallInst(first, InstBefore, "Probe", "seven");
+  } else if (!strcmp(kind, "cfloat")) {  /* a double for an int */
+    AddCallProto("Probe(int)");
+    AddCallInst(first, InstBefore, "Probe", 3.5);
   } else if (!strcmp(kind, "atomerror")) {  /* the tool stops the rewrite itself */
     AtomError("no procedure named %s here (%d procedures looked at)", "nosuch", 42);
   } else {  /* undefined: fine here, but the analysis file lacks Probe */
