@@ -227,6 +227,9 @@ def check_shapes(atomx, prog, args, atom, a, b, tmp):
         os.mkdir(d)
         subprocess.run([binary] + args, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     problems = []
+    if os.environ.get("OUTPUTS_CHECK_CORRUPT_SHAPES"):  # --corrupt
+        with open(os.path.join(a, "ease.json"), "ab") as f:
+            f.write(b"\n")
     for name in ("ease.out", "ease.json", "ease.cg", "ease.html"):
         x, y = (open(os.path.join(d, name), "rb").read() for d in (a, b))
         if x != y:
@@ -239,10 +242,33 @@ def check_shapes(atomx, prog, args, atom, a, b, tmp):
     return problems
 
 
+def corrupt(check, d):
+    """A wrong output for the check's must-fail twin."""
+    def edit(name, change):
+        path = os.path.join(d, name)
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(change(text))
+    if check == "html":
+        edit("ease.html", lambda t: t.replace("<script", "<!--script").replace("</script>", "</script-->"))
+    elif check == "cgnames":
+        edit("ease.cg", lambda t: re.sub(r"^fn=(.*)$", lambda m: "fn=_Z" + re.sub(r"\W", "", m.group(1)), t, flags=re.M))
+    elif check == "shapes":
+        # check_shapes runs the tool again into the same directory: break the
+        # file it compares after that run (the environment reaches it).
+        os.environ["OUTPUTS_CHECK_CORRUPT_SHAPES"] = "1"
+    else:
+        raise SystemExit(f"--corrupt: no twin for --check {check}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--atomx", required=True)
     ap.add_argument("--check", choices=("html", "cg", "cgnames", "merge", "shapes"), required=True)
+    ap.add_argument("--corrupt", action="store_true",
+                    help="the must-fail twins: break the run's output the check reads (html: no script runs; "
+                         "cgnames: ease.cg's names mangled; shapes: ease.json one line longer) and fail")
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
@@ -254,6 +280,8 @@ def main():
             os.mkdir(d)
         for d in dirs[:2]:
             subprocess.run([atom] + o.args, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if o.corrupt:
+            corrupt(o.check, dirs[0])
         if o.check == "html":
             problems = check_page(os.path.join(dirs[0], "ease.html"), json.load(open(os.path.join(dirs[0], "ease.json"))), tmp)
         elif o.check == "cg":
