@@ -111,6 +111,9 @@ required "every oracle program present" oracles_present
 required "build (scripts/build.sh)" scripts/build.sh
 # The corpus first: the CFG check over every corpus program is a unit test.
 required "corpus build (corpus/build.sh)" corpus/build.sh
+# The README's first command, as a new user runs it (a few seconds: the
+# build is done).
+step "demo (scripts/demo.sh)" scripts/demo.sh
 step "ctest, no test skipped" ctest_all
 # The corpus checker proves it can fail (a fake rewriter that breaks main).
 step "corpus checker must fail (corpus/selftest.sh)" corpus/selftest.sh
