@@ -244,15 +244,16 @@ void atomx_facts_init(const char *blob, long size) {
   procCount = h.procs, blockCount = h.blocks, instCount = h.insts, operandCount = h.operands;
 }
 
+/* Set by the runtime once the analysis object is loaded
+ * (runtime/stub/start.c), before any routine runs: while it is zero, the
+ * object's constructors run. */
+int atomx_analysis_loaded;
+
 /* A query made while the analysis object loads (from one of its
  * constructors): the facts are handed over later, at ProgramBefore, so its
  * answer would be 0 or null, and a table sized by it too small.  Refused,
  * loudly: a message and SIGABRT, by raw system calls (a routine that asks
  * for facts while the program runs stays light: it reaches no libc). */
-/* Set by the runtime once the analysis object is loaded
- * (runtime/stub/start.c), before any routine runs: while it is zero, the
- * object's constructors run. */
-int atomx_analysis_loaded;
 static void refuse_early(const char *query, unsigned long length) {
   if (arena[kProcs] || __atomic_load_n(&atomx_analysis_loaded, __ATOMIC_RELAXED)) return;
   static const char head[] = "atomx: ", tail[] =

@@ -156,6 +156,7 @@ std::optional<instrument::CounterMode> counterMode(const std::string& mode) {
 }
 
 int runWithTool(const RunRequest& r) {
+  if (!r.outputDir.empty()) checkOutputDir(r.outputDir);  // before any work: a usage error
   const std::string prog = findProgram(r.argv.at(0));
 
   const analysis::BlockProfile profile = readBlockProfile(r.profileFiles);
@@ -209,10 +210,8 @@ int runWithTool(const RunRequest& r) {
     ProgramCache::touch(cached);
   }
 
-  if (!r.outputDir.empty()) {
-    checkOutputDir(r.outputDir);
-    setenv("ATOMX_OUTPUT_DIR", r.outputDir.c_str(), 1);  // the program's processes, and the deferred ends
-  }
+  if (!r.outputDir.empty())  // the program's processes, and the deferred ends
+    setenv("ATOMX_OUTPUT_DIR", r.outputDir.c_str(), 1);
   const time_t start = time(nullptr);
   const auto before = r.shippedName.empty() && !r.quiet ? writtenFiles(r.outputDir) : std::map<std::string, std::pair<int64_t, int64_t>>{};
   // Deferred ends: every process leaves its dump in a directory of this run

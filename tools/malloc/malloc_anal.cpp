@@ -208,12 +208,12 @@ constexpr Real wrapperOf(int fn, std::integer_sequence<int, K...>) {
   return all[fn];
 }
 
-// The program's executable segments and load bias, from its program headers.
+// The program's executable segments, from its program headers, and its
+// load bias.
 void findProgramCode() {
+  bias = AtomxLoadBias();
   const ElfW(Phdr)* ph = reinterpret_cast<const ElfW(Phdr)*>(getauxval(AT_PHDR));
   const unsigned long n = getauxval(AT_PHNUM);
-  for (unsigned long i = 0; ph && i < n; ++i)
-    if (ph[i].p_type == PT_PHDR) bias = uint64_t(getauxval(AT_PHDR)) - ph[i].p_vaddr;
   for (unsigned long i = 0; ph && i < n && codeSegments < 7; ++i)
     if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
       codeLo[codeSegments] = bias + ph[i].p_vaddr, codeHi[codeSegments++] = bias + ph[i].p_vaddr + ph[i].p_memsz;
