@@ -36,6 +36,12 @@
 #include <string_view>
 #include <vector>
 
+// The simulator's classes are hidden: in an analysis object (a shared
+// object) a default-visibility inline member that the compiler does not
+// inline is called through the PLT, which makes the calling routine heavy
+// (<atomx/light.hpp>).
+#define ATOMX_CACHESIM_HIDDEN __attribute__((visibility("hidden")))
+
 namespace atomx::cachesim {
 
 inline constexpr int kMaxLevels = 4;  // per path: a first level and up to three outer ones
@@ -51,6 +57,12 @@ struct Level {
   uint32_t assoc = 0, line = 0;  // assoc 0 in a file: "full"
   Policy policy = Policy::Lru;
   bool writeAllocate = true;
+  // An outer level shared by every thread of the program (Simulator's
+  // Shared), as a machine's last level is; else each thread has its own
+  // copy.  First levels are each thread's own.  Unwritten (`shared=`), the
+  // last level of a configuration is shared when it is an outer one.
+  bool shared = false;
+  bool sharedGiven = false;
   uint64_t sets() const { return size / (uint64_t(line) * assoc); }
 };
 
@@ -204,7 +216,11 @@ class Parser {
           if (v == "yes") l.writeAllocate = true;
           else if (v == "no") l.writeAllocate = false;
           else fail("write-allocate: '" + v + "' (yes or no)");
-        } else fail("unknown key '" + key + "' (size, assoc, line, policy, write-allocate)");
+        } else if (key == "shared") {
+          if (v != "yes" && v != "no") fail("shared: '" + v + "' (yes: one level for all threads; no: one per thread)");
+          if (l.first && v == "yes") fail(head + ": shared=yes: a first level is each thread's own (only L2, L3 and LL can be shared)");
+          l.shared = v == "yes", l.sharedGiven = true;
+        } else fail("unknown key '" + key + "' (size, assoc, line, policy, write-allocate, shared)");
       }
       if (!l.size || !l.line || (!l.assoc && !full)) fail(head + " needs size=, assoc= and line=");
       if (full) l.assoc = uint32_t(l.size / l.line);
@@ -312,6 +328,8 @@ class Parser {
       if (l.serves != Serves::Data) (l.first || !h.iPath.empty() ? h.iPath.push_back(k) : void());
       if (l.serves != Serves::Instructions) (l.first || !h.dPath.empty() ? h.dPath.push_back(k) : void());
     }
+    Level& last = h.levels.back();
+    if (!last.first && !last.sharedGiven) last.shared = true;  // the machine's way: the last level shared
     if (h.contextSwitch.unit == SwitchUnit::Instructions && h.iPath.empty())
       fail("context-switch unit=instructions in configuration '" + h.name + "', which simulates no instruction cache");
     line_ = saved;
@@ -361,7 +379,7 @@ inline Config defaultConfig() {
 //    may then settle a hit on the second most recent line itself, swapping
 //    the slot's first two words (atomx.hpp, MruDescriptor), which is
 //    exactly the simulator's own move to the front of that way.
-struct Cache {
+struct ATOMX_CACHESIM_HIDDEN Cache {
   uint64_t* tags = nullptr;
   uint64_t setMask = 0;
   uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -435,7 +453,11 @@ struct Cache {
   void flush(uint64_t words) {
     if (!inTable)
       for (uint64_t k = 0; k <= setMask; ++k)
-        for (uint32_t w = 0; w < assoc; ++w) tags[k * stride + w] = 0;
+        for (uint32_t w = 0; w < assoc; ++w) {
+          uint64_t* t = &tags[k * stride + w];
+          asm("" : "+r"(t));  // no loop the compiler turns into a call of libc's memset
+          *t = 0;
+        }
     last = UINT64_MAX;
     clearMru(words);
   }
@@ -445,8 +467,71 @@ struct Cache {
   }
 };
 
-// A hierarchy's state over caller memory (words(h, tables) zeroed 64-bit words).
-class Simulator {
+// A level's simulator state, not yet placed in memory.  `tables`: keep the
+// first level's most-recent-line table (Simulator::mruTable).
+ATOMX_CACHESIM_HIDDEN inline Cache makeCache(const Level& l, bool tables, bool inTable) {
+  Cache c;
+  c.assoc = l.assoc;
+  c.setMask = l.sets() - 1;
+  c.lineBits = uint32_t(__builtin_ctzll(l.line));
+  c.policy = l.policy;
+  c.writeAllocate = l.writeAllocate;
+  c.inTable = tables && inTable;
+  c.stride = c.inTable ? uint32_t(l.line / 8) : l.assoc;
+  return c;
+}
+
+// The outer levels every thread shares (Level::shared), as a machine's last
+// level is: their state, in memory the caller gives (words(h) zeroed
+// words), and a lock that a thread takes only when one of its references
+// reaches them (after a first-level miss).  The lock calls nothing: it
+// spins, and yields the processor (a raw system call) when the holder
+// does not let go soon.  A thread that already holds it (a signal handler
+// whose references interrupted its own thread's) goes on without it.
+class ATOMX_CACHESIM_HIDDEN Shared {
+ public:
+  static size_t words(const Hierarchy& h) {
+    size_t n = 0;
+    for (const Level& l : h.levels) n += l.shared ? size_t(l.sets()) * l.assoc : 0;
+    return n;
+  }
+  Shared(const Hierarchy& h, uint64_t* memory) {
+    for (size_t k = 0; k < h.levels.size(); ++k)
+      if (h.levels[k].shared) {
+        caches[k] = makeCache(h.levels[k], false, false);
+        caches[k].tags = memory, memory += size_t(h.levels[k].sets()) * h.levels[k].assoc;
+      }
+  }
+  // True when this call took the lock (false: the thread held it already).
+  bool lock() {
+    uint64_t self;
+    asm("mov %%fs:0, %0" : "=r"(self));
+    if (__atomic_load_n(&owner_, __ATOMIC_RELAXED) == self) return false;
+    for (unsigned spins = 0;; ++spins) {
+      uint64_t none = 0;
+      if (!__atomic_load_n(&owner_, __ATOMIC_RELAXED) &&
+          __atomic_compare_exchange_n(&owner_, &none, self, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return true;
+      if (spins % 1024 == 1023) {
+        long r;
+        asm volatile("syscall" : "=a"(r) : "a"(24L) : "rcx", "r11", "memory");  // sched_yield
+      } else asm volatile("pause");
+    }
+  }
+  void unlock() { __atomic_store_n(&owner_, 0, __ATOMIC_RELEASE); }
+  // In a child process after fork: the thread that held it is not there.
+  void forget() { owner_ = 0; }
+
+  Cache caches[kMaxLevels * 2];
+
+ private:
+  uint64_t owner_ = 0;  // the holder's thread pointer (%fs:0); 0: free
+};
+
+// A hierarchy's state over caller memory (words(h, tables) zeroed 64-bit
+// words), and, for a simulator of one thread among several, its Shared
+// levels (words(h, tables, true) then leaves those out).
+class ATOMX_CACHESIM_HIDDEN Simulator {
  public:
   // Whether a first level can keep a most-recent-line table (Cache::mru):
   // lines of 8 bytes or more (an entry per line-sized slot) and two sets
@@ -464,27 +549,25 @@ class Simulator {
   // `tables`: keep those tables, for a caller that tests hits inline
   // (tools/cachesim).  Without them (tools/cache) a level's state is its
   // tags alone, and no fill or flush writes a table.  The simulation is
-  // the same either way.
-  static size_t words(const Hierarchy& h, bool tables = true) {
+  // the same either way.  `sharing`: the shared levels' state is elsewhere.
+  static size_t words(const Hierarchy& h, bool tables = true, bool sharing = false) {
     size_t n = 0;
-    for (const Level& l : h.levels) n += tables ? tagWords(l) + mruWords(l) : size_t(l.sets()) * l.assoc;
+    for (const Level& l : h.levels)
+      if (!(sharing && l.shared)) n += tables ? tagWords(l) + mruWords(l) : size_t(l.sets()) * l.assoc;
     return n;
   }
   Simulator() = default;
-  Simulator(const Hierarchy& h, uint64_t* memory, bool tables = true) {
+  // `shared`: the levels h marks shared are those (null: every level is
+  // this simulator's own, whatever h says: one thread, or an offline trace).
+  Simulator(const Hierarchy& h, uint64_t* memory, bool tables = true, Shared* shared = nullptr) {
     nlevels_ = int(h.levels.size());
+    shared_ = shared;
     for (int k = 0; k < nlevels_; ++k) {
       const Level& l = h.levels[size_t(k)];
-      Cache& c = caches_[k];
-      c.assoc = l.assoc;
-      c.setMask = l.sets() - 1;
-      c.lineBits = uint32_t(__builtin_ctzll(l.line));
-      c.policy = l.policy;
-      c.writeAllocate = l.writeAllocate;
-      c.inTable = tables && tagsInTable(l);
-      c.stride = c.inTable ? uint32_t(l.line / 8) : l.assoc;
-      tagWords_[k] = tables ? tagWords(l) : size_t(l.sets()) * l.assoc;
-      mruWords_[k] = tables ? mruWords(l) : 0;
+      caches_[k] = makeCache(l, tables, tagsInTable(l));
+      isShared_[k] = shared && l.shared;
+      tagWords_[k] = isShared_[k] ? 0 : tables ? tagWords(l) : size_t(l.sets()) * l.assoc;
+      mruWords_[k] = isShared_[k] || !tables ? 0 : mruWords(l);
     }
     place(memory);
     ni_ = int(h.iPath.size()), nd_ = int(h.dPath.size());
@@ -493,10 +576,12 @@ class Simulator {
     switch_ = h.contextSwitch;
   }
   // The state moves to other memory (words() zeroed words): a trivially
-  // copied Simulator is then a second, empty hierarchy of the same shape.
+  // copied Simulator is then a second, empty hierarchy of the same shape
+  // (sharing the same Shared levels).
   void place(uint64_t* memory) {
     for (int k = 0; k < nlevels_; ++k) {
-      if (!memory) {  // a shape only (no state yet)
+      at_[k] = isShared_[k] ? &shared_->caches[k] : &caches_[k];
+      if (!memory || isShared_[k]) {  // a shape only (no state yet), or state elsewhere
         caches_[k].tags = caches_[k].mru = nullptr;
         continue;
       }
@@ -513,6 +598,8 @@ class Simulator {
   int dataLevels() const { return nd_; }
   // The first-level line size of the instruction path, as a shift.
   uint32_t instructionLineBits() const { return ni_ ? caches_[i_[0]].lineBits : 0; }
+  // The first-level line size of the data path, in bytes (0: none).
+  uint32_t dataLine() const { return nd_ ? 1u << caches_[d_[0]].lineBits : 0; }
 
   // One reference: how many levels of its path missed (0: a first-level hit).
   [[gnu::always_inline]] unsigned fetch(uint64_t addr, uint32_t size) {
@@ -540,8 +627,11 @@ class Simulator {
   }
   bool switching() const { return switch_.unit != SwitchUnit::None; }
   uint64_t switches() const { return switches_; }
+  // Every level flushed, the shared ones too (under their lock).
   void flush() {
-    for (int k = 0; k < nlevels_; ++k) caches_[k].flush(mruWords_[k]);
+    const bool mine = shared_ && shared_->lock();
+    for (int k = 0; k < nlevels_; ++k) at_[k]->flush(mruWords_[k]);
+    if (mine) shared_->unlock();
   }
 
  private:
@@ -552,14 +642,20 @@ class Simulator {
   }
   [[gnu::always_inline]] unsigned walk(const int* path, int n, uint64_t addr, uint32_t size, bool write) {
     unsigned missed = 0;
+    bool locked = false, mine = false;
     for (int k = 0; k < n; ++k) {
-      if (!caches_[path[k]].ref(addr, size, write)) break;
+      if (isShared_[path[k]] && !locked) locked = true, mine = shared_->lock();
+      if (!at_[path[k]]->ref(addr, size, write)) break;
       ++missed;
     }
+    if (mine) shared_->unlock();
     return missed;
   }
 
   Cache caches_[kMaxLevels * 2];
+  Cache* at_[kMaxLevels * 2] = {};  // each level's state: caches_[k], or the Shared one
+  bool isShared_[kMaxLevels * 2] = {};
+  Shared* shared_ = nullptr;
   uint64_t tagWords_[kMaxLevels * 2] = {};
   uint64_t mruWords_[kMaxLevels * 2] = {};
   int i_[kMaxLevels * 2] = {}, d_[kMaxLevels * 2] = {};
@@ -577,7 +673,7 @@ inline std::string statement(const Level& l) {
   return l.name + " size=" + std::to_string(l.size) +
          " assoc=" + (l.sets() == 1 && l.assoc > 1 ? std::string("full") : std::to_string(l.assoc)) +
          " line=" + std::to_string(l.line) + " policy=" + policies[int(l.policy)] +
-         " write-allocate=" + (l.writeAllocate ? "yes" : "no");
+         " write-allocate=" + (l.writeAllocate ? "yes" : "no") + (l.first ? "" : l.shared ? " shared=yes" : " shared=no");
 }
 
 // "32 KB, 64 B lines, 8-way, lru" for reports.
@@ -590,7 +686,7 @@ inline std::string describe(const Level& l) {
   const char* policies[] = {"lru", "fifo", "random"};
   std::string ways = l.assoc == 1 ? "direct-mapped" : l.sets() == 1 ? "fully associative" : std::to_string(l.assoc) + "-way";
   return bytes(l.size) + ", " + std::to_string(l.line) + " B lines, " + ways + ", " + policies[int(l.policy)] +
-         (l.writeAllocate ? "" : ", no-write-allocate");
+         (l.writeAllocate ? "" : ", no-write-allocate") + (l.shared ? ", shared by all threads" : "");
 }
 
 }  // namespace atomx::cachesim

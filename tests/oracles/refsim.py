@@ -389,7 +389,9 @@ def compare(o):
         with open(o.stdin or os.devnull, "rb") as f, open(stdin, "wb") as t:
             t.write(f.read(o.stdin_bytes) if o.stdin_bytes else f.read())
         report = os.path.join(work, "report.json")
-        r = subprocess.run([o.atomx, orig, "-T", "cachesim", "-o", atom, "-q", "--report", report],
+        # --libc none: lackey's stream holds the program's own references, and
+        # libc's model is checked against cachegrind (tool.cachesim.libc).
+        r = subprocess.run([o.atomx, orig, "-T", "cachesim", "-o", atom, "-q", "--report", report, "--", "--libc", "none"],
                            capture_output=True, text=True)
         if r.returncode:
             print(f"FAIL {o.prog}: atomx failed:\n{r.stderr}")

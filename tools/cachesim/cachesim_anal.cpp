@@ -4,13 +4,21 @@
 // fetches (per block) and data references (per group) through
 // <atomx/cachesim.hpp>.
 //
-// Threads: each thread simulates private copies of the hierarchies with
-// counters of its own (no lock, no shared line on the hot path); the report
-// adds them up.  The per-reference routines call no library function and use
-// general registers only: a thread's state is one block mapped by a raw mmap
-// system call at its first reference.
+// Threads: each thread simulates its own first levels (and the outer levels
+// the configuration does not share) with counters of its own (no lock, no
+// shared line on the hot path); the levels marked shared (the last, unless
+// the configuration says otherwise) are one for all threads, reached under
+// a lock after a first-level miss (cachesim::Shared).  The report adds the
+// threads' counters up.  The per-reference routines call no library
+// function and use general registers only: a thread's state is one block
+// mapped by a raw mmap system call at its first reference.
+//
+// libc: the calls the program makes to libc's memory and string functions
+// are given to the simulator as the references their arguments determine
+// (<atomx/libc_model.hpp>), counted apart from the program's own.
 #include <atomx/cachegrind.hpp>
 #include <atomx/cachesim.hpp>
+#include <atomx/libc_model.hpp>
 #include <atomx/light.hpp>
 #include <atomx/memsites.hpp>
 #include <atomx/report.hpp>
@@ -24,11 +32,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <pthread.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 namespace cs = atomx::cachesim;
+namespace libc = atomx::libc;
 
 namespace {
 using atomx::memsites::Site;
@@ -48,8 +58,11 @@ struct Config {
   cs::Simulator shape;        // copied (empty) into each thread
   std::vector<Fetch> fetches;
   std::vector<uint32_t> blockFetch;  // per block: its first fetch; [nblocks]: the end
-  size_t words = 0;           // the simulator's state
+  size_t words = 0;           // the simulator's state (a thread's own levels)
+  cs::Shared* shared = nullptr;  // the levels all threads share (null: none)
+  uint32_t chunk = 0;         // libc's references: pieces of this many bytes (0: no data levels)
 };
+constexpr long kLibcFunctions = long(std::size(libc::kFunctions));
 
 long nblocks, ninsts, nsites, nprocs, nfiles, topN;
 bool haveFetches, haveData;
@@ -71,6 +84,8 @@ struct PerConfig {
   const uint32_t* blockFetch;
   std::atomic<uint64_t>* imiss;  // [fetch * ilevels + k]: missed level k
   std::atomic<uint64_t>* dmiss;  // [(site * dlevels + k) * 2 + write]
+  std::atomic<uint64_t>* lrefs;  // libc's modelled references: [function * 2 + write]
+  std::atomic<uint64_t>* lmiss;  // [(function * dlevels + k) * 2 + write]
 };
 struct Thread {
   Thread* next;
@@ -79,6 +94,10 @@ struct Thread {
   std::atomic<uint64_t> fetchCalls, dataCalls;  // calls made: what the inline tests did not settle
   PerConfig* per;
   memsites::Rep rep;  // CsRepBefore -> CsRepAfter
+  std::atomic<uint64_t>* lcalls;  // per libc function: calls modelled, bytes read, bytes written
+  std::atomic<uint64_t>* lread;
+  std::atomic<uint64_t>* lwritten;
+  uint64_t pending[3];  // calloc's arguments, until it returns
 };
 inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
   c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -109,11 +128,12 @@ void* mapZeroed(size_t bytes) {
 }
 
 size_t counterWords(const Config& c) {
-  return c.fetches.size() * size_t(c.shape.instructionLevels()) + size_t(nsites) * size_t(c.shape.dataLevels()) * 2;
+  return c.fetches.size() * size_t(c.shape.instructionLevels()) + size_t(nsites) * size_t(c.shape.dataLevels()) * 2 +
+         size_t(kLibcFunctions) * 2 * (1 + size_t(c.shape.dataLevels()));
 }
 
 __attribute__((noinline)) Thread* newThread() {
-  size_t bytes = sizeof(Thread) + size_t(nconfigs) * sizeof(PerConfig) + 2 * size_t(nsites) * 8;
+  size_t bytes = sizeof(Thread) + size_t(nconfigs) * sizeof(PerConfig) + 2 * size_t(nsites) * 8 + 3 * kLibcFunctions * 8;
   for (long c = 0; c < nconfigs; ++c) bytes += (configs[c].words + counterWords(configs[c])) * 8;
   char* m = static_cast<char*>(mapZeroed(bytes));
   Thread* t = reinterpret_cast<Thread*>(m);
@@ -127,6 +147,9 @@ __attribute__((noinline)) Thread* newThread() {
   };
   t->reads = counters(size_t(nsites));
   t->writes = counters(size_t(nsites));
+  t->lcalls = counters(size_t(kLibcFunctions));
+  t->lread = counters(size_t(kLibcFunctions));
+  t->lwritten = counters(size_t(kLibcFunctions));
   for (long c = 0; c < nconfigs; ++c) {
     const Config& cfg = configs[c];
     PerConfig& p = t->per[c];
@@ -141,6 +164,8 @@ __attribute__((noinline)) Thread* newThread() {
     m += cfg.words * 8;
     p.imiss = counters(cfg.fetches.size() * size_t(cfg.shape.instructionLevels()));
     p.dmiss = counters(size_t(nsites) * size_t(cfg.shape.dataLevels()) * 2);
+    p.lrefs = counters(size_t(kLibcFunctions) * 2);
+    p.lmiss = counters(size_t(kLibcFunctions) * size_t(cfg.shape.dataLevels()) * 2);
   }
   if (iTest.level >= 0) iTable = int64_t(t->per[0].sim.mru(iTest.level)) - int64_t(iTest.none);
   if (dTest.level >= 0) dTable = int64_t(t->per[0].sim.mru(dTest.level)) - int64_t(dTest.none);
@@ -267,10 +292,19 @@ void CsInit(const long* config, const long* blk, const long* pc, const int* in, 
     if (!cfg.h.dPath.empty() && !haveData)
       die(configSource + ": configuration '" + cfg.h.name + "' simulates data references (" +
           cfg.h.levels[size_t(cfg.h.dPath[0])].name + "), but " + program + " was instrumented with --refs i");
-    cfg.words = cs::Simulator::words(cfg.h);
-    cfg.shape = cs::Simulator(cfg.h, nullptr);
+    if (const size_t words = cs::Shared::words(cfg.h))
+      cfg.shared = new cs::Shared(cfg.h, static_cast<uint64_t*>(mapZeroed(words * 8)));
+    cfg.words = cs::Simulator::words(cfg.h, true, cfg.shared != nullptr);
+    cfg.shape = cs::Simulator(cfg.h, nullptr, true, cfg.shared);
+    cfg.chunk = std::min<uint32_t>(32, cfg.shape.dataLine());
     buildFetches(cfg);
   }
+  // A child of fork: a thread of the parent that held a shared level's lock
+  // is not there to let it go.
+  pthread_atfork(nullptr, nullptr, [] {
+    for (long c = 0; c < nconfigs; ++c)
+      if (configs[c].shared) configs[c].shared->forget();
+  });
   iTest.descriptor = iDescriptor, dTest.descriptor = dDescriptor;
   // A hit on the most recent line of its set changes nothing in one
   // hierarchy; with several, or a context switch (which counts every
@@ -339,6 +373,64 @@ void CsRepAfter(long s, long rcx) {
 }
 }
 
+// ---- libc's memory traffic -------------------------------------------------
+
+// The program's calls into shared libraries (cachesim_inst.cpp): per call
+// site of a modelled libc function, the function; per block that ends in a
+// call of another imported function, the block and the function's number
+// among the names.
+long nlibcSites, notherCalls;
+bool libcModelled;
+const long* libcSites;
+const long* otherCalls;
+std::vector<std::string> otherNames;
+
+namespace {
+// A libc call's references, in every configuration, counted for function f.
+void modelled(Thread& t, long f, const libc::Extent& e) {
+  bump(t.lcalls[f]);
+  bump(t.lread[f], e.read * (e.two ? 2 : 1));
+  bump(t.lwritten[f], e.written);
+  for (long c = 0; c < nconfigs; ++c) {
+    PerConfig& p = t.per[c];
+    const int n = p.sim.dataLevels();
+    if (!n) continue;
+    libc::references(e, configs[c].chunk, [&](uint64_t addr, uint32_t size, bool write) {
+      bump(p.lrefs[f * 2 + write]);
+      const unsigned missed = p.sim.data(addr, size, write);
+      for (unsigned k = 0; k < missed; ++k) bump(p.lmiss[(size_t(f) * size_t(n) + k) * 2 + write]);
+      if (p.sim.switching()) p.sim.tick(0, 1, missed != 0);
+    });
+  }
+}
+}  // namespace
+
+extern "C" {
+void CsLibraryCalls(const long* counts, const long* sitesTable, const long* others, const char* names) {
+  nlibcSites = counts[0], notherCalls = counts[1], libcModelled = counts[3];
+  libcSites = sitesTable, otherCalls = others;
+  otherNames = atomx::splitStrings(names, size_t(counts[2]));
+}
+
+// Before a call of a modelled function (site s): its first three arguments.
+void CsLibc(long s, long a0, long a1, long a2) {
+  Thread& t = me();
+  const long f = libcSites[s];
+  const libc::Kind kind = libc::kFunctions[f].kind;
+  if (libc::needsResult(kind)) {
+    t.pending[0] = uint64_t(a0), t.pending[1] = uint64_t(a1), t.pending[2] = uint64_t(a2);
+    return;
+  }
+  modelled(t, f, libc::extent(kind, uint64_t(a0), uint64_t(a1), uint64_t(a2)));
+}
+// When it returns (calloc): its result.
+void CsLibcResult(long s, long result) {
+  Thread& t = me();
+  const long f = libcSites[s];
+  modelled(t, f, libc::extent(libc::kFunctions[f].kind, t.pending[0], t.pending[1], t.pending[2], uint64_t(result)));
+}
+}
+
 // ---- the report --------------------------------------------------------
 
 namespace {
@@ -378,6 +470,8 @@ struct Totals {
   Row total;
   std::vector<Row> procs;
   std::map<std::tuple<int, int, int>, Row> lines;  // (procedure, file, line)
+  std::vector<Row> libc;  // per libc::kFunctions entry: its modelled references (Dr, Dw and their misses)
+  Row libcTotal;
 };
 
 // Block and group executions, counted inline (cachesim_inst.cpp).
@@ -386,8 +480,10 @@ const long* groupRuns;
 
 Totals gather(long c, const std::map<uint64_t, long>& instAt, long& nthreads) {
   const Config& cfg = configs[c];
-  Totals t{{cfg.shape.instructionLevels(), cfg.shape.dataLevels()}, {}, {}, {}, {}};
+  Totals t{{cfg.shape.instructionLevels(), cfg.shape.dataLevels()}, {}, {}, {}, {}, {}, {}};
   const size_t E = t.ev.size();
+  t.libc.assign(size_t(kLibcFunctions), Row(E, 0));
+  t.libcTotal.assign(E, 0);
   t.inst.assign(size_t(ninsts) * E, 0);
   nthreads = 0;
   for (long b = 0; b < nblocks; ++b)
@@ -408,6 +504,15 @@ Totals gather(long c, const std::map<uint64_t, long>& instAt, long& nthreads) {
   }
   for (Thread* th = threads.load(std::memory_order_acquire); th; th = th->next, ++nthreads) {
     const PerConfig& p = th->per[c];
+    for (long f = 0; f < kLibcFunctions && t.ev.nd; ++f) {
+      Row& row = t.libc[size_t(f)];
+      row[t.ev.dr()] += p.lrefs[f * 2].load(std::memory_order_relaxed);
+      row[t.ev.dw()] += p.lrefs[f * 2 + 1].load(std::memory_order_relaxed);
+      for (int k = 0; k < t.ev.nd; ++k) {
+        row[t.ev.drmiss(k)] += p.lmiss[(size_t(f) * size_t(t.ev.nd) + size_t(k)) * 2].load(std::memory_order_relaxed);
+        row[t.ev.dwmiss(k)] += p.lmiss[(size_t(f) * size_t(t.ev.nd) + size_t(k)) * 2 + 1].load(std::memory_order_relaxed);
+      }
+    }
     for (size_t f = 0; f < cfg.fetches.size(); ++f)
       for (int k = 0; k < t.ev.ni; ++k)
         t.inst[cfg.fetches[f].inst * E + t.ev.imiss(k)] += p.imiss[f * size_t(t.ev.ni) + size_t(k)].load(std::memory_order_relaxed);
@@ -432,7 +537,42 @@ Totals gather(long c, const std::map<uint64_t, long>& instAt, long& nthreads) {
     if (l.empty()) l.assign(E, 0);
     add(l, row);
   }
+  for (const Row& r : t.libc) add(t.libcTotal, r.data());
   return t;
+}
+
+// The program's calls into shared libraries, over all threads: per modelled
+// function, calls and bytes; per other imported function, calls.
+struct LibraryCalls {
+  std::vector<uint64_t> calls, read, written;  // per libc::kFunctions entry
+  std::vector<std::pair<uint64_t, std::string>> others;  // calls, name: most first
+  uint64_t modelled = 0, notModelled = 0;
+};
+LibraryCalls libraryCalls() {
+  LibraryCalls l;
+  l.calls.assign(size_t(kLibcFunctions), 0), l.read = l.written = l.calls;
+  for (Thread* th = threads.load(std::memory_order_acquire); th; th = th->next)
+    for (long f = 0; f < kLibcFunctions; ++f) {
+      l.calls[size_t(f)] += th->lcalls[f].load(std::memory_order_relaxed);
+      l.read[size_t(f)] += th->lread[f].load(std::memory_order_relaxed);
+      l.written[size_t(f)] += th->lwritten[f].load(std::memory_order_relaxed);
+    }
+  for (uint64_t n : l.calls) l.modelled += n;
+  std::vector<uint64_t> byName(otherNames.size(), 0);
+  for (long k = 0; k < notherCalls; ++k) byName[size_t(otherCalls[2 * k + 1])] += uint64_t(blockRuns[otherCalls[2 * k]]);
+  for (size_t n = 0; n < byName.size(); ++n)
+    if (byName[n]) l.others.push_back({byName[n], otherNames[n]}), l.notModelled += byName[n];
+  std::sort(l.others.begin(), l.others.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  return l;
+}
+
+std::string bytesText(uint64_t n) {
+  char b[64];
+  if (n >= (1ull << 30)) std::snprintf(b, sizeof b, "%.1f GB", double(n) / double(1ull << 30));
+  else if (n >= (1ull << 20)) std::snprintf(b, sizeof b, "%.1f MB", double(n) / double(1ull << 20));
+  else if (n >= 1024) std::snprintf(b, sizeof b, "%.1f KB", double(n) / 1024.0);
+  else std::snprintf(b, sizeof b, "%llu B", (unsigned long long)n);
+  return b;
 }
 
 uint64_t firstMisses(const Events& ev, const Row& r) {
@@ -480,7 +620,17 @@ void writeCg(const char* name, const cs::Hierarchy& h, const Totals& t) {
     }
     cg.cost(unsigned(line), row.data());
   }
-  cg.summary(t.total.data());
+  Row all = t.total;
+  bool libcFile = false;
+  for (long f = 0; f < kLibcFunctions; ++f) {
+    const Row& r = t.libc[size_t(f)];
+    if (!r[t.ev.dr()] && !r[t.ev.dw()]) continue;
+    if (!libcFile) cg.file("(libc, modelled by atomx cachesim)"), libcFile = true;
+    cg.function(libc::kFunctions[f].name);
+    cg.cost(0, r.data());
+    add(all, r.data());
+  }
+  cg.summary(all.data());
   std::fclose(f);
 }
 
@@ -505,8 +655,9 @@ extern "C" void CsReport(const long* blockCounts, const long* groupCounts) {
   long nthreads = 0;
   std::vector<Totals> all;
   for (long c = 0; c < nconfigs; ++c) all.push_back(gather(c, instAt, nthreads));
+  const LibraryCalls lib = libraryCalls();
   if (out)
-    std::fprintf(out, "cachesim: %ld configuration%s from %s (%ld thread%s, a private hierarchy each)\n", nconfigs,
+    std::fprintf(out, "cachesim: %ld configuration%s from %s (%ld thread%s, each with its own first levels)\n", nconfigs,
                  nconfigs == 1 ? "" : "s", configSource.c_str(), nthreads, nthreads == 1 ? "" : "s");
   if (json) {
     j.beginObject();
@@ -519,6 +670,19 @@ extern "C" void CsReport(const long* blockCounts, const long* groupCounts) {
     j.key("calls").beginObject().key("fetch").value(fetchCalls).key("data").value(dataCalls);
     j.key("inline_tests").beginObject().key("fetch").value(iTest.level >= 0).key("data").value(dTest.level >= 0);
     j.endObject().endObject();
+    // The program's calls into shared libraries: those whose references
+    // were modelled (libc's memory and string functions), and the others,
+    // whose references no count includes.
+    j.key("library_calls").beginObject();
+    j.key("modelled").beginObject().key("calls").value(lib.modelled).key("functions").beginArray();
+    for (long f = 0; f < kLibcFunctions; ++f)
+      if (lib.calls[size_t(f)])
+        j.beginObject().key("name").value(libc::kFunctions[f].name).key("calls").value(lib.calls[size_t(f)])
+            .key("bytes_read").value(lib.read[size_t(f)]).key("bytes_written").value(lib.written[size_t(f)]).endObject();
+    j.endArray().endObject();
+    j.key("not_modelled").beginObject().key("calls").value(lib.notModelled).key("functions").beginArray();
+    for (const auto& [n, name] : lib.others) j.beginObject().key("name").value(name).key("calls").value(n).endObject();
+    j.endArray().endObject().endObject();
     j.key("configurations").beginArray();
   }
   for (long c = 0; c < nconfigs; ++c) {
@@ -554,6 +718,11 @@ extern "C" void CsReport(const long* blockCounts, const long* groupCounts) {
       if (ev.nd) {
         row("data reads", t.total[ev.dr()], h.dPath, [&](int k) { return t.total[ev.drmiss(k)]; });
         row("data writes", t.total[ev.dw()], h.dPath, [&](int k) { return t.total[ev.dwmiss(k)]; });
+        if (lib.modelled) {
+          const Row& l = t.libcTotal;
+          row("libc reads", l[ev.dr()], h.dPath, [&](int k) { return l[ev.drmiss(k)]; });
+          row("libc writes", l[ev.dw()], h.dPath, [&](int k) { return l[ev.dwmiss(k)]; });
+        }
       }
       std::vector<long> order;
       for (long p = 0; p < nprocs; ++p)
@@ -579,7 +748,7 @@ extern "C" void CsReport(const long* blockCounts, const long* groupCounts) {
       for (const cs::Level& l : h.levels) {
         j.beginObject().key("name").value(l.name).key("size").value(l.size).key("assoc").value(l.assoc);
         j.key("line").value(l.line).key("sets").value(l.sets()).key("policy").value(policies[int(l.policy)]);
-        j.key("write_allocate").value(l.writeAllocate).endObject();
+        j.key("write_allocate").value(l.writeAllocate).key("shared").value(l.shared).endObject();
       }
       j.endArray();
       if (h.contextSwitch.unit != cs::SwitchUnit::None) {
@@ -601,6 +770,18 @@ extern "C" void CsReport(const long* blockCounts, const long* groupCounts) {
         j.endObject();
       }
       j.endArray();
+      // libc's modelled references (the "library_calls" above): not in "total".
+      j.key("libc").beginObject();
+      jsonCounts(j, h, ev, t.libcTotal);
+      j.key("functions").beginArray();
+      for (long f = 0; f < kLibcFunctions; ++f) {
+        const Row& r = t.libc[size_t(f)];
+        if (!r[ev.dr()] && !r[ev.dw()]) continue;
+        j.beginObject().key("name").value(libc::kFunctions[f].name);
+        jsonCounts(j, h, ev, r);
+        j.endObject();
+      }
+      j.endArray().endObject();
       j.key("lines").beginArray();
       for (const auto& [key, r] : t.lines) {
         const auto [p, fl, line] = key;
@@ -620,6 +801,28 @@ extern "C" void CsReport(const long* blockCounts, const long* groupCounts) {
     std::fclose(json);
   }
   if (out) {
+    // What was simulated of the program's calls into shared libraries.
+    std::fprintf(out, "\nlibrary calls:\n");
+    if (lib.modelled) {
+      std::string list;
+      for (long f = 0; f < kLibcFunctions; ++f)
+        if (lib.calls[size_t(f)])
+          list += std::string(list.empty() ? "" : "; ") + libc::kFunctions[f].name + " " + std::to_string(lib.calls[size_t(f)]) +
+                  " (" + bytesText(lib.read[size_t(f)]) + " read, " + bytesText(lib.written[size_t(f)]) + " written)";
+      std::fprintf(out, "  %llu to libc's memory and string functions, simulated from their arguments: %s\n",
+                   (unsigned long long)lib.modelled, list.c_str());
+    } else if (!libcModelled)
+      std::fprintf(out, "  libc's memory and string functions not modelled (--libc none, or --refs i)\n");
+    if (lib.notModelled) {
+      std::string list;
+      for (size_t k = 0; k < lib.others.size() && k < 8; ++k)
+        list += std::string(k ? ", " : "") + lib.others[k].second + " " + std::to_string(lib.others[k].first);
+      if (lib.others.size() > 8) list += ", ...";
+      const double share = 100.0 * double(lib.notModelled) / double(lib.notModelled + lib.modelled);
+      std::fprintf(out, "  %llu (%.1f%%) to other library functions, whose memory references are not simulated: %s\n",
+                   (unsigned long long)lib.notModelled, share, list.c_str());
+    } else std::fprintf(out, "  none to other library functions: every reference the program's calls make is simulated\n");
+    std::fprintf(out, "  (calls through function pointers, and libraries' own calls, are not seen)\n");
     std::fprintf(out, "\nall of it: cachesim.json; by source line: cg_annotate cachesim.cg\n");
     std::fclose(out);
   }

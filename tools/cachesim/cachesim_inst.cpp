@@ -7,12 +7,19 @@
 //     as ease did), folded into the block's first data call when it has one;
 //   - per group of memory instructions, ONE call with their addresses (the
 //     cache tool's merged calls);
+//   - per call of libc's memory and string functions (memcpy, memset,
+//     strlen, ...: <atomx/libc_model.hpp>), a call with its arguments (and
+//     for calloc, one with its result), so that the analysis gives the
+//     simulator what libc touches; calls into other library functions are
+//     only listed (the blocks they end are counted anyway), so that the
+//     report can say what it did not see;
 // the analysis side (cachesim_anal.cpp) reads ATOMX_CACHE_CONFIG at start-up
 // and simulates every configuration in it, so another hierarchy is another
 // run, not another rewrite.
 #include <atomx/atomx.hpp>
 
 #include <algorithm>
+#include <atomx/libc_model.hpp>
 #include <atomx/memrefs.hpp>
 
 #include <map>
@@ -23,7 +30,7 @@ using namespace atomx;
 using namespace atomx::memrefs;
 
 extern "C" void Instrument(int argc, char** argv) {
-  bool fetches = true, data = true, merge = true;
+  bool fetches = true, data = true, merge = true, libcModel = true;
   long top = 10;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
@@ -31,9 +38,13 @@ extern "C" void Instrument(int argc, char** argv) {
       const std::string v = a == "--refs" ? (k + 1 < argc ? argv[++k] : "") : a.substr(7);
       if (v != "i" && v != "d" && v != "id") throw Error("cachesim: --refs needs i, d or id, not '" + v + "'");
       fetches = v.find('i') != std::string::npos, data = v.find('d') != std::string::npos;
+    } else if (a == "--libc" || a.rfind("--libc=", 0) == 0) {
+      const std::string v = a == "--libc" ? (k + 1 < argc ? argv[++k] : "") : a.substr(7);
+      if (v != "model" && v != "none") throw Error("cachesim: --libc needs model or none, not '" + v + "'");
+      libcModel = v == "model";
     } else if (a == "--no-merge") merge = false;
     else if (a == "--top") top = optionNumber("cachesim", "--top", k + 1 < argc ? argv[++k] : nullptr);
-    else throw Error("cachesim: unknown option '" + a + "' (options: --refs i|d|id, --no-merge, --top N)");
+    else throw Error("cachesim: unknown option '" + a + "' (options: --refs i|d|id, --libc model|none, --no-merge, --top N)");
   }
   Routine init("CsInit(long[], long[], long[], int[], long[], char*, char*, char*, long*, long*, long*)");
   Routine fetch("CsFetch(long)");
@@ -42,6 +53,8 @@ extern "C" void Instrument(int argc, char** argv) {
   Routine group("CsGroup(long, long, VALUE, VALUE, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV)");
   Routine repBefore("CsRepBefore(long, VALUE, VALUE, REGV)");
   Routine repAfter("CsRepAfter(long, REGV)");
+  Routine libcCall("CsLibc(long, REGV, REGV, REGV)");
+  Routine libcResult("CsLibcResult(long, REGV)");
   Routine report("CsReport(long*, long*)");
   // The common case inline (docs/cachesim.md, "Speed"): a block's fetch, or
   // a group's references, that hit the most recent line of their sets in
@@ -69,6 +82,14 @@ extern "C" void Instrument(int argc, char** argv) {
   std::map<std::string, int> files;
   long nproc = 0;
   long longest = 0;  // the longest block tested whole (iTest)
+  // Calls into shared libraries: per call site of a modelled libc function,
+  // the function (an index into libc::kFunctions); per block that ends in a
+  // call of any other imported function, the block and the function's name.
+  std::vector<long> libcSites, otherCalls;
+  std::vector<char> otherNames;
+  std::map<std::string, long> others;
+  std::map<std::string, bool> own;
+  for (Proc p : program().procs()) own[std::string(p.name())] = true;
   for (Proc p : program().procs()) {
     for (Block b : p.blocks()) {
       const long block = long(blocks.size() / 2);
@@ -86,6 +107,21 @@ extern "C" void Instrument(int argc, char** argv) {
       }
       blocks.push_back(long(pcs.size()) - blocks[size_t(2 * block)]);
       blockRuns.increment(b, size_t(block));
+      if (Inst last = b.last(); last.isCall() || last.isJump()) {
+        const std::string callee = last.calleeName();
+        const libc::Function* f = callee.empty() || own.count(callee) ? nullptr : libc::find(callee);
+        const bool tail = last.isJump();
+        if (f && libcModel && data && !(tail && libc::needsResult(f->kind))) {
+          const long site = long(libcSites.size());
+          libcSites.push_back(long(f - libc::kFunctions));
+          libcCall.before(last, site, reg(Reg::rdi), reg(Reg::rsi), reg(Reg::rdx));
+          if (libc::needsResult(f->kind)) libcResult.after(last, site, reg(Reg::rax));
+        } else if (!callee.empty() && !own.count(callee)) {
+          auto [it, added] = others.emplace(callee, long(others.size()));
+          if (added) appendString(otherNames, callee);
+          otherCalls.insert(otherCalls.end(), {block, it->second});
+        }
+      }
       const long bytes = long(b.endPc() - b.pc());
       if (fetches && bytes <= kSpannedBlock) {
         std::vector<MruTest> points;
@@ -126,7 +162,11 @@ extern "C" void Instrument(int argc, char** argv) {
   sites.resize(sites.size() + kSiteLongs, 0);  // never an empty array
   blockRuns.reserve(size_t(blocks.size() / 2) + 1);
   groupRuns.reserve(size_t(nsites) + 1);
+  const long nlibc = long(libcSites.size()), nother = long(otherCalls.size() / 2), nnames = long(others.size());
   blocks.push_back(0), pcs.push_back(0), insts.push_back(0), fileNames.push_back(0), procNames.push_back(0);
+  libcSites.push_back(0), otherCalls.push_back(0), otherNames.push_back(0);
+  Routine calls("CsLibraryCalls(long[], long[], long[], char*)");
+  calls.atProgramStart(std::vector<long>{nlibc, nother, nnames, long(libcModel && data)}, libcSites, otherCalls, otherNames);
   init.atProgramStart(std::vector<long>{long(blocks.size() / 2), long(pcs.size() - 1), nsites, nproc,
                                         long(files.size()), long(fetches), long(data), top, kShortBlock, longest},
                       blocks, pcs, insts, sites, procNames, fileNames, std::string(program().path()), iTest, iShort, dTest);

@@ -36,6 +36,9 @@ bad unified "unified.cache:2: U1 (a unified first level) with I1" "I1 size=32K a
 bad switch "switch.cache:2: context-switch needs every=N" "D1 size=8K assoc=2 line=32\ncontext-switch unit=work\n"
 bad empty "empty.cache: no cache level" "# nothing\n"
 bad nofirst "nofirst.cache:1: configuration 'x' has no first level" "config x\nLL size=8M assoc=16 line=64\n"
+bad sharedfirst "sharedfirst.cache:1: D1: shared=yes: a first level is each thread's own" "D1 size=8K assoc=2 line=32 shared=yes\n"
+bad sharedvalue "sharedvalue.cache:2: shared: 'maybe' (yes: one level for all threads; no: one per thread)" \
+  "D1 size=8K assoc=2 line=32\nLL size=1M assoc=8 line=64 shared=maybe\n"
 # A missing file.
 ATOMX_CACHE_CONFIG="$work/missing.cache" ./prog.atom >out.txt 2>err.txt
 if [ $? -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -qF "cachesim: $work/missing.cache: cannot read" err.txt; then
@@ -51,6 +54,9 @@ else echo "FAIL refs:"; cat err.txt; fail=1; fi
 if "$atomx" "$prog" -T cachesim -o x.atom -q -- --refs x 2>err.txt || ! grep -q "cachesim: --refs needs i, d or id, not 'x'" err.txt; then
   echo "FAIL --refs x:"; cat err.txt; fail=1
 else echo "PASS --refs x: $(grep cachesim: err.txt)"; fi
+if "$atomx" "$prog" -T cachesim -o x.atom -q -- --libc some 2>err.txt || ! grep -q "cachesim: --libc needs model or none, not 'some'" err.txt; then
+  echo "FAIL --libc some:"; cat err.txt; fail=1
+else echo "PASS --libc some: $(grep cachesim: err.txt)"; fi
 if "$atomx" "$prog" -T cachesim -o x.atom -q -- --size 8K 2>err.txt || ! grep -q "cachesim: unknown option '--size'" err.txt; then
   echo "FAIL --size:"; cat err.txt; fail=1
 else echo "PASS --size: $(grep cachesim: err.txt)"; fi
