@@ -156,6 +156,16 @@ ToolBuild::ToolBuild(const ToolSources& sources) {
   for (const std::string& f : sources.libraries)
     if (f[0] != '-' && access(f.c_str(), R_OK) != 0) throw Error(f + ": cannot read this file for the analysis object's link");
   dir_ = makeTempDir("atomx-tool.");
+  try {
+    build(sources);
+  } catch (...) {  // a constructor that throws runs no destructor: the directory goes here
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    throw;
+  }
+}
+
+void ToolBuild::build(const ToolSources& sources) {
   instName_ = sources.instrumentation;
   const std::string root = installRoot();
   const std::string support = root + "/lib/atomx/libatomx_analysis.a";

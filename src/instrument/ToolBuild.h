@@ -94,6 +94,8 @@ class ToolBuild {
   // The commands that build `sources` in `dir`.
   static std::vector<Command> commands(const ToolSources& sources, const std::string& dir, const std::string& root,
                                        const std::string& support);
+  // The constructor's work after its directory exists (the constructor removes it on a throw).
+  void build(const ToolSources& sources);
   static uint64_t cacheKey(const ToolSources& sources, const std::string& root, const std::string& support);
   std::string dir_;
   std::string plugin_, analysis_, instName_;
