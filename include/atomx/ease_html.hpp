@@ -16,7 +16,7 @@ namespace ease {
 using atomx::htmlEscape;
 
 // One table: a bar chart of its largest rows, and every row (at most 500).
-inline void writeHtmlTable(FILE* out, const TableInfo& ti, const Table& t) {
+inline void writeHtmlTable(FILE* out, const TableInfo& ti, const Table& t, bool isStatic = false) {
   constexpr int kBars = 16, kRowHeight = 20, kLabel = 260, kBarWidth = 420;
   const auto rows = sorted(t);
   long sum = 0;
@@ -36,8 +36,9 @@ inline void writeHtmlTable(FILE* out, const TableInfo& ti, const Table& t) {
                  kLabel - 6, y + 14, htmlEscape(key).c_str(), kLabel, y, w, kRowHeight - 4, htmlEscape(key).c_str(), v,
                  kLabel + w + 4, y + 14, percent(v, sum));
   }
-  std::fprintf(out, "</svg>\n<table class=\"rows\"><thead><tr><th>%s</th><th>number executed</th><th>per cent</th></tr></thead><tbody>\n",
-               std::string(ti.table) == "memory reference" ? "access | addressing mode | size" : "");
+  std::fprintf(out, "</svg>\n<table class=\"rows\"><thead><tr><th>%s</th><th>%s</th><th>per cent</th></tr></thead><tbody>\n",
+               std::string(ti.table) == "memory reference" ? "access | addressing mode | size" : "",
+               isStatic ? "number in program" : "number executed");
   size_t shown = 0;
   for (const auto& [key, v] : rows) {
     if (++shown > 500) break;
@@ -55,8 +56,10 @@ inline void writeHtml(FILE* out, const Data& d) {
                "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{padding:2px 10px;border-bottom:1px solid #ddd;text-align:left}\n"
                "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
                "svg.chart text{font-size:12px}rect.bar{fill:#4a7ebb}\n"
-               "</style></head><body>\n<h1>ease: architecture reports</h1>\n<p>%s</p>\n",
-               htmlEscape(programList(d)).c_str(), htmlEscape(programList(d)).c_str());
+               "</style></head><body>\n<h1>ease: architecture reports%s</h1>\n<p>%s</p>\n<p>%s</p>\n",
+               htmlEscape(programList(d)).c_str(), d.isStatic ? " (static)" : "", htmlEscape(programList(d)).c_str(),
+               d.isStatic ? "Static: each instruction of the program counted once, whether or not it ran."
+                          : "Dynamic: each instruction counted as often as it ran.");
   std::fprintf(out, "<table id=\"figures\"><tbody>\n");
   for (const Figure& f : figures(d))
     std::fprintf(out, "<tr><td>%s</td><td class=\"n\">%s</td><td>%s</td></tr>\n", htmlEscape(f.label).c_str(),
@@ -64,7 +67,7 @@ inline void writeHtml(FILE* out, const Data& d) {
   std::fprintf(out, "</tbody></table>\n");
   for (const TableInfo& ti : kTables) {
     auto it = d.tables.find(ti.table);
-    if (it != d.tables.end() && !it->second.empty()) writeHtmlTable(out, ti, it->second);
+    if (it != d.tables.end() && !it->second.empty()) writeHtmlTable(out, ti, it->second, d.isStatic);
   }
   // What the browser drew: the tests read it back.
   std::fprintf(out,

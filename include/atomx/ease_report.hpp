@@ -32,6 +32,9 @@ struct BranchRow {
 
 struct Data {
   std::vector<std::string> programs;
+  // Static (ease's static measurements): each instruction of the program
+  // counted once, whether or not it ran; else each as often as it ran.
+  bool isStatic = false;
   std::map<std::string, Table> tables;  // "total" holds the totals
   std::vector<ProcRow> procs;
   std::vector<BranchRow> branches;
@@ -47,6 +50,7 @@ struct Data {
   // Sums another run's data into this one: tables key by key, procedures by
   // (program, name), branches by (program, pc).
   void merge(const Data& o) {
+    if (programs.empty()) isStatic = o.isStatic;
     for (const std::string& p : o.programs)
       if (std::find(programs.begin(), programs.end(), p) == programs.end()) programs.push_back(p);
     for (const auto& [name, t] : o.tables)
@@ -116,22 +120,27 @@ inline std::vector<Figure> figures(const Data& d) {
   for (const auto& [k, v] : d.tables.count("branches taken") ? d.tables.at("branches taken") : Table{}) taken += v;
   char buf[160];
   std::vector<Figure> f;
-  f.push_back({"1. instruction path length", insts, "instructions executed (a rep-prefixed one counts once)"});
-  std::snprintf(buf, sizeof buf, "bytes of instructions executed, %.2f per instruction", insts ? double(bytes) / double(insts) : 0.0);
-  f.push_back({"2. instruction path size", bytes, buf});
+  const char* counted = d.isStatic ? "in the program" : "executed";
+  if (d.isStatic) f.push_back({"1. instructions", insts, "in the program, each counted once whether or not it ran"});
+  else f.push_back({"1. instruction path length", insts, "instructions executed (a rep-prefixed one counts once)"});
+  std::snprintf(buf, sizeof buf, "bytes of instructions %s, %.2f per instruction", counted, insts ? double(bytes) / double(insts) : 0.0);
+  f.push_back({d.isStatic ? "2. instruction bytes" : "2. instruction path size", bytes, buf});
   f.push_back({"memory references", refs, "data accesses (report 5)"});
   // Each kind of reference on its own row (a modify both reads and writes).
   for (const char* kind : {"loads", "stores", "modifies"}) {
     std::snprintf(buf, sizeof buf, "%.1f%% of references", percent(d.total(kind), refs));
     f.push_back({std::string("  ") + kind, d.total(kind), buf});
   }
-  f.push_back({"8. flag-writing instructions", d.total("flag-writing instructions"), "executed"});
+  f.push_back({"8. flag-writing instructions", d.total("flag-writing instructions"), counted});
   std::snprintf(buf, sizeof buf, "%.1f%% of flag writes: every flag they write is written again before a read",
                 percent(d.total("flag writes never read"), d.total("flag-writing instructions")));
   f.push_back({"   flag writes never read", d.total("flag writes never read"), buf});
-  std::snprintf(buf, sizeof buf, "executed; %.1f%% taken", percent(taken, cond));
-  f.push_back({"9. conditional branches", cond, buf});
-  f.push_back({"   taken", taken, "(branches to other procedures not counted)"});
+  if (d.isStatic) f.push_back({"9. conditional branches", cond, "in the program (taken: a dynamic measurement)"});
+  else {
+    std::snprintf(buf, sizeof buf, "executed; %.1f%% taken", percent(taken, cond));
+    f.push_back({"9. conditional branches", cond, buf});
+    f.push_back({"   taken", taken, "(branches to other procedures not counted)"});
+  }
   std::snprintf(buf, sizeof buf, "%.2f instructions between transfers, %.2f between conditional branches",
                 transfers ? double(insts) / double(transfers) : 0.0, cond ? double(insts) / double(cond) : 0.0);
   f.push_back({"10. control transfers", transfers, buf});
@@ -140,7 +149,9 @@ inline std::vector<Figure> figures(const Data& d) {
 
 // ease.out: what a person reads on a screen; at most `top` rows a table.
 inline void writeText(FILE* out, const Data& d, long top) {
-  std::fprintf(out, "ease: architecture reports (Davidson & Whalley) of %s\n\n", programList(d).c_str());
+  std::fprintf(out, "ease: architecture reports (Davidson & Whalley) of %s\n", programList(d).c_str());
+  std::fprintf(out, "%s\n\n", d.isStatic ? "static: each instruction of the program counted once, whether or not it ran"
+                                           : "dynamic: each instruction counted as often as it ran");
   for (const Figure& f : figures(d))
     std::fprintf(out, "  %-32s %18s  %s\n", f.label.c_str(), atomx::groupDigits(uint64_t(f.value)).c_str(), f.remark.c_str());
   for (const TableInfo& ti : kTables) {
@@ -150,9 +161,11 @@ inline void writeText(FILE* out, const Data& d, long top) {
     for (const auto& [k, v] : it->second) sum += v;
     std::fprintf(out, "\n%s\n", ti.title);
     const bool six = std::string(ti.table) == "memory reference", taken = std::string(ti.table) == "branches taken";
-    if (six) std::fprintf(out, "  %-8s %-26s %5s %18s %8s\n", "access", "addressing mode", "size", "number executed", "per cent");
+    if (six)
+      std::fprintf(out, "  %-8s %-26s %5s %18s %8s\n", "access", "addressing mode", "size",
+                   d.isStatic ? "number in program" : "number executed", "per cent");
     else if (taken) std::fprintf(out, "  %-40s %18s %8s\n", "condition", "number taken", "of exec.");
-    else std::fprintf(out, "  %-40s %18s %8s\n", "", "number executed", "per cent");
+    else std::fprintf(out, "  %-40s %18s %8s\n", "", d.isStatic ? "number in program" : "number executed", "per cent");
     long shown = 0, rest = 0;
     auto rows = sorted(it->second);
     if (six)  // by access, mode and size in bytes, as the seed's Table VI
@@ -195,6 +208,7 @@ void writeJson(FILE* out, const Data& d, More more) {
   j.key("programs").beginArray();
   for (const std::string& p : d.programs) j.value(p);
   j.endArray();
+  j.key("weighting").value(d.isStatic ? "static" : "dynamic");
   j.key("rep_counting").value("once per execution");
   j.key("totals").beginObject();
   for (const auto& [k, v] : d.tables.count("total") ? d.tables.at("total") : Table{}) j.key(k.c_str()).value(v);

@@ -25,6 +25,7 @@ ease::Data read(const std::string& path) {
     const nlohmann::json j = nlohmann::json::parse(in);
     if (j.value("tool", "") != "ease") throw Error(path + ": not an ease.json file (no \"tool\": \"ease\")");
     for (const auto& p : j.at("programs")) d.programs.push_back(p.get<std::string>());
+    d.isStatic = j.value("weighting", "dynamic") == "static";
     for (const auto& [k, v] : j.at("totals").items()) d.tables["total"][k] = v.get<long>();
     for (const auto& [name, t] : j.at("tables").items())
       for (const auto& [k, v] : t.items()) d.tables[name][k] = v.get<long>();
@@ -55,7 +56,13 @@ FILE* create(const std::string& path) {
 
 void mergeEaseReports(const std::vector<std::string>& inputs, const std::string& dir, long top) {
   ease::Data all;
-  for (const std::string& path : inputs) all.merge(read(path));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const ease::Data d = read(inputs[k]);
+    if (k && d.isStatic != all.isStatic)
+      throw Error(inputs[k] + ": " + (d.isStatic ? "static" : "dynamic") + " measurements, and " + inputs[0] + ": " +
+                  (all.isStatic ? "static" : "dynamic") + " ones: merge one kind at a time");
+    all.merge(d);
+  }
   FILE* f = create(dir + "/ease.out");
   ease::writeText(f, all, top);
   std::fclose(f);

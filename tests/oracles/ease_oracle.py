@@ -45,6 +45,11 @@ SSE/AVX or x87 instruction the tables lack is classified by its form (the
 first operand the result, read unless a move, extraction, conversion or
 VEX form; x87 memory loaded or stored); any other fails the check, named.
 
+--static: ease's static measurements (`-T ease -- --static`: each
+instruction of the program once, the program's own code not run) against
+the same classifier with every instruction of those functions weighted once
+(callgrind still runs the program, for the targets of indirect jumps).
+
 --dump FILE writes each executed instruction's facts, to find the one
 behind a differing row.
 --corrupt TOTAL+N or TABLE:KEY+N (the must-fail twins, tests/oracles):
@@ -233,6 +238,14 @@ def split_operands(s):
     return [o for o in (x.strip() for x in s.split(",")) if o] if s else []
 
 
+# The comparison predicates of cmpss & co., by immediate (Intel SDM, CMPPD:
+# 0-7 for SSE, 0-31 for AVX), as objdump spells them in its aliases
+# (cmpnlesd: cmpsd with 6).
+CMP_PREDICATES = ["eq", "lt", "le", "unord", "neq", "nlt", "nle", "ord", "eq_uq", "nge", "ngt", "false", "neq_oq", "ge",
+                  "gt", "true", "eq_os", "lt_oq", "le_oq", "unord_s", "neq_us", "nlt_uq", "nle_uq", "ord_s", "eq_us",
+                  "nge_uq", "ngt_uq", "false_os", "neq_os", "ge_oq", "gt_oq", "true_us"]
+
+
 class Inst:
     """The facts of one instruction, from its objdump text alone."""
 
@@ -258,6 +271,12 @@ class Inst:
         if m:  # objdump's aliases of pclmulqdq: the immediate they stand for
             mn = m.group(1) + "pclmulqdq"
             ops.append(Operand(str((m.group(2) == "h") | (m.group(3) == "h") << 4), "immediate"))
+        m = re.fullmatch(r"(v?)cmp(eq|lt|le|unord|neq|nlt|nle|ord|eq_uq|nge|ngt|false|neq_oq|ge|gt|true|eq_os|lt_oq|"
+                         r"le_oq|unord_s|neq_us|nlt_uq|nle_uq|ord_s|eq_us|nge_uq|ngt_uq|false_os|neq_os|ge_oq|gt_oq|"
+                         r"true_us)(ss|sd|ps|pd)", mn)
+        if m:  # objdump's aliases of cmpss/cmpsd/cmpps/cmppd: the predicate they stand for, an immediate to Zydis
+            mn = m.group(1) + "cmp" + m.group(3)
+            ops.append(Operand(str(CMP_PREDICATES.index(m.group(2))), "immediate"))
         if mn == "xchg" and len(ops) == 2 and ops[0].text == ops[1].text == "ax":
             mn, ops = "nop", []  # 66 90: Zydis's nop
         if mn == "movsd":
@@ -770,8 +789,12 @@ def main():
     ap = harness_args(__doc__.split("\n\n")[0])
     ap.add_argument("--corrupt", action="append", default=[], help="TOTAL+N or TABLE:KEY+N (must-fail twins)")
     ap.add_argument("--dump", help="write each executed instruction's facts to this file (to diagnose a difference)")
+    ap.add_argument("--static", action="store_true", help="ease's static measurements: every instruction once")
     o = ap.parse_args()
-    run, failures = start(o, "ease", valgrind_opts=["--skip-plt=no"], discard=["ease.out", "ease.html", "ease.cg"])
+    run, failures = start(o, "ease", valgrind_opts=["--skip-plt=no"], discard=["ease.out", "ease.html", "ease.cg"],
+                          tool_args=["--static"] if o.static else [])
+    if o.static and failures is not None:
+        failures = []  # the program's own code does not run: its output is not the native one's
     try:
         if failures is None:
             return 1
@@ -802,6 +825,14 @@ def main():
             print(f"FAIL {o.prog}: callgrind did not run the program (status {cg[0]}, native {native[0]}): "
                   f"{cg[2].decode(errors='replace')[-400:]}")
             return 1
+        if o.static:
+            if j.get("weighting") != "static":
+                print(f"FAIL {o.prog}: ease.json's weighting is {j.get('weighting')!r}, not 'static'")
+                return 1
+            counts = collections.Counter({a: 1 for a in texts})
+        elif j.get("weighting") != "dynamic":
+            print(f"FAIL {o.prog}: ease.json's weighting is {j.get('weighting')!r}, not 'dynamic'")
+            return 1
         names = {p["name"] for p in j["procs"]}
         with open(o.dump, "w") if o.dump else open(os.devnull, "w") as dump:
             try:
@@ -818,7 +849,7 @@ def main():
                 print("   ", f)
             return 1
         rows = sum(len(tables[t]) for _, _, tabs in REPORTS for t in tabs)
-        print(f"PASS {o.prog}: reports 2-8, 10, 11 equal to the classifier's: {T['instructions']} instructions, "
+        print(f"PASS {o.prog}: {'static ' if o.static else ''}reports 2-8, 10, 11 equal to the classifier's: {T['instructions']} instructions, "
               f"{T['bytes']} bytes, {rows} table rows, {len(names)} procedures")
         return 0
     finally:

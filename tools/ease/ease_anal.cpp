@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <unistd.h>
+
 namespace {
 
 // The conditional branch that ends block b, or null (the block's facts say
@@ -71,8 +73,11 @@ void shapeOf(long id, const AtomxInstFacts& f, bool apart, std::string& key) {
   }
 }
 
+// `takenCounts` null: the static measurements (every block counted once;
+// no branch has a taken count).
 ease::Data compute(bool naive, const long* blockCounts, const long* takenCounts, ease::RunCosts& run) {
   ease::Data d;
+  d.isStatic = takenCounts == nullptr;
   const std::string program = AtomxProgramFile();
   d.programs.push_back(program);
   std::vector<ease::ProcRow> procs(static_cast<size_t>(AtomxProcCount()));
@@ -111,7 +116,7 @@ ease::Data compute(bool naive, const long* blockCounts, const long* takenCounts,
     r.program = program, r.pc = branch->pc, r.condition = ease::branchCondition(ease::Inst(*branch));
     r.proc = AtomxProc(block.proc)->name;
     r.executed = n;
-    r.counted = takenEdges.has(*branch);
+    r.counted = takenCounts && takenEdges.has(*branch);
     r.taken = r.counted ? takenCounts[b] : 0;
     d.tables["branches executed"][r.condition] += r.executed;
     if (r.counted) d.tables["branches taken"][r.condition] += r.taken;
@@ -151,6 +156,21 @@ void writeBlocks(atomx::JsonWriter& j, const long* blockCounts, const ease::RunC
 }
 
 }  // namespace
+
+// --static: the reports with every block counted once, at program start;
+// then the process ends before the program's own code runs (what follows
+// the tools' start routines is the program).
+extern "C" void EaseStatic(long top) {
+  const std::vector<long> once(size_t(AtomxBlockCount()) + 1, 1);
+  ease::RunCosts run;
+  const ease::Data d = compute(false, once.data(), nullptr, run);
+  if (FILE* out = atomx::openToolOutput("ease.out")) ease::writeText(out, d, top), std::fclose(out);
+  if (FILE* out = atomx::openToolOutput("ease.json"))
+    ease::writeJson(out, d, [&](atomx::JsonWriter& j) { writeBlocks(j, once.data(), run); }), std::fclose(out);
+  if (FILE* out = atomx::openToolOutput("ease.html")) ease::writeHtml(out, d), std::fclose(out);
+  std::fflush(nullptr);
+  _exit(0);
+}
 
 extern "C" void EaseFini(long top, long naive, const long* blockCounts, const long* takenCounts) {
   ease::RunCosts run;

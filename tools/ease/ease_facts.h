@@ -41,7 +41,9 @@ struct Inst {
   bool isJump() const { return f.kind == ATOMX_INST_JUMP || f.kind == ATOMX_INST_INDIRECT_JUMP; }
   bool isCall() const { return f.kind == ATOMX_INST_CALL || f.kind == ATOMX_INST_INDIRECT_CALL; }
   bool isReturn() const { return f.kind == ATOMX_INST_RETURN; }
-  bool isBranch() const { return f.kind != ATOMX_INST_OTHER; }  // any control transfer
+  // A control transfer: a jump, call, return or conditional branch (not
+  // ud2 or hlt, which stop: tools/ease/README.md, report 10).
+  bool isBranch() const { return f.kind != ATOMX_INST_OTHER && f.kind != ATOMX_INST_STOP; }
   bool isScalarVector() const { return f.traits & ATOMX_SCALAR_VECTOR; }
   bool isRepeated() const { return f.traits & ATOMX_REPEATED; }
   // Its repeat prefix as Zydis names it: "rep", "repe", "repne" ("" without one).

@@ -12,7 +12,10 @@
 // the reports.
 // Options: --top N (rows of each table in ease.out, default 12); --naive
 // (each executed instruction described apart, not once per shape: the same
-// reports, slower; the check of the shapes).
+// reports, slower; the check of the shapes); --static (ease's static
+// measurements: every instruction of the program counted once, written
+// when the program starts, which then exits before any of its own code
+// runs).
 #include <atomx/atomx.hpp>
 
 #include <string>
@@ -21,13 +24,19 @@ using namespace atomx;
 
 extern "C" void Instrument(int argc, char** argv) {
   long top = 12, naive = 0;
+  bool staticOnly = false;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     if (a == "--top") top = optionNumber("ease", a, k + 1 < argc ? argv[++k] : nullptr);
     else if (a == "--naive") naive = 1;
-    else throw Error("ease: unknown option '" + a + "' (options: --top N, --naive)");
+    else if (a == "--static") staticOnly = true;
+    else throw Error("ease: unknown option '" + a + "' (options: --top N, --naive, --static)");
   }
   embedFacts(FactsDetail::Operands);
+  if (staticOnly) {  // nothing is counted: the facts alone
+    Routine("EaseStatic(long)").atProgramStart(top);
+    return;
+  }
   // Both by Block::id(): a block's runs, and, for a block that ends in a
   // conditional branch with a taken edge (a target in its procedure), how
   // often that edge was taken.

@@ -269,29 +269,41 @@ def main():
     ap.add_argument("--corrupt", action="store_true",
                     help="the must-fail twins: break the run's output the check reads (html: no script runs; "
                          "cgnames: ease.cg's names mangled; shapes: ease.json one line longer) and fail")
+    ap.add_argument("--static", action="store_true",
+                    help="ease's static measurements (-- --static): the program's own code must not run (no output, "
+                         "status 0), and the outputs say static")
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
     o = ap.parse_args()
+    problems = []
     with tempfile.TemporaryDirectory() as tmp:
         atom = os.path.join(tmp, "prog.atom")
-        subprocess.run([o.atomx, o.prog, "-T", "ease", "-o", atom, "-q"], check=True)
+        subprocess.run([o.atomx, o.prog, "-T", "ease", "-o", atom, "-q"] + (["--", "--static"] if o.static else []), check=True)
         dirs = [os.path.join(tmp, n) for n in ("a", "b", "m")]
         for d in dirs:
             os.mkdir(d)
         for d in dirs[:2]:
-            subprocess.run([atom] + o.args, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            r = subprocess.run([atom] + o.args, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            if o.static and (r.returncode or r.stdout):
+                problems.append(f"--static: the program ran (status {r.returncode}, {len(r.stdout)} bytes of output)")
+        if o.static:
+            j = json.load(open(os.path.join(dirs[0], "ease.json")))
+            if j.get("weighting") != "static":
+                problems.append(f"--static: ease.json's weighting is {j.get('weighting')!r}")
+            if "(static)" not in open(os.path.join(dirs[0], "ease.html")).read():
+                problems.append("--static: ease.html does not say (static)")
         if o.corrupt:
             corrupt(o.check, dirs[0])
         if o.check == "html":
-            problems = check_page(os.path.join(dirs[0], "ease.html"), json.load(open(os.path.join(dirs[0], "ease.json"))), tmp)
+            problems += check_page(os.path.join(dirs[0], "ease.html"), json.load(open(os.path.join(dirs[0], "ease.json"))), tmp)
         elif o.check == "cg":
-            problems = check_cg(dirs[0]) + check_cg_split(dirs[0], o.prog, o.args)
+            problems += check_cg(dirs[0]) + check_cg_split(dirs[0], o.prog, o.args)
         elif o.check == "cgnames":
-            problems = check_cg_names(dirs[0], o.prog, o.args)
+            problems += check_cg_names(dirs[0], o.prog, o.args)
         elif o.check == "shapes":
-            problems = check_shapes(o.atomx, o.prog, o.args, atom, dirs[0], dirs[1], tmp)
+            problems += check_shapes(o.atomx, o.prog, o.args, atom, dirs[0], dirs[1], tmp)
         else:
-            problems = check_merge(o.atomx, dirs[0], dirs[1], dirs[2], tmp)
+            problems += check_merge(o.atomx, dirs[0], dirs[1], dirs[2], tmp)
     for p in problems:
         print("FAIL:", p)
     if not problems:
