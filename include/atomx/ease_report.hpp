@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -238,6 +239,154 @@ void writeJson(FILE* out, const Data& d, More more) {
   j.endArray();
   more(j);
   j.endObject();
+}
+
+
+// ---- comparing two builds (the seed's Tables II and III) -------------------
+
+// One row of a comparison: the count in A, in B, and B - A.
+struct DiffRow {
+  std::string key;
+  long a = 0, b = 0;
+  long change() const { return b - a; }
+};
+
+// The rows of one table (or of the totals, "total"), every key of either,
+// largest change first (by size; ties by key).
+inline std::vector<DiffRow> diffRows(const Data& a, const Data& b, const std::string& table) {
+  std::map<std::string, DiffRow> rows;
+  for (const Data* d : {&a, &b})
+    if (auto t = d->tables.find(table); t != d->tables.end())
+      for (const auto& [k, v] : t->second) {
+        DiffRow& r = rows[k];
+        r.key = k;
+        (d == &a ? r.a : r.b) = v;
+      }
+  std::vector<DiffRow> v;
+  for (auto& [k, r] : rows) v.push_back(r);
+  std::stable_sort(v.begin(), v.end(), [](const DiffRow& x, const DiffRow& y) {
+    return std::labs(x.change()) > std::labs(y.change());
+  });
+  return v;
+}
+
+// Per procedure (by name: two builds' programs are different files):
+// instructions, bytes, Dr, Dw, Bc in A and in B.
+struct ProcDiff {
+  std::string name;
+  ProcRow a, b;
+};
+inline std::vector<ProcDiff> diffProcs(const Data& a, const Data& b) {
+  std::map<std::string, ProcDiff> by;
+  for (const Data* d : {&a, &b})
+    for (const ProcRow& r : d->procs) {
+      ProcDiff& p = by[r.name];
+      p.name = r.name;
+      ProcRow& into = d == &a ? p.a : p.b;
+      into.insts += r.insts, into.bytes += r.bytes, into.dr += r.dr, into.dw += r.dw, into.bc += r.bc;
+    }
+  std::vector<ProcDiff> v;
+  for (auto& [k, p] : by) v.push_back(p);
+  std::stable_sort(v.begin(), v.end(), [](const ProcDiff& x, const ProcDiff& y) {
+    return std::labs(x.b.insts - x.a.insts) > std::labs(y.b.insts - y.a.insts);
+  });
+  return v;
+}
+
+inline std::string signedDigits(long v) { return (v > 0 ? "+" : v < 0 ? "-" : "") + atomx::groupDigits(uint64_t(std::labs(v))); }
+inline std::string changePercent(long a, long b) {
+  if (!a) return b ? "new" : "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * double(b - a) / double(a));
+  return buf;
+}
+
+// ease-diff.out: per report what changed from A to B, the rows that changed
+// most first (at most `top` a table; 0: the figures and procedures only).
+inline void writeDiffText(FILE* out, const Data& a, const Data& b, long top) {
+  std::fprintf(out, "ease: what changed from A to B\n  A: %s (%s)\n  B: %s (%s)\n", programList(a).c_str(),
+               a.isStatic ? "static" : "dynamic", programList(b).c_str(), b.isStatic ? "static" : "dynamic");
+  auto header = [&](const char* title, const char* what) {
+    std::fprintf(out, "\n%s\n  %-40s %16s %16s %16s %8s\n", title, what, "A", "B", "B - A", "change");
+  };
+  auto row = [&](const std::string& key, long x, long y) {
+    std::fprintf(out, "  %-40s %16s %16s %16s %8s\n", key.c_str(), atomx::groupDigits(uint64_t(x)).c_str(),
+                 atomx::groupDigits(uint64_t(y)).c_str(), signedDigits(y - x).c_str(), changePercent(x, y).c_str());
+  };
+  header("Totals", "");
+  for (const DiffRow& r : diffRows(a, b, "total")) row(r.key, r.a, r.b);
+  for (const TableInfo& ti : kTables) {
+    const std::vector<DiffRow> rows = diffRows(a, b, ti.table);
+    long changed = 0;
+    for (const DiffRow& r : rows) changed += r.change() != 0;
+    if (!changed || !top) continue;
+    header(ti.title, "");
+    long shown = 0;
+    for (const DiffRow& r : rows) {
+      if (!r.change()) continue;
+      if (shown++ == top) {
+        std::fprintf(out, "  (%ld more rows changed)\n", changed - top);
+        break;
+      }
+      row(r.key, r.a, r.b);
+    }
+  }
+  header("Procedures (instructions; by name)", "procedure");
+  long shown = 0;
+  const std::vector<ProcDiff> procs = diffProcs(a, b);
+  for (const ProcDiff& p : procs) {
+    if (p.a.insts == p.b.insts) continue;
+    if (top && shown++ == top) {
+      std::fprintf(out, "  (more: ease-diff.json)\n");
+      break;
+    }
+    row(p.name + (p.a.insts ? p.b.insts ? "" : " (only in A)" : " (only in B)"), p.a.insts, p.b.insts);
+  }
+}
+
+// ease-diff.json: {"tool":"ease-diff", "a":{programs, weighting}, "b":...,
+// "totals":{KEY:[A,B]}, "tables":{TABLE:{KEY:[A,B]}}, "procs":[{"name",
+// "a":{instructions,bytes,Dr,Dw,Bc} or null, "b":...}]}: every row, changed or not.
+inline void writeDiffJson(FILE* out, const Data& a, const Data& b) {
+  atomx::JsonWriter j(out);
+  j.beginObject().key("tool").value("ease-diff");
+  for (const Data* d : {&a, &b}) {
+    j.key(d == &a ? "a" : "b").beginObject().key("programs").beginArray();
+    for (const std::string& p : d->programs) j.value(p);
+    j.endArray().key("weighting").value(d->isStatic ? "static" : "dynamic").endObject();
+  }
+  auto pairs = [&](const std::string& table) {
+    j.beginObject();
+    std::vector<DiffRow> rows = diffRows(a, b, table);
+    std::sort(rows.begin(), rows.end(), [](const DiffRow& x, const DiffRow& y) { return x.key < y.key; });
+    for (const DiffRow& r : rows) j.key(r.key.c_str()).beginArray().value(r.a).value(r.b).endArray();
+    j.endObject();
+  };
+  j.key("totals");
+  pairs("total");
+  j.key("tables").beginObject();
+  for (const TableInfo& ti : kTables) {
+    j.key(ti.table);
+    pairs(ti.table);
+  }
+  j.endObject();
+  j.key("procs").beginArray();
+  std::vector<ProcDiff> procs = diffProcs(a, b);
+  std::sort(procs.begin(), procs.end(), [](const ProcDiff& x, const ProcDiff& y) { return x.name < y.name; });
+  for (const ProcDiff& p : procs) {
+    j.beginObject().key("name").value(p.name);
+    for (const ProcRow* r : {&p.a, &p.b}) {
+      j.key(r == &p.a ? "a" : "b");
+      if (!r->insts && !r->bytes) {
+        j.value(static_cast<const char*>(nullptr));
+        continue;
+      }
+      j.beginObject().key("instructions").value(r->insts).key("bytes").value(r->bytes).key("Dr").value(r->dr);
+      j.key("Dw").value(r->dw).key("Bc").value(r->bc).endObject();
+    }
+    j.endObject();
+  }
+  j.endArray().endObject();
 }
 
 }  // namespace ease

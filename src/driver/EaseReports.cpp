@@ -76,4 +76,19 @@ void mergeEaseReports(const std::vector<std::string>& inputs, const std::string&
                inputs.size(), ease::programList(all).c_str(), dir.c_str());
 }
 
+void diffEaseReports(const std::string& a, const std::string& b, const std::string& dir, long top) {
+  const ease::Data x = read(a), y = read(b);
+  if (x.isStatic != y.isStatic)
+    throw Error(a + " holds " + (x.isStatic ? "static" : "dynamic") + " measurements, " + b + " " +
+                (y.isStatic ? "static" : "dynamic") + " ones: compare one kind with the same kind");
+  FILE* f = create(dir + "/ease-diff.out");
+  ease::writeDiffText(f, x, y, top);
+  std::fclose(f);
+  f = create(dir + "/ease-diff.json");
+  ease::writeDiffJson(f, x, y);
+  std::fclose(f);
+  std::fprintf(stderr, "atomx: ease-report: %s (A) against %s (B): %s/ease-diff.out, ease-diff.json\n", a.c_str(), b.c_str(),
+               dir.c_str());
+}
+
 }  // namespace atomx::driver

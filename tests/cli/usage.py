@@ -41,6 +41,7 @@ CHECKS = [
     (["end", "--bogus"], 2, "unknown option --bogus"),
     (["end", "-j", "0"], 2, "-j needs a number"),
     (["ease-report"], 2, "no ease.json given"),
+    (["ease-report", "--diff", "a.json"], 2, "--diff compares two ease.json files, A and B, not 1"),
     (["ease-report", "--bogus"], 2, "unknown option"),
     (["ease-report", "--top", "x", "a.json"], 2, "--top needs a number"),
     (["run"], 2, "run needs a tool"),

@@ -14,7 +14,10 @@ namespace atomx::cli {
 
 namespace {
 
-const char* const kUsage = "usage: atomx ease-report EASE.json... [-o DIR] [--top N]";
+const char* const kUsage = "usage: atomx ease-report EASE.json... [-o DIR] [--top N]  (merge runs)\n"
+                           "       atomx ease-report --diff A.json B.json [-o DIR] [--top N]  (what changed from A to B)";
+// The same on one line, for an error message.
+const char* const kUsageLine = "usage: atomx ease-report EASE.json... | --diff A.json B.json, [-o DIR] [--top N]";
 
 }  // namespace
 
@@ -22,6 +25,7 @@ int runEaseReport(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::string dir = ".";
   long top = 12;
+  bool diff = false;
   for (int k = 2; k < argc; ++k) {
     const std::string a = argv[k];
     if (a == "-o" && k + 1 < argc) dir = argv[++k];
@@ -29,14 +33,21 @@ int runEaseReport(int argc, char** argv) {
       const std::string n = argv[++k];
       char* end = nullptr;
       top = std::strtol(n.c_str(), &end, 10);
-      if (n.empty() || *end || top < 1) throw UsageError("ease-report: --top needs a number of rows of at least 1, not '" + n + "'");
+      if (n.empty() || *end || top < 0) throw UsageError("ease-report: --top needs a number of rows (0 or more), not '" + n + "'");
     }
-    else if (a == "--top" || a == "-o") throw UsageError("ease-report: " + a + " needs a value (" + kUsage + ")");
+    else if (a == "--top" || a == "-o") throw UsageError("ease-report: " + a + " needs a value (" + kUsageLine + ")");
     else if (a == "--help" || a == "-h") return std::puts(kUsage), 0;
-    else if (!a.empty() && a[0] == '-') throw UsageError("ease-report: unknown option '" + a + "' (" + kUsage + ")");
+    else if (a == "--diff") diff = true;
+    else if (!a.empty() && a[0] == '-') throw UsageError("ease-report: unknown option '" + a + "' (" + kUsageLine + ")");
     else inputs.push_back(a);
   }
-  if (inputs.empty()) throw UsageError(std::string("ease-report: no ease.json given (") + kUsage + ")");
+  if (inputs.empty()) throw UsageError(std::string("ease-report: no ease.json given (") + kUsageLine + ")");
+  if (diff) {
+    if (inputs.size() != 2)
+      throw UsageError("ease-report: --diff compares two ease.json files, A and B, not " + std::to_string(inputs.size()));
+    driver::diffEaseReports(inputs[0], inputs[1], dir, top);
+    return 0;
+  }
   driver::mergeEaseReports(inputs, dir, top);
   return 0;
 }

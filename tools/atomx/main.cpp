@@ -7,7 +7,7 @@
 //   atomx regen TRACE [--blocks | --counts | --summary | --untraced] [--cachegrind-out F] [--binary F] [-j N]
 //   atomx analyze TRACE --tool NAME[=FILE],... [-j N]   (src/analyze/Analyzers.h)
 //   atomx melt TRACE [--method seed|exact|both] ... (MeltCommand.cpp)
-//   atomx ease-report EASE.json... [-o DIR] (EaseReport.cpp)
+//   atomx ease-report EASE.json... [-o DIR], --diff A B (EaseReport.cpp)
 //   atomx end [DUMP | DIR]... (EndCommand.cpp)
 //
 // Every error is one line on stderr and a non-zero exit status.
@@ -197,6 +197,9 @@ ANALYZERS
   atomx ease-report EASE.json... [-o DIR] [--top N]
       Merge the ease.json files of several runs or programs (atomx run -T
       ease) into one report: DIR/ease.out, ease.json, ease.html (DIR: .).
+  atomx ease-report --diff A.json B.json [-o DIR] [--top N]
+      What changed from build A to build B, per report and per procedure:
+      DIR/ease-diff.out, ease-diff.json (both static or both dynamic).
   atomx cache [--cache-dir DIR] [--clean | --trim SIZE] [-q]
       What atomx keeps between runs: the instrumented programs of run and
       trace ($XDG_CACHE_HOME/atomx/run, else ~/.cache/atomx/run; --cache-dir
