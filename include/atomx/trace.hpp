@@ -143,6 +143,15 @@ class TraceReader {
 
   const std::string& dir() const;
   const std::string& program() const;  // the program file read: the manifest's, or the one given
+  // Every procedure of the program, traced or not: its name, its start and
+  // its instruction count, as `atomx dump` shows them (static measurements:
+  // a sequence's share of its procedure's and of the program's code).
+  struct ProcedureSize {
+    std::string name;
+    uint64_t start = 0;
+    uint64_t instructions = 0;
+  };
+  std::vector<ProcedureSize> procedures() const;
   // Every thread of the trace, one after another (by thread id), to one
   // consumer.
   Summary regenerate(Consumer& consumer, Progress* progress = nullptr) const;

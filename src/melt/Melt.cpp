@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <deque>
 #include <numeric>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "melt/Exact.h"
 #include "melt/Seed.h"
@@ -135,6 +137,35 @@ struct Locate : trace::Consumer {
 
 }  // namespace
 
+namespace {
+
+// Each sequence's distinct addresses per procedure, against the
+// procedure's instructions and the program's (Sequence::staticShares).
+void staticShares(const trace::TraceReader& reader, Report& r) {
+  std::unordered_map<std::string, uint64_t> size;
+  for (const trace::TraceReader::ProcedureSize& p : reader.procedures()) {
+    size[p.name] += p.instructions;
+    r.programInstructions += p.instructions;
+  }
+  for (std::vector<Sequence>* list : {&r.seed.sequences, &r.exact.sequences})
+    for (Sequence& q : *list) {
+      std::unordered_set<uint64_t> seen;
+      for (size_t k = 0; k < q.pcs.size(); ++k) {
+        if (!seen.insert(q.pcs[k]).second) continue;
+        ++q.staticInstructions;
+        const std::string& proc = q.procedures[k];
+        auto it = std::find_if(q.staticShares.begin(), q.staticShares.end(), [&](const StaticShare& x) { return x.procedure == proc; });
+        if (it == q.staticShares.end()) {
+          q.staticShares.push_back({proc, 0, size.count(proc) ? size.at(proc) : 0});
+          it = q.staticShares.end() - 1;
+        }
+        ++it->instructions;
+      }
+    }
+}
+
+}  // namespace
+
 Report mine(const std::string& dir, const Options& options) {
   // One reading of the trace (its program analysed once) for every pass.
   const trace::TraceReader reader(dir, options.program);
@@ -206,7 +237,10 @@ Report mine(const std::string& dir, const Options& options) {
       reader.regenerate(p2, options.progress);
     }
     melter.finish(sr);
-    for (Chunk& c : sr.topChunks) c.insns = ranked(std::move(c.insns));
+    for (Chunk& c : sr.topChunks) {
+      c.insns = ranked(std::move(c.insns));
+      c.intervals = intervalTable(c.insns);
+    }
     for (Sequence& q : sr.sequences) {
       for (uint32_t i : q.insns) q.pcs.push_back(syms.pc(i));
       q.insns = ranked(std::move(q.insns));
@@ -230,6 +264,7 @@ Report mine(const std::string& dir, const Options& options) {
   for (std::vector<Sequence>* list : {&r.seed.sequences, &r.exact.sequences})
     for (Sequence& q : *list)
       for (uint64_t pc : q.pcs) q.procedures.push_back(syms.procedureAt(pc));
+  staticShares(reader, r);
   return r;
 }
 

@@ -95,6 +95,16 @@ struct Instruction {
   std::string text;        // disassembly at `pc`
 };
 
+// A sequence's static share (the seed's "11 of enqueue's 83 instructions,
+// 1.51% of the program"): its distinct instructions (by address) in each
+// procedure it runs through, against that procedure's instructions, and in
+// all against the program's.
+struct StaticShare {
+  std::string procedure;
+  uint64_t instructions = 0;   // of the sequence, in this procedure
+  uint64_t procedureSize = 0;  // the procedure's instructions
+};
+
 struct Sequence {
   std::vector<uint32_t> insns;  // indices into Report::instructions, in order
   std::vector<uint64_t> pcs;    // original addresses in order (by text: of its first occurrence)
@@ -103,13 +113,30 @@ struct Sequence {
   uint64_t coverage() const { return occurrences * insns.size(); }
   bool cyclic = false;          // seed: found as the period of a cyclic chunk
   uint64_t chunks = 0;          // seed: distinct chunks it came from
+  std::vector<StaticShare> staticShares;  // per procedure, in the order first reached
+  uint64_t staticInstructions = 0;        // distinct addresses of the sequence
 };
+
+// One row of the seed's parse of a chunk (its Table 2): a distinct
+// instruction, by its first position j (1-based) in the chunk, how often it
+// occurs there (COUNT), and the distances between its consecutive
+// occurrences, each distinct distance once in the order first seen
+// (PS.INTERVAL: "8, 3" for positions 1, 9, 12, 20, 23).
+struct IntervalRow {
+  size_t first = 0;   // j
+  uint32_t insn = 0;  // PS.INS
+  uint64_t count = 0;  // COUNT
+  std::vector<size_t> intervals;  // PS.INTERVAL
+};
+std::vector<IntervalRow> intervalTable(const std::vector<uint32_t>& chunk);
 
 struct Chunk {
   std::vector<uint32_t> insns;
   uint64_t count = 0;
   size_t period = 0;  // smallest period; cyclic when 2*period <= length
+  std::vector<IntervalRow> intervals;  // the seed's parse of it (intervalTable)
 };
+
 
 struct SeedResult {
   uint64_t threshold = 0;
@@ -133,6 +160,7 @@ struct Report {
   Identity identity = Identity::Address;
   uint64_t executed = 0, threads = 0, segments = 0, blocks = 0;
   uint64_t incompleteThreads = 0;  // regenerated up to a problem (mined as far as they go)
+  uint64_t programInstructions = 0;  // every procedure's instructions (static shares)
   std::vector<Instruction> instructions;  // by executions, most first
   bool seedRun = false, exactRun = false;
   SeedResult seed;

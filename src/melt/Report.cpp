@@ -69,6 +69,15 @@ void printSequence(std::FILE* f, const Report& r, const Where& where, size_t n, 
               static_cast<unsigned long long>(q.coverage()), percent(q.coverage(), r.executed).c_str(),
               seed ? (q.cyclic ? "  cyclic" : "  a whole chunk") : "", procedures(r, q).c_str());
   if (seed) std::fprintf(f, "      from %llu distinct chunk(s)\n", static_cast<unsigned long long>(q.chunks));
+  // The static share beside the dynamic one (the seed's "11 of enqueue's 83
+  // instructions, 1.51% of the program").
+  std::string st;
+  for (const StaticShare& x : q.staticShares)
+    st += (st.empty() ? "" : ", ") + std::to_string(x.instructions) + " of " + demangle(x.procedure) + "'s " +
+          std::to_string(x.procedureSize) + " (" + percent(x.instructions, x.procedureSize) + ")";
+  std::fprintf(f, "      static: %s; %llu of the program's %llu instructions (%s)\n", st.c_str(),
+              static_cast<unsigned long long>(q.staticInstructions), static_cast<unsigned long long>(r.programInstructions),
+              percent(q.staticInstructions, r.programInstructions).c_str());
   // A long chunk is listed by its first instructions (the JSON has them all).
   const size_t shown = q.insns.size() > 48 ? 32 : q.insns.size();
   for (size_t k = 0; k < shown; ++k) {
@@ -127,6 +136,21 @@ void printReport(std::FILE* f, const std::string& dir, const Report& r, const Wh
       if (c.insns.size() > 8) first += "...";
       std::fprintf(f, "  %10llu %8zu %8zu  %s%s\n", static_cast<unsigned long long>(c.count), c.insns.size(), c.period,
                   first.c_str(), 2 * c.period <= c.insns.size() ? "(cyclic)" : "");
+    }
+    for (size_t k = 0; k < s.topChunks.size() && k < 3; ++k) {
+      const Chunk& c = s.topChunks[k];
+      std::fprintf(f, "\n  chunk %zu parsed (the seed's Table 2; --json has every chunk's): %zu distinct instructions\n", k + 1,
+                  c.intervals.size());
+      std::fprintf(f, "  %8s %10s  %-8s %-40s %s\n", "j", "COUNT", "pc", "PS.INS", "PS.INTERVAL");
+      for (size_t n = 0; n < c.intervals.size() && n < 16; ++n) {
+        const IntervalRow& row = c.intervals[n];
+        std::string iv;
+        for (size_t d : row.intervals) iv += (iv.empty() ? "" : ", ") + std::to_string(d);
+        const Instruction& i = r.instructions[row.insn];
+        std::fprintf(f, "  %8zu %10llu  %-8s %-40s %s\n", row.first, static_cast<unsigned long long>(row.count),
+                    hex(i.pc).c_str(), i.text.substr(0, 40).c_str(), iv.empty() ? "-" : iv.c_str());
+      }
+      if (c.intervals.size() > 16) std::fprintf(f, "  ... %zu more\n", c.intervals.size() - 16);
     }
     std::fprintf(f, "\n  sequences: the top %zu of %llu by length x occurrences\n", s.sequences.size(),
                 static_cast<unsigned long long>(s.sequencesFound));
@@ -187,6 +211,14 @@ void sequenceJson(JsonWriter& j, const Report& r, const Sequence& q, bool seed) 
     j.key("cyclic").value(q.cyclic);
     j.key("chunks").value(q.chunks);
   }
+  // The static share: distinct addresses of the sequence per procedure,
+  // against the procedure's instructions and the program's.
+  j.key("static").beginObject().key("instructions").value(q.staticInstructions);
+  j.key("program_share").value(r.programInstructions ? double(q.staticInstructions) / double(r.programInstructions) : 0.0);
+  j.key("procedures").beginArray();
+  for (const StaticShare& x : q.staticShares)
+    j.beginObject().key("name").value(x.procedure).key("instructions").value(x.instructions).key("of").value(x.procedureSize).endObject();
+  j.endArray().endObject();
   j.endObject();
 }
 
@@ -248,10 +280,21 @@ void writeJson(std::FILE* f, const std::string& dir, const Report& r) {
       j.key("pcs").beginArray();
       for (uint32_t i : c.insns) j.value(hex(r.instructions[i].pc));
       j.endArray();
+      // The seed's parse (its Table 2): per distinct instruction, its first
+      // position j, COUNT and PS.INTERVAL.
+      j.key("intervals").beginArray();
+      for (const IntervalRow& row : c.intervals) {
+        j.beginObject().key("j").value(row.first).key("count").value(row.count);
+        j.key("pc").value(hex(r.instructions[row.insn].pc)).key("intervals").beginArray();
+        for (size_t d : row.intervals) j.value(d);
+        j.endArray().endObject();
+      }
+      j.endArray();
       j.endObject();
     }
     j.endArray();
     j.key("sequences_found").value(s.sequencesFound);
+    j.key("program_instructions").value(r.programInstructions);
     j.key("sequences").beginArray();
     for (const Sequence& q : s.sequences) sequenceJson(j, r, q, true);
     j.endArray();

@@ -1,6 +1,7 @@
 #include "melt/Seed.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace atomx::melt {
 
@@ -127,6 +128,26 @@ void SeedMelter::finish(SeedResult& out) {
     q.chunks = s.chunks;
     out.sequences.push_back(std::move(q));
   }
+}
+
+// The seed's parse of a chunk (its step 5 pseudocode; Melt.h, IntervalRow).
+std::vector<IntervalRow> intervalTable(const std::vector<uint32_t>& chunk) {
+  std::vector<IntervalRow> rows;
+  std::unordered_map<uint32_t, size_t> row, last;  // instruction -> its row, its previous position
+  for (size_t k = 0; k < chunk.size(); ++k) {
+    const uint32_t i = chunk[k];
+    auto [it, fresh] = row.try_emplace(i, rows.size());
+    if (fresh) {
+      rows.push_back({k + 1, i, 1, {}});
+    } else {
+      IntervalRow& r = rows[it->second];
+      ++r.count;
+      const size_t d = k - last[i];
+      if (std::find(r.intervals.begin(), r.intervals.end(), d) == r.intervals.end()) r.intervals.push_back(d);
+    }
+    last[i] = k;
+  }
+  return rows;
 }
 
 }  // namespace atomx::melt

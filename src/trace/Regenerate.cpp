@@ -725,6 +725,12 @@ TraceReader::~TraceReader() = default;
 const std::string& TraceReader::dir() const { return impl_->dir; }
 const std::string& TraceReader::program() const { return impl_->program; }
 
+std::vector<TraceReader::ProcedureSize> TraceReader::procedures() const {
+  std::vector<ProcedureSize> out;
+  for (const ir::Procedure& p : impl_->model->program.procs) out.push_back({p.name, p.start, uint64_t(p.insns.size())});
+  return out;
+}
+
 namespace {
 
 // The threads the event log knows that left no stream.

@@ -36,6 +36,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -179,7 +180,47 @@ def main():
     top_chunks = sorted(distinct.items(), key=lambda kv: (-kv[1] * len(kv[0]), len(kv[0]), first[kv[0]]))[:len(sd["top_chunks"])]
     if [(c["pcs"], c["count"], c["period"]) for c in sd["top_chunks"]] != [(dec(c), k, period(c)) for c, k in top_chunks]:
         fail("seed's top chunks differ")
-    print(f"seed: threshold {threshold}, {len(chunks)} chunks, {len(distinct)} distinct, {len(found)} sequences: equal")
+    # The seed's parse of each top chunk (its Table 2), by brute force: per
+    # distinct instruction in order of first position j, its COUNT and the
+    # distinct distances between its consecutive occurrences.
+    rows_checked = 0
+    for k, (c, _) in enumerate(top_chunks):
+        want, pos = [], {}
+        for n, ch in enumerate(c):
+            if ch not in pos:
+                want.append({"j": n + 1, "count": 0, "pc": dec(ch)[0], "intervals": []})
+                pos[ch] = (len(want) - 1, None)
+            row, last = pos[ch]
+            want[row]["count"] += 1
+            if last is not None and n - last not in want[row]["intervals"]:
+                want[row]["intervals"].append(n - last)
+            pos[ch] = (row, n)
+        got = sd["top_chunks"][k].get("intervals")
+        if got != want:
+            fail(f"chunk {k + 1}'s interval table differs:\n atomx {got}\n here  {want}")
+        rows_checked += len(want)
+    # Each sequence's static share: its distinct addresses per procedure,
+    # against the procedure's instructions as objdump shows them within the
+    # symbol's bounds (nm -S).
+    insns = [int(m.group(1), 16) for m in re.finditer(r"^\s+([0-9a-f]+):\t", subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", j["program"]], check=True, stdout=subprocess.PIPE, text=True).stdout, re.M)]
+    shares = 0
+    for method in ("seed", "exact"):
+        for n, q in enumerate(j[method]["sequences"], 1):
+            st = q["static"]
+            pcs = {int(x, 16) for x in q["pcs"]}
+            if st["instructions"] != len(pcs):
+                fail(f"{method} #{n}: static instructions {st['instructions']}, its distinct addresses {len(pcs)}")
+            for pr in st["procedures"]:
+                lo, hi = symbol_range(j["program"], pr["name"])
+                size = sum(lo <= x < hi for x in insns)
+                mine = sum(lo <= x < hi for x in pcs)
+                if (pr["of"], pr["instructions"]) != (size, mine):
+                    fail(f"{method} #{n}: static share in {pr['name']}: atomx {pr['instructions']} of {pr['of']}, "
+                         f"objdump {mine} of {size}")
+                shares += 1
+    print(f"seed: threshold {threshold}, {len(chunks)} chunks, {len(distinct)} distinct, {len(found)} sequences: equal; "
+          f"{rows_checked} interval-table rows and {shares} static shares equal")
 
     if a.brute:
         brute(a, j, regen(a.atomx, a.trace, blocks=True), text, pcs_of)
