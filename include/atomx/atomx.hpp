@@ -197,8 +197,12 @@ class Inst {
   // as the stack slot of push/pop/call/ret and string instructions' rsi/rdi).
   // lea and nop-with-memory-operand access no memory and have none.
   unsigned memOperandCount() const;
-  bool isLoad() const;   // reads memory through some operand
-  bool isStore() const;  // writes memory through some operand
+  // Reads / writes memory through some operand, as the instruction's
+  // operands say: a prefetch (and clflush & co.) counts as a load here,
+  // though no data moves; isCacheControl() tells them apart (the cache and
+  // cachesim tools leave them out, as Valgrind does).
+  bool isLoad() const;
+  bool isStore() const;
   unsigned accessSize(unsigned operand = 0) const;  // bytes
   MemoryOperand memOperand(unsigned operand = 0) const;  // its parts
   // Every operand (Operand above), hidden ones included.

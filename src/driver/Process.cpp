@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "support/Error.h"
 #include "support/SearchPath.h"
@@ -19,6 +20,20 @@ std::string findProgram(const std::string& prog) {
     throw Error(prog + (prog.find('/') != std::string::npos ? ": not an executable file" : ": not found on PATH"));
   return found;
 }
+
+namespace {
+
+// The child runChild waits for: the signals a user or a supervisor sends
+// atomx alone (kill PID, a job control system's SIGTERM) go to it, so that
+// the program ends as it would have (its tool's report written) and atomx
+// waits for it, instead of leaving it running on its own.
+volatile sig_atomic_t child = 0;
+void forward(int sig) {
+  if (child > 0) kill(pid_t(child), sig);
+}
+constexpr int kForwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
+
+}  // namespace
 
 int runChild(const std::string& exe, const std::vector<std::string>& argv) {
   std::vector<char*> args;
@@ -34,9 +49,16 @@ int runChild(const std::string& exe, const std::vector<std::string>& argv) {
   }
   signal(SIGINT, SIG_IGN);
   signal(SIGQUIT, SIG_IGN);
+  child = pid;
+  struct sigaction fwd {}, old[std::size(kForwarded)];
+  fwd.sa_handler = forward;
+  sigemptyset(&fwd.sa_mask);
+  for (size_t k = 0; k < std::size(kForwarded); ++k) sigaction(kForwarded[k], &fwd, &old[k]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  for (size_t k = 0; k < std::size(kForwarded); ++k) sigaction(kForwarded[k], &old[k], nullptr);
+  child = 0;
   signal(SIGINT, SIG_DFL);
   signal(SIGQUIT, SIG_DFL);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

@@ -11,8 +11,10 @@ namespace atomx::driver {
 std::string findProgram(const std::string& prog);
 
 // Runs `exe` with `argv` (argv[0] included) and waits for it, as a shell
-// does: ^C and ^\ are for the program, atomx waits.  Its status as a shell
-// reports it (128+N if signal N killed it).
+// does: ^C and ^\ are for the program, atomx waits; SIGTERM, SIGHUP,
+// SIGUSR1, SIGUSR2 and SIGALRM sent to atomx alone are passed on to the
+// program, and atomx goes on waiting.  Its status as a shell reports it
+// (128+N if signal N killed it).
 int runChild(const std::string& exe, const std::vector<std::string>& argv);
 
 }  // namespace atomx::driver

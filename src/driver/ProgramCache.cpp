@@ -42,12 +42,15 @@ std::vector<ProgramCache::Entry> ProgramCache::entries() const {
     struct stat st;
     if (lstat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     std::string path = e.path().string();
+    if (path.size() > 10 && path.compare(path.size() - 10, 10, ".atomx-tmp") == 0) continue;  // a file being written
     const bool sidecar = path.size() > 10 && path.compare(path.size() - 10, 10, ".placement") == 0;
     if (sidecar) path.resize(path.size() - 10);
     Entry& entry = byPath[path];
     entry.path = path;
     entry.bytes += uint64_t(st.st_size);
-    if (!sidecar || !entry.lastUse) entry.lastUse = std::max<int64_t>(entry.lastUse, st.st_mtime);
+    // Last use: the access time touch() sets (never the modification time,
+    // which a deferred end's dump checks the program by), or when it was made.
+    if (!sidecar || !entry.lastUse) entry.lastUse = std::max<int64_t>(entry.lastUse, std::max(st.st_atime, st.st_mtime));
   }
   std::vector<Entry> out;
   for (auto& [path, entry] : byPath) out.push_back(std::move(entry));
@@ -56,12 +59,33 @@ std::vector<ProgramCache::Entry> ProgramCache::entries() const {
 }
 
 void ProgramCache::touch(const std::string& path) {
-  const struct timespec now[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
+  // The access time only: a deferred end's dump names the program by its
+  // inode, size and modification time (runtime/stub/end.c), so a run of the
+  // same cached program must not change them.
+  const struct timespec now[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
   utimensat(AT_FDCWD, path.c_str(), now, 0);
+}
+
+size_t ProgramCache::removeUnfinished(int64_t olderThanSeconds) const {
+  size_t n = 0;
+  const int64_t before = int64_t(time(nullptr)) - olderThanSeconds;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string path = e.path().string();
+    struct stat st;
+    if (path.size() <= 10 || path.compare(path.size() - 10, 10, ".atomx-tmp") != 0 || lstat(path.c_str(), &st) != 0 ||
+        int64_t(st.st_mtime) > before)
+      continue;
+    std::error_code rm;
+    n += std::filesystem::remove(path, rm);
+  }
+  return n;
 }
 
 std::vector<ProgramCache::Entry> ProgramCache::trim(uint64_t maxBytes, const std::string& keep,
                                                      int64_t spareSeconds) const {
+  // An instrumented file an atomx that was killed left half written.
+  removeUnfinished(600);
   std::vector<Entry> all = entries(), removed;
   uint64_t total = 0;
   for (const Entry& e : all) total += e.bytes;

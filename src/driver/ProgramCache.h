@@ -41,12 +41,17 @@ class ProgramCache {
   };
   // Every entry, least recently used first.
   std::vector<Entry> entries() const;
-  // `path` was used now (made or reused).
+  // `path` was used now (made or reused): its access time, not its
+  // modification time, which a deferred end checks the program by.
   static void touch(const std::string& path);
   // Removes the least recently used entries but `keep`, and but those used
   // in the last `spareSeconds`, until the entries take at most `maxBytes`;
   // the entries removed.
   std::vector<Entry> trim(uint64_t maxBytes, const std::string& keep = "", int64_t spareSeconds = 0) const;
+  // Removes the instrumented files a killed atomx left half written
+  // (NAME.atomx-tmp) not written to for `olderThanSeconds`; trim first
+  // removes those untouched for ten minutes (another atomx may be writing one).
+  size_t removeUnfinished(int64_t olderThanSeconds) const;
   // trim(ATOMX_CACHE_MAX) after `added` was made, sparing what was used in
   // the last ten minutes: another atomx may be about to run it.
   void keepToSize(const std::string& added) const;

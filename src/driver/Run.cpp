@@ -8,6 +8,7 @@
 #include <atomx/output_dir.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -22,6 +23,7 @@
 #include "driver/ProgramCache.h"
 #include "driver/Profiles.h"
 #include "driver/Rewrite.h"
+#include "instrument/Instrumenter.h"
 #include "support/Error.h"
 #include "support/Directories.h"
 #include "trace/TraceFiles.h"
@@ -188,7 +190,18 @@ int runWithTool(const RunRequest& r) {
   const std::optional<uint64_t> inputs = instrument::ToolBuild::cachedInputs(r.tool);
   std::string cached = keyWithInputs(inputs);
   if (!inputs || access(cached.c_str(), X_OK) != 0) {
-    if (!r.quiet) std::fprintf(stderr, "atomx: instrumenting %s with %s into %s\n", prog.c_str(), toolName.c_str(), cached.c_str());
+    // Said once it is done, so that a tool that refuses its options (its
+    // Instrument fails) makes one line, the tool's; while it runs, a line on
+    // a terminal that the result replaces.
+    const bool terminal = !r.quiet && isatty(STDERR_FILENO);
+    if (terminal) std::fprintf(stderr, "atomx: instrumenting %s with %s ...", prog.c_str(), toolName.c_str()), std::fflush(stderr);
+    struct ClearLine {
+      bool on;
+      ~ClearLine() {
+        if (on) std::fprintf(stderr, "\r\033[K"), std::fflush(stderr);
+      }
+    } clear{terminal};
+    const auto began = std::chrono::steady_clock::now();
     RewriteRequest rewrite;
     rewrite.prog = prog;
     rewrite.out = cached;
@@ -206,6 +219,10 @@ int runWithTool(const RunRequest& r) {
       if (rename(cached.c_str(), filed.c_str()) == 0) cached = filed;
     }
     cache.keepToSize(cached);
+    if (terminal) std::fprintf(stderr, "\r\033[K"), clear.on = false;
+    if (!r.quiet)
+      std::fprintf(stderr, "atomx: instrumented %s with %s into %s (%.1f s)\n", prog.c_str(), toolName.c_str(), cached.c_str(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
   } else {
     ProgramCache::touch(cached);
   }
@@ -217,7 +234,9 @@ int runWithTool(const RunRequest& r) {
   // Deferred ends: every process leaves its dump in a directory of this run
   // (ATOMX_END_DIR), and each end runs where its process ended.
   std::string dumpDir;
-  if (r.deferEnd != instrument::SessionOptions::DeferEnd::No) {
+  // (Only when the file defers its end: the variable is not the
+  // program's, and a program that reads its environment would see it.)
+  if (r.deferEnd != instrument::SessionOptions::DeferEnd::No && instrument::defersEnd(cached)) {
     dumpDir = makeTempDir("atomx-end-");
     setenv(ATOMX_END_DIR_ENV, dumpDir.c_str(), 1);
   }

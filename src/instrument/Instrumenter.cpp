@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "elf/ElfImage.h"
 #include "support/Error.h"
 #include "support/Hex.h"
 #include "x86/Assembler.h"
@@ -329,6 +330,17 @@ std::vector<uint8_t> Instrumenter::writableBytes(uint64_t originalEntry, uint64_
   for (size_t i = 0; i < plan_.programBefore().size(); ++i) put<uint64_t>(out, offBefore_ + 8 * i, bodyAddress_[plan_.programBefore()[i]]);
   for (size_t i = 0; i < plan_.programAfter().size(); ++i) put<uint64_t>(out, offAfter_ + 8 * i, bodyAddress_[plan_.programAfter()[i]]);
   return out;
+}
+
+bool defersEnd(const std::string& instrumentedFile) {
+  const elf::ElfImage image = elf::ElfImage::load(instrumentedFile);
+  const elf::Section* data = image.sectionByName(".atomx.data");
+  if (!data) return false;
+  const std::span<const uint8_t> bytes = image.sectionBytes(*data);
+  AtomxDescriptor d;
+  if (bytes.size() < sizeof d) return false;
+  std::memcpy(&d, bytes.data(), sizeof d);
+  return std::memcmp(d.magic, ATOMX_DESCRIPTOR_MAGIC, 8) == 0 && d.deferredEnd;
 }
 
 }  // namespace atomx::instrument

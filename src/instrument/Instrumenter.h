@@ -107,4 +107,9 @@ class Instrumenter final : public rewrite::CodeAdditions {
   uint64_t countersSize_ = 0;
 };
 
+// Whether a file atomx instrumented defers its end (its descriptor says so,
+// runtime/abi.h): `atomx run` then gives its processes a directory for
+// their dumps (ATOMX_END_DIR), and only then.
+bool defersEnd(const std::string& instrumentedFile);
+
 }  // namespace atomx::instrument

@@ -38,6 +38,24 @@ touch -d '1 hour ago' "$r/$first"
 # A third with the second's entry fresh: both stay.
 (cd "$t" && ATOMX_CACHE_MAX=1 "$atomx" run -q --cache-dir "$r" -T prof -- "$p1" >/dev/null 2>&1) || true
 [ "$(ls "$r" | wc -l)" -eq 2 ] || fail "a recently used entry was trimmed: $(ls "$r")"
+# Reusing an entry marks its use by its access time, never its modification
+# time: a deferred end's dump names the program by it (runtime/stub/end.c),
+# and a dump written by one run must still replay after the next.
+u=$t/run3
+(cd "$t" && "$atomx" run -q --cache-dir "$u" -T dyninst -- "$p1" >/dev/null 2>&1) || true
+e=$(ls "$u"/* | grep -v placement | head -1)
+touch -a -d '1 hour ago' "$e"
+before=$(stat -c %y "$e") used=$(stat -c %X "$e")
+(cd "$t" && "$atomx" run -q --cache-dir "$u" -T dyninst -- "$p1" >/dev/null 2>&1) || true
+[ "$(stat -c %y "$e")" = "$before" ] || fail "a run changed the cached program's modification time: $before -> $(stat -c %y "$e")"
+[ "$(stat -c %X "$e")" -gt "$used" ] || fail "a run did not mark the entry used (access time $(stat -c %X "$e"), was $used)"
+# A file a killed atomx left half written is no entry, and a trim removes it
+# once nothing has written to it for ten minutes.
+head -c 100 /dev/zero >"$u/x.dyninst.1.atomx-tmp"; head -c 100 /dev/zero >"$u/y.dyninst.2.atomx-tmp"
+touch -d '1 hour ago' "$u/x.dyninst.1.atomx-tmp"
+! "$atomx" cache --cache-dir "$u" | grep -q atomx-tmp || fail "atomx cache lists a half-written file"
+"$atomx" cache --cache-dir "$u" --trim 1G -q
+[ ! -e "$u/x.dyninst.1.atomx-tmp" ] && [ -e "$u/y.dyninst.2.atomx-tmp" ] || fail "--trim: half-written files $(ls "$u")"
 # --clean removes both caches (here a stand-in tool cache).
 mkdir -p "$t/tools/k"; echo x >"$t/tools/k/f"
 ATOMX_TOOL_CACHE=$t/tools "$atomx" cache --cache-dir "$d" --clean -q

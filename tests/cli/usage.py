@@ -50,6 +50,7 @@ CHECKS = [
     # Not usage errors: the work fails (exit 1).
     (["regen", missing], 1, "atomx: "),
     (["analyze", missing, "--tool", "procs"], 1, "atomx: "),
+    (["dump", atomx, "--proc", "nosuchproc"], 1, "has no procedure named 'nosuchproc'"),
 ]
 
 failed = 0

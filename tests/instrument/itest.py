@@ -592,7 +592,7 @@ def t_tool_cache(work):
             r = subprocess.run([A, "run", "--cache-dir", os.path.join(work, "runs"), inst, anal, helper, "--", prog],
                                capture_output=True, text=True, env=env, cwd=work)
             check(f"flags total {8 * mult * 5}\n" in r.stderr, f"atomx run, MULT {mult} (run {again + 1}): {r.stderr[-400:]!r}")
-            check(("atomx: instrumenting" in r.stderr) == (again == 0),
+            check(("atomx: instrumented " in r.stderr) == (again == 0),
                   f"atomx run, MULT {mult} (run {again + 1}): instrumenting {'not ' if again == 0 else ''}expected:"
                   f" {r.stderr[-400:]!r}")
 

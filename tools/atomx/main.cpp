@@ -73,6 +73,8 @@ constexpr const char* kUsage = R"(usage:
       to stderr; with a tool of your own, the files written in the working
       directory during the run (by the tool or the program), and the text of
       each short one.  Exits with PROG's status (128+N if signal N killed it).
+      ^C and ^\ go to PROG; SIGTERM, SIGHUP, SIGUSR1/2 and SIGALRM sent to
+      atomx alone are passed on to PROG, and atomx waits for it.
       --cache-dir DIR    keep instrumented programs in DIR instead
       --output-dir DIR   the tool's files go to DIR (made if need be) instead
                          of the working directory, as Valgrind's --log-file:
@@ -268,7 +270,14 @@ int runDump(int argc, char** argv) {
   }
   if (prog.empty()) usageError("dump needs a program");
   atomx::elf::ElfImage image = atomx::elf::ElfImage::load(prog);
-  atomx::analysis::dumpProgram(*atomx::analysis::analyzeProgram(image), std::cout, only);
+  const auto model = atomx::analysis::analyzeProgram(image);
+  if (!only.empty() && std::none_of(model->program.procs.begin(), model->program.procs.end(),
+                                    [&](const atomx::ir::Procedure& p) { return p.name == only; })) {
+    std::fprintf(stderr, "atomx: dump: %s has no procedure named '%s' (atomx dump %s lists them all)\n", prog.c_str(),
+                 only.c_str(), prog.c_str());
+    return 1;
+  }
+  atomx::analysis::dumpProgram(*model, std::cout, only);
   return 0;
 }
 
