@@ -26,8 +26,19 @@ bool callsSetjmp(const ir::Program& program, const x86::Insn& in) {
   return callee && callee->start == in.target && isSetjmp(callee->name);
 }
 
-// The registers emulating `slice` for needed outputs `needOut` computes and
-// those it must record; and what is needed before it.
+// Whether instruction i ends a block the trace plan marks RESUMED (a call
+// to a setjmp-like function the plan found).
+bool resumesAfter(const ir::Procedure& proc, const ProcTrace* trace, size_t i) {
+  if (!trace || trace->resumes.empty()) return false;
+  const int64_t b = proc.blockIndexAt(proc.insns[i].address);
+  if (b < 0 || !trace->resumes[size_t(b)]) return false;
+  const ir::Block& blk = proc.blocks[size_t(b)];
+  return blk.firstInsn + blk.insnCount - 1 == i;
+}
+
+// One instruction, backward: of the registers needed after it that it
+// writes, which it emulates and which it records; returns what is needed
+// before it.
 uint16_t transfer(const Step& st, InsnSlice& s, uint16_t after) {
   const uint16_t needOut = after & st.writes;
   const uint16_t computable = st.recordsAll || !s.decoded ? 0 : s.op.outputs();
@@ -85,11 +96,7 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     st.writes = sem.written.gprs();
     if (in.flow == x86::Flow::Call || in.flow == x86::Flow::IndirectCall) {
       st.writes |= kCallerSaved | (1u << 4);  // %rsp: the op says the caller sees it unchanged
-      st.recordsAll = callsSetjmp(program, in) || (trace && !trace->resumes.empty() && [&] {
-                        const int64_t b = proc.blockIndexAt(in.address);
-                        return b >= 0 && trace->resumes[size_t(b)] &&
-                               proc.blocks[size_t(b)].firstInsn + proc.blocks[size_t(b)].insnCount - 1 == i;
-                      }());
+      st.recordsAll = callsSetjmp(program, in) || resumesAfter(proc, trace, i);
       if (st.recordsAll) st.writes = kAll;
     }
     s.memCount = sem.memCount;

@@ -8,6 +8,7 @@
 // register.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -208,6 +209,22 @@ TEST_F(DataSlicesTest, InvariantHoldsAndCheckBites) {
   EXPECT_NE(analysis::checkSlices(*p, s), "");
 }
 
+// checkSlices on every procedure atomx moves in `path`, with its trace
+// plan; returns how many.
+int checkProgram(const std::filesystem::path& path) {
+  const elf::ElfImage image = elf::ElfImage::load(path.string());
+  const auto model = analysis::analyzeProgram(image);
+  const analysis::TracePlan plan = analysis::planTrace(model->program);
+  int checked = 0;
+  for (const ir::Procedure& p : model->program.procs) {
+    if (!p.isMovable() || p.blocks.empty()) continue;
+    const analysis::DataSlices s = analysis::computeDataSlices(model->program, p, model->decoder, &plan.procs[p.id]);
+    EXPECT_EQ(analysis::checkSlices(p, s), "") << path << " " << p.name;
+    ++checked;
+  }
+  return checked;
+}
+
 // And on real compiler output: the pitfall programs, with their trace plans.
 TEST(DataSlicesPrograms, InvariantHoldsOnPitfallPrograms) {
   // The build directory's programs, found from this executable's path (bin/).
@@ -217,17 +234,23 @@ TEST(DataSlicesPrograms, InvariantHoldsOnPitfallPrograms) {
   for (const char* name : {"funcptrs", "switch_tables", "recursion_noreturn", "exceptions", "tls_threads",
                            "signals_setjmp", "computed_goto", "cold_parts", "tailcalls"}) {
     if (!std::filesystem::exists(dir / name)) continue;
-    const elf::ElfImage image = elf::ElfImage::load((dir / name).string());
-    const auto model = analysis::analyzeProgram(image);
-    const analysis::TracePlan plan = analysis::planTrace(model->program);
-    for (const ir::Procedure& p : model->program.procs) {
-      if (!p.isMovable() || p.blocks.empty()) continue;
-      const analysis::DataSlices s = analysis::computeDataSlices(model->program, p, model->decoder, &plan.procs[p.id]);
-      EXPECT_EQ(analysis::checkSlices(p, s), "") << name << " " << p.name;
-      ++checked;
-    }
+    checked += checkProgram(dir / name);
   }
   if (checked == 0) GTEST_SKIP() << "no pitfall program built";
+}
+
+// And on the corpus's gzip and bzip2 when it is built (corpus/build.sh).
+TEST(DataSlicesPrograms, InvariantHoldsOnCorpus) {
+  const char* env = std::getenv("ATOMX_CORPUS_DIR");
+  const char* home = std::getenv("HOME");
+  const std::filesystem::path dir =
+      env ? std::filesystem::path(env) / "bin" : std::filesystem::path(home ? home : "/") / ".cache/atomx-corpus/bin";
+  int checked = 0;
+  for (const char* name : {"gzip-gcc-O2", "bzip2-gcc-O2", "gzip-clang-O2", "bzip2-gcc-O2-nopie"}) {
+    if (!std::filesystem::exists(dir / name)) continue;
+    checked += checkProgram(dir / name);
+  }
+  if (checked == 0) GTEST_SKIP() << "no corpus under " << dir;
 }
 
 }  // namespace
