@@ -95,11 +95,13 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     Step& st = steps[i];
     st.writes = sem.written.gprs();
     if (in.flow == x86::Flow::Call || in.flow == x86::Flow::IndirectCall) {
+      s.call = true;
       st.writes |= kCallerSaved | (1u << 4);  // %rsp: the op says the caller sees it unchanged
       st.recordsAll = callsSetjmp(program, in) || resumesAfter(proc, trace, i);
       if (st.recordsAll) st.writes = kAll;
     }
     s.memCount = sem.memCount;
+    s.load = sem.loads();
     for (unsigned k = 0; k < sem.memCount; ++k) {
       const x86::MemOperand& m = sem.mem[k];
       if (m.vectorIndex != x86::MemOperand::kNone || (setsDirection && isStringOp(decoded[i]))) {
@@ -209,9 +211,8 @@ void SliceStats::add(const SliceStats& o) {
   afterSites += o.afterSites;
   registersRecorded += o.registersRecorded;
   emulated += o.emulated;
-  staticValues += o.staticValues;
+  for (int k = 0; k < kOrigins; ++k) staticValues[k] += o.staticValues[k], dynamicValues[k] += o.dynamicValues[k];
   staticRefs += o.staticRefs;
-  dynamicValues += o.dynamicValues;
   dynamicRefs += o.dynamicRefs;
 }
 
@@ -222,22 +223,22 @@ SliceStats sliceStats(const ir::Procedure& proc, const DataSlices& slices, const
     if (slices.unreachable[b]) continue;
     const ir::Block& blk = proc.blocks[b];
     const double w = profile ? counts[b] : 0;
-    double values = std::popcount(slices.recordAtEntry[b]), refs = 0;
+    double values[SliceStats::kOrigins] = {double(std::popcount(slices.recordAtEntry[b]))}, refs = 0;
     if (slices.recordAtEntry[b]) st.entrySites++, st.registersRecorded += std::popcount(slices.recordAtEntry[b]);
     for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) {
       const InsnSlice& s = slices.insns[i];
       for (unsigned k = 0; k < s.memCount; ++k) {
         st.operands[unsigned(s.source[k])]++;
         refs += 1;
-        if (s.source[k] == AddressSource::Recorded) values += 1;
+        if (s.source[k] == AddressSource::Recorded) values[SliceStats::Address] += 1;
       }
       if (s.recordAfter) st.afterSites++, st.registersRecorded += std::popcount(s.recordAfter);
-      values += std::popcount(s.recordAfter);
+      values[s.call ? SliceStats::AfterCall : s.load ? SliceStats::AfterLoad : SliceStats::AfterOther] +=
+          std::popcount(s.recordAfter);
       if (s.emulated) st.emulated++;
     }
-    st.staticValues += values;
+    for (int k = 0; k < SliceStats::kOrigins; ++k) st.staticValues[k] += values[k], st.dynamicValues[k] += w * values[k];
     st.staticRefs += refs;
-    st.dynamicValues += w * values;
     st.dynamicRefs += w * refs;
   }
   return st;

@@ -79,6 +79,8 @@ struct InsnSlice {
   uint16_t emulated = 0;       // needed registers it computes (emulate: op, before recordAfter is applied)
   x86::EmuOp op;               // what the emulator repeats (kind None: nothing)
   bool decoded = true;
+  bool call = false;           // a call (its recordAfter: caller-saved registers, when it returns)
+  bool load = false;           // it reads memory (its recordAfter: a loaded value, mostly)
 };
 
 struct DataSlices {
@@ -103,11 +105,13 @@ struct SliceStats {
   uint64_t entrySites = 0, afterSites = 0;
   uint64_t registersRecorded = 0;  // over all sites
   uint64_t emulated = 0;           // instructions the regenerator repeats
-  // Values recorded (registers at sites, and Recorded addresses) and memory
-  // references, counted once per instruction (static) or weighted by the
-  // profile's block counts (dynamic; 0 without one).
-  double staticValues = 0, staticRefs = 0;
-  double dynamicValues = 0, dynamicRefs = 0;
+  // Values recorded and memory references, counted once per instruction
+  // (static) or weighted by the profile's block counts (dynamic; 0 without
+  // one).  Values by where they come from (ValueOrigin).
+  enum ValueOrigin { AtEntry, AfterCall, AfterLoad, AfterOther, Address, kOrigins };
+  double staticValues[kOrigins] = {}, staticRefs = 0;
+  double dynamicValues[kOrigins] = {}, dynamicRefs = 0;
+  static double sum(const double (&v)[kOrigins]) { return v[0] + v[1] + v[2] + v[3] + v[4]; }
 
   void add(const SliceStats& o);
   uint64_t sites() const { return entrySites + afterSites; }

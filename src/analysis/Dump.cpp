@@ -149,8 +149,8 @@ void summary(std::ostream& out, const std::string& what, const SliceStats& st, b
   out << what << ": operands static " << st.operands[0] << " computed " << st.operands[1] << " recorded "
       << st.operands[2] << "; record sites " << st.sites() << " (entry " << st.entrySites << ", after "
       << st.afterSites << "); registers recorded " << st.registersRecorded << "; emulated " << st.emulated
-      << "; values per reference " << ratio(st.staticValues, st.staticRefs) << " static";
-  if (dynamic) out << ", " << ratio(st.dynamicValues, st.dynamicRefs) << " dynamic";
+      << "; values per reference " << ratio(SliceStats::sum(st.staticValues), st.staticRefs) << " static";
+  if (dynamic) out << ", " << ratio(SliceStats::sum(st.dynamicValues), st.dynamicRefs) << " dynamic";
   out << "\n";
 }
 
@@ -209,6 +209,16 @@ void dumpSlices(const ProgramModel& model, std::ostream& out, const SliceDumpOpt
   }
   if (o.table) return;
   summary(out, "total (" + std::to_string(procs) + " procedures)", total, o.profile);
+  // Where the values come from, per reference.
+  for (int dyn = 0; dyn < (o.profile ? 2 : 1); ++dyn) {
+    const double* v = dyn ? total.dynamicValues : total.staticValues;
+    const double refs = dyn ? total.dynamicRefs : total.staticRefs;
+    out << "values per reference, " << (dyn ? "dynamic" : "static") << ": at entry "
+        << ratio(v[SliceStats::AtEntry], refs) << ", after calls " << ratio(v[SliceStats::AfterCall], refs)
+        << ", after loads " << ratio(v[SliceStats::AfterLoad], refs) << ", after other instructions "
+        << ratio(v[SliceStats::AfterOther], refs) << ", addresses "
+        << ratio(v[SliceStats::Address], refs) << "\n";
+  }
   if (!broken.empty()) out << "invariant FAILS " << broken << "\n";
 }
 

@@ -216,7 +216,9 @@ ANALYZERS
       where register values would be recorded (at block entry, after an
       instruction), the registers recorded and the instructions emulated,
       and the values recorded per memory reference (dynamic too with the
-      block counts of a dyninst or prof --profile); then the total.  -v:
+      block counts of a dyninst or prof --profile); then the total, and the
+      values by where they are recorded (at entry, after calls, after loads,
+      after other instructions, recorded addresses).  -v:
       every instruction; --table: the machine-readable form the slices
       oracle reads (tests/oracles/slices).
   atomx --help | --version
