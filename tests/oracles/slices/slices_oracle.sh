@@ -62,7 +62,7 @@ cat "$dir/report"
 awk -v name="$(basename "$prog")" '
   /^slices:/ { n++; s += $8; c += $10; r += $12; m += $14; l += $16; o += $18 }
   END {
-    printf "slices oracle: %s: %d processes, references checked %d (static %d, computed %d), recorded %d, mismatches %d, lost frames %d\n",
+    printf "slices oracle: %s: %d processes, references checked %.0f (static %.0f, computed %.0f), recorded %.0f, mismatches %.0f, lost frames %.0f\n",
            name, n, s + c, s, c, r, m, l
     exit (m || l || o || s + c == 0) ? 1 : 0
   }' "$dir/report" || status=1
