@@ -1,5 +1,8 @@
 #include "analysis/Dump.h"
 
+#include <cstdio>
+
+#include "analysis/DataSlices.h"
 #include "analysis/Dominators.h"
 #include "analysis/Loops.h"
 #include "support/Hex.h"
@@ -116,6 +119,107 @@ void dumpProgram(const ProgramModel& model, std::ostream& out, const std::string
   out << "\nunmovable:\n";
   for (const ir::Procedure& p : program.procs)
     if (!p.isMovable()) out << "  " << p.name << " " << hex(p.start) << " size " << p.size() << ": " << p.reason << "\n";
+}
+
+}  // namespace atomx::analysis
+
+namespace atomx::analysis {
+
+namespace {
+
+std::string regNames(uint16_t mask) {
+  static const char* const kNames[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+                                         "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
+  std::string s;
+  for (unsigned r = 0; r < 16; ++r)
+    if (mask & (1u << r)) {
+      if (!s.empty()) s += ",";
+      s += kNames[r];
+    }
+  return s.empty() ? "-" : s;
+}
+
+std::string ratio(double a, double b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", b > 0 ? a / b : 0.0);
+  return buf;
+}
+
+void summary(std::ostream& out, const std::string& what, const SliceStats& st, bool dynamic) {
+  out << what << ": operands static " << st.operands[0] << " computed " << st.operands[1] << " recorded "
+      << st.operands[2] << "; record sites " << st.sites() << " (entry " << st.entrySites << ", after "
+      << st.afterSites << "); registers recorded " << st.registersRecorded << "; emulated " << st.emulated
+      << "; values per reference " << ratio(SliceStats::sum(st.staticValues), st.staticRefs) << " static";
+  if (dynamic) out << ", " << ratio(SliceStats::sum(st.dynamicValues), st.dynamicRefs) << " dynamic";
+  out << "\n";
+}
+
+}  // namespace
+
+void dumpSlices(const ProgramModel& model, std::ostream& out, const SliceDumpOptions& o) {
+  const ir::Program& program = model.program;
+  const TracePlan plan = planTrace(program, o.profile);
+  SliceStats total;
+  size_t procs = 0;
+  std::string broken;
+  for (const ir::Procedure& p : program.procs) {
+    if (!p.isMovable() || p.blocks.empty()) continue;
+    if (!o.only.empty() && p.name != o.only) continue;
+    const DataSlices s = computeDataSlices(program, p, model.decoder, &plan.procs[p.id]);
+    const SliceStats st = sliceStats(p, s, o.profile);
+    total.add(st);
+    ++procs;
+    if (std::string why = checkSlices(p, s); !why.empty() && broken.empty()) broken = why;
+    if (o.table) {
+      out << "proc " << hex(p.start) << " " << p.name << "\n";
+      for (size_t b = 0; b < p.blocks.size(); ++b)
+        if (s.entrySite[b]) out << "entry " << hex(p.blocks[b].start) << " " << s.recordAtEntry[b] << "\n";
+      for (size_t i = 0; i < p.insns.size(); ++i) {
+        const InsnSlice& is = s.insns[i];
+        const uint64_t pc = p.insns[i].address;
+        for (unsigned k = 0; k < is.memCount; ++k)
+          out << "mem " << hex(pc) << " " << k << " " << "SCR"[unsigned(is.source[k])] << "\n";
+        if (is.emulated) {
+          int64_t w[3];
+          is.op.encode(w);
+          out << "emu " << hex(pc) << " " << w[0] << " " << w[1] << " " << w[2] << "\n";
+        }
+        if (is.recordAfter) out << "after " << hex(pc) << " " << is.recordAfter << "\n";
+      }
+      continue;
+    }
+    summary(out, "proc " + p.name, st, o.profile);
+    if (!o.verbose) continue;
+    const uint8_t* bytes = model.image.bytesAt(p.start, p.size());
+    for (size_t b = 0; b < p.blocks.size(); ++b) {
+      out << "  block " << b << " " << hex(p.blocks[b].start) << " needed-in " << regNames(s.neededIn[b]);
+      if (s.entrySite[b]) out << " ENTRY-SITE record " << regNames(s.recordAtEntry[b]);
+      out << "\n";
+      for (uint32_t i = p.blocks[b].firstInsn; i < p.blocks[b].firstInsn + p.blocks[b].insnCount; ++i) {
+        const x86::Insn& in = p.insns[i];
+        const InsnSlice& is = s.insns[i];
+        out << "    " << hex(in.address) << "  " << model.decoder.format(bytes + (in.address - p.start), in.length, in.address);
+        for (unsigned k = 0; k < is.memCount; ++k) out << (k ? "," : "  mem ") << addressSourceName(is.source[k]);
+        if (is.neededBefore) out << "  need " << regNames(is.neededBefore);
+        if (is.emulated) out << "  emulate " << regNames(is.emulated);
+        if (is.recordAfter) out << "  RECORD-AFTER " << regNames(is.recordAfter);
+        out << "\n";
+      }
+    }
+  }
+  if (o.table) return;
+  summary(out, "total (" + std::to_string(procs) + " procedures)", total, o.profile);
+  // Where the values come from, per reference.
+  for (int dyn = 0; dyn < (o.profile ? 2 : 1); ++dyn) {
+    const double* v = dyn ? total.dynamicValues : total.staticValues;
+    const double refs = dyn ? total.dynamicRefs : total.staticRefs;
+    out << "values per reference, " << (dyn ? "dynamic" : "static") << ": at entry "
+        << ratio(v[SliceStats::AtEntry], refs) << ", after calls " << ratio(v[SliceStats::AfterCall], refs)
+        << ", after loads " << ratio(v[SliceStats::AfterLoad], refs) << ", after other instructions "
+        << ratio(v[SliceStats::AfterOther], refs) << ", addresses "
+        << ratio(v[SliceStats::Address], refs) << "\n";
+  }
+  if (!broken.empty()) out << "invariant FAILS " << broken << "\n";
 }
 
 }  // namespace atomx::analysis

@@ -3,6 +3,7 @@
 //   atomx PROG [INST.c ANAL.c... | -T NAME] -o OUT [options] [-- TOOL ARGS]
 //   atomx run -T NAME [TOOL ARGS] -- PROG [ARGS]
 //   atomx dump PROG [--proc NAME]
+//   atomx dump --slices PROG [--proc NAME] [-v | --table] [--profile JSON]
 //   atomx trace [-q] [--instrument OUT] -o TRACE -- PROG [ARGS]
 //   atomx regen TRACE [--blocks | --counts | --summary | --untraced] [--cachegrind-out F] [--binary F] [-j N]
 //   atomx analyze TRACE --tool NAME[=FILE],... [-j N]   (src/analyze/Analyzers.h)
@@ -213,6 +214,18 @@ ANALYZERS
   atomx dump PROG [--proc NAME]
       Print procedures, basic blocks, instructions (original addresses), CFG
       edges, jump tables, and what could not be analysed.
+  atomx dump --slices PROG [--proc NAME] [-v | --table] [--profile JSON]...
+      Which data addresses a trace's regenerator can compute (docs/trace.md,
+      "Data addresses by slicing"): per procedure atomx moves, its memory
+      operands by address source (static, computed, recorded), the sites
+      where register values would be recorded (at block entry, after an
+      instruction), the registers recorded and the instructions emulated,
+      and the values recorded per memory reference (dynamic too with the
+      block counts of a dyninst or prof --profile); then the total, and the
+      values by where they are recorded (at entry, after calls, after loads,
+      after other instructions, recorded addresses).  -v:
+      every instruction; --table: the machine-readable form the slices
+      oracle reads (tests/oracles/slices).
   atomx --help | --version
 
 environment:
@@ -260,15 +273,23 @@ void helpSection(const std::string& head) {
 
 int runDump(int argc, char** argv) {
   std::string prog, only;
+  bool slices = false, verbose = false, table = false;
+  std::vector<std::string> profiles;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--proc" && i + 1 < argc) only = argv[++i];
     else if (a == "--proc") usageError("--proc needs a procedure name");
+    else if (a == "--slices") slices = true;
+    else if (a == "-v") verbose = true;
+    else if (a == "--table") table = true;
+    else if (a == "--profile" && i + 1 < argc) profiles.push_back(argv[++i]);
+    else if (a == "--profile") usageError("--profile needs a file");
     else if (!a.empty() && a[0] == '-') usageError("unknown option " + a);
     else if (prog.empty()) prog = a;
     else usageError("more than one program given");
   }
   if (prog.empty()) usageError("dump needs a program");
+  if (!slices && (verbose || table || !profiles.empty())) usageError("-v, --table and --profile go with --slices");
   atomx::elf::ElfImage image = atomx::elf::ElfImage::load(prog);
   const auto model = atomx::analysis::analyzeProgram(image);
   if (!only.empty() && std::none_of(model->program.procs.begin(), model->program.procs.end(),
@@ -276,6 +297,13 @@ int runDump(int argc, char** argv) {
     std::fprintf(stderr, "atomx: dump: %s has no procedure named '%s' (atomx dump %s lists them all)\n", prog.c_str(),
                  only.c_str(), prog.c_str());
     return 1;
+  }
+  if (slices) {
+    const atomx::analysis::BlockProfile profile =
+        profiles.empty() ? atomx::analysis::BlockProfile() : atomx::driver::readBlockProfile(profiles);
+    atomx::analysis::SliceDumpOptions o{only, verbose, table, profiles.empty() ? nullptr : &profile};
+    atomx::analysis::dumpSlices(*model, std::cout, o);
+    return 0;
   }
   atomx::analysis::dumpProgram(*model, std::cout, only);
   return 0;

@@ -1,0 +1,122 @@
+// DataSlices: which data addresses the regenerator of an abstract-execution
+// trace can compute from the instruction path, and which values the
+// recorder must store so that it can (Larus' qpt, "Abstract execution",
+// sections 2.2.4 and 5.1; issue 37).  The trace does not record these
+// values yet: this is the analysis a later step records from, and the
+// slices oracle (tests/oracles/slices) proves exact on real runs.
+//
+// Per memory operand (x86::Semantics::mem: explicit ones and the implicit
+// ones of push, pop, call, ret, leave and string instructions), its
+// address source:
+//   - Static: no register and no segment base (%rip-relative, absolute): the
+//     address is known from the file and, for a PIE, its load bias;
+//   - Computed: from base and index registers (and the per-thread %fs/%gs
+//     base) that the regenerator knows at that point;
+//   - Recorded: the address itself is stored (a gather's or scatter's vector
+//     index; a string instruction in a procedure that executes `std`, whose
+//     direction the regenerator cannot know).
+//
+// The registers the Computed addresses need are found by a backward
+// "address-needed" analysis over the procedure's CFG: a register is needed
+// at a point if its value there feeds a Computed address later through
+// instructions the emulator (x86/Emulator.h) can repeat.  An instruction
+// that writes a needed register is then either
+//   - emulated: the emulator computes that register (its inputs become
+//     needed before it), or
+//   - a RECORD-AFTER site: the recorder stores the register's value right
+//     after the instruction (a load, a pop's destination, a call's
+//     caller-saved registers -- rax rcx rdx rsi rdi r8-r11; the ABI keeps
+//     rbx rbp r12-r15 and %rsp --, cpuid/rdtsc/syscall results, cmov, any
+//     instruction the emulator does not support).
+// When an instruction both emulates and records (pop %rbx: %rsp computed,
+// %rbx loaded; leave), the regenerator emulates first, from the values
+// before the instruction, then takes the recorded values.
+// Where the regenerator loses the register state -- the procedure's entry,
+// a landing pad, a block the trace plan tags (BLOCK), a block entered from
+// another procedure (a .cold part's return), an address-taken block with
+// no predecessor -- the registers needed there are a RECORD-AT-ENTRY site
+// (a block with no way in at all, alignment padding, never runs); a call to a
+// setjmp-like function records every needed register after it (it may
+// return again through longjmp, RESUMED, with the registers of the setjmp).
+//
+// The invariant (checkSlices proves it for every procedure the tests see,
+// from the result alone): at every instruction, every register its
+// Computed addresses or its emulation read is known -- recorded at an entry
+// site, recorded after an instruction, emulated from known registers, or
+// known at the end of every predecessor and not written since.  Why it
+// holds: neededIn of a block that is not an entry site is exactly what its
+// instructions need, transferred backward, and every predecessor's
+// neededOut includes it (the union over successors that are not entry
+// sites); an entry site's neededIn is what it records.  So no value is
+// ever recorded on an intra-procedural edge.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/BlockProfile.h"
+#include "analysis/TracePlan.h"
+#include "ir/Program.h"
+#include "x86/Decoder.h"
+#include "x86/Emulator.h"
+
+namespace atomx::analysis {
+
+enum class AddressSource : uint8_t { Static, Computed, Recorded };
+const char* addressSourceName(AddressSource s);
+
+// The caller-saved general registers: rax rcx rdx rsi rdi r8-r11.
+inline constexpr uint16_t kCallerSaved = 0x0fc7;
+
+struct InsnSlice {
+  uint8_t memCount = 0;
+  AddressSource source[x86::kMaxMemOperands] = {};
+  uint16_t addressRegs = 0;    // base and index registers of its Computed operands
+  uint16_t writes = 0;         // registers it may write (a call: the caller-saved ones and %rsp too)
+  uint16_t neededBefore = 0;   // address-needed registers right before it
+  uint16_t recordAfter = 0;    // RECORD-AFTER: stored right after it (a call: when it returns)
+  uint16_t emulated = 0;       // needed registers it computes (emulate: op, before recordAfter is applied)
+  x86::EmuOp op;               // what the emulator repeats (kind None: nothing)
+  bool decoded = true;
+  bool call = false;           // a call (its recordAfter: caller-saved registers, when it returns)
+  bool load = false;           // it reads memory (its recordAfter: a loaded value, mostly)
+};
+
+struct DataSlices {
+  std::vector<InsnSlice> insns;        // by proc.insns index
+  std::vector<bool> entrySite;         // per block: the regenerator loses the register state there
+  std::vector<bool> unreachable;       // per block: no way in (padding); never runs, counted nowhere
+  std::vector<uint16_t> recordAtEntry; // per block: RECORD-AT-ENTRY registers (entry sites only)
+  std::vector<uint16_t> neededIn;      // per block: needed where it starts
+  std::vector<uint16_t> neededOut;     // per block: needed after its last instruction
+};
+
+// `trace`: the procedure's trace plan (tagged blocks, setjmp calls), or null.
+DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
+                             const ProcTrace* trace);
+
+// The invariant above, checked forward from the result alone: "" when it
+// holds, else the first instruction where a needed register is unknown.
+std::string checkSlices(const ir::Procedure& proc, const DataSlices& slices);
+
+struct SliceStats {
+  uint64_t operands[3] = {};     // memory operands by AddressSource
+  uint64_t entrySites = 0, afterSites = 0;
+  uint64_t registersRecorded = 0;  // over all sites
+  uint64_t emulated = 0;           // instructions the regenerator repeats
+  // Values recorded and memory references, counted once per instruction
+  // (static) or weighted by the profile's block counts (dynamic; 0 without
+  // one).  Values by where they come from (ValueOrigin).
+  enum ValueOrigin { AtEntry, AfterCall, AfterLoad, AfterOther, Address, kOrigins };
+  double staticValues[kOrigins] = {}, staticRefs = 0;
+  double dynamicValues[kOrigins] = {}, dynamicRefs = 0;
+  static double sum(const double (&v)[kOrigins]) { return v[0] + v[1] + v[2] + v[3] + v[4]; }
+
+  void add(const SliceStats& o);
+  uint64_t sites() const { return entrySites + afterSites; }
+};
+
+SliceStats sliceStats(const ir::Procedure& proc, const DataSlices& slices, const BlockProfile* profile);
+
+}  // namespace atomx::analysis
