@@ -18,23 +18,52 @@
 # tool on all nine (bc's Valgrind run is the long one), the clobber tool and
 # the inline counters on all nine (their gcc -O2 builds), each shipped tool
 # against its oracle on all nine (corpus_oracle.sh --all), every tool with
-# the output unchanged on all nine.  It takes a few hours on 2 cores: start
-# it early.  Run it before closing an issue that touches the instrumenter,
-# the trace or a tool: it writes its result, with the date and the commit,
-# to tests/results/full.md, which is kept in the repository.
+# the output unchanged on all nine.  That is many hours on 2 cores, more than
+# a session has, so it comes in parts, each run on its own:
 #
-# Each step prints its name and, when it ends, PASS or FAIL and its minutes;
-# a failing step does not stop the ones after it (setup, build and the
-# corpus build excepted), and the script exits 1 when any failed.
+#   --full PART...   setup, the build and the corpus, then only those parts:
+#     instrumenter   the branch tool vs Valgrind, the clobber tool and the
+#                    inline counters, all nine
+#     oracles-a      corpus_oracle.sh --all: syscall io malloc branch dyninst unalign
+#     oracles-b      corpus_oracle.sh --all: pipe prof gprof inline cache
+#     oracles-c      corpus_oracle.sh --all: cachesim
+#     outputs        every tool, output unchanged, all nine
+#   --full           what CI runs, then every part (the whole: hours)
+#
+# Run the parts that cover what you changed before closing an issue that
+# touches the instrumenter, the trace or a tool.  Each writes its result as
+# it goes, with the date and the commit, to tests/results/full-PART.md (the
+# whole: tests/results/full.md), which is kept in the repository; a run that
+# was stopped leaves its steps so far, marked unfinished.
+#
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
+parts=()
 case ${1:-} in
-  --full) full=1 ;;
+  --full)
+    full=1
+    shift
+    for p in "$@"; do
+      case $p in
+        instrumenter | oracles-a | oracles-b | oracles-c | outputs) parts+=("$p") ;;
+        *) echo "test.sh: unknown part '$p' (instrumenter, oracles-a, oracles-b, oracles-c, outputs)" >&2; exit 2 ;;
+      esac
+    done ;;
   "") ;;
   -h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-  *) echo "test.sh: unknown option '$1' (scripts/test.sh [--full])" >&2; exit 2 ;;
+  *) echo "test.sh: unknown option '$1' (scripts/test.sh [--full [PART...]])" >&2; exit 2 ;;
 esac
+# part NAME: whether this run does it (every part under --full alone).
+part() { ((full)) && { ((${#parts[@]} == 0)) || [[ " ${parts[*]} " == *" $1 "* ]]; }; }
+ci=1
+((${#parts[@]} == 0)) || ci=0 # --full PART...: the CI checks are not repeated
+results=
+if ((full)); then
+  mkdir -p tests/results
+  results=tests/results/full.md
+  ((${#parts[@]} == 0)) || results=tests/results/full-$(IFS=-; echo "${parts[*]}").md
+fi
 start=$SECONDS
 steps=() # "NAME|PASS or FAIL|seconds"
 failed=()
@@ -58,6 +87,30 @@ step() {
   steps+=("$name|$r|$((SECONDS - t))")
   echo "== $r ($(((SECONDS - t) / 60)) min): $name"
   [[ $r == PASS ]] || failed+=("$name")
+  [[ -z $results ]] || write_results unfinished
+}
+# write_results unfinished|finished: tests/results/full*.md, so far.
+write_results() {
+  local s n r t
+  {
+    echo "# scripts/test.sh --full${parts[*]:+ ${parts[*]}}: the last result"
+    echo
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!tests/results' || echo ' (with uncommitted changes)')"
+    echo "- machine: $(nproc) cores; $(((SECONDS - start) / 60)) minutes so far"
+    if [[ $1 == unfinished ]]; then
+      echo "- result: UNFINISHED (the steps so far; a run stopped here leaves this)${failed[*]:+; FAILED: ${failed[*]}}"
+    else
+      echo "- result: $( ((${#failed[@]} == 0)) && echo "every step passed" || echo "FAILED: ${failed[*]}")"
+    fi
+    echo
+    echo "| step | result | minutes |"
+    echo "|---|---|---|"
+    for s in "${steps[@]}"; do
+      IFS='|' read -r n r t <<<"$s"
+      echo "| $n | $r | $((t / 60)) |"
+    done
+  } >"$results"
 }
 # required NAME CMD...: a step nothing after it can do without.
 required() {
@@ -111,6 +164,7 @@ required "every oracle program present" oracles_present
 required "build (scripts/build.sh)" scripts/build.sh
 # The corpus first: the CFG check over every corpus program is a unit test.
 required "corpus build (corpus/build.sh)" corpus/build.sh
+if ((ci)); then
 # The README's first command, as a new user runs it (a few seconds: the
 # build is done).
 step "demo (scripts/demo.sh)" scripts/demo.sh
@@ -129,17 +183,7 @@ step "99% of procedures moved" python3 tests/moved_share.py build/bin/atomx 99 "
 # as before (the machinery instrumentation relies on) ...
 step "corpus, 3 nops before every instruction" corpus/check.sh -- "$PWD/build/bin/atomx" --poison-original --pad-instructions 3
 if ((full)); then
-  mapfile -t every < <(corpus_names)
-  # The branch tool against Valgrind's Bc per procedure on all nine.
-  step "branch tool vs Valgrind, all nine" tests/branch/corpus_branch.sh build/bin/atomx
-  # The clobber tool and the counters on each one's gcc -O2 build (every
-  # variant of all nine would take hours: the clobbers run vector loops at
-  # every call).
-  step "clobber tool, all nine (gcc -O2)" tests/instrument/corpus_clobber.sh build/bin/atomx "${every[@]/%/-gcc-O2}"
-  step "inline counters, all nine (gcc -O2)" tests/instrument/corpus_counters.sh build/bin/atomx "${every[@]/%/-gcc-O2}"
-  step "each tool vs its oracle, all nine" oracles --all syscall: io: malloc: branch: dyninst: unalign: pipe: \
-    prof: gprof: inline: cache: cachesim:
-  step "every tool, output unchanged, all nine" tests/tools/corpus_all.sh build/bin/atomx
+  : # the long checks come in parts, below
 else
   # ... the ATOM paper's branch tool counts exactly Valgrind's Bc per
   # procedure on every program but bc (3-4 minutes under Valgrind; --full
@@ -172,24 +216,28 @@ step "traces vs callgrind, cachegrind, naive tracer" tests/trace/corpus_trace.sh
 # ... and each one rewritten with the null tool in check mode behaves
 # exactly as before (this prints the closing "N passed, N failed" line).
 step "corpus, null rewrite in check mode" corpus/check.sh -- "$PWD/build/bin/atomx" --poison-original
+fi # ci
 
-if ((full)); then
-  mkdir -p tests/results
-  {
-    echo "# scripts/test.sh --full: the last result"
-    echo
-    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!tests/results' || echo ' (with uncommitted changes)')"
-    echo "- machine: $(nproc) cores; $(((SECONDS - start) / 60)) minutes in all"
-    echo "- result: $( ((${#failed[@]} == 0)) && echo "every step passed" || echo "FAILED: ${failed[*]}")"
-    echo
-    echo "| step | result | minutes |"
-    echo "|---|---|---|"
-    for s in "${steps[@]}"; do
-      IFS='|' read -r n r t <<<"$s"
-      echo "| $n | $r | $((t / 60)) |"
-    done
-  } >tests/results/full.md
-  echo "test.sh: wrote tests/results/full.md"
+# --full's parts: every corpus program under every oracle.
+mapfile -t every < <(corpus_names)
+if part instrumenter; then
+  # The branch tool against Valgrind's Bc per procedure on all nine.
+  step "branch tool vs Valgrind, all nine" tests/branch/corpus_branch.sh build/bin/atomx
+  # The clobber tool and the counters on each one's gcc -O2 build (every
+  # variant of all nine would take hours: the clobbers run vector loops at
+  # every call).
+  step "clobber tool, all nine (gcc -O2)" tests/instrument/corpus_clobber.sh build/bin/atomx "${every[@]/%/-gcc-O2}"
+  step "inline counters, all nine (gcc -O2)" tests/instrument/corpus_counters.sh build/bin/atomx "${every[@]/%/-gcc-O2}"
+fi
+part oracles-a && step "tools vs their oracles, all nine: syscall io malloc branch dyninst unalign" \
+  oracles --all syscall: io: malloc: branch: dyninst: unalign:
+part oracles-b && step "tools vs their oracles, all nine: pipe prof gprof inline cache" \
+  oracles --all pipe: prof: gprof: inline: cache:
+part oracles-c && step "cachesim vs cachegrind, all nine" oracles --all cachesim:
+part outputs && step "every tool, output unchanged, all nine" tests/tools/corpus_all.sh build/bin/atomx
+
+if [[ -n $results ]]; then
+  write_results finished
+  echo "test.sh: wrote $results"
 fi
 ((${#failed[@]} == 0)) || { echo "test.sh: failed: ${failed[*]}" >&2; exit 1; }

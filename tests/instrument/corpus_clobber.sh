@@ -12,7 +12,7 @@
 # (64 KiB memcpy, stdio, malloc) run on every Nth call only, the rest on
 # every call; ATOMX_CLOBBER_STRIDE=K (default 8) instruments every Kth
 # procedure only, from ATOMX_CLOBBER_OFFSET (default 0; run with 0..K-1 to
-# cover all); ATOMX_CHECK_TIMEOUT (default here 1200 s per workload run).
+# cover all); ATOMX_CHECK_TIMEOUT (default here 3600 s per workload run: bzip2 alone takes 12 minutes on a quiet machine).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 atomx=${1:?usage: corpus_clobber.sh ATOMX [PROGRAM...]}
@@ -22,7 +22,7 @@ progs=("$@")
 ((${#progs[@]})) || progs=(gzip lzip)
 export ATOMX_CLOBBER_PERIOD=${ATOMX_CLOBBER_PERIOD:-256}
 export ATOMX_CLOBBER_STRIDE=${ATOMX_CLOBBER_STRIDE:-8} ATOMX_CLOBBER_OFFSET=${ATOMX_CLOBBER_OFFSET:-0}
-export ATOMX_CHECK_TIMEOUT=${ATOMX_CHECK_TIMEOUT:-1200}
+export ATOMX_CHECK_TIMEOUT=${ATOMX_CHECK_TIMEOUT:-3600}
 rc=0
 for p in "${progs[@]}"; do
   "$here/../../corpus/check.sh" --only "$p" -- "$atomx" "$here/tools/clobber_inst.cpp" "$here/tools/clobber_anal.c" -q || rc=1
