@@ -177,6 +177,29 @@ EmuOp compileEmu(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand*
   }
 }
 
+EmuOp compileSlotEmu(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops) {
+  if (insn.mnemonic != ZYDIS_MNEMONIC_MOV || insn.operand_count_visible != 2) return {};
+  EmuOp op;
+  uint8_t hw = 0, width = 0;
+  if (ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY) {  // a store
+    width = uint8_t(ops[0].size / 8);
+    if (gprOperand(ops[1], hw, width)) {
+      op.src = int8_t(hw);
+    } else if (!immediate(ops[1], op.imm)) {
+      return {};
+    }
+    op.kind = EmuKind::SlotStore;
+  } else if (ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY && gprOperand(ops[0], op.dst, width)) {  // a load
+    if (ops[1].size / 8 != width) return {};
+    op.kind = EmuKind::SlotLoad;
+  } else {
+    return {};
+  }
+  if (width != 4 && width != 8) return {};
+  op.width = width;
+  return op;
+}
+
 bool emulable(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands, const Semantics& s,
               uint64_t address, RegSet outputsNeeded) {
   const uint16_t needed = uint16_t(outputsNeeded.gprs() & s.written.gprs());
