@@ -92,8 +92,12 @@ EmuOp compileEmu(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand*
                        : insn.mnemonic == ZYDIS_MNEMONIC_ROL ? EmuKind::Rol
                                                              : EmuKind::Ror,
                        ops);
-      if (op.kind == EmuKind::None || insn.operand_count < 2 || !immediate(ops[1], op.imm)) return {};  // by %cl: no
-      return op;
+      if (op.kind == EmuKind::None || insn.operand_count < 2) return {};
+      if (ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[1].reg.value == ZYDIS_REGISTER_CL) {
+        op.src = 1;  // by %cl: the count is %rcx's low bits
+        return op;
+      }
+      return immediate(ops[1], op.imm) ? op : EmuOp{};
     }
     case ZYDIS_MNEMONIC_IMUL: {
       if (n == 3) {

@@ -11,7 +11,7 @@
 // lea (32-bit address size too; %rip-relative: the original address plus
 // the load bias); add, sub, and, or, xor, inc, dec, neg, not with register
 // or immediate operands (xor/sub of a register with itself: a zeroing idiom
-// that reads nothing); shl/sal, shr, sar, rol, ror by an immediate; imul by
+// that reads nothing); shl/sal, shr, sar, rol, ror by an immediate or by %cl; imul by
 // a constant (3 operands) and of two registers (2 operands); movsx, movsxd,
 // movzx from registers; cbw/cwde/cdqe and cwd/cdq/cqo; xchg of two
 // registers; and the effects on %rsp of push, pushf, pop, popf (a pop's
@@ -19,7 +19,7 @@
 // returns: %rsp as before), ret and leave (%rsp = %rbp + 8; %rbp is a
 // load); and, through compileSlotEmu, a 4- or 8-byte store of a register
 // or an immediate to a stack slot and its reload, when the analysis knows
-// the slot holds what was stored.  Anything else -- a memory source, a count in %cl, high-byte
+// the slot holds what was stored.  Anything else -- a memory source, high-byte
 // registers, flags-dependent results (adc, sbb, cmov, setcc) -- is not
 // emulable.
 #pragma once

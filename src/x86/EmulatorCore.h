@@ -41,7 +41,7 @@ enum class EmuKind : uint8_t {
   Imul,       // dst = dst * src
   ImulImm,    // dst = src * imm
   Neg, Not, Inc, Dec,
-  Shl, Shr, Sar, Rol, Ror,  // dst = dst op imm (the count, masked as the CPU does)
+  Shl, Shr, Sar, Rol, Ror,  // dst = dst op count: imm, or %cl when src is 1 (masked as the CPU does)
   Movsx, Movzx,             // dst = src (srcWidth bytes) extended
   Xchg,       // dst <-> src
   SignFill,   // cwd/cdq/cqo: rdx = the sign of rax, at `width`
@@ -118,7 +118,7 @@ inline uint16_t EmuOp::inputs() const {
     case EmuKind::SignFill: return uint16_t(emu::bit(0) | (width < 4 ? emu::bit(2) : 0));
     case EmuKind::Leave: return emu::bit(5);
     case EmuKind::StackAdd: return emu::bit(4);
-    default: return emu::bit(dst);  // neg, not, inc, dec, shifts and rotates by an immediate
+    default: return uint16_t(emu::bit(dst) | emu::bit(src));  // neg, not, inc, dec; shifts and rotates (by %cl: src)
   }
 }
 
@@ -153,7 +153,8 @@ inline void emulate(const EmuOp& op, RegisterFile& f) {
   const unsigned w = op.width, bits = 8 * w;
   const uint64_t d = read(f, op.dst, w);
   const uint64_t s = op.src >= 0 ? read(f, unsigned(op.src), w) : uint64_t(op.imm);
-  const unsigned count = unsigned(op.imm) & (w == 8 ? 63 : 31);  // the CPU masks a shift count so
+  // A shift's count: the immediate, or %cl (src 1); the CPU masks it so.
+  const unsigned count = unsigned(op.src >= 0 ? f.gpr[unsigned(op.src)] : uint64_t(op.imm)) & (w == 8 ? 63 : 31);
   switch (op.kind) {
     case EmuKind::None: return;
     case EmuKind::Mov: write(f, op.dst, w, s); return;
