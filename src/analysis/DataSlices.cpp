@@ -29,6 +29,17 @@ bool callsSetjmp(const ir::Program& program, const x86::Insn& in) {
   return callee && callee->start == in.target && isSetjmp(callee->name);
 }
 
+// A call to vfork (or getcontext, savectx): it returns twice, the second
+// time in the parent after the child, which shared its memory, has run.
+bool callsVfork(const ir::Program& program, const x86::Insn& in) {
+  if (in.flow != x86::Flow::Call) return false;
+  auto plt = program.pltNames.find(in.target);
+  if (plt == program.pltNames.end()) return false;
+  for (const char* name : {"vfork@plt", "__vfork@plt", "getcontext@plt", "savectx@plt"})
+    if (plt->second == name) return true;
+  return false;
+}
+
 // Whether instruction i ends a block the trace plan marks RESUMED (a call
 // to a setjmp-like function the plan found).
 bool resumesAfter(const ir::Procedure& proc, const ProcTrace* trace, size_t i) {
@@ -260,7 +271,7 @@ bool leavesCallerFrame(const ir::Program& program, const ir::Procedure& callee, 
 // which slots it may write (DataSlices.h).  Leaves r.slots empty when the
 // frame escapes.
 void findSlots(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
-               const DecodedProc& d, DataSlices& r) {
+               const DecodedProc& d, const std::vector<bool>& returnsTwice, DataSlices& r) {
   const size_t n = proc.insns.size(), nb = proc.blocks.size();
   const FrameScan fs = scanFrame(proc, d, r.entrySite);
   if (fs.escapes) { r.frameEscapes = true; return; }
@@ -343,8 +354,11 @@ void findSlots(const ir::Program& program, const ir::Procedure& proc, const x86:
     uint64_t kill = 0;
     // A call: the callee's frame is below %rsp; above it, the callee may
     // write its stack arguments only (DataSlices.h).
+    // A call that returns twice (setjmp, vfork) returns again with the
+    // frame as something the path does not show left it: all lost.
     if (s.call)
-      kill = before[i].rsp.kind == FrameVal::Known && (cleanCall(proc.insns[i]) || !argumentsAt(before[i].rsp.off))
+      kill = before[i].rsp.kind == FrameVal::Known && !returnsTwice[i] &&
+                     (cleanCall(proc.insns[i]) || !argumentsAt(before[i].rsp.off))
                  ? overlapping(INT64_MIN / 2, before[i].rsp.off)
                  : all;
     for (unsigned m = 0; m < sem.memCount; ++m) {
@@ -486,7 +500,9 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     r.unreachable[b] = !r.entrySite[b] && !intraPred;
   }
 
-  findSlots(program, proc, decoder, d, r);
+  std::vector<bool> returnsTwice(n);
+  for (size_t i = 0; i < n; ++i) returnsTwice[i] = steps[i].recordsAll || callsVfork(program, proc.insns[i]);
+  findSlots(program, proc, decoder, d, returnsTwice, r);
 
   // Backward to a fixed point: blocks in reverse order converge in a few
   // rounds.  Registers in bits 0-15, slots in bits 16 + k.

@@ -61,9 +61,13 @@
 // only where the slot is AVAILABLE: on every intra-procedural path from an
 // entry site (where nothing is) a SlotStore to it came after anything that
 // may have written it.  What may write a slot (`slotWrites`):
-//   - any call: all slots (the callee owns its stack arguments, which are
-//     the caller's slots at the call, and a setjmp's or vfork's return is
-//     its own);
+//   - a call: the slots below its %rsp; all of them unless the callee is
+//     a procedure of the program that leaves its stack arguments alone
+//     (above its %rsp a callee writes nothing else) or nothing the
+//     procedure writes is at the call's %rsp (a call has stack arguments
+//     only if the caller wrote them there: a compiler stores them anew for
+//     every call); all of them at a call that returns twice (setjmp-like,
+//     vfork: it returns with a frame the path does not show);
 //   - a store (explicit or implicit: push) overlapping the slot, other
 //     than the SlotStore itself; a store through %rsp or a frame %rbp at an
 //     unknown offset: all slots;

@@ -157,6 +157,18 @@ m_onepath_reload:
         ret
         .size onepath, .-onepath
 
+        .type sj, @function          # setjmp returns twice, with a frame the path does not show
+sj:     sub $24, %rsp
+        mov %rdi, 8(%rsp)
+        lea sjbuf(%rip), %rdi
+        call _setjmp@PLT
+m_sj_reload:
+        mov 8(%rsp), %rax
+        mov (%rax), %rdx
+        add $24, %rsp
+        ret
+        .size sj, .-sj
+
         .type redzone, @function     # a leaf's red zone: kept while within 128 bytes of %rsp
 redzone:
         mov %rdi, -16(%rsp)          # below %rsp: a signal's frame goes below the red zone's 128 bytes
@@ -213,6 +225,8 @@ m_cpuid:
 
         .data
 counter: .long 0
+        .local sjbuf
+        .comm sjbuf, 512, 16
 )";
   }
 
@@ -317,7 +331,8 @@ TEST_F(DataSlicesTest, FramePointerSlotsAndImmediates) {
 
 // Each case the rule refuses: the reload is recorded, as without slots.
 TEST_F(DataSlicesTest, SlotRefusals) {
-  for (const char* label : {"m_escaped_reload", "m_argcall_reload", "m_narrow_reload", "m_onepath_reload"}) {
+  for (const char* label :
+       {"m_escaped_reload", "m_argcall_reload", "m_narrow_reload", "m_onepath_reload", "m_sj_reload"}) {
     auto [p, i] = at(label);
     const analysis::DataSlices s = slices(*p);
     EXPECT_EQ(s.insns[i].recordAfter, RAX) << label;
@@ -326,6 +341,8 @@ TEST_F(DataSlicesTest, SlotRefusals) {
   }
   EXPECT_TRUE(slices(*at("m_escaped_reload").first).frameEscapes);
   EXPECT_TRUE(slices(*at("m_narrow_reload").first).slots.empty());  // 4 bytes stored, 8 reloaded
+  EXPECT_EQ(slices(*at("m_sj_reload").first).slots.size(), 1u);     // a slot, lost at the setjmp
+  EXPECT_EQ(slices(*at("m_argcall_reload").first).slots.size(), 1u);  // a slot, lost at the call
 }
 
 TEST_F(DataSlicesTest, RedZoneSlotKept) {
