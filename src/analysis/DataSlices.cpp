@@ -1,6 +1,9 @@
 #include "analysis/DataSlices.h"
 
+#include <algorithm>
 #include <bit>
+#include <climits>
+#include <map>
 
 #include "support/Hex.h"
 
@@ -26,6 +29,17 @@ bool callsSetjmp(const ir::Program& program, const x86::Insn& in) {
   return callee && callee->start == in.target && isSetjmp(callee->name);
 }
 
+// A call to vfork (or getcontext, savectx): it returns twice, the second
+// time in the parent after the child, which shared its memory, has run.
+bool callsVfork(const ir::Program& program, const x86::Insn& in) {
+  if (in.flow != x86::Flow::Call) return false;
+  auto plt = program.pltNames.find(in.target);
+  if (plt == program.pltNames.end()) return false;
+  for (const char* name : {"vfork@plt", "__vfork@plt", "getcontext@plt", "savectx@plt"})
+    if (plt->second == name) return true;
+  return false;
+}
+
 // Whether instruction i ends a block the trace plan marks RESUMED (a call
 // to a setjmp-like function the plan found).
 bool resumesAfter(const ir::Procedure& proc, const ProcTrace* trace, size_t i) {
@@ -36,17 +50,375 @@ bool resumesAfter(const ir::Procedure& proc, const ProcTrace* trace, size_t i) {
   return blk.firstInsn + blk.insnCount - 1 == i;
 }
 
-// One instruction, backward: of the registers needed after it that it
-// writes, which it emulates and which it records; returns what is needed
-// before it.
-uint16_t transfer(const Step& st, InsnSlice& s, uint16_t after) {
-  const uint16_t needOut = after & st.writes;
-  const uint16_t computable = st.recordsAll || !s.decoded ? 0 : s.op.outputs();
+// Runs `flow(b)` over the blocks in order, storing each result in
+// out[b], until none changes (a forward data flow's fixed point).
+template <class T, class F>
+void toFixedPoint(std::vector<T>& out, F flow) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t b = 0; b < out.size(); ++b) {
+      const T v = flow(b);
+      if (!(v == out[b])) out[b] = v, changed = true;
+    }
+  }
+}
+
+// One procedure decoded: each instruction, its operands, its semantics
+// and the emulator's op for it.
+struct DecodedProc {
+  std::vector<ZydisDecodedInstruction> insn;
+  std::vector<ZydisDecodedOperand> operands;
+  std::vector<x86::Semantics> sem;
+  std::vector<x86::EmuOp> op;
+  std::vector<bool> ok;
+  const ZydisDecodedOperand* ops(size_t i) const { return &operands[i * ZYDIS_MAX_OPERAND_COUNT]; }
+};
+
+DecodedProc decodeProc(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder) {
+  const size_t n = proc.insns.size();
+  DecodedProc d;
+  d.insn.resize(n);
+  d.operands.resize(n * ZYDIS_MAX_OPERAND_COUNT);
+  d.sem.resize(n);
+  d.op.resize(n);
+  d.ok.assign(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    const x86::Insn& in = proc.insns[i];
+    ZydisDecodedOperand* ops = &d.operands[i * ZYDIS_MAX_OPERAND_COUNT];
+    const uint8_t* bytes = program.image->bytesAt(in.address, in.length);
+    if (!bytes || !decoder.decodeFull(bytes, in.length, d.insn[i], ops)) continue;
+    d.ok[i] = true;
+    d.sem[i] = x86::describe(d.insn[i], ops, in.address);
+    d.op[i] = x86::compileEmu(d.insn[i], ops, in.address);
+  }
+  return d;
+}
+
+// Where the regenerator does not carry the registers in, the trace plan's
+// tags aside (computeDataSlices adds them).
+bool entryBlock(const ir::Block& blk) {
+  bool intraPred = false;
+  for (const ir::PredEdge& p : blk.preds) intraPred |= ir::isIntraprocedural(p.kind);
+  return blk.isEntry || blk.isLandingPad || blk.isExternalEntry || (!intraPred && blk.isAddressTaken);
+}
+
+// ---- Stack slots as registers (DataSlices.h) ----
+
+// Where %rsp or %rbp points, as an offset from the procedure's entry %rsp.
+// Unset: not reached yet; NotFrame (%rbp only): no address in the frame;
+// Unknown: into the frame, at an offset not known.
+struct FrameVal {
+  enum Kind : uint8_t { Unset, NotFrame, Known, Unknown } kind = Unset;
+  int64_t off = 0;
+  static FrameVal known(int64_t o) { return {Known, o}; }
+  static FrameVal unknown() { return {Unknown, 0}; }
+  bool frame() const { return kind == Known || kind == Unknown; }
+  bool operator==(const FrameVal&) const = default;
+};
+
+FrameVal meet(FrameVal a, FrameVal b) {
+  if (a.kind == FrameVal::Unset) return b;
+  if (b.kind == FrameVal::Unset) return a;
+  return a == b ? a : FrameVal::unknown();
+}
+
+FrameVal plus(FrameVal a, int64_t d) {
+  return a.kind == FrameVal::Known ? FrameVal::known(a.off + d) : FrameVal::unknown();
+}
+
+struct Frame {
+  FrameVal rsp, rbp;
+  bool operator==(const Frame&) const = default;
+};
+
+Frame meet(const Frame& a, const Frame& b) { return {meet(a.rsp, b.rsp), meet(a.rbp, b.rbp)}; }
+
+bool isStackOp(ZydisMnemonic m) {
+  return m == ZYDIS_MNEMONIC_PUSH || m == ZYDIS_MNEMONIC_POP || m == ZYDIS_MNEMONIC_PUSHFQ ||
+         m == ZYDIS_MNEMONIC_POPFQ || m == ZYDIS_MNEMONIC_CALL || m == ZYDIS_MNEMONIC_RET ||
+         m == ZYDIS_MNEMONIC_LEAVE;
+}
+
+// Where a memory access goes: NotFrame when its address is not made from
+// %rsp or a frame %rbp.
+FrameVal accessIn(const Frame& f, const x86::MemOperand& m) {
+  auto at = [&](int8_t r) { return r == 4 ? f.rsp : r == 5 ? f.rbp : FrameVal{FrameVal::NotFrame}; };
+  const bool base = m.hasBase() && at(m.base).frame(), index = m.hasIndex() && at(m.index).frame();
+  if (!base && !index) return {FrameVal::NotFrame};
+  if (index || !base || m.vectorIndex != x86::MemOperand::kNone || m.addressWidth != 64 || x86::hasSegmentBase(m))
+    return FrameVal::unknown();
+  return plus(at(m.base), m.disp);
+}
+
+// The frame after one instruction; `*escapes` set when it puts a frame
+// address anywhere but %rsp and %rbp's stack arithmetic (DataSlices.h).
+Frame stepFrame(const Frame& f, const ZydisDecodedInstruction& d, const ZydisDecodedOperand* ops,
+                const x86::Semantics& sem, const x86::EmuOp& op, bool* escapes) {
+  using x86::EmuKind;
+  auto frameReg = [&](ZydisRegister r) {
+    if (r == ZYDIS_REGISTER_NONE) return false;
+    const ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+    return full == ZYDIS_REGISTER_RSP || (full == ZYDIS_REGISTER_RBP && f.rbp.frame());
+  };
+  const bool stackOp = isStackOp(d.mnemonic);
+  bool readsFrame = false;
+  for (unsigned k = 0; k < d.operand_count; ++k) {
+    const ZydisDecodedOperand& o = ops[k];
+    if (o.type == ZYDIS_OPERAND_TYPE_REGISTER) {
+      if (stackOp && o.visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT) continue;  // its own %rsp (leave: %rbp)
+      readsFrame |= (o.actions & ZYDIS_OPERAND_ACTION_MASK_READ) && frameReg(o.reg.value);
+    } else if (o.type == ZYDIS_OPERAND_TYPE_MEMORY && d.mnemonic == ZYDIS_MNEMONIC_LEA) {
+      readsFrame |= frameReg(o.mem.base) || frameReg(o.mem.index);
+    }
+  }
+  Frame n = f;
+  const uint16_t w = sem.written.gprs();
+  if (w & 16) n.rsp = FrameVal::unknown();
+  if (w & 32) n.rbp = readsFrame ? FrameVal::unknown() : FrameVal{FrameVal::NotFrame};
+  bool tracked = true;
+  if (op.kind == EmuKind::StackAdd) {
+    n.rsp = plus(f.rsp, op.imm);
+  } else if (op.kind == EmuKind::Leave) {
+    n.rsp = plus(f.rbp, 8);
+  } else if ((op.kind == EmuKind::Add || op.kind == EmuKind::Sub) && op.dst == 4 && op.width == 8 && op.src < 0) {
+    n.rsp = plus(f.rsp, op.kind == EmuKind::Add ? op.imm : -op.imm);
+  } else if (op.kind == EmuKind::Mov && op.width == 8 && op.src == 4 && op.dst == 5) {
+    n.rbp = f.rsp;
+  } else if (op.kind == EmuKind::Mov && op.width == 8 && op.src == 5 && op.dst == 4 && f.rbp.frame()) {
+    n.rsp = f.rbp;
+  } else if (op.kind == EmuKind::Lea && op.width == 8 && op.addrWidth == 8 && op.index < 0 &&
+             (op.dst == 4 || op.dst == 5) && (op.base == 4 || (op.base == 5 && f.rbp.frame()))) {
+    (op.dst == 4 ? n.rsp : n.rbp) = plus(op.base == 4 ? f.rsp : f.rbp, op.imm);
+  } else {
+    tracked = false;
+  }
+  // What reads a frame address and writes nothing but %rsp, %rbp and the
+  // flags keeps it there (and $-16,%rsp; cmp %rsp,%rax).
+  const bool contained = (w & ~0x30) == 0 && !sem.stores();
+  if (escapes && readsFrame && (stackOp || (!tracked && !contained))) *escapes = true;
+  return n;
+}
+
+// The frame offsets before and after each instruction, forward to a fixed
+// point (the procedure's entry: %rsp at 0, %rbp the caller's; another
+// entry site: nothing known), and whether a frame address escapes.
+struct FrameScan {
+  std::vector<Frame> before, after;
+  bool escapes = false;
+};
+
+FrameScan scanFrame(const ir::Procedure& proc, const DecodedProc& d, const std::vector<bool>& entrySite) {
+  const size_t n = proc.insns.size(), nb = proc.blocks.size();
+  FrameScan fs;
+  fs.before.resize(n);
+  fs.after.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    if (!d.ok[i]) { fs.escapes = true; return fs; }
+  std::vector<Frame> frameOut(nb);
+  auto inOf = [&](size_t b) {
+    const ir::Block& blk = proc.blocks[b];
+    Frame f;
+    if (entrySite[b])
+      f = blk.isEntry && !blk.isLandingPad ? Frame{FrameVal::known(0), {FrameVal::NotFrame}}
+                                           : Frame{FrameVal::unknown(), FrameVal::unknown()};
+    for (const ir::PredEdge& p : blk.preds)
+      if (ir::isIntraprocedural(p.kind)) f = meet(f, frameOut[p.from]);
+    return f;
+  };
+  auto run = [&](size_t b, bool final) {
+    const ir::Block& blk = proc.blocks[b];
+    Frame f = inOf(b);
+    for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) {
+      fs.before[i] = f;
+      if (f.rsp.kind == FrameVal::Unset) continue;  // not reached (yet): nothing flows
+      f = stepFrame(f, d.insn[i], d.ops(i), d.sem[i], d.op[i], final ? &fs.escapes : nullptr);
+      fs.after[i] = f;
+    }
+    return f;
+  };
+  toFixedPoint(frameOut, [&](size_t b) { return run(b, false); });
+  for (size_t b = 0; b < nb; ++b) run(b, true);
+  return fs;
+}
+
+// Whether a procedure called at its start leaves its caller's frame alone:
+// every instruction decoded, no frame address escapes, nothing leaves it
+// but calls and returns (no tail call: the next procedure would own its
+// stack arguments), and every store into its frame is below its entry
+// %rsp -- never into its stack arguments, which are the caller's slots.
+bool leavesCallerFrame(const ir::Program& program, const ir::Procedure& callee, const x86::Decoder& decoder) {
+  for (const ir::Block& blk : callee.blocks)
+    for (const ir::OutEdge& o : blk.outs)
+      if (o.kind == ir::EdgeKind::TailCall || o.kind == ir::EdgeKind::UnknownIndirect) return false;
+  const DecodedProc d = decodeProc(program, callee, decoder);
+  std::vector<bool> entrySite(callee.blocks.size());
+  for (size_t b = 0; b < callee.blocks.size(); ++b) entrySite[b] = entryBlock(callee.blocks[b]);
+  const FrameScan fs = scanFrame(callee, d, entrySite);
+  if (fs.escapes) return false;
+  for (size_t i = 0; i < callee.insns.size(); ++i)
+    for (unsigned m = 0; m < d.sem[i].memCount; ++m) {
+      const x86::MemOperand& mem = d.sem[i].mem[m];
+      if (!mem.write) continue;
+      const FrameVal at = accessIn(fs.before[i], mem);
+      if (at.kind == FrameVal::NotFrame) continue;
+      if (at.kind != FrameVal::Known || mem.size == 0 || d.sem[i].repeated || at.off + mem.size > 0) return false;
+    }
+  return true;
+}
+
+// Finds the procedure's stack slots and decides, per instruction, which
+// slot it stores (SlotStore) or reloads while available (SlotLoad), and
+// which slots it may write (DataSlices.h).  Leaves r.slots empty when the
+// frame escapes.
+void findSlots(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
+               const DecodedProc& d, const std::vector<bool>& returnsTwice, DataSlices& r) {
+  const size_t n = proc.insns.size(), nb = proc.blocks.size();
+  const FrameScan fs = scanFrame(proc, d, r.entrySite);
+  if (fs.escapes) { r.frameEscapes = true; return; }
+  const std::vector<Frame>& before = fs.before;
+  const std::vector<Frame>& after = fs.after;
+  const std::vector<ZydisDecodedInstruction>& decoded = d.insn;
+  const std::vector<x86::Semantics>& sems = d.sem;
+  auto opsOf = [&](size_t i) { return d.ops(i); };
+  std::map<const ir::Procedure*, bool> clean;  // callees: leavesCallerFrame
+  auto cleanCall = [&](const x86::Insn& in) {
+    if (in.flow != x86::Flow::Call) return false;
+    const ir::Procedure* callee = program.procAt(in.target);
+    if (!callee || callee->start != in.target) return false;
+    auto [it, fresh] = clean.try_emplace(callee, false);
+    if (fresh) it->second = leavesCallerFrame(program, *callee, decoder);
+    return it->second;
+  };
+
+  // Candidate stores and reloads: a slot is an (offset, width) both stored
+  // and reloaded, at a negative offset (the procedure's own frame).
+  std::vector<x86::EmuOp> slotOp(n);
+  std::vector<int64_t> slotAt(n);
+  std::vector<std::pair<int64_t, uint8_t>> stored, loaded;
+  for (size_t i = 0; i < n; ++i) {
+    const x86::EmuOp op = x86::compileSlotEmu(decoded[i], opsOf(i));
+    if (op.kind == x86::EmuKind::None || sems[i].memCount != 1) continue;
+    const FrameVal at = accessIn(before[i], sems[i].mem[0]);
+    if (at.kind != FrameVal::Known || at.off + op.width > 0) continue;
+    slotOp[i] = op;
+    slotAt[i] = at.off;
+    (op.kind == x86::EmuKind::SlotStore ? stored : loaded).push_back({at.off, op.width});
+  }
+  std::sort(stored.begin(), stored.end());
+  std::sort(loaded.begin(), loaded.end());
+  for (const auto& l : loaded)
+    if (std::binary_search(stored.begin(), stored.end(), l) && r.slots.size() < x86::kSlots &&
+        (r.slots.empty() || r.slots.back().offset != l.first || r.slots.back().width != l.second))
+      r.slots.push_back({l.first, l.second});
+  if (r.slots.empty()) return;
+  auto slotOf = [&](size_t i) -> int {
+    if (slotOp[i].kind == x86::EmuKind::None) return -1;
+    for (size_t k = 0; k < r.slots.size(); ++k)
+      if (r.slots[k].offset == slotAt[i] && r.slots[k].width == slotOp[i].width) return int(k);
+    return -1;
+  };
+  const uint64_t all = r.slots.size() == 64 ? ~uint64_t(0) : (uint64_t(1) << r.slots.size()) - 1;
+  auto overlapping = [&](int64_t lo, int64_t hi) {
+    uint64_t m = 0;
+    for (size_t k = 0; k < r.slots.size(); ++k)
+      if (r.slots[k].offset < hi && lo < r.slots[k].offset + r.slots[k].width) m |= uint64_t(1) << k;
+    return m;
+  };
+  // The frame's bytes the procedure ever writes, wherever it runs: a call
+  // has stack arguments only if the 8 bytes at its %rsp are among them.
+  std::vector<std::pair<int64_t, int64_t>> written;
+  bool writesAnywhere = false;
+  for (size_t i = 0; i < n; ++i)
+    for (unsigned m = 0; m < sems[i].memCount; ++m) {
+      if (!sems[i].mem[m].write || before[i].rsp.kind == FrameVal::Unset) continue;
+      const FrameVal at = accessIn(before[i], sems[i].mem[m]);
+      if (at.kind == FrameVal::Known && sems[i].mem[m].size && !sems[i].repeated)
+        written.push_back({at.off, at.off + sems[i].mem[m].size});
+      else if (at.kind != FrameVal::NotFrame)
+        writesAnywhere = true;
+    }
+  auto argumentsAt = [&](int64_t rsp) {
+    if (writesAnywhere) return true;
+    for (const auto& [lo, hi] : written)
+      if (lo < rsp + 8 && rsp < hi) return true;
+    return false;
+  };
+  // What each instruction may write, and which slot it stores.
+  std::vector<uint64_t> gen(n);
+  std::vector<int> slotIndex(n);
+  for (size_t i = 0; i < n; ++i) {
+    InsnSlice& s = r.insns[i];
+    const x86::Semantics& sem = sems[i];
+    const int k = slotIndex[i] = slotOf(i);
+    const bool store = k >= 0 && slotOp[i].kind == x86::EmuKind::SlotStore;
+    uint64_t kill = 0;
+    // A call: the callee's frame is below %rsp; above it, the callee may
+    // write its stack arguments only (DataSlices.h).
+    // A call that returns twice (setjmp, vfork) returns again with the
+    // frame as something the path does not show left it: all lost.
+    if (s.call)
+      kill = before[i].rsp.kind == FrameVal::Known && !returnsTwice[i] &&
+                     (cleanCall(proc.insns[i]) || !argumentsAt(before[i].rsp.off))
+                 ? overlapping(INT64_MIN / 2, before[i].rsp.off)
+                 : all;
+    for (unsigned m = 0; m < sem.memCount; ++m) {
+      if (!sem.mem[m].write) continue;
+      const FrameVal at = accessIn(before[i], sem.mem[m]);
+      if (at.kind == FrameVal::NotFrame) continue;
+      if (at.kind != FrameVal::Known || sem.mem[m].size == 0 || sem.repeated) kill = all;
+      else kill |= overlapping(at.off, at.off + sem.mem[m].size);
+    }
+    if (after[i].rsp.kind != FrameVal::Known) kill = all;
+    else kill |= overlapping(INT64_MIN / 2, after[i].rsp.off - 128);
+    if (before[i].rsp.kind == FrameVal::Unset) kill = 0;  // no way here from an entry site: never runs
+    gen[i] = store ? uint64_t(1) << k : 0;
+    if (store) kill &= ~gen[i];
+    s.slotWrites = kill | gen[i];
+    if (store) s.op = slotOp[i], s.op.slot = uint8_t(k);
+  }
+  // Available slots, forward to the greatest fixed point: none at an
+  // entry site, else what every intra-procedural predecessor has.
+  std::vector<uint64_t> availOut(nb, all);
+  auto availIn = [&](size_t b) {
+    if (r.entrySite[b]) return uint64_t(0);
+    uint64_t a = all;
+    for (const ir::PredEdge& p : proc.blocks[b].preds)
+      if (ir::isIntraprocedural(p.kind)) a &= availOut[p.from];
+    return a;
+  };
+  auto flow = [&](size_t b, bool final) {
+    const ir::Block& blk = proc.blocks[b];
+    uint64_t a = availIn(b);
+    for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) {
+      const int k = slotIndex[i];
+      if (final && k >= 0 && slotOp[i].kind == x86::EmuKind::SlotLoad && (a >> k & 1))
+        r.insns[i].op = slotOp[i], r.insns[i].op.slot = uint8_t(k);
+      a = (a & ~r.insns[i].slotWrites) | gen[i];
+    }
+    return a;
+  };
+  toFixedPoint(availOut, [&](size_t b) { return flow(b, false); });
+  for (size_t b = 0; b < nb; ++b) flow(b, true);
+}
+
+// One instruction, backward: of the registers and slots (bits 16 + k)
+// needed after it that it writes, which it emulates and which it records;
+// returns what is needed before it.  A slot is never needed after an
+// instruction that may write it without storing it: a reload is a SlotLoad
+// only where the slot is available.
+uint64_t slotBit(const InsnSlice& s) { return uint64_t(1) << (16 + s.op.slot); }
+
+uint64_t transfer(const Step& st, InsnSlice& s, uint64_t after) {
+  const uint64_t writes = st.writes | s.slotWrites << 16;
+  const uint64_t needOut = after & writes;
+  uint64_t computable = st.recordsAll || !s.decoded ? 0 : s.op.outputs();
+  if (s.op.kind == x86::EmuKind::SlotStore) computable |= slotBit(s);
   s.writes = st.writes;
-  s.emulated = needOut & computable;
+  s.emulated = uint16_t(needOut & computable);
+  s.storesSlot = (needOut & computable) >> 16 != 0;
   s.recordAfter = uint16_t(needOut & ~computable);
-  uint16_t before = uint16_t(after & ~st.writes) | st.address;
-  if (s.emulated) before |= s.op.inputs();
+  uint64_t before = (after & ~writes) | st.address;
+  if (needOut & computable) before |= s.op.inputs() | (s.op.kind == x86::EmuKind::SlotLoad ? slotBit(s) : 0);
   return before;
 }
 
@@ -70,21 +442,18 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
   // A `std` anywhere in the procedure: a string instruction's direction is
   // not known from the path (cld/std pairs around a copy), so its
   // addresses are recorded.  The ABI has DF clear at every call and return.
-  std::vector<ZydisDecodedInstruction> decoded(n);
-  std::vector<x86::Semantics> sems(n);
+  const DecodedProc d = decodeProc(program, proc, decoder);
+  const std::vector<ZydisDecodedInstruction>& decoded = d.insn;
+  const std::vector<x86::Semantics>& sems = d.sem;
   bool setsDirection = false;
   for (size_t i = 0; i < n; ++i) {
-    const x86::Insn& in = proc.insns[i];
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-    const uint8_t* bytes = program.image->bytesAt(in.address, in.length);
     InsnSlice& s = r.insns[i];
-    if (!bytes || !decoder.decodeFull(bytes, in.length, decoded[i], ops)) {
+    if (!d.ok[i]) {
       s.decoded = false;
       steps[i].writes = kAll;  // unknown: whatever is needed after it is recorded
       continue;
     }
-    sems[i] = x86::describe(decoded[i], ops, in.address);
-    s.op = x86::compileEmu(decoded[i], ops, in.address);
+    s.op = d.op[i];
     setsDirection |= decoded[i].mnemonic == ZYDIS_MNEMONIC_STD;
   }
   for (size_t i = 0; i < n; ++i) {
@@ -126,40 +495,46 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     bool intraPred = false;
     for (const ir::PredEdge& p : blk.preds) intraPred |= ir::isIntraprocedural(p.kind);
     const bool tagged = trace && b < trace->tagged.size() && trace->tagged[b];
-    r.entrySite[b] = blk.isEntry || blk.isLandingPad || blk.isExternalEntry || tagged ||
-                     (!intraPred && blk.isAddressTaken);
+    r.entrySite[b] = entryBlock(blk) || tagged;
     // No way in at all (alignment padding after a jump): it never runs.
     r.unreachable[b] = !r.entrySite[b] && !intraPred;
   }
 
-  // Backward to a fixed point: blocks in reverse order converge in a few rounds.
+  std::vector<bool> returnsTwice(n);
+  for (size_t i = 0; i < n; ++i) returnsTwice[i] = steps[i].recordsAll || callsVfork(program, proc.insns[i]);
+  findSlots(program, proc, decoder, d, returnsTwice, r);
+
+  // Backward to a fixed point: blocks in reverse order converge in a few
+  // rounds.  Registers in bits 0-15, slots in bits 16 + k.
+  std::vector<uint64_t> neededIn(nb, 0);
   r.neededIn.assign(nb, 0);
   r.neededOut.assign(nb, 0);
   auto through = [&](size_t b, bool final) {
     const ir::Block& blk = proc.blocks[b];
-    uint16_t out = 0;
+    uint64_t out = 0;
     for (const ir::Edge& e : blk.succs)
-      if (!r.entrySite[e.to]) out |= r.neededIn[e.to];
-    uint16_t live = out;
+      if (!r.entrySite[e.to]) out |= neededIn[e.to];
+    uint64_t live = out;
     for (uint32_t i = blk.firstInsn + blk.insnCount; i-- > blk.firstInsn;) {
       InsnSlice& s = r.insns[i];
       live = transfer(steps[i], s, live);
-      if (final) s.neededBefore = live;
+      if (final) s.neededBefore = uint16_t(live);
     }
-    r.neededOut[b] = out;
+    r.neededOut[b] = uint16_t(out);
     return live;
   };
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t b = nb; b-- > 0;) {
-      const uint16_t in = through(b, false);
-      if (in != r.neededIn[b]) r.neededIn[b] = in, changed = true;
+      const uint64_t in = through(b, false);
+      if (in != neededIn[b]) neededIn[b] = in, changed = true;
     }
   }
   r.recordAtEntry.assign(nb, 0);
   for (size_t b = 0; b < nb; ++b) {
     through(b, true);
-    if (r.entrySite[b]) r.recordAtEntry[b] = r.neededIn[b];
+    r.neededIn[b] = uint16_t(neededIn[b]);
+    if (r.entrySite[b]) r.recordAtEntry[b] = uint16_t(neededIn[b]);  // (a slot is never needed there)
   }
   return r;
 }
@@ -171,35 +546,35 @@ std::string checkSlices(const ir::Procedure& proc, const DataSlices& slices) {
   // from "all" down to a fixed point).  An instruction makes what it may
   // write unknown, then known again what it emulates and records; what it
   // reads for its Computed addresses and its emulation must be known.
+  // Slots (bits 16 + k) the same way: known where stored, unknown where
+  // anything may write them, unknown at every entry site.
   const size_t nb = proc.blocks.size();
-  std::vector<uint16_t> knownOut(nb, kAll);
+  constexpr uint64_t kAll64 = ~uint64_t(0);
+  std::vector<uint64_t> knownOut(nb, kAll64);
   auto knownIn = [&](size_t b) {
-    if (slices.entrySite[b]) return slices.recordAtEntry[b];
-    uint16_t k = kAll;  // (a block that cannot be reached needs nothing)
+    if (slices.entrySite[b]) return uint64_t(slices.recordAtEntry[b]);
+    uint64_t k = kAll64;  // (a block that cannot be reached needs nothing)
     for (const ir::PredEdge& p : proc.blocks[b].preds)
       if (ir::isIntraprocedural(p.kind)) k &= knownOut[p.from];
     return k;
   };
   auto through = [&](size_t b, std::string* why) {
     const ir::Block& blk = proc.blocks[b];
-    uint16_t k = knownIn(b);
+    uint64_t k = knownIn(b);
     for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) {
       const InsnSlice& s = slices.insns[i];
-      const uint16_t reads = uint16_t(s.addressRegs | (s.emulated ? s.op.inputs() : 0));
+      const uint64_t slot = uint64_t(1) << (16 + s.op.slot);
+      const bool emulates = s.emulated || s.storesSlot;
+      const uint64_t reads =
+          s.addressRegs | (emulates ? s.op.inputs() | (s.op.kind == x86::EmuKind::SlotLoad ? slot : 0) : 0);
       if (why && (reads & ~k) && why->empty())
         *why = "at " + hex(proc.insns[i].address) + " in " + proc.name + ": registers " +
-               hex(uint64_t(reads & ~k)) + " needed but not known";
-      k = uint16_t((k & ~s.writes) | s.emulated | s.recordAfter);
+               hex(uint64_t(uint16_t(reads & ~k))) + " slots " + hex((reads & ~k) >> 16) + " needed but not known";
+      k = (k & ~(uint64_t(s.writes) | s.slotWrites << 16)) | s.emulated | s.recordAfter | (s.storesSlot ? slot : 0);
     }
     return k;
   };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t b = 0; b < nb; ++b) {
-      const uint16_t k = through(b, nullptr);
-      if (k != knownOut[b]) knownOut[b] = k, changed = true;
-    }
-  }
+  toFixedPoint(knownOut, [&](size_t b) { return through(b, nullptr); });
   std::string why;
   for (size_t b = 0; b < nb && why.empty(); ++b) through(b, &why);
   return why;
@@ -235,7 +610,7 @@ SliceStats sliceStats(const ir::Procedure& proc, const DataSlices& slices, const
       if (s.recordAfter) st.afterSites++, st.registersRecorded += std::popcount(s.recordAfter);
       values[s.call ? SliceStats::AfterCall : s.load ? SliceStats::AfterLoad : SliceStats::AfterOther] +=
           std::popcount(s.recordAfter);
-      if (s.emulated) st.emulated++;
+      if (s.emulated || s.storesSlot) st.emulated++;
     }
     for (int k = 0; k < SliceStats::kOrigins; ++k) st.staticValues[k] += values[k], st.dynamicValues[k] += w * values[k];
     st.staticRefs += refs;

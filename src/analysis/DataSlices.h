@@ -49,6 +49,39 @@
 // neededOut includes it (the union over successors that are not entry
 // sites); an entry site's neededIn is what it records.  So no value is
 // ever recorded on an intra-procedural edge.
+//
+// Stack slots as registers (the seed's footnote 7).  A slot is `width` (4
+// or 8) bytes at a constant negative offset from the procedure's entry
+// %rsp, addressed through %rsp (whose offset is followed through push,
+// pop, add/sub of an immediate, lea, leave) or through %rbp while it is a
+// copy of %rsp plus a constant.  `mov %reg, slot` or `mov $imm, slot`
+// (SlotStore) and a later `mov slot, %reg` of the same width (SlotLoad)
+// are emulated like register moves, so a value the regenerator knows
+// stays known through a spill and its reload.  A reload is a SlotLoad
+// only where the slot is AVAILABLE: on every intra-procedural path from an
+// entry site (where nothing is) a SlotStore to it came after anything that
+// may have written it.  What may write a slot (`slotWrites`):
+//   - a call: the slots below its %rsp; all of them unless the callee is
+//     a procedure of the program that leaves its stack arguments alone
+//     (above its %rsp a callee writes nothing else) or nothing the
+//     procedure writes is at the call's %rsp (a call has stack arguments
+//     only if the caller wrote them there: a compiler stores them anew for
+//     every call); all of them at a call that returns twice (setjmp-like,
+//     vfork: it returns with a frame the path does not show);
+//   - a store (explicit or implicit: push) overlapping the slot, other
+//     than the SlotStore itself; a store through %rsp or a frame %rbp at an
+//     unknown offset: all slots;
+//   - an instruction after which %rsp is unknown: all slots; after which
+//     the slot lies more than 128 bytes below %rsp: that slot (a signal
+//     handler's frame goes below the red zone);
+//   - an undecodable instruction: the procedure has no slots.
+// Nothing else can write a slot unless the frame's address escapes: any
+// use of %rsp, or of %rbp while it may point into the frame, other than as
+// the base of a memory access and the stack arithmetic above (lea of a
+// slot, a copy of %rsp, push %rsp ...) gives the procedure no slots at all,
+// so no pointer to its frame exists for a callee, another thread or a
+// system call to write through.  (Not covered: a signal handler that
+// writes the interrupted frame through its ucontext's %rsp.)
 #pragma once
 
 #include <cstdint>
@@ -81,6 +114,15 @@ struct InsnSlice {
   bool decoded = true;
   bool call = false;           // a call (its recordAfter: caller-saved registers, when it returns)
   bool load = false;           // it reads memory (its recordAfter: a loaded value, mostly)
+  bool storesSlot = false;     // the regenerator repeats its store to a stack slot (op: SlotStore)
+  uint64_t slotWrites = 0;     // stack slots (bit k: slot k) it may write: its slot store, or a clobber
+};
+
+// A stack slot treated as a register: `width` bytes at `offset` from the
+// procedure's entry %rsp.
+struct StackSlot {
+  int64_t offset = 0;
+  uint8_t width = 0;
 };
 
 struct DataSlices {
@@ -90,6 +132,8 @@ struct DataSlices {
   std::vector<uint16_t> recordAtEntry; // per block: RECORD-AT-ENTRY registers (entry sites only)
   std::vector<uint16_t> neededIn;      // per block: needed where it starts
   std::vector<uint16_t> neededOut;     // per block: needed after its last instruction
+  std::vector<StackSlot> slots;        // by slot number (x86::EmuOp::slot)
+  bool frameEscapes = false;           // a stack address escapes (or %rsp is lost): no slots
 };
 
 // `trace`: the procedure's trace plan (tagged blocks, setjmp calls), or null.

@@ -179,7 +179,7 @@ void dumpSlices(const ProgramModel& model, std::ostream& out, const SliceDumpOpt
         const uint64_t pc = p.insns[i].address;
         for (unsigned k = 0; k < is.memCount; ++k)
           out << "mem " << hex(pc) << " " << k << " " << "SCR"[unsigned(is.source[k])] << "\n";
-        if (is.emulated) {
+        if (is.emulated || is.storesSlot) {
           int64_t w[3];
           is.op.encode(w);
           out << "emu " << hex(pc) << " " << w[0] << " " << w[1] << " " << w[2] << "\n";
@@ -192,6 +192,12 @@ void dumpSlices(const ProgramModel& model, std::ostream& out, const SliceDumpOpt
     if (!o.verbose) continue;
     const uint8_t* bytes = model.image.bytesAt(p.start, p.size());
     for (size_t b = 0; b < p.blocks.size(); ++b) {
+      if (b == 0 && !s.slots.empty()) {
+        out << "  slots";
+        for (size_t k = 0; k < s.slots.size(); ++k)
+          out << " " << k << ":" << s.slots[k].offset << "/" << unsigned(s.slots[k].width);
+        out << "\n";
+      }
       out << "  block " << b << " " << hex(p.blocks[b].start) << " needed-in " << regNames(s.neededIn[b]);
       if (s.entrySite[b]) out << " ENTRY-SITE record " << regNames(s.recordAtEntry[b]);
       out << "\n";
@@ -202,6 +208,8 @@ void dumpSlices(const ProgramModel& model, std::ostream& out, const SliceDumpOpt
         for (unsigned k = 0; k < is.memCount; ++k) out << (k ? "," : "  mem ") << addressSourceName(is.source[k]);
         if (is.neededBefore) out << "  need " << regNames(is.neededBefore);
         if (is.emulated) out << "  emulate " << regNames(is.emulated);
+        if (is.op.kind == x86::EmuKind::SlotLoad && is.emulated) out << " from slot " << unsigned(is.op.slot);
+        if (is.storesSlot) out << "  store slot " << unsigned(is.op.slot);
         if (is.recordAfter) out << "  RECORD-AFTER " << regNames(is.recordAfter);
         out << "\n";
       }

@@ -92,8 +92,12 @@ EmuOp compileEmu(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand*
                        : insn.mnemonic == ZYDIS_MNEMONIC_ROL ? EmuKind::Rol
                                                              : EmuKind::Ror,
                        ops);
-      if (op.kind == EmuKind::None || insn.operand_count < 2 || !immediate(ops[1], op.imm)) return {};  // by %cl: no
-      return op;
+      if (op.kind == EmuKind::None || insn.operand_count < 2) return {};
+      if (ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[1].reg.value == ZYDIS_REGISTER_CL) {
+        op.src = 1;  // by %cl: the count is %rcx's low bits
+        return op;
+      }
+      return immediate(ops[1], op.imm) ? op : EmuOp{};
     }
     case ZYDIS_MNEMONIC_IMUL: {
       if (n == 3) {
@@ -175,6 +179,29 @@ EmuOp compileEmu(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand*
     }
     default: return {};
   }
+}
+
+EmuOp compileSlotEmu(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops) {
+  if (insn.mnemonic != ZYDIS_MNEMONIC_MOV || insn.operand_count_visible != 2) return {};
+  EmuOp op;
+  uint8_t hw = 0, width = 0;
+  if (ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY) {  // a store
+    width = uint8_t(ops[0].size / 8);
+    if (gprOperand(ops[1], hw, width)) {
+      op.src = int8_t(hw);
+    } else if (!immediate(ops[1], op.imm)) {
+      return {};
+    }
+    op.kind = EmuKind::SlotStore;
+  } else if (ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY && gprOperand(ops[0], op.dst, width)) {  // a load
+    if (ops[1].size / 8 != width) return {};
+    op.kind = EmuKind::SlotLoad;
+  } else {
+    return {};
+  }
+  if (width != 4 && width != 8) return {};
+  op.width = width;
+  return op;
 }
 
 bool emulable(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands, const Semantics& s,

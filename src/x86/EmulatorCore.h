@@ -18,12 +18,18 @@
 
 namespace atomx::x86 {
 
-// 16 general registers by hardware number (rax = 0 ... r15 = 15), and the
+// The stack slots one procedure activation may treat as registers
+// (SlotStore, SlotLoad; analysis/DataSlices decides which): numbered
+// 0 .. kSlots-1 per procedure.
+inline constexpr unsigned kSlots = 48;
+
+// 16 general registers by hardware number (rax = 0 ... r15 = 15), the
 // load bias of the file whose %rip-relative lea is repeated (0 for a
-// non-PIE executable).
+// non-PIE executable), and the activation's stack slots.
 struct RegisterFile {
   uint64_t gpr[16] = {};
   uint64_t loadBias = 0;
+  uint64_t slot[kSlots] = {};
 };
 
 enum class EmuKind : uint8_t {
@@ -35,13 +41,15 @@ enum class EmuKind : uint8_t {
   Imul,       // dst = dst * src
   ImulImm,    // dst = src * imm
   Neg, Not, Inc, Dec,
-  Shl, Shr, Sar, Rol, Ror,  // dst = dst op imm (the count, masked as the CPU does)
+  Shl, Shr, Sar, Rol, Ror,  // dst = dst op count: imm, or %cl when src is 1 (masked as the CPU does)
   Movsx, Movzx,             // dst = src (srcWidth bytes) extended
   Xchg,       // dst <-> src
   SignFill,   // cwd/cdq/cqo: rdx = the sign of rax, at `width`
   Leave,      // rsp = rbp + 8 (leave's rbp is a load: not computed)
   StackAdd,   // rsp += imm: push (-8), pop (+8; its destination is a load), ret (8 + imm),
               // call seen from its caller once it returns (0)
+  SlotStore,  // slot[slot] = src (or imm), `width` bytes (4 or 8): a store to a stack slot
+  SlotLoad,   // dst = slot[slot], `width` bytes (4 or 8; 4 zero-extends): its reload
 };
 
 struct EmuOp {
@@ -54,6 +62,7 @@ struct EmuOp {
   int8_t index = -1;
   uint8_t scale = 1;
   uint8_t addrWidth = 8;  // lea: bytes of the address size (4 with a 0x67 prefix)
+  uint8_t slot = 0;       // SlotStore, SlotLoad: the procedure's slot number (< kSlots)
   int64_t imm = 0;        // immediate, lea's displacement, shift count, stack step
 
   // The registers the op writes, and those its result depends on.
@@ -85,7 +94,7 @@ inline uint16_t bit(int r) { return r < 0 ? 0 : uint16_t(1u << unsigned(r)); }
 
 inline uint16_t EmuOp::outputs() const {
   switch (kind) {
-    case EmuKind::None: return 0;
+    case EmuKind::None: case EmuKind::SlotStore: return 0;  // (a slot store writes its slot only)
     case EmuKind::Xchg: return uint16_t(emu::bit(dst) | emu::bit(src));
     case EmuKind::SignFill: return emu::bit(2);
     case EmuKind::Leave: case EmuKind::StackAdd: return emu::bit(4);
@@ -96,7 +105,8 @@ inline uint16_t EmuOp::outputs() const {
 inline uint16_t EmuOp::inputs() const {
   const uint16_t merged = width < 4 ? emu::bit(dst) : 0;  // an 8/16-bit write keeps the rest
   switch (kind) {
-    case EmuKind::None: case EmuKind::MovAddress: return merged;
+    case EmuKind::None: case EmuKind::MovAddress: case EmuKind::SlotLoad: return merged;  // (a reload reads its slot)
+    case EmuKind::SlotStore: return emu::bit(src);
     case EmuKind::Mov: case EmuKind::ImulImm: case EmuKind::Movsx: case EmuKind::Movzx:
       return uint16_t(emu::bit(src) | merged);
     case EmuKind::Lea: return uint16_t(emu::bit(base) | emu::bit(index) | merged);
@@ -108,7 +118,7 @@ inline uint16_t EmuOp::inputs() const {
     case EmuKind::SignFill: return uint16_t(emu::bit(0) | (width < 4 ? emu::bit(2) : 0));
     case EmuKind::Leave: return emu::bit(5);
     case EmuKind::StackAdd: return emu::bit(4);
-    default: return emu::bit(dst);  // neg, not, inc, dec, shifts and rotates by an immediate
+    default: return uint16_t(emu::bit(dst) | emu::bit(src));  // neg, not, inc, dec; shifts and rotates (by %cl: src)
   }
 }
 
@@ -116,7 +126,7 @@ inline void EmuOp::encode(int64_t w[3]) const {
   w[0] = int64_t(uint64_t(kind) | uint64_t(dst) << 8 | uint64_t(width) << 16 | uint64_t(uint8_t(src)) << 24 |
                  uint64_t(srcWidth) << 32 | uint64_t(uint8_t(base)) << 40 | uint64_t(uint8_t(index)) << 48 |
                  uint64_t(scale) << 56);
-  w[1] = int64_t(addrWidth);
+  w[1] = int64_t(uint64_t(addrWidth) | uint64_t(slot) << 8);
   w[2] = imm;
 }
 
@@ -132,6 +142,7 @@ inline EmuOp EmuOp::decode(const int64_t w[3]) {
   op.index = int8_t(uint8_t(a >> 48));
   op.scale = uint8_t(a >> 56);
   op.addrWidth = uint8_t(w[1]);
+  op.slot = uint8_t(uint64_t(w[1]) >> 8);
   op.imm = w[2];
   return op;
 }
@@ -142,7 +153,8 @@ inline void emulate(const EmuOp& op, RegisterFile& f) {
   const unsigned w = op.width, bits = 8 * w;
   const uint64_t d = read(f, op.dst, w);
   const uint64_t s = op.src >= 0 ? read(f, unsigned(op.src), w) : uint64_t(op.imm);
-  const unsigned count = unsigned(op.imm) & (w == 8 ? 63 : 31);  // the CPU masks a shift count so
+  // A shift's count: the immediate, or %cl (src 1); the CPU masks it so.
+  const unsigned count = unsigned(op.src >= 0 ? f.gpr[unsigned(op.src)] : uint64_t(op.imm)) & (w == 8 ? 63 : 31);
   switch (op.kind) {
     case EmuKind::None: return;
     case EmuKind::Mov: write(f, op.dst, w, s); return;
@@ -190,6 +202,8 @@ inline void emulate(const EmuOp& op, RegisterFile& f) {
     case EmuKind::SignFill: write(f, 2, w, signExtend(read(f, 0, w), w) < 0 ? ~uint64_t(0) : 0); return;
     case EmuKind::Leave: f.gpr[4] = f.gpr[5] + 8; return;
     case EmuKind::StackAdd: f.gpr[4] += uint64_t(op.imm); return;
+    case EmuKind::SlotStore: f.slot[op.slot % kSlots] = s & mask(w); return;
+    case EmuKind::SlotLoad: write(f, op.dst, w, f.slot[op.slot % kSlots] & mask(w)); return;
   }
 }
 

@@ -72,6 +72,113 @@ m_across_call:
         ret
         .size across, .-across
 
+        .type spill, @function       # stack slots as registers: a spill and its reload, across a call
+spill:  push %rbx                    #   to a procedure that leaves its caller's frame alone
+        sub $32, %rsp
+        mov %rdi, 16(%rsp)           # a pointer the regenerator knows (recorded at entry)
+        mov %rsi, 8(%rbx)            # (a store through another register: not into the frame)
+        call callee
+m_spill_reload:
+        mov 16(%rsp), %rax           # reloaded: known again, nothing recorded
+        mov (%rax), %rdx
+        add $32, %rsp
+        pop %rbx
+        ret
+        .size spill, .-spill
+
+        .type framed, @function      # the same through %rbp, a copy of %rsp
+framed: push %rbp
+        mov %rsp, %rbp
+        sub $16, %rsp
+        movq $0x1000, -8(%rbp)       # an immediate stored: known too
+        mov %rdi, -16(%rbp)
+m_framed_reload:
+        mov -16(%rbp), %rax
+        mov -8(%rbp), %rcx
+        mov (%rax,%rcx), %rdx
+        leave
+        ret
+        .size framed, .-framed
+
+        .type escaped, @function     # the frame's address escapes (lea of a slot): no slots at all
+escaped:
+        sub $24, %rsp
+        mov %rdi, 8(%rsp)
+        lea 8(%rsp), %rdi
+        call callee
+m_escaped_reload:
+        mov 8(%rsp), %rax
+        mov (%rax), %rdx
+        add $24, %rsp
+        ret
+        .size escaped, .-escaped
+
+        .type writer, @function      # writes its stack argument: its caller's frame
+writer: movq $0, 8(%rsp)
+        ret
+        .size writer, .-writer
+
+        .type argcall, @function     # a call that may have stack arguments (its %rsp is written) to a
+argcall:                             #   callee not known to leave them alone: every slot is lost
+        sub $24, %rsp
+        mov %rdi, 16(%rsp)
+        movq $7, (%rsp)
+        call writer
+m_argcall_reload:
+        mov 16(%rsp), %rax
+        mov (%rax), %rdx
+        add $24, %rsp
+        ret
+        .size argcall, .-argcall
+
+        .type narrow, @function      # stored 4 bytes, reloaded 8: not a slot
+narrow: sub $24, %rsp
+        mov %edi, 8(%rsp)
+        mov (%rsi), %rax
+        mov %rax, 16(%rsp)
+m_narrow_reload:
+        mov 8(%rsp), %rax
+        mov (%rax), %rdx
+        add $24, %rsp
+        ret
+        .size narrow, .-narrow
+
+        .type onepath, @function     # stored on one path only: not available at the reload
+onepath:
+        sub $24, %rsp
+        test %esi, %esi
+        je 1f
+        mov %rdi, 8(%rsp)
+1:
+m_onepath_reload:
+        mov 8(%rsp), %rax
+        mov (%rax), %rdx
+        add $24, %rsp
+        ret
+        .size onepath, .-onepath
+
+        .type sj, @function          # setjmp returns twice, with a frame the path does not show
+sj:     sub $24, %rsp
+        mov %rdi, 8(%rsp)
+        lea sjbuf(%rip), %rdi
+        call _setjmp@PLT
+m_sj_reload:
+        mov 8(%rsp), %rax
+        mov (%rax), %rdx
+        add $24, %rsp
+        ret
+        .size sj, .-sj
+
+        .type redzone, @function     # a leaf's red zone: kept while within 128 bytes of %rsp
+redzone:
+        mov %rdi, -16(%rsp)          # below %rsp: a signal's frame goes below the red zone's 128 bytes
+        mov (%rsi), %rcx
+m_redzone_reload:
+        mov -16(%rsp), %rax
+        mov (%rax), %rdx
+        ret
+        .size redzone, .-redzone
+
         .type loop, @function        # a pointer stepped in a loop: emulated, recorded once at entry
 loop:   xor %eax, %eax
 1:
@@ -118,6 +225,8 @@ m_cpuid:
 
         .data
 counter: .long 0
+        .local sjbuf
+        .comm sjbuf, 512, 16
 )";
   }
 
@@ -192,6 +301,86 @@ TEST_F(DataSlicesTest, CpuidResultRecorded) {
   auto [p, i] = at("m_cpuid");
   const analysis::DataSlices s = slices(*p);
   EXPECT_EQ(s.insns[i - 1].recordAfter, RBX);
+}
+
+// Stack slots as registers (DataSlices.h): a spill and its reload.
+TEST_F(DataSlicesTest, SpilledSlotReloadIsKnown) {
+  auto [p, i] = at("m_spill_reload");
+  const analysis::DataSlices s = slices(*p);
+  ASSERT_EQ(s.slots.size(), 1u);
+  EXPECT_EQ(s.slots[0].offset, -24);  // 16(%rsp) after push and sub $32
+  EXPECT_EQ(s.slots[0].width, 8);
+  EXPECT_EQ(s.insns[i].op.kind, x86::EmuKind::SlotLoad);
+  EXPECT_EQ(s.insns[i].recordAfter, 0);
+  EXPECT_EQ(s.insns[i].emulated, RAX);
+  EXPECT_TRUE(s.insns[2].storesSlot);  // mov %rdi,16(%rsp)
+  EXPECT_EQ(s.insns[2].op.kind, x86::EmuKind::SlotStore);
+  EXPECT_EQ(s.recordAtEntry[0], RBX | RDI | RSP);  // (rbx: 8(%rbx))
+  EXPECT_EQ(analysis::checkSlices(*p, s), "");
+}
+
+TEST_F(DataSlicesTest, FramePointerSlotsAndImmediates) {
+  auto [p, i] = at("m_framed_reload");
+  const analysis::DataSlices s = slices(*p);
+  EXPECT_EQ(s.slots.size(), 2u);
+  EXPECT_EQ(s.insns[i].recordAfter, 0);
+  EXPECT_EQ(s.insns[i + 1].recordAfter, 0);  // the immediate's slot
+  EXPECT_EQ(s.insns[i + 1].emulated, RCX);
+  EXPECT_EQ(s.recordAtEntry[0], RDI | RSP);
+}
+
+// Each case the rule refuses: the reload is recorded, as without slots.
+TEST_F(DataSlicesTest, SlotRefusals) {
+  for (const char* label :
+       {"m_escaped_reload", "m_argcall_reload", "m_narrow_reload", "m_onepath_reload", "m_sj_reload"}) {
+    auto [p, i] = at(label);
+    const analysis::DataSlices s = slices(*p);
+    EXPECT_EQ(s.insns[i].recordAfter, RAX) << label;
+    EXPECT_NE(s.insns[i].op.kind, x86::EmuKind::SlotLoad) << label;
+    EXPECT_EQ(analysis::checkSlices(*p, s), "") << label;
+  }
+  EXPECT_TRUE(slices(*at("m_escaped_reload").first).frameEscapes);
+  EXPECT_TRUE(slices(*at("m_narrow_reload").first).slots.empty());  // 4 bytes stored, 8 reloaded
+  EXPECT_EQ(slices(*at("m_sj_reload").first).slots.size(), 1u);     // a slot, lost at the setjmp
+  EXPECT_EQ(slices(*at("m_argcall_reload").first).slots.size(), 1u);  // a slot, lost at the call
+}
+
+TEST_F(DataSlicesTest, RedZoneSlotKept) {
+  auto [p, i] = at("m_redzone_reload");
+  const analysis::DataSlices s = slices(*p);
+  EXPECT_EQ(s.insns[i].recordAfter, 0);
+  EXPECT_EQ(s.insns[i].op.kind, x86::EmuKind::SlotLoad);
+}
+
+// The emulator's slot ops: a 4-byte reload zero-extends; an immediate
+// store keeps its width.
+TEST(EmulatorSlots, StoreAndReload) {
+  x86::RegisterFile f;
+  f.gpr[0] = 0xffffffff12345678;
+  x86::EmuOp st;
+  st.kind = x86::EmuKind::SlotStore;
+  st.src = 0;
+  st.width = 4;
+  st.slot = 3;
+  x86::emulate(st, f);
+  x86::EmuOp ld;
+  ld.kind = x86::EmuKind::SlotLoad;
+  ld.dst = 1;
+  ld.width = 4;
+  ld.slot = 3;
+  f.gpr[1] = ~uint64_t(0);
+  x86::emulate(ld, f);
+  EXPECT_EQ(f.gpr[1], 0x12345678u);
+  int64_t w[3];
+  ld.encode(w);
+  EXPECT_EQ(x86::EmuOp::decode(w).slot, 3);
+  st.src = -1;
+  st.imm = -1;
+  st.width = 8;
+  x86::emulate(st, f);
+  ld.width = 8;
+  x86::emulate(ld, f);
+  EXPECT_EQ(f.gpr[1], ~uint64_t(0));
 }
 
 // The invariant on every procedure here, and its check's teeth.

@@ -165,6 +165,12 @@ EMU_CASE(rol64, "rol $13, %rsi")
 EMU_CASE(rol32, "rol $5, %esi")
 EMU_CASE(ror16, "ror $19, %si")
 EMU_CASE(ror8, "ror $3, %sil")
+EMU_CASE(shlcl64, "shl %cl, %rax")
+EMU_CASE(shrcl32, "shr %cl, %edx")
+EMU_CASE(sarcl8, "sar %cl, %bl")
+EMU_CASE(rolcl16, "rol %cl, %si")
+EMU_CASE(rorcl64, "ror %cl, %r9")
+EMU_CASE(shlcl8, "shl %cl, %dil")
 EMU_CASE(imul3, "imul $24, %rcx, %rax")
 EMU_CASE(imul3n, "imul $-7, %ecx, %eax")
 EMU_CASE(imul2, "imul %rdx, %rax")
@@ -299,7 +305,8 @@ TEST(Emulator, Logic) {
 
 TEST(Emulator, ShiftsAndRotates) {
   for (const Form& f : {FORM(shl64), FORM(shl32), FORM(shl1), FORM(shl8), FORM(shr64), FORM(shr32), FORM(sar64),
-                        FORM(sar32), FORM(sar16), FORM(rol64), FORM(rol32), FORM(ror16), FORM(ror8)})
+                        FORM(sar32), FORM(sar16), FORM(rol64), FORM(rol32), FORM(ror16), FORM(ror8),
+                        FORM(shlcl64), FORM(shrcl32), FORM(sarcl8), FORM(rolcl16), FORM(rorcl64), FORM(shlcl8)})
     check(f);
 }
 
@@ -354,7 +361,7 @@ TEST(Emulator, CallRetAndRefusals) {
   emulate(lea, f);
   EXPECT_EQ(f.gpr[0], 0x555500000000ull + 0x1017);
   EXPECT_EQ(op({0x48, 0x8b, 0x07}).kind, EmuKind::None);        // mov (%rdi),%rax: a load
-  EXPECT_EQ(op({0x48, 0xd3, 0xe0}).kind, EmuKind::None);        // shl %cl,%rax
+  EXPECT_EQ(op({0x48, 0xd3, 0xe0}).inputs(), 0x3);              // shl %cl,%rax: rax and rcx
   EXPECT_EQ(op({0x88, 0xc4}).kind, EmuKind::None);              // mov %al,%ah
   EXPECT_EQ(op({0x48, 0x0f, 0x44, 0xc1}).kind, EmuKind::None);  // cmove %rcx,%rax
   EXPECT_EQ(op({0x48, 0x11, 0xc8}).kind, EmuKind::None);        // adc %rcx,%rax

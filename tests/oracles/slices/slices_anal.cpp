@@ -76,7 +76,7 @@ std::string reportPath;
 const long* sites = nullptr;
 long nsites = 0, nprocs = 0;
 std::vector<const char*> strings;  // procedure names, then instruction texts
-bool breakEmu = false;
+int breakMode = 0;  // the must-fail twins: 1 every emulated add one too high, 2 every slot reload 8 too high
 bool ready = false;
 uint64_t bias = 0;
 // The first mismatches and lost frames, raw (formatted by SlReport).
@@ -144,7 +144,7 @@ void SlInit(char* report, long* table, char* texts, long procs, long count, long
   sites = table;
   nprocs = procs;
   nsites = count;
-  breakEmu = breakIt != 0;
+  breakMode = int(breakIt);
   bias = AtomxLoadBias();
   // The NUL-separated strings: procedure names and instruction texts.
   for (const char* s = texts; *s; s += std::strlen(s) + 1) strings.push_back(s);
@@ -182,7 +182,8 @@ void SlEmulate(long proc, long rsp, long w0, long w1, long w2) {
   const EmuOp op = EmuOp::decode(w);
   f->regs.loadBias = bias;  // (a frame opened before SlInit has none)
   atomx::x86::emulate(op, f->regs);
-  if (breakEmu && op.kind == EmuKind::Add) f->regs.gpr[op.dst] += 1;  // the must-fail twin
+  if (breakMode == 1 && op.kind == EmuKind::Add) f->regs.gpr[op.dst] += 1;  // the must-fail twins
+  if (breakMode == 2 && op.kind == EmuKind::SlotLoad) f->regs.gpr[op.dst] += 8;
   ++t->emulated;
 }
 

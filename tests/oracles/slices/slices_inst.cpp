@@ -19,7 +19,8 @@
 //
 // $ATOMX_SLICES_BREAK (the must-fail twins): "drop" removes %rsp from the
 // record site at main's entry; "emu" makes the analysis side add one to
-// the result of every emulated add.
+// the result of every emulated add; "slot" adds 8 to every register a
+// stack slot's reload gives (DataSlices.h).
 #include <atomx/atomx.hpp>
 
 #include <cstdlib>
@@ -114,7 +115,8 @@ extern "C" void Instrument(int, char**) {
   Table t = readTable(std::getenv("ATOMX_SLICES_TABLE"));
   const char* report = std::getenv("ATOMX_SLICES_REPORT");
   const std::string breakMode = std::getenv("ATOMX_SLICES_BREAK") ? std::getenv("ATOMX_SLICES_BREAK") : "";
-  if (!breakMode.empty() && breakMode != "drop" && breakMode != "emu") fail("ATOMX_SLICES_BREAK: drop or emu");
+  if (!breakMode.empty() && breakMode != "drop" && breakMode != "emu" && breakMode != "slot")
+    fail("ATOMX_SLICES_BREAK: drop, emu or slot");
 
   Routine init("SlInit(char*, long[], char*, long, long, long)");
   Routine rec("SlRecord(long, long, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV, REGV)");
@@ -187,6 +189,6 @@ extern "C" void Instrument(int, char**) {
   sites.push_back(0);  // never an empty array
   names.insert(names.end(), texts.begin(), texts.end());
   names.push_back('\0');
-  init.atProgramStart(report ? report : "", sites, names, nproc, nsites, long(breakMode == "emu"));
+  init.atProgramStart(report ? report : "", sites, names, nproc, nsites, breakMode == "emu" ? 1L : breakMode == "slot" ? 2L : 0L);
   fini.atProgramEnd();
 }
