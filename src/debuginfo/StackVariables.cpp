@@ -114,6 +114,9 @@ struct Walker {
         case DW_TAG_formal_parameter:
           if (!scope.empty()) variable(&child, fb, scope);
           break;
+        case DW_TAG_GNU_formal_parameter_pack:  // a variadic template's parameters
+          walk(&child, fb, scope);
+          break;
         case DW_TAG_namespace:
         case DW_TAG_class_type:
         case DW_TAG_structure_type:

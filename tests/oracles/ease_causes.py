@@ -103,7 +103,9 @@ def _dies(prog):
                 cur = attr = None
                 continue
             cur = {"off": int(m.group(1), 16), "depth": depth, "tag": m.group(3), "attrs": {},
-                   "parent": stack[-1] if stack else None}
+                   "parent": stack[-1] if stack else None, "children": []}
+            if stack:
+                stack[-1]["children"].append(cur)
             dies.append(cur)
             stack.append(cur)
             attr = None
@@ -167,8 +169,8 @@ def stack_variables(prog):
         inner = size(ref(t["attrs"]["DW_AT_type"][0]), depth + 1) if "DW_AT_type" in t["attrs"] else None
         if t["tag"] == "DW_TAG_array_type" and inner:
             n = 1
-            for c in dies:
-                if c["parent"] is t and c["tag"] == "DW_TAG_subrange_type":
+            for c in t["children"]:
+                if c["tag"] == "DW_TAG_subrange_type":
                     a = c["attrs"]
                     if "DW_AT_count" in a:
                         n *= int(a["DW_AT_count"][0].rstrip(")"), 0)
