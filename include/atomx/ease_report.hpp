@@ -22,6 +22,7 @@ using Table = std::map<std::string, long>;
 struct ProcRow {
   std::string program, name;
   long insts = 0, bytes = 0, dr = 0, dw = 0, bc = 0;
+  std::map<std::string, long> causes;  // its memory references by cause ("memory reference by cause")
 };
 
 struct BranchRow {
@@ -60,6 +61,7 @@ struct Data {
       auto it = std::find_if(procs.begin(), procs.end(), [&](const ProcRow& x) { return x.program == r.program && x.name == r.name; });
       if (it == procs.end()) { procs.push_back(r); continue; }
       it->insts += r.insts, it->bytes += r.bytes, it->dr += r.dr, it->dw += r.dw, it->bc += r.bc;
+      for (const auto& [k, v] : r.causes) it->causes[k] += v;
     }
     for (const BranchRow& b : o.branches) {
       auto it = std::find_if(branches.begin(), branches.end(), [&](const BranchRow& x) { return x.program == b.program && x.pc == b.pc; });
@@ -80,6 +82,7 @@ inline const TableInfo kTables[] = {
     {"addressing mode", "4. Addressing mode distribution (operands; Table IV)"},
     {"memory reference size", "5. Memory reference size distribution (bytes)"},
     {"memory reference", "6. Memory reference addressing mode by load/store and size (Table VI)"},
+    {"memory reference by cause", "6. Memory references by cause (Figure 12)"},
     {"register read", "7. Register usage: reads"},
     {"register written", "7. Register usage: writes"},
     {"flag written", "8. Condition codes: flags written"},
@@ -225,7 +228,10 @@ void writeJson(FILE* out, const Data& d, More more) {
   j.key("procs").beginArray();
   for (const ProcRow& r : d.procs) {
     j.beginObject().key("program").value(r.program).key("name").value(r.name).key("instructions").value(r.insts);
-    j.key("bytes").value(r.bytes).key("Dr").value(r.dr).key("Dw").value(r.dw).key("Bc").value(r.bc).endObject();
+    j.key("bytes").value(r.bytes).key("Dr").value(r.dr).key("Dw").value(r.dw).key("Bc").value(r.bc);
+    j.key("causes").beginObject();
+    for (const auto& [k, v] : r.causes) j.key(k.c_str()).value(v);
+    j.endObject().endObject();
   }
   j.endArray();
   j.key("branches").beginArray();

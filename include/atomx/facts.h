@@ -79,7 +79,13 @@ typedef struct {
   uint8_t ripRelative;   /* 1: %rip-relative, at target */
   int64_t disp;
   uint64_t target;       /* ripRelative: the original address it names */
+  uint8_t cause;         /* Memory: why the program references it, ATOMX_CAUSE_* (analysis/MemoryCauses.h;
+                            tools/ease/README.md, "Memory references by cause"); else ATOMX_CAUSE_NONE */
 } AtomxOperandFacts;
+
+/* AtomxOperandFacts.cause: a memory reference's cause (ease's Figure 12). */
+enum { ATOMX_CAUSE_NONE, ATOMX_CAUSE_SAVE_RESTORE, ATOMX_CAUSE_CALL_LINKAGE, ATOMX_CAUSE_STACK_VARIABLE,
+       ATOMX_CAUSE_SPILL, ATOMX_CAUSE_GLOBAL, ATOMX_CAUSE_POINTER };
 
 enum { ATOMX_OPERAND_REGISTER, ATOMX_OPERAND_IMMEDIATE, ATOMX_OPERAND_MEMORY, ATOMX_OPERAND_ADDRESS,
        ATOMX_OPERAND_TARGET };
@@ -161,7 +167,7 @@ void atomx_facts_init(const char *blob, long size);
 /* --- The blob ------------------------------------------------------------ */
 
 #define ATOMX_FACTS_MAGIC 0x53544346u /* "FCTS" */
-#define ATOMX_FACTS_VERSION 3u
+#define ATOMX_FACTS_VERSION 4u
 
 typedef struct {
   uint32_t magic, version;
@@ -211,6 +217,7 @@ typedef struct {
   uint16_t size;
   uint8_t memAccess, ripRelative;
   uint32_t dispLow, dispHigh;
+  uint8_t cause, reserved[3];
 } AtomxFactsOperand;
 
 #ifdef __cplusplus

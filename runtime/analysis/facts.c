@@ -117,7 +117,7 @@ static void readOperands(long first, long end, void *to_) {
                            .elementBits = r.elementBits, .elements = r.elements, .base = r.base,
                            .index = r.index, .scale = r.scale, .segment = r.segment, .size = r.size,
                            .memAccess = r.memAccess, .ripRelative = r.ripRelative,
-                           .disp = (int64_t)((uint64_t)r.dispHigh << 32 | r.dispLow)};
+                           .disp = (int64_t)((uint64_t)r.dispHigh << 32 | r.dispLow), .cause = r.cause};
     /* A %rip-relative operand's target: the next instruction's address plus the displacement. */
     if (o.ripRelative && instCount > 0) {
       AtomxFactsInst i;

@@ -29,8 +29,11 @@ ease::Data read(const std::string& path) {
     for (const auto& [k, v] : j.at("totals").items()) d.tables["total"][k] = v.get<long>();
     for (const auto& [name, t] : j.at("tables").items())
       for (const auto& [k, v] : t.items()) d.tables[name][k] = v.get<long>();
-    for (const auto& p : j.at("procs"))
-      d.procs.push_back({p.at("program"), p.at("name"), p.at("instructions"), p.at("bytes"), p.at("Dr"), p.at("Dw"), p.at("Bc")});
+    for (const auto& p : j.at("procs")) {
+      d.procs.push_back({p.at("program"), p.at("name"), p.at("instructions"), p.at("bytes"), p.at("Dr"), p.at("Dw"), p.at("Bc"), {}});
+      if (p.contains("causes"))
+        for (const auto& [k, v] : p.at("causes").items()) d.procs.back().causes[k] = v.get<long>();
+    }
     for (const auto& b : j.at("branches")) {
       ease::BranchRow r;
       r.program = b.at("program"), r.proc = b.at("proc"), r.condition = b.at("condition");

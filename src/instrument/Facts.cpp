@@ -1,10 +1,14 @@
 #include "instrument/Facts.h"
 
+#include "analysis/MemoryCauses.h"
+#include "analysis/ProgramModel.h"
+#include "debuginfo/StackVariables.h"
 #include "support/Error.h"
 
 #include <atomx/facts.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -28,7 +32,7 @@ static_assert(ATOMX_OPERAND_TARGET == int(Operand::Kind::Target) && ATOMX_REGKIN
               ATOMX_TYPE_OTHER == int(Operand::Type::Other) && ATOMX_SEGMENT_GS == int(MemoryOperand::Segment::GS) &&
               ATOMX_FLAGS_BIT == kFlagsBit &&
               ATOMX_INST_STOP == int(InstClass::Stop) && ATOMX_INST_COND_BRANCH == int(InstClass::CondBranch) && ATOMX_VECTOR_BIT(3) == vectorRegBit(3) && ATOMX_OF == kOF);
-static_assert(sizeof(AtomxFactsHeader) == 32 && sizeof(AtomxFactsInst) == 72 && sizeof(AtomxFactsOperand) == 28,
+static_assert(sizeof(AtomxFactsHeader) == 32 && sizeof(AtomxFactsInst) == 72 && sizeof(AtomxFactsOperand) == 32,
               "the blob's records have no padding");
 
 uint8_t accessBits(bool read, bool write, bool implicit, bool hidden = false) {
@@ -53,6 +57,61 @@ AtomxFactsOperand operandFacts(const Operand& o) {
   return r;
 }
 
+static_assert(ATOMX_CAUSE_POINTER == int(analysis::MemCause::Pointer) && ATOMX_CAUSE_SAVE_RESTORE == int(analysis::MemCause::SaveRestore));
+
+// The memory operands' causes (analysis::MemoryCauses): the CFI of the
+// program's .eh_frame and its stack variables' places (DWARF).
+class Causes {
+ public:
+  explicit Causes(const Engine& engine)
+      : eh_(analysis::sectionView(*engine.program().image, ".eh_frame")),
+        info_(parse(eh_, analysis::sectionView(*engine.program().image, ".gcc_except_table"))),
+        causes_(info_, eh_, slots(engine.inputPath())) {}
+
+  uint8_t of(const Inst& i, const Operand& o) {
+    if (o.kind != Operand::Kind::Memory) return ATOMX_CAUSE_NONE;
+    using Op = analysis::MemRef::Op;
+    analysis::MemRef m;
+    const std::string mn = i.mnemonic();
+    m.pc = i.pc(), m.instSize = unsigned(i.size());
+    m.op = i.kind() == InstClass::Call || i.kind() == InstClass::IndirectCall ? Op::Call
+         : i.kind() == InstClass::Return ? Op::Return
+         : mn == "push" ? Op::Push : mn == "pop" ? Op::Pop : mn == "leave" ? Op::Leave : mn == "mov" ? Op::Move : Op::Other;
+    if (m.op == Op::Push || m.op == Op::Pop || m.op == Op::Move)
+      for (unsigned k = 0; k < i.operandCount(); ++k) {
+        const Operand r = i.operand(k);
+        if (r.kind == Operand::Kind::Register && !r.hidden && r.regKind == Operand::RegKind::General && r.regBits == 64) {
+          m.reg = r.reg;
+          break;
+        }
+      }
+    const MemoryOperand& a = o.mem;
+    m.base = a.base, m.index = a.index, m.disp = a.disp, m.size = a.size;
+    m.fsOrGs = a.segment == MemoryOperand::Segment::FS || a.segment == MemoryOperand::Segment::GS;
+    m.ripRelative = a.ripRelative, m.implicit = a.implicit || o.hidden, m.read = a.read, m.write = a.write;
+    return uint8_t(causes_.classify(m));
+  }
+
+ private:
+  static unwind::EhFrameInfo parse(unwind::ByteView eh, unwind::ByteView except) {
+    try {
+      return unwind::parseEhFrame(eh, except);
+    } catch (const std::exception&) {
+      return {};  // no CFI facts: no saves, and no CFA for the variables
+    }
+  }
+  static std::vector<analysis::StackSlot> slots(const std::string& path) {
+    std::vector<analysis::StackSlot> out;
+    for (const debuginfo::StackVariable& v : debuginfo::readStackVariables(path))
+      out.push_back({v.lo, v.hi, analysis::StackSlot::Base(int(v.base)), v.offset, v.size});
+    return out;
+  }
+  unwind::ByteView eh_;
+  unwind::EhFrameInfo info_;
+  analysis::MemoryCauses causes_;
+};
+static_assert(int(debuginfo::StackVariable::Base::Rbp) == int(analysis::StackSlot::Base::Rbp));
+
 template <class T> void put(std::vector<uint8_t>& out, const T& record) {
   const uint8_t* p = reinterpret_cast<const uint8_t*>(&record);
   out.insert(out.end(), p, p + sizeof record);
@@ -63,6 +122,8 @@ template <class T> void put(std::vector<uint8_t>& out, const T& record) {
 std::vector<uint8_t> factsBlob(Engine& engine) {
   const Engine::ApiScope scope(engine);  // the facts are what the public API says
   Strings strings;
+  std::unique_ptr<Causes> causes;
+  if (engine.factOperandsWanted()) causes = std::make_unique<Causes>(engine);
   std::vector<uint8_t> procs, blocks, insts, operands;
   AtomxFactsHeader h{ATOMX_FACTS_MAGIC, ATOMX_FACTS_VERSION, 0, 0, 0, 0, strings.add(std::string(program().path())), 0};
   for (Proc p : program().procs()) {
@@ -88,7 +149,12 @@ std::vector<uint8_t> factsBlob(Engine& engine) {
         r.target = i.hasTarget() ? i.target() : 0;
         if (engine.factOperandsWanted()) {
           r.firstOperand = h.operands, r.operandCount = uint16_t(i.operandCount());
-          for (unsigned k = 0; k < r.operandCount; ++k) put(operands, operandFacts(i.operand(k)));
+          for (unsigned k = 0; k < r.operandCount; ++k) {
+            const Operand o = i.operand(k);
+            AtomxFactsOperand f = operandFacts(o);
+            f.cause = causes->of(i, o);
+            put(operands, f);
+          }
           h.operands += r.operandCount;
         }
         put(insts, r);

@@ -68,6 +68,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools", "dyninst"))
 from vgharness import harness_args, start  # noqa: E402
 import callgrind_file  # noqa: E402  (vgharness puts tests/ on the path)
+import ease_causes  # noqa: E402
 
 FLAGS = ("OF", "SF", "ZF", "AF", "PF", "CF")  # the order ease names them in
 ALL6 = frozenset(FLAGS)
@@ -657,8 +658,9 @@ class Unknown(Exception):
     """Instructions the classifier cannot describe (its tables lack them)."""
 
 
-def derive(prog, texts, counts, names_ok, indirect, dump=None):
-    """ease's totals and tables from objdump's text weighted by counts."""
+def derive(prog, texts, counts, names_ok, indirect, dump=None, causer=None):
+    """ease's totals and tables from objdump's text weighted by counts
+    (and, with a causer, ease_causes.Causes, the memory references' causes)."""
     syms = procedures(prog)
     funcs = [s for s in syms if names_ok(s[2])]
     entries = {s for s, _, _ in syms}
@@ -702,6 +704,10 @@ def derive(prog, texts, counts, names_ok, indirect, dump=None):
             tables["mnemonic"][(prefix + " " if ins.rep else "") + ins.mnemonic] += n  # `rep stosq`, `repne scasb`
             for o in ins.ops + ins.hidden:
                 tables["addressing mode"][o.mode()] += n
+            if causer:
+                for cause in causer.causes(ins):
+                    tables["memory reference by cause"][cause] += n
+                    per_proc[name]["cause:" + cause] += n
             for access, mode, size in ins.memory():
                 T["memory references"] += n
                 T[{"load": "loads", "store": "stores", "modify": "modifies"}[access]] += n
@@ -760,9 +766,12 @@ def corrupt(j, spec):
     d[key] = d.get(key, 0) + n
 
 
-def compare(j, T, tables, per_proc):
+CAUSES = ("6 (memory reference by cause)", [], ["memory reference by cause"])
+
+
+def compare(j, T, tables, per_proc, causes=False):
     failures = []
-    for report, totals, tabs in REPORTS:
+    for report, totals, tabs in REPORTS + ([CAUSES] if causes else []):
         for t in totals:
             a, b = j["totals"].get(t, 0), T.get(t, 0)
             if a != b:
@@ -776,6 +785,19 @@ def compare(j, T, tables, per_proc):
     procs = collections.defaultdict(collections.Counter)
     for p in j.get("procs", []):
         procs[p["name"]].update({k: p[k] for k in ("instructions", "bytes")})
+        if causes:
+            procs[p["name"]].update({"cause:" + k: v for k, v in p.get("causes", {}).items()})
+    if causes:  # every memory reference has one cause
+        by_cause = sum(j["tables"].get("memory reference by cause", {}).values())
+        if by_cause != j["totals"].get("memory references", 0):
+            failures.append(f"report {CAUSES[0]}: the causes sum to {by_cause}, ease's memory references total is "
+                            f"{j['totals'].get('memory references', 0)}")
+        keys = sorted({k for c in list(procs.values()) + list(per_proc.values()) for k in c if k.startswith("cause:")})
+        for name in sorted(set(procs) | set(per_proc)):
+            for k in keys:
+                a, b = procs[name][k], per_proc[name][k]
+                if a != b:
+                    failures.append(f"report {CAUSES[0]}: procedure {name!r}: {k[6:]}: ease {a}, oracle {b} ({a - b:+d})")
     for name in sorted(set(procs) | set(per_proc)):
         for k in ("bytes", "instructions"):  # report 1, to tell a count apart from a classification
             a, b = procs[name][k], per_proc[name][k]
@@ -790,6 +812,8 @@ def main():
     ap.add_argument("--corrupt", action="append", default=[], help="TOTAL+N or TABLE:KEY+N (must-fail twins)")
     ap.add_argument("--dump", help="write each executed instruction's facts to this file (to diagnose a difference)")
     ap.add_argument("--static", action="store_true", help="ease's static measurements: every instruction once")
+    ap.add_argument("--causes", action="store_true",
+                    help="also the memory references by cause (ease_causes.py: readelf's CFI, llvm-dwarfdump's variables)")
     o = ap.parse_args()
     run, failures = start(o, "ease", valgrind_opts=["--skip-plt=no"], discard=["ease.out", "ease.html", "ease.cg"],
                           tool_args=["--static"] if o.static else [])
@@ -836,19 +860,23 @@ def main():
         names = {p["name"] for p in j["procs"]}
         with open(o.dump, "w") if o.dump else open(os.devnull, "w") as dump:
             try:
-                T, tables, per_proc = derive(run.prog, texts, counts, lambda n: n not in run.unmoved, indirect, o.dump and dump)
+                causer = ease_causes.Causes(run.prog) if o.causes else None
+                T, tables, per_proc = derive(run.prog, texts, counts, lambda n: n not in run.unmoved, indirect, o.dump and dump,
+                                             causer)
             except Unknown as e:
                 print(f"FAIL {o.prog}: {len(e.args[0])} instruction(s) the classifier does not know")
                 for line in e.args[0][:40]:
                     print("   ", line)
                 return 1
-        failures += compare(j, T, tables, per_proc)
+        failures += compare(j, T, tables, per_proc, o.causes)
         if failures:
             print(f"FAIL {o.prog}: {len(failures)} row(s) differ")
             for f in failures[:60]:
                 print("   ", f)
             return 1
-        rows = sum(len(tables[t]) for _, _, tabs in REPORTS for t in tabs)
+        rows = sum(len(tables[t]) for _, _, tabs in REPORTS + ([CAUSES] if o.causes else []) for t in tabs)
+        if o.causes:
+            print("causes: " + ", ".join(f"{k} {v}" for k, v in tables["memory reference by cause"].most_common()))
         print(f"PASS {o.prog}: {'static ' if o.static else ''}reports 2-8, 10, 11 equal to the classifier's: {T['instructions']} instructions, "
               f"{T['bytes']} bytes, {rows} table rows, {len(names)} procedures")
         return 0

@@ -82,7 +82,7 @@ const Blob& blob() {
     for (uint32_t o = 0; o < b.operands; ++o) {
       AtomxFactsOperand r{};
       r.kind = uint8_t(o % 5), r.reg = int8_t(o % 16), r.base = int8_t(int(o % 3) - 1), r.bits = uint16_t(o % 512);
-      r.ripRelative = operandRip(o);
+      r.ripRelative = operandRip(o), r.cause = uint8_t(o % 7);
       const uint64_t disp = uint64_t(operandDisp(o));
       r.dispLow = uint32_t(disp), r.dispHigh = uint32_t(disp >> 32);
       put(b.bytes, r);
@@ -116,6 +116,7 @@ void checkInst(uint32_t i) {
     ASSERT_EQ(op->bits, o % 512);
     ASSERT_EQ(op->disp, operandDisp(o));
     ASSERT_EQ(op->ripRelative, operandRip(o));
+    ASSERT_EQ(op->cause, o % 7);
     // A %rip-relative operand's target: its instruction's end plus the displacement.
     if (op->ripRelative) {
       ASSERT_EQ(op->target, instPc(i) + instSize(i) + uint64_t(operandDisp(o)));

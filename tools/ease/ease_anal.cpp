@@ -69,7 +69,7 @@ void shapeOf(long id, const AtomxInstFacts& f, bool apart, std::string& key) {
   for (uint32_t k = 0; k < f.operandCount; ++k) {
     const ease::Operand& o = *AtomxOperand(long(f.firstOperand + k));
     put(o.kind), put(o.regKind), put(o.type), put(o.access), put(o.regBits), put(o.bits), put(o.elements), put(o.size),
-        put(o.memAccess), put(ease::addressingModeId(o));
+        put(o.memAccess), put(ease::addressingModeId(o)), put(o.cause);
   }
 }
 
@@ -109,6 +109,8 @@ ease::Data compute(bool naive, const long* blockCounts, const long* takenCounts,
       for (uint64_t w = f.regsWritten; w; w &= w - 1) regsWritten[__builtin_ctzll(w)] += n;
       const ease::Events& e = run.shapes[it->second];
       row.insts += n, row.bytes += n * f.size, row.dr += n * e.dr, row.dw += n * e.dw, row.bc += n * e.bc;
+      for (uint32_t o = 0; o < f.operandCount; ++o)
+        if (const ease::Operand& op = *AtomxOperand(long(f.firstOperand + o)); ease::isMemory(op)) row.causes[ease::causeName(op)] += n;
     }
     const AtomxInstFacts* branch = condBranchOf(block);
     if (!branch) continue;

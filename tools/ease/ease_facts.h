@@ -177,6 +177,14 @@ inline uint8_t addressingModeId(const Operand& o) {
 }
 inline std::string addressingMode(const Operand& o) { return kModes[addressingModeId(o)]; }
 
+// Why the program references memory (ease's Figure 12): the cause atomx
+// decided for a memory operand when it embedded the facts
+// (src/analysis/MemoryCauses.h; tools/ease/README.md, "Memory references
+// by cause").
+inline const char* const kCauses[] = {"none", "save/restore", "call linkage", "stack variable", "spill/temporary",
+                                      "global", "through a pointer"};
+inline const char* causeName(const Operand& o) { return o.cause <= ATOMX_CAUSE_POINTER ? kCauses[o.cause] : "none"; }
+
 // How a memory operand is accessed: load, store, or modify (read and
 // written by the same operand: add %eax,(%rdi)).
 inline const char* accessRole(const Operand& m) {
@@ -279,6 +287,7 @@ inline std::vector<Fact> describe(const Inst& i) {
     f.push_back({kTotal, role == "load" ? "loads" : role == "store" ? "stores" : "modifies"});
     f.push_back({"memory reference size", size});
     f.push_back({"memory reference", role + "|" + mode + "|" + size});
+    f.push_back({"memory reference by cause", causeName(o)});
   }
 
   const FlagEffect fe = flagEffect(i);
