@@ -122,7 +122,7 @@ oracles_present() {
   # Every oracle must be there: a test is registered only when the program it
   # compares with is found, and none may go missing in silence.
   local p
-  for p in valgrind callgrind_annotate cg_annotate strace clang clang++; do
+  for p in valgrind callgrind_annotate cg_annotate strace clang clang++ llvm-dwarfdump; do
     command -v "$p" >/dev/null || { echo "test.sh: $p is missing (scripts/setup.sh installs it)" >&2; return 1; }
   done
 }
