@@ -97,7 +97,7 @@ write_results() {
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!tests/results' || echo ' (with uncommitted changes)')"
-    echo "- machine: $(nproc) cores; $(((SECONDS - start) / 60)) minutes so far"
+    echo "- machine: $(nproc) cores; $(((SECONDS - start) / 60)) minutes $([[ $1 == unfinished ]] && echo "so far" || echo "in all")"
     if [[ $1 == unfinished ]]; then
       echo "- result: UNFINISHED (the steps so far; a run stopped here leaves this)${failed[*]:+; FAILED: ${failed[*]}}"
     else
