@@ -205,7 +205,7 @@ else
   step "each tool vs its oracle, one program each" oracles one syscall:gzip io:bzip2 malloc:muparser branch:lzip \
     dyninst:lzip unalign:lzip pipe:muparser prof:bzip2 gprof:muparser inline:lzip cache:gzip cachesim:gzip
   # ... every shipped tool leaves the output of gzip, lzip and muparser (C++)
-  # unchanged (all nine, ~45 minutes: --full) ...
+  # unchanged (all nine: --full outputs, about 7 minutes) ...
   step "every tool, output unchanged, gzip lzip muparser" tests/tools/corpus_all.sh build/bin/atomx gzip lzip muparser
 fi
 # ... `atomx trace` and `atomx regen` reproduce, instruction for instruction,
