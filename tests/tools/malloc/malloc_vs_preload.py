@@ -45,14 +45,12 @@ malloc.json(.PID) is collected after each run, the shim writes one file
 per process.  Exit status 0 when everything matches.
 """
 import argparse
-import atexit
 import bisect
 import collections
 import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,7 +93,6 @@ def main():
     prog = os.path.abspath(o.prog)
     name = os.path.basename(prog)
     work = tempfile.mkdtemp(prefix="atomx-malloc.")
-    atexit.register(shutil.rmtree, work, True)  # on every return and exception
     shim = os.path.join(work, "shim.so")
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", os.path.join(HERE, "preload_shim.c"), "-o", shim, "-ldl"], check=True)
     atom = os.path.join(work, name + ".atom")
