@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 
+#include "elf/OutputFile.h"
 #include "support/Error.h"
 #include "support/Hex.h"
 #include "support/Directories.h"
@@ -42,8 +43,8 @@ std::vector<ProgramCache::Entry> ProgramCache::entries() const {
     struct stat st;
     if (lstat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     std::string path = e.path().string();
-    if (path.size() > 10 && path.compare(path.size() - 10, 10, ".atomx-tmp") == 0) continue;  // a file being written
-    const bool sidecar = path.size() > 10 && path.compare(path.size() - 10, 10, ".placement") == 0;
+    if (path.ends_with(elf::OutputFile::kTemporarySuffix)) continue;  // a file being written
+    const bool sidecar = path.ends_with(".placement");
     if (sidecar) path.resize(path.size() - 10);
     Entry& entry = byPath[path];
     entry.path = path;
@@ -73,7 +74,7 @@ size_t ProgramCache::removeUnfinished(int64_t olderThanSeconds) const {
   for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
     const std::string path = e.path().string();
     struct stat st;
-    if (path.size() <= 10 || path.compare(path.size() - 10, 10, ".atomx-tmp") != 0 || lstat(path.c_str(), &st) != 0 ||
+    if (!path.ends_with(elf::OutputFile::kTemporarySuffix) || lstat(path.c_str(), &st) != 0 ||
         int64_t(st.st_mtime) > before)
       continue;
     std::error_code rm;

@@ -40,7 +40,7 @@ OutputFile::OutputFile(std::string path, bool executable, std::string basePath)
   struct stat st;
   inPlace_ = stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
   if (inPlace_ && S_ISDIR(st.st_mode)) throw Error(path_ + ": output is a directory");
-  tmp_ = inPlace_ ? path_ : path_ + ".atomx-tmp";
+  tmp_ = inPlace_ ? path_ : path_ + kTemporarySuffix;
   fd_ = open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, executable ? 0755 : 0644);
   if (fd_ < 0) throw Error(path_ + ": cannot create output file (" + std::strerror(errno) + ")");
   if (!inPlace_ && !basePath_.empty()) copier_ = std::thread([this] { copyBase(); });

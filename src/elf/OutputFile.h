@@ -33,6 +33,9 @@ struct OutputStats {
 
 class OutputFile {
  public:
+  // The suffix of the temporary an output is written to before it is
+  // renamed into place (one a killed atomx may leave behind).
+  static constexpr const char* kTemporarySuffix = ".atomx-tmp";
   // Creates the output (`executable`: mode 0755), and, if `basePath` is not
   // empty and the output is a regular file, starts copying `basePath` into
   // it.  Throws atomx::Error with a one-line message.
