@@ -29,6 +29,26 @@ struct Instruction {
   uint8_t length;   // bytes
 };
 
+// A data reference (a trace recorded with data, TraceReader::hasData()):
+// one memory access of an instruction of the program's own code, every
+// explicit and implicit operand (push, pop, call, ret, leave, string
+// instructions once per iteration), at its run-time address, in the order
+// the instruction makes them (reads before writes; a `rep` instruction
+// iteration by iteration, each iteration's read before its write).  An
+// operand read and written by one instruction (add %eax,(%rdi)) is one
+// reference of kind Modify, as lackey's `M`; `locked`: a locked
+// read-modify-write (lock add, xchg with memory), which Valgrind counts as
+// two reads.  Library references (LibraryCall) are the modelled accesses
+// of a call into libc's memory and string functions (libc_model.hpp).
+enum RefKind : uint8_t { kRead = 1, kWrite = 2, kModify = 3 };  // kModify == kRead | kWrite
+struct DataRef {
+  uint64_t address;
+  uint32_t insn;   // the instruction's index in its BlockRun::insns (0 for a library reference)
+  uint16_t size;   // bytes
+  uint8_t kind;    // RefKind
+  bool locked;
+};
+
 // One executed basic block: `count` instructions from `insns`, in order
 // (none when its first instruction faulted: the block was entered).
 struct BlockRun {
@@ -43,6 +63,24 @@ struct BlockRun {
   // The rest of a block a signal interrupted (the run before the signal
   // held its first instructions); `insns` starts where it goes on.
   bool continued = false;
+  // Its instructions' data references, in execution order (none in a trace
+  // recorded without data).
+  const DataRef* refs = nullptr;
+  size_t refCount = 0;
+};
+
+// A call from the trace into one of libc's memory and string functions
+// (memcpy, memset, strlen, ... : include/atomx/libc_model.hpp), in a trace
+// recorded with data: the references the function makes, modelled from the
+// call's recorded arguments, per cache line in the order the function's
+// documented behaviour gives.  It follows the call's outsideCall event.
+struct LibraryCall {
+  int thread;
+  uint64_t callSite;
+  const char* function;  // "memcpy"
+  const DataRef* refs;
+  size_t refCount;
+  bool inherited;        // as BlockRun's
 };
 
 // A signal handler of the program ran in the thread while it was in
@@ -67,11 +105,18 @@ class Consumer {
  public:
   virtual ~Consumer() = default;
   virtual void threadBegin(int thread) {}
+  // In a trace with data, right after threadBegin (and again where a
+  // forked child's own path begins, or an exec'd program's): the load bias
+  // of the program in the thread's process.  An instruction's run-time
+  // address is its pc plus the bias (0 for a program that is not a PIE);
+  // data references' addresses are run-time addresses already.
+  virtual void loadBias(int thread, uint64_t bias) {}
   virtual void block(const BlockRun& run) {}
   // A call from the trace to code outside it; `name` as "puts@plt", or ""
   // for a call through a pointer (the callee's ENTRY follows when it is
   // traced code).
   virtual void outsideCall(int thread, uint64_t callSite, const std::string& name) {}
+  virtual void libraryCall(const LibraryCall& call) {}
   virtual void signal(const SignalEvent& event) {}
   // `problem` is empty when the stream was regenerated to its end;
   // otherwise it says where and why regeneration stopped (a process killed
@@ -85,6 +130,10 @@ struct Summary {
   // Of the stream's records: witness values, and jump-table targets (the
   // rest of its bytes are tags).
   uint64_t witnesses = 0, tableTargets = 0;
+  // In a trace with data: data references regenerated (library ones
+  // apart), and the recorded values they were computed from (registers
+  // and addresses, eight bytes each) and their bytes.
+  uint64_t dataRefs = 0, libraryRefs = 0, recordedValues = 0, valueBytes = 0;
   // Threads the event log has (a `thread` event) that left no stream, each
   // "thread TID (process PID): why"; those whose bytes are lost (their
   // process was killed before they filled a buffer or ended) also count in
@@ -142,6 +191,9 @@ class TraceReader {
   TraceReader& operator=(const TraceReader&) = delete;
 
   const std::string& dir() const;
+  // Whether the trace was recorded with data (`atomx trace --data`): its
+  // block runs carry their data references.
+  bool hasData() const;
   const std::string& program() const;  // the program file read: the manifest's, or the one given
   // Every procedure of the program, traced or not: its name, its start and
   // its instruction count, as `atomx dump` shows them (static measurements:

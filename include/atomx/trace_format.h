@@ -149,6 +149,11 @@ typedef struct {
  * hex and decimal, by address), which the regenerator plans with. */
 #define ATOMX_TRACE_KEY_PROFILE "profile"
 #define ATOMX_TRACE_PROFILE "profile"
+/* `data 1`: recorded with data (`atomx trace --data`): the stream also
+ * holds the register values (and addresses) the regenerator computes data
+ * addresses from (analysis/DataSlices.h), and the trace plan makes every
+ * block that records one a recording node. */
+#define ATOMX_TRACE_KEY_DATA "data"
 
 /* `atomx regen --binary FILE`: the regenerated instruction stream for
  * other programs (docs/trace.md).  A header (magic, version: two uint32_t),

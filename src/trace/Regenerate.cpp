@@ -723,6 +723,7 @@ TraceReader::TraceReader(const std::string& dir, const std::string& program)
 TraceReader::~TraceReader() = default;
 
 const std::string& TraceReader::dir() const { return impl_->dir; }
+bool TraceReader::hasData() const { return impl_->manifest.data; }
 const std::string& TraceReader::program() const { return impl_->program; }
 
 std::vector<TraceReader::ProcedureSize> TraceReader::procedures() const {

@@ -34,6 +34,7 @@ void writeManifest(const std::string& dir, const Manifest& m) {
       << ATOMX_TRACE_KEY_PROGRAM_HASH << " " << hex16(m.programHash) << "\n"
       << ATOMX_TRACE_KEY_PLACEMENT << " " << hex16(m.placement) << "\n";
   if (m.profile) out << ATOMX_TRACE_KEY_PROFILE << " " << hex16(m.profile) << "\n";
+  if (m.data) out << ATOMX_TRACE_KEY_DATA << " 1\n";
   if (!out.flush()) throw Error(path + ": write failed");
 }
 
@@ -64,6 +65,7 @@ Manifest readManifest(const std::string& dir) {
     m.programHash = std::stoull(need(ATOMX_TRACE_KEY_PROGRAM_HASH), nullptr, 16);
     m.placement = std::stoull(need(ATOMX_TRACE_KEY_PLACEMENT), nullptr, 16);
     if (auto it = kv.find(ATOMX_TRACE_KEY_PROFILE); it != kv.end()) m.profile = std::stoull(it->second, nullptr, 16);
+    if (auto it = kv.find(ATOMX_TRACE_KEY_DATA); it != kv.end()) m.data = it->second == "1";
   } catch (const std::logic_error&) {
     throw Error(path + ": malformed number");
   }

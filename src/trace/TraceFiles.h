@@ -18,6 +18,7 @@ struct Manifest {
   uint64_t programHash = 0;
   uint64_t placement = 0;
   uint64_t profile = 0;  // profileHash of the trace's profile file; 0: none
+  bool data = false;     // recorded with data (the values data addresses are computed from)
 };
 
 // FNV-1a (64 bits) of a file's bytes: ties a trace to its program.
