@@ -105,11 +105,10 @@ class Consumer {
  public:
   virtual ~Consumer() = default;
   virtual void threadBegin(int thread) {}
-  // In a trace with data, right after threadBegin (and again where a
-  // forked child's own path begins, or an exec'd program's): the load bias
-  // of the program in the thread's process.  An instruction's run-time
-  // address is its pc plus the bias (0 for a program that is not a PIE);
-  // data references' addresses are run-time addresses already.
+  // Right after threadBegin: the load bias of the program in the thread's
+  // process.  An instruction's run-time address is its pc plus the bias (0
+  // for a program that is not a PIE); data references' addresses are
+  // run-time addresses already.
   virtual void loadBias(int thread, uint64_t bias) {}
   virtual void block(const BlockRun& run) {}
   // A call from the trace to code outside it; `name` as "puts@plt", or ""

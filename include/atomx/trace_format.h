@@ -34,12 +34,19 @@
 
 #include <stdint.h>
 
-#define ATOMX_TRACE_VERSION 2
+#define ATOMX_TRACE_VERSION 3
 
 /* The per-thread cursor: the next free byte of the thread's buffer, at this
  * offset from the thread pointer (%fs).  It is the first word of glibc's
  * tcbhead_t.__glibc_unused2 on x86-64, which glibc keeps and never uses. */
 #define ATOMX_TRACE_CURSOR_OFFSET 0x80
+
+/* Every stream begins with ATOMX_TRACE_STREAM_HEADER bytes (a forked or
+ * vfork'd child's stream begins with its parent's): two uint64_t, the
+ * program's load bias in the process (an instruction's run-time address is
+ * its address in the file plus the bias; 0 for a program that is not a
+ * PIE) and the thread's %fs base (its thread pointer). */
+#define ATOMX_TRACE_STREAM_HEADER 16u
 
 /* Tags. */
 #define ATOMX_TRACE_RETURN 0u /* the call that may have run outside code returned */

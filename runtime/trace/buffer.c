@@ -6,6 +6,8 @@
  * cursor (stores.h). */
 #include "recorder.h"
 
+#include <sys/auxv.h>
+
 #include <dlfcn.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -199,6 +201,26 @@ static void thread_ends(void *value) {
   restore_signals(&mask);
 }
 
+/* The program's load bias: where its PT_PHDR is at run time, less where
+ * its file says (0 for a program that is not a PIE).  From the auxiliary
+ * vector only: safe in a signal handler. */
+static uint64_t program_bias(void) {
+  const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+  const unsigned long n = getauxval(AT_PHNUM);
+  for (unsigned long i = 0; ph && i < n; i++)
+    if (ph[i].p_type == PT_PHDR) return (uint64_t)(uintptr_t)ph - ph[i].p_vaddr;
+  /* No PT_PHDR: the headers are at e_phoff (64) in the segment at offset 0. */
+  for (unsigned long i = 0; ph && i < n; i++)
+    if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0) return (uint64_t)(uintptr_t)ph - sizeof(ElfW(Ehdr)) - ph[i].p_vaddr;
+  return 0;
+}
+
+uint8_t *stream_begin(struct buffer *b) {
+  const uint64_t header[2] = {program_bias(), thread_pointer()};
+  memcpy(b->base, header, sizeof header);
+  return b->base + ATOMX_TRACE_STREAM_HEADER;
+}
+
 /* A store through register `reg`, which holds the cursor `slot`, faulted at
  * `addr`: a thread's first store (the cursor is 0) or a full buffer.  Gives
  * the thread a fresh buffer (queueing the full one) and points the register
@@ -210,10 +232,16 @@ int swap_buffer(greg_t *g, int reg, uint8_t *slot, uintptr_t addr) {
   const int full = b && slot >= b->base && addr >= (uintptr_t)b->base + BUFFER_BYTES &&
                    addr < (uintptr_t)b->base + BUFFER_BYTES + GUARD_BYTES;
   if (!fresh && !full) return 0;
+  uint8_t *c;
   if (full) hand_off(b, slot);
-  if (fresh && !b) b = new_buffer();
-  g[kGreg[reg]] = (greg_t)b->base;
-  set_cursor(b->base);
+  if (fresh && !b) {
+    b = new_buffer();
+    c = stream_begin(b);
+  } else {
+    c = b->base;
+  }
+  g[kGreg[reg]] = (greg_t)c;
+  set_cursor(c);
   return 1;
 }
 

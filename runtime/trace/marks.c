@@ -46,7 +46,7 @@ void add_mark(uint16_t kind, int sig, uint64_t pc) {
   struct buffer *b = own_buffer();
   if (!b) {
     b = new_buffer();
-    set_cursor(b->base);
+    set_cursor(stream_begin(b));
   }
   uint8_t *c = cursor();
   if (!c || c < b->base || c > b->base + BUFFER_BYTES) {

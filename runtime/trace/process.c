@@ -90,7 +90,8 @@ struct vfork_saved atomx_trace_vfork_begins(void) {
 void atomx_trace_vfork_child(uint64_t mask) {
   vfork_started();
   struct buffer *b = vfork_buffer();
-  if (b) set_cursor(b->base);
+  /* Its stream holds its parent's chunks up to here, or else begins anew. */
+  if (b) set_cursor(b->sequence ? b->base : stream_begin(b));
   sys_sigprocmask_set(&mask, NULL);
 }
 long atomx_trace_vfork_returned(long child, uint8_t *c, uint64_t mask) {

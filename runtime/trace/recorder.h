@@ -115,6 +115,9 @@ extern pid_t closedPid;
 uint8_t *map_buffer(int populate);
 struct buffer *own_buffer(void);
 struct buffer *new_buffer(void);
+/* Writes a stream's first bytes (ATOMX_TRACE_STREAM_HEADER) at b->base,
+ * for a stream that begins there; where its records go. */
+uint8_t *stream_begin(struct buffer *b);
 struct buffer *vfork_buffer(void);
 void vfork_started(void);
 void vfork_ended(pid_t child);

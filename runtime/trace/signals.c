@@ -65,11 +65,11 @@ static void on_signal(int sig, siginfo_t *info, void *context) {
 static void on_fault(int sig, siginfo_t *info, void *context) {
   ucontext_t *uc = context;
   greg_t *g = uc->uc_mcontext.gregs;
-  int reg, disp, width;
+  int reg, disp, width, src;
   /* A witness store's fault is at an instruction of the moved code, which
    * can be read; the pc of another fault may not be (a call through a null
    * pointer faults at 0). */
-  if (in_moved_code((uint64_t)g[REG_RIP]) && atomx_stores_decode_store((const uint8_t *)g[REG_RIP], &reg, &disp, &width) &&
+  if (in_moved_code((uint64_t)g[REG_RIP]) && atomx_stores_decode_store((const uint8_t *)g[REG_RIP], &reg, &disp, &width, &src) &&
       swap_buffer(g, reg, cursor(), (uintptr_t)info->si_addr))
     return;
   /* Not ours: the program's own handler, if it set one ... */

@@ -11,11 +11,26 @@ const int kGreg[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG
 
 int step_inserted(greg_t *g) {
   uint8_t *p = (uint8_t *)g[REG_RIP];
-  int reg, disp, width, save, len;
-  if ((len = atomx_stores_decode_store(p, &reg, &disp, &width))) {
+  int reg, disp, width, src, save, len;
+  int32_t imm;
+  if ((len = atomx_stores_decode_store(p, &reg, &disp, &width, &src))) {
+    /* A register's value: as it is in the context before the store (the
+     * store may point the cursor register at a fresh buffer). */
+    const uint64_t value = src >= 0 ? (uint64_t)g[kGreg[src]] : 0;
     uint8_t *at = step_store_at(g, reg, disp, width);
     if (!at) return 0;
-    memcpy(at, p + len - width, (size_t)width);
+    if (src >= 0) memcpy(at, &value, 8);
+    else memcpy(at, p + len - width, (size_t)width);
+    g[REG_RIP] += len;
+    return 1;
+  }
+  if ((len = atomx_stores_decode_add(p, &reg, &disp, &imm))) {
+    /* The value just put at disp(%r) (the site's own bytes). */
+    uint64_t v;
+    uint8_t *at = (uint8_t *)g[kGreg[reg]] + disp;
+    memcpy(&v, at, 8);
+    v += (uint64_t)(int64_t)imm;
+    memcpy(at, &v, 8);
     g[REG_RIP] += len;
     return 1;
   }
@@ -39,14 +54,14 @@ int step_inserted(greg_t *g) {
     g[REG_RIP] += p[2] == 0x64 ? 5 : 8;
     return 1;
   }
-  if (p[0] == 0x50) { /* push %rax */
+  if (p[0] >= 0x50 && p[0] <= 0x57 && p[0] != 0x54) { /* push %rax ... %rdi (not %rsp) */
     g[REG_RSP] -= 8;
-    *(greg_t *)g[REG_RSP] = g[REG_RAX];
+    *(greg_t *)g[REG_RSP] = g[kGreg[p[0] - 0x50]];
     g[REG_RIP] += 1;
     return 1;
   }
-  if (p[0] == 0x58) { /* pop %rax */
-    g[REG_RAX] = *(greg_t *)g[REG_RSP];
+  if (p[0] >= 0x58 && p[0] <= 0x5f && p[0] != 0x5c) { /* pop %rax ... %rdi (not %rsp) */
+    g[kGreg[p[0] - 0x58]] = *(greg_t *)g[REG_RSP];
     g[REG_RSP] += 8;
     g[REG_RIP] += 1;
     return 1;

@@ -8,10 +8,18 @@
  * A site's sequence, with the cursor in a register %r that is dead there
  * (instrument/SaveSet's storeScratch), or in %rax, saved, when none is:
  *
- *     [lea -128(%rsp),%rsp; push %rax]   when %rax is saved
+ *     [lea -128(%rsp),%rsp; push %rax]   when %rax is saved (or the first of
+ *                                        rax rcx rdx rbx rbp rsi rdi whose
+ *                                        value the site does not store)
  *     mov %fs:CURSOR,%r                  atomx_stores_cursor_move(.., 0)
  *     mov $imm,disp8(%r) ...             atomx_stores_store: pieces of 4, 2
- *                                        and 1 bytes, the last piece first
+ *                                        and 1 bytes, the last piece first;
+ *     mov %src,disp8(%r)                 atomx_stores_put: a register's value,
+ *                                        8 bytes (a data trace's values)
+ *     [addq $136,disp8(%r)]              atomx_stores_add: after putting %rsp
+ *                                        when %rax (or the register saved
+ *                                        instead) was pushed: the value %rsp
+ *                                        had before the red-zone step
  *     lea N(%r),%r                       atomx_stores_advance
  *     mov %r,%fs:CURSOR                  atomx_stores_cursor_move(.., 1)
  *     [pop %rax; lea 128(%rsp),%rsp]
@@ -23,7 +31,8 @@
  * holding the cursor.  %r is never %rsp or %r12: their disp8(%r) forms
  * need a SIB byte, which these forms have no room for.  The red-zone steps
  * are the Assembler's (x86/Assembler.h); the stepper runs any
- * lea disp8/disp32(%rsp),%rsp. */
+ * lea disp8/disp32(%rsp),%rsp, and push and pop of rax ... rdi.  A site of
+ * more than ATOMX_STORES_MAX_BYTES bytes is several such sequences. */
 #ifndef ATOMX_TRACE_STORES_H
 #define ATOMX_TRACE_STORES_H
 
@@ -47,6 +56,11 @@
 #define ATOMX_STORES_SAVE 0x89u            /* mov %r,%fs:CURSOR */
 #define ATOMX_STORES_LEA 0x8du             /* lea N(%r),%r */
 #define ATOMX_STORES_MOD_DISP8 0x40u       /* modrm: mod 01, disp8(%r) */
+#define ATOMX_STORES_PUT 0x89u             /* mov %src,disp8(%r) (REX.W) */
+#define ATOMX_STORES_ADD 0x81u             /* addq $imm32,disp8(%r) (REX.W, /0) */
+/* What %rsp is below its value at the site when the saved register was
+ * pushed after the red-zone step: 128 + 8. */
+#define ATOMX_STORES_SAVED_RSP 136
 
 /* The size of the piece that stores the next of `left` bytes. */
 static inline unsigned atomx_stores_piece(unsigned left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
@@ -78,6 +92,28 @@ static inline unsigned atomx_stores_store(uint8_t *out, unsigned reg, unsigned o
   return n;
 }
 
+/* mov %src,offset(%r): REX.W(R,B) 89 modrm(01 src r) disp8, the 8 bytes
+ * of the general register `src` (hardware number).  Writes it to out; its
+ * length. */
+static inline unsigned atomx_stores_put(uint8_t *out, unsigned reg, unsigned src, unsigned offset) {
+  out[0] = (uint8_t)(ATOMX_STORES_REX_W | (src >= 8 ? 4u : 0u) | (reg >= 8 ? 1u : 0u));
+  out[1] = ATOMX_STORES_PUT;
+  out[2] = (uint8_t)(ATOMX_STORES_MOD_DISP8 | (src & 7) << 3 | (reg & 7));
+  out[3] = (uint8_t)offset;
+  return 4;
+}
+
+/* addq $imm,offset(%r): REX.W(B) 81 modrm(01 000 r) disp8 imm32.  Writes it
+ * to out; its length. */
+static inline unsigned atomx_stores_add(uint8_t *out, unsigned reg, unsigned offset, int32_t imm) {
+  out[0] = (uint8_t)(ATOMX_STORES_REX_W | (reg >= 8 ? 1u : 0u));
+  out[1] = ATOMX_STORES_ADD;
+  out[2] = (uint8_t)(ATOMX_STORES_MOD_DISP8 | (reg & 7));
+  out[3] = (uint8_t)offset;
+  for (int i = 0; i < 4; i++) out[4 + i] = (uint8_t)((uint32_t)imm >> (8 * i));
+  return 8;
+}
+
 /* lea bytes(%r),%r: REX.W(R,B) 8D modrm(01 r r) disp8.  Writes it to out;
  * its length. */
 static inline unsigned atomx_stores_advance(uint8_t *out, unsigned reg, unsigned bytes) {
@@ -88,10 +124,20 @@ static inline unsigned atomx_stores_advance(uint8_t *out, unsigned reg, unsigned
   return 4;
 }
 
-/* A store (66? REX? C6|C7 modrm(mod 01, reg 000) disp8 imm): its length,
- * its base register in *reg, its offset in *disp and its width in *width;
- * 0 for another instruction. */
-static inline int atomx_stores_decode_store(const uint8_t *p, int *reg, int *disp, int *width) {
+/* A store: an immediate's (66? REX? C6|C7 modrm(mod 01, reg 000) disp8
+ * imm) or a register's (REX.W(R,B) 89 modrm(01 src r) disp8, %r not %rsp
+ * or %r12): its length, its base register in *reg, its offset in *disp,
+ * its width in *width and in *src the register stored (-1: an immediate,
+ * the form's last *width bytes); 0 for another instruction. */
+static inline int atomx_stores_decode_store(const uint8_t *p, int *reg, int *disp, int *width, int *src) {
+  if ((p[0] & 0xfa) == ATOMX_STORES_REX_W && p[1] == ATOMX_STORES_PUT && (p[2] & 0xc0) == ATOMX_STORES_MOD_DISP8 &&
+      (p[2] & 7) != 4) {
+    *reg = (p[0] & 1) << 3 | (p[2] & 7);
+    *src = (p[0] & 4) << 1 | ((p[2] >> 3) & 7);
+    *disp = (int8_t)p[3];
+    *width = 8;
+    return 4;
+  }
   const uint8_t *q = p;
   int rexB = 0, wide = 4;
   if (*q == ATOMX_STORES_OPERAND16) q++, wide = 2;
@@ -102,7 +148,23 @@ static inline int atomx_stores_decode_store(const uint8_t *p, int *reg, int *dis
   *reg = rexB << 3 | (q[1] & 7);
   *disp = (int8_t)q[2];
   *width = q[0] == ATOMX_STORES_STORE8 ? 1 : wide;
+  *src = -1;
   return (int)(q + 3 + *width - p);
+}
+
+/* An add (REX.W(B) 81 modrm(01 000 r) disp8 imm32, %r not %rsp or %r12):
+ * its length, its register in *reg, its offset in *disp and its immediate
+ * in *imm; 0 for another instruction. */
+static inline int atomx_stores_decode_add(const uint8_t *p, int *reg, int *disp, int32_t *imm) {
+  if (!((p[0] & 0xfe) == ATOMX_STORES_REX_W && p[1] == ATOMX_STORES_ADD && (p[2] & 0xf8) == ATOMX_STORES_MOD_DISP8 &&
+        (p[2] & 7) != 4))
+    return 0;
+  *reg = (p[0] & 1) << 3 | (p[2] & 7);
+  *disp = (int8_t)p[3];
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= (uint32_t)p[4 + i] << (8 * i);
+  *imm = (int32_t)v;
+  return 8;
 }
 
 /* A cursor move (64 REX.W(R) 8B|89 modrm(00 r 100) 25 CURSOR 0 0 0): its

@@ -140,6 +140,10 @@ struct StoreRequest {
   uint32_t insn = 0;
   uint64_t target = 0;
   std::vector<uint8_t> bytes;
+  // Then the values of these general registers (bit k: hardware register
+  // k), 8 bytes each, lowest number first, as they are at the site: what a
+  // data trace records (analysis/DataSlices.h).
+  uint16_t registers = 0;
 };
 
 // BlockAfter runs after the block's last instruction when that instruction

@@ -13,37 +13,92 @@ namespace atomx::instrument {
 
 using x86::Assembler;
 
+namespace {
+
+// One piece of a site's record: `size` bytes at `offset` of the record,
+// an immediate's (src -1: bytes[offset ...]) or a register's (8 bytes).
+struct Piece {
+  uint32_t offset;
+  uint32_t size;
+  int src;
+};
+
+}  // namespace
+
 void emitStores(const Site& site, std::vector<uint8_t>& out) {
   if (site.stores.empty()) return;
+  // The record: every request's bytes, then its registers, in order.
   std::vector<uint8_t> bytes;
-  for (const StoreRequest* st : site.stores) bytes.insert(bytes.end(), st->bytes.begin(), st->bytes.end());
+  std::vector<Piece> units;  // immediates' runs and registers, in record order
+  uint16_t stored = 0;
+  for (const StoreRequest* st : site.stores) {
+    if (!st->bytes.empty()) {
+      if (!units.empty() && units.back().src < 0) units.back().size += uint32_t(st->bytes.size());  // one run
+      else units.push_back({uint32_t(bytes.size()), uint32_t(st->bytes.size()), -1});
+    }
+    bytes.insert(bytes.end(), st->bytes.begin(), st->bytes.end());
+    for (int r = 0; r < 16; ++r)
+      if (st->registers & (1u << r)) {
+        units.push_back({uint32_t(bytes.size()), 8, r});
+        bytes.resize(bytes.size() + 8);
+        stored |= uint16_t(1u << r);
+      }
+  }
   if (bytes.empty()) return;
-  if (bytes.size() > ATOMX_STORES_MAX_BYTES) throw InternalError("too many trace bytes at one site");
-  const bool saved = site.storeScratch == ZYDIS_REGISTER_NONE;
-  const ZydisRegister r = saved ? ZYDIS_REGISTER_RAX : site.storeScratch;
+  // The cursor's register: one dead here, or else one pushed (after the
+  // red-zone step) whose value the site does not store.
+  ZydisRegister r = site.storeScratch;
+  if (r != ZYDIS_REGISTER_NONE && (stored >> (r - ZYDIS_REGISTER_RAX) & 1)) r = ZYDIS_REGISTER_NONE;
+  const bool saved = r == ZYDIS_REGISTER_NONE;
+  if (saved)
+    for (unsigned hw : {0u, 1u, 2u, 3u, 5u, 6u, 7u})
+      if (!(stored >> hw & 1)) {
+        r = ZydisRegister(ZYDIS_REGISTER_RAX + hw);
+        break;
+      }
+  if (r == ZYDIS_REGISTER_NONE) throw InternalError("no register for the cursor at a trace site");
   const unsigned hw = unsigned(r - ZYDIS_REGISTER_RAX);
   Assembler a(out, 0);
   if (saved) {
     a.stepOverRedZone();
     a.push(r);
   }
-  // The forms: runtime/trace/stores.h.
+  // The forms: runtime/trace/stores.h.  Sequences of at most
+  // ATOMX_STORES_MAX_BYTES bytes, each cut at a unit's boundary.
   uint8_t form[ATOMX_STORES_MAX_FORM];
   auto put = [&](unsigned n) { out.insert(out.end(), form, form + n); };
-  put(atomx_stores_cursor_move(form, hw, 0));
-  // Pieces of 4, 2 and 1 bytes, emitted from the last.
-  std::vector<std::pair<uint32_t, uint32_t>> pieces;  // offset, size
-  for (uint32_t off = 0; off < bytes.size();) {
-    const uint32_t n = atomx_stores_piece(uint32_t(bytes.size()) - off);
-    pieces.push_back({off, n});
-    off += n;
+  for (size_t first = 0; first < units.size();) {
+    const uint32_t base = units[first].offset;
+    size_t end = first;
+    while (end < units.size() && units[end].offset + units[end].size - base <= ATOMX_STORES_MAX_BYTES) ++end;
+    if (end == first) throw InternalError("a trace record longer than one store sequence");
+    put(atomx_stores_cursor_move(form, hw, 0));
+    std::vector<Piece> pieces;  // offsets within the sequence
+    for (size_t u = first; u < end; ++u) {
+      if (units[u].src >= 0) {
+        pieces.push_back({units[u].offset - base, 8, units[u].src});
+        continue;
+      }
+      for (uint32_t off = 0; off < units[u].size;) {
+        const uint32_t n = atomx_stores_piece(units[u].size - off);
+        pieces.push_back({units[u].offset - base + off, n, -1});
+        off += n;
+      }
+    }
+    for (size_t k = pieces.size(); k-- > 0;) {  // the last piece first
+      const Piece& pc = pieces[k];
+      if (pc.src < 0) {
+        put(atomx_stores_store(form, hw, pc.offset, &bytes[base + pc.offset], pc.size));
+        continue;
+      }
+      put(atomx_stores_put(form, hw, unsigned(pc.src), pc.offset));
+      if (saved && pc.src == 4) put(atomx_stores_add(form, hw, pc.offset, ATOMX_STORES_SAVED_RSP));
+    }
+    const uint32_t length = units[end - 1].offset + units[end - 1].size - base;
+    put(atomx_stores_advance(form, hw, length));
+    put(atomx_stores_cursor_move(form, hw, 1));
+    first = end;
   }
-  for (size_t k = pieces.size(); k-- > 0;) {
-    const auto [off, n] = pieces[k];
-    put(atomx_stores_store(form, hw, off, &bytes[off], n));
-  }
-  put(atomx_stores_advance(form, hw, unsigned(bytes.size())));
-  put(atomx_stores_cursor_move(form, hw, 1));
   if (saved) {
     a.pop(r);
     a.stepBackOverRedZone();

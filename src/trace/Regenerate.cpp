@@ -42,6 +42,7 @@
 
 #include "analysis/ProgramModel.h"
 #include "analysis/TracePlan.h"
+#include "x86/EmulatorCore.h"
 #include "elf/ElfImage.h"
 #include "support/Error.h"
 #include "support/Hex.h"
@@ -77,7 +78,15 @@ class Walker {
     pos_ = 0;
     tid_ = s.thread;
     out_.threadBegin(tid_);
-    std::string problem = walk();
+    std::string problem;
+    uint64_t fs = 0;
+    if (!read(8, bias_) || !read(8, fs)) problem = "the stream is shorter than its header" + at();
+    else {
+      regs_.loadBias = bias_;
+      fsBase_ = fs;
+      out_.loadBias(tid_, bias_);
+      problem = walk();
+    }
     if (problem.empty() && !s.problem.empty()) problem = s.problem;
     if (!problem.empty()) ++sum_.incompleteThreads;
     if (progress_) publishProgress(s_->size());
@@ -658,6 +667,9 @@ class Walker {
   bool earlyDone_ = false;   // block b_'s early witness was read
   bool resumed_ = false;     // b_ goes on after a signal: its early witness stays read
   std::string pending_;      // a problem found where no string can be returned
+  uint64_t bias_ = 0;        // the program's load bias in the stream's process
+  uint64_t fsBase_ = 0;      // the thread's %fs base
+  x86::RegisterFile regs_;   // what the walk knows of the thread's registers (a data trace)
 };
 
 }  // namespace
