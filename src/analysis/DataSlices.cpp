@@ -1,5 +1,7 @@
 #include "analysis/DataSlices.h"
 
+#include "analysis/TracePlan.h"
+
 #include <algorithm>
 #include <bit>
 #include <climits>
@@ -18,6 +20,7 @@ struct Step {
   uint16_t writes = 0;   // general registers it may write (a call: the caller-saved ones too)
   uint16_t address = 0;  // base and index registers of its Computed operands
   bool recordsAll = false;  // a setjmp-like call: every needed register is recorded after it
+  uint16_t recordAlways = 0;  // recorded after it whether needed or not (a repe/repne's %rcx: its count)
 };
 
 bool isStringOp(const ZydisDecodedInstruction& insn) { return insn.meta.category == ZYDIS_CATEGORY_STRINGOP; }
@@ -416,7 +419,7 @@ uint64_t transfer(const Step& st, InsnSlice& s, uint64_t after) {
   s.writes = st.writes;
   s.emulated = uint16_t(needOut & computable);
   s.storesSlot = (needOut & computable) >> 16 != 0;
-  s.recordAfter = uint16_t(needOut & ~computable);
+  s.recordAfter = uint16_t(needOut & ~computable) | st.recordAlways;
   uint64_t before = (after & ~writes) | st.address;
   if (needOut & computable) before |= s.op.inputs() | (s.op.kind == x86::EmuKind::SlotLoad ? slotBit(s) : 0);
   return before;
@@ -471,6 +474,16 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     }
     s.memCount = sem.memCount;
     s.load = sem.loads();
+    s.firstMem = uint32_t(r.mems.size());
+    r.mems.insert(r.mems.end(), sem.mem, sem.mem + sem.memCount);
+    s.repeated = sem.repeated;
+    s.repeatedWhile = sem.repeatedWhile;
+    s.locked = sem.locked && !sem.compareExchange;
+    s.cacheControl = sem.cacheControl;
+    // A rep string instruction's iteration count: %rcx before it, and for
+    // repe/repne, which may stop early, %rcx after it too.
+    if (sem.repeated) st.address |= 1u << 1;
+    if (sem.repeatedWhile) st.recordAlways |= 1u << 1;
     for (unsigned k = 0; k < sem.memCount; ++k) {
       const x86::MemOperand& m = sem.mem[k];
       if (m.vectorIndex != x86::MemOperand::kNone || (setsDirection && isStringOp(decoded[i]))) {
@@ -617,6 +630,18 @@ SliceStats sliceStats(const ir::Procedure& proc, const DataSlices& slices, const
     st.dynamicRefs += w * refs;
   }
   return st;
+}
+
+bool recordsData(const ir::Procedure& proc, const DataSlices& slices, uint32_t b) {
+  if (slices.recordAtEntry[b]) return true;
+  const ir::Block& blk = proc.blocks[b];
+  for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) {
+    const InsnSlice& in = slices.insns[i];
+    if (in.recordAfter) return true;
+    for (uint8_t m = 0; m < in.memCount; ++m)
+      if (in.source[m] == AddressSource::Recorded) return true;
+  }
+  return false;
 }
 
 }  // namespace atomx::analysis

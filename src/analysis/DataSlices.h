@@ -16,6 +16,10 @@
 //     index; a string instruction in a procedure that executes `std`, whose
 //     direction the regenerator cannot know).
 //
+// A trace recorded with data (TracePlan::data) records the values of the
+// RECORD-AT-ENTRY and RECORD-AFTER sites (instrument/TraceRecorder.h) and
+// its regenerator (src/trace) repeats the rest.
+//
 // The registers the Computed addresses need are found by a backward
 // "address-needed" analysis over the procedure's CFG: a register is needed
 // at a point if its value there feeds a Computed address later through
@@ -89,15 +93,20 @@
 #include <vector>
 
 #include "analysis/BlockProfile.h"
-#include "analysis/TracePlan.h"
 #include "ir/Program.h"
 #include "x86/Decoder.h"
 #include "x86/Emulator.h"
 
 namespace atomx::analysis {
 
+struct ProcTrace;  // analysis/TracePlan.h
+
 enum class AddressSource : uint8_t { Static, Computed, Recorded };
 const char* addressSourceName(AddressSource s);
+
+// Whether block `b` stores a value for the regenerator: an entry site's
+// registers, a RECORD-AFTER site's, or a Recorded address.
+bool recordsData(const ir::Procedure& proc, const struct DataSlices& slices, uint32_t b);
 
 // The caller-saved general registers: rax rcx rdx rsi rdi r8-r11.
 inline constexpr uint16_t kCallerSaved = 0x0fc7;
@@ -116,6 +125,13 @@ struct InsnSlice {
   bool load = false;           // it reads memory (its recordAfter: a loaded value, mostly)
   bool storesSlot = false;     // the regenerator repeats its store to a stack slot (op: SlotStore)
   uint64_t slotWrites = 0;     // stack slots (bit k: slot k) it may write: its slot store, or a clobber
+  // Its memory operands (x86::Semantics::mem), DataSlices::mems[firstMem ...
+  // firstMem + memCount), and what the regenerator needs to know of them.
+  uint32_t firstMem = 0;
+  bool repeated = false;       // a rep string instruction: %rcx (needed before it) counts its iterations
+  bool repeatedWhile = false;  // repe/repne, which may stop early: %rcx is also recorded after it
+  bool locked = false;         // a locked read-modify-write (not cmpxchg)
+  bool cacheControl = false;   // a prefetch or flush: its operand names a line, no data moves
 };
 
 // A stack slot treated as a register: `width` bytes at `offset` from the
@@ -127,6 +143,7 @@ struct StackSlot {
 
 struct DataSlices {
   std::vector<InsnSlice> insns;        // by proc.insns index
+  std::vector<x86::MemOperand> mems;   // every instruction's memory operands (InsnSlice::firstMem)
   std::vector<bool> entrySite;         // per block: the regenerator loses the register state there
   std::vector<bool> unreachable;       // per block: no way in (padding); never runs, counted nowhere
   std::vector<uint16_t> recordAtEntry; // per block: RECORD-AT-ENTRY registers (entry sites only)

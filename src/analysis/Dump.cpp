@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "analysis/DataSlices.h"
+#include "analysis/TracePlan.h"
 #include "analysis/Dominators.h"
 #include "analysis/Loops.h"
 #include "support/Hex.h"

@@ -59,8 +59,9 @@ bool callWritesReturn(const ir::Program& program, const TracePlan& plan, uint64_
   return !q || q->start != target || plan.procs[q->id].leavesOutside;
 }
 
-TracePlan planTrace(const ir::Program& program, const BlockProfile* profile) {
+TracePlan planTrace(const ir::Program& program, const BlockProfile* profile, const x86::Decoder* data) {
   TracePlan plan;
+  plan.data = data != nullptr;
   plan.procs.resize(program.procs.size());
   for (const ir::Procedure& p : program.procs) {
     ProcTrace& t = plan.procs[p.id];
@@ -149,6 +150,15 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile) {
       if (t.tagged[b]) d.addWord(b);
       if (t.resumes[b]) d.addWord(uint64_t(b) << 32);
     }
+    if (data) {
+      t.slices = computeDataSlices(program, p, *data, &t);
+      for (uint32_t b = 0; b < p.blocks.size(); ++b) {
+        if (!recordsData(p, t.slices, b)) continue;
+        records[b] = true;
+        d.addWord(uint64_t(b) << 32 | t.slices.recordAtEntry[b]);
+      }
+      for (const InsnSlice& in : t.slices.insns) d.addWord(uint64_t(in.recordAfter) << 16 | in.emulated);
+    }
     t.graph = traceGraph(p, records);
     const std::vector<double> counts = profile ? blockCounts(p, *profile) : std::vector<double>{};
     t.plan = placeWitnesses(p, t.graph, counts);
@@ -157,6 +167,7 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile) {
     d.addWord(t.plan.width);
     for (int32_t w : t.plan.witness) d.addWord(uint64_t(int64_t(w)));
   }
+  if (data) d.addWord(0xda7a);
   plan.digest = d.h;
   return plan;
 }

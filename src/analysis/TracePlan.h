@@ -22,16 +22,23 @@
 //     ends in a jump to a PLT entry, to code left in place, through a
 //     pointer, or to a procedure that does), so a call to it writes
 //     RETURN after, as a call to outside code does;
-//   - the witness placement (Witnesses.h) on its trace graph.
+//   - the witness placement (Witnesses.h) on its trace graph;
+//   - with data: its DataSlices (DataSlices.h), the values it records for
+//     the regenerator to compute data addresses from.  A block that stores
+//     one is a recording node of the trace graph (so a blocking witness
+//     comes before it, and the regenerator, which reads witnesses ahead
+//     along witness-free paths, never takes a value for a witness).
 #pragma once
 
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/Witnesses.h"
 #include "analysis/BlockProfile.h"
+#include "analysis/DataSlices.h"
+#include "analysis/Witnesses.h"
 #include "ir/Program.h"
+#include "x86/Decoder.h"
 
 namespace atomx::analysis {
 
@@ -61,15 +68,18 @@ struct ProcTrace {
   // taking it: its own, or those at the end of witness-free paths from its
   // target.  Filled for the arcs of predicates (what the regenerator needs).
   std::vector<std::vector<uint32_t>> firstWitnesses;
+  DataSlices slices;  // with data only
 };
 
 struct TracePlan {
   std::vector<ProcTrace> procs;  // by procedure id
+  bool data = false;             // the trace records data (ProcTrace::slices)
   uint64_t digest = 0;           // of every decision above: a trace names it
 };
 
-// `profile`: null to estimate the weights as qpt did.
-TracePlan planTrace(const ir::Program& program, const BlockProfile* profile = nullptr);
+// `profile`: null to estimate the weights as qpt did.  `data`: plan a
+// trace with data, decoding with it; null for the instruction path only.
+TracePlan planTrace(const ir::Program& program, const BlockProfile* profile = nullptr, const x86::Decoder* data = nullptr);
 
 // What a call or jump to `target` reaches, as the trace sees it: the traced
 // procedure whose entry (or block) it is, or null for outside code.

@@ -93,10 +93,22 @@ struct TextShard : Consumer {
     }
     // `TID PC` per instruction, formatted here: printf's parsing costs more
     // than everything else regen does per instruction.
+    // A trace with data: each instruction's references after it, ` R ADDR
+    // SIZE` (W a write, M a read-modify-write; ADDR hex, SIZE decimal).
     char tid[16];
     const int tidLength = std::snprintf(tid, sizeof tid, "%d ", b.thread);
     char buf[4096];
     size_t used = 0;
+    auto hex = [&](uint64_t v) {
+      char digits[16];
+      int n = 0;
+      do {
+        digits[n++] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+      } while (v);
+      while (n) buf[used++] = digits[--n];
+    };
+    size_t r = 0;
     for (size_t k = 0; k < b.count; ++k) {
       if (used + 48 > sizeof buf) {
         std::fwrite(buf, 1, used, f);
@@ -104,15 +116,20 @@ struct TextShard : Consumer {
       }
       std::memcpy(buf + used, tid, size_t(tidLength));
       used += size_t(tidLength);
-      char hex[16];
-      int n = 0;
-      uint64_t pc = b.insns[k].pc;
-      do {
-        hex[n++] = "0123456789abcdef"[pc & 15];
-        pc >>= 4;
-      } while (pc);
-      while (n) buf[used++] = hex[--n];
+      hex(b.insns[k].pc);
       buf[used++] = '\n';
+      for (; r < b.refCount && b.refs[r].insn == k; ++r) {
+        if (used + 48 > sizeof buf) {
+          std::fwrite(buf, 1, used, f);
+          used = 0;
+        }
+        const trace::DataRef& d = b.refs[r];
+        buf[used++] = ' ';
+        buf[used++] = d.kind == trace::kModify ? 'M' : d.kind == trace::kWrite ? 'W' : 'R';
+        buf[used++] = ' ';
+        hex(d.address);
+        used += size_t(std::snprintf(buf + used, 16, " %u\n", unsigned(d.size)));
+      }
     }
     std::fwrite(buf, 1, used, f);
   }
@@ -441,8 +458,12 @@ std::string summaryLine(const trace::Summary& s) {
                 static_cast<unsigned long long>(s.streamBytes), static_cast<unsigned long long>(s.incompleteThreads),
                 static_cast<unsigned long long>(s.witnesses), static_cast<unsigned long long>(s.tableTargets));
   // Only when there are any: the line's fields stay as they were otherwise.
-  if (!s.streamless.empty()) return b + std::string(" streamless-threads ") + std::to_string(s.streamless.size());
-  return b;
+  std::string line = b;
+  if (s.dataRefs || s.recordedValues)
+    line += " data-refs " + std::to_string(s.dataRefs) + " library-refs " + std::to_string(s.libraryRefs) +
+            " recorded-values " + std::to_string(s.recordedValues) + " value-bytes " + std::to_string(s.valueBytes);
+  if (!s.streamless.empty()) line += " streamless-threads " + std::to_string(s.streamless.size());
+  return line;
 }
 
 namespace {

@@ -26,10 +26,19 @@ struct Instrumented {
 };
 
 Instrumented instrument(const std::string& prog, const analysis::BlockProfile& profile, uint64_t profileHash,
-                        const std::string& cacheDir, bool quiet) {
+                        const RecordRequest& r) {
   Fnv64 key = ProgramCache::programKey(prog, profileHash);
-  const instrument::ToolSources recorder = instrument::traceRecorder();
+  if (r.data) key.addWord(0xda7a);
+  instrument::ToolSources recorder = instrument::traceRecorder();
+  if (!r.withTool.empty()) {
+    recorder.instrumentation = r.withTool[0];
+    recorder.analysis.insert(recorder.analysis.end(), r.withTool.begin() + 1, r.withTool.end());
+    key.addFile(r.withTool[0]);
+    for (const std::string& a : r.withArgs) key.add(a);
+  }
   for (const std::string& f : recorder.analysis) key.addFile(f);
+  const std::string& cacheDir = r.cacheDir;
+  const bool quiet = r.quiet, data = r.data;
   const ProgramCache cache(cacheDir);
   Instrumented out{cache.path(prog, "trace", key.h)};
   const std::string placementFile = out.path + ".placement";
@@ -40,7 +49,9 @@ Instrumented instrument(const std::string& prog, const analysis::BlockProfile& p
   }
   if (!quiet) std::fprintf(stderr, "atomx: instrumenting %s for tracing into %s\n", prog.c_str(), out.path.c_str());
   instrument::SessionOptions options{prog, out.path, recorder, {}, {}};
+  options.toolArgs = r.withArgs;
   options.trace = true;
+  options.traceData = data;
   options.profile = profile.empty() ? nullptr : &profile;
   instrument::Session& session = runSession(out.path, options);
   out.placement = session.tracePlacement();
@@ -64,7 +75,7 @@ void prepareDirectory(const std::string& dir) {
 }
 
 void writeManifest(const std::string& dir, const std::string& prog, uint64_t placement,
-                   const analysis::BlockProfile& profile, uint64_t profileHash) {
+                   const analysis::BlockProfile& profile, uint64_t profileHash, bool data) {
   trace::Manifest m;
   m.version = ATOMX_TRACE_VERSION;
   m.program = prog;
@@ -72,6 +83,7 @@ void writeManifest(const std::string& dir, const std::string& prog, uint64_t pla
   m.programHash = trace::fileHash(prog);
   m.placement = placement;
   m.profile = profileHash;
+  m.data = data;
   if (profileHash) trace::writeProfile(dir, profile);
   trace::writeManifest(dir, m);
 }
@@ -104,9 +116,9 @@ int recordTrace(const RecordRequest& r) {
   const std::string prog = std::filesystem::absolute(findProgram(r.argv.at(0))).string();
   const analysis::BlockProfile profile = readBlockProfile(r.profileFiles);
   const uint64_t profileHash = profile.empty() ? 0 : trace::profileHash(profile);
-  const Instrumented traced = instrument(prog, profile, profileHash, r.cacheDir, r.quiet);
+  const Instrumented traced = instrument(prog, profile, profileHash, r);
   prepareDirectory(r.dir);
-  writeManifest(r.dir, prog, traced.placement, profile, profileHash);
+  writeManifest(r.dir, prog, traced.placement, profile, profileHash, r.data);
   if (!r.instrumentTo.empty()) {
     handOver(traced.path, r);
     return 0;

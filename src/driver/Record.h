@@ -25,6 +25,13 @@ struct RecordRequest {
   std::string instrumentTo;  // --instrument OUT: do not run, write OUT
   std::vector<std::string> profileFiles;
   bool quiet = false;
+  // --data: record the values data addresses are computed from (the
+  // regenerated trace then carries every data reference).
+  bool data = false;
+  // --with INST ANAL... [--with-arg ARG]...: a tool of the user's runs in
+  // the same run as the recorder (its calls beside the trace's stores).
+  std::vector<std::string> withTool;
+  std::vector<std::string> withArgs;
   std::vector<std::string> argv;  // PROG [ARGS], PROG as given
 };
 

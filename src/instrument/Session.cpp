@@ -55,10 +55,11 @@ void Session::analyze() {
 
 void Session::runInstrument() {
   if (options_.trace) {
-    const analysis::TracePlan plan = analysis::planTrace(rewriter_->program(), options_.profile);
+    const analysis::TracePlan plan =
+        analysis::planTrace(rewriter_->program(), options_.profile, options_.traceData ? &rewriter_->decoder() : nullptr);
     tracePlacement_ = plan.digest;
     traceStores_ = addTraceStores(*engine_, plan);
-    return;
+    if (options_.tool.instrumentation.empty()) return;  // else a tool of its own too (`atomx trace --with`)
   }
   const Engine::ApiScope scope(*engine_);
   build_->runInstrument(options_.toolArgs);

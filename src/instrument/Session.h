@@ -43,8 +43,11 @@ struct SessionOptions {
   std::vector<std::string> toolArgs;   // Instrument's argv[1...]
   rewrite::RewriteOptions rewrite;
   // Record an abstract-execution trace (`atomx trace`): `tool` is then
-  // traceRecorder() and there is no Instrument to run.
+  // traceRecorder(), and there is no Instrument to run unless `tool` also
+  // names an instrumentation file (`atomx trace --with`: a tool of the
+  // user's runs in the same run, its analysis files beside the recorder's).
   bool trace = false;
+  bool traceData = false;  // and its data (TracePlan::data)
   // An earlier run's block counts (--profile): they weigh the witness
   // placement of a trace and the counter placement behind Counters::count.
   const analysis::BlockProfile* profile = nullptr;

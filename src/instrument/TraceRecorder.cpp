@@ -3,6 +3,7 @@
 #include <atomx/trace_format.h>
 
 #include <algorithm>
+#include <bit>
 #include <initializer_list>
 #include <set>
 
@@ -38,6 +39,13 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
     auto store = [&](At at, uint32_t insn, uint64_t target, std::vector<uint8_t> bytes) {
       engine.addStore({at, &p, insn, target, std::move(bytes)});
     };
+    // A data trace's values (DataSlices.h): registers as they are there.
+    auto values = [&](At at, uint32_t insn, uint16_t registers) {
+      if (!registers) return;
+      engine.addStore({at, &p, insn, 0, {}, registers});
+      counts.values += uint64_t(std::popcount(registers));
+    };
+    const analysis::DataSlices* slices = plan.data ? &t.slices : nullptr;
     std::set<uint64_t> tableTargets;
     for (uint32_t bi = 0; bi < p.blocks.size(); ++bi) {
       const ir::Block& b = p.blocks[bi];
@@ -51,6 +59,10 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
         store(At::Before, b.firstInsn, 0, tagRecord(ATOMX_TRACE_BLOCK, {p.id, bi}));
         ++counts.blockTags;
       }
+      if (slices) {
+        values(At::Before, b.firstInsn, slices->recordAtEntry[bi]);  // after the block's tags
+        for (uint32_t i = b.firstInsn; i < last; ++i) values(At::After, i, slices->insns[i].recordAfter);
+      }
       const bool returns = std::any_of(b.outs.begin(), b.outs.end(), [](const ir::OutEdge& e) { return e.kind == ir::EdgeKind::Call; });
       if (returns && t.resumes[bi]) {
         store(At::After, last, 0, tagRecord(ATOMX_TRACE_RESUMED, {p.id, bi}));
@@ -60,6 +72,7 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
         store(At::After, last, 0, {uint8_t(ATOMX_TRACE_RETURN)});
         ++counts.returns;
       }
+      if (slices) values(At::After, last, slices->insns[last].recordAfter);  // after RETURN, before the witness
       for (uint32_t k : t.graph.out[bi]) {
         const int32_t w = t.plan.witness[k];
         if (w < 0) continue;

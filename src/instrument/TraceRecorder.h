@@ -10,7 +10,11 @@
 //   - each witness on the edges of its arc: a fall-through after the
 //     block's last instruction, a taken edge in the branch's stub, an arc
 //     to EXIT before the last instruction (or on the edge that leaves);
-//   - each jump-table target's block index, in that target's table stub.
+//   - each jump-table target's block index, in that target's table stub;
+//   - with data (TracePlan::data): the registers of each RECORD-AT-ENTRY
+//     site before the block's first instruction, after its tags, and of
+//     each RECORD-AFTER site after the instruction (a call: after its
+//     RETURN or RESUMED, before the witness of its fall-through).
 // The format: include/atomx/trace_format.h.
 #pragma once
 
@@ -21,6 +25,7 @@ namespace atomx::instrument {
 
 struct TraceStoreCounts {
   uint64_t entries = 0, returns = 0, witnesses = 0, tableTargets = 0, blockTags = 0;
+  uint64_t values = 0;  // registers a data trace stores, over all sites
 };
 
 TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan);

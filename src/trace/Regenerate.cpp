@@ -42,10 +42,10 @@
 
 #include "analysis/ProgramModel.h"
 #include "analysis/TracePlan.h"
-#include "x86/EmulatorCore.h"
 #include "elf/ElfImage.h"
 #include "support/Error.h"
 #include "support/Hex.h"
+#include "trace/DataRefs.h"
 #include "trace/TraceFiles.h"
 
 namespace atomx::trace {
@@ -76,14 +76,16 @@ class Walker {
     open_.clear();
     childFrom_ = s.childFrom;
     pos_ = 0;
+    refsSeen_ = 0;
     tid_ = s.thread;
     out_.threadBegin(tid_);
     std::string problem;
     uint64_t fs = 0;
     if (!read(8, bias_) || !read(8, fs)) problem = "the stream is shorter than its header" + at();
     else {
-      regs_.loadBias = bias_;
-      fsBase_ = fs;
+      data_ = {};
+      data_.regs.loadBias = bias_;
+      data_.fsBase = fs;
       out_.loadBias(tid_, bias_);
       problem = walk();
     }
@@ -103,6 +105,7 @@ class Walker {
     bool signal = false;     // a signal interrupted the block: go on at `resume`
     uint32_t resume = 0;     // its instruction (index in the block)
     bool earlyDone = false;  // its early witness was read already
+    x86::RegisterFile regs{};  // a data trace: the registers as they were (the caller's at its call)
   };
   struct Open {  // a signal whose handler runs
     size_t depth;  // stack_.size() with its frame pushed
@@ -150,14 +153,27 @@ class Walker {
 
   // Runs block b_ from its instruction from_ on, reading its early witness
   // where it is due; false when a signal cut it (the walk is in the
-  // handler now).
+  // handler now).  In a trace with data, instruction by instruction: its
+  // references, its emulation and the values recorded after it.
   bool runBlock(std::string& problem, bool& ended) {
     const ir::Block& blk = p_->blocks[b_];
     const uint32_t last = blk.insnCount - 1;
     const bool early = !earlyDone_ && earlyWitness();
     const uint32_t before = early ? last : blk.insnCount;  // run before the early witness
-    if (const SignalMark* m = deliveryHere())
-      if (int64_t k = insnIn(m->pc, from_, before); k >= 0) return cutBlock(uint32_t(k), *m), false;
+    auto runTo = [&](uint32_t from, uint32_t to) {  // false: cut by a signal, or the stream ended
+      if (!plan_.data) {
+        if (const SignalMark* m = deliveryHere())
+          if (int64_t k = insnIn(m->pc, from, to); k >= 0) return cutBlock(uint32_t(k), *m), false;
+        return true;
+      }
+      for (uint32_t k = from; k < to; ++k) {
+        if (const SignalMark* m = deliveryHere())
+          if (m->pc == p_->insns[blk.firstInsn + k].address) return cutBlock(k, *m), false;
+        if (!stepData(k, problem, ended)) return false;
+      }
+      return true;
+    };
+    if (!runTo(from_, before)) return false;
     if (early) {
       const analysis::ProcTrace& t = plan_.procs[p_->id];
       uint64_t w;
@@ -169,11 +185,54 @@ class Walker {
       if (w != uint64_t(due))
         return problem = "witness " + std::to_string(w) + " where " + std::to_string(due) + " was due" + at(), false;
       earlyDone_ = true;
-      if (const SignalMark* m = deliveryHere())
-        if (int64_t k = insnIn(m->pc, std::max(from_, last), blk.insnCount); k >= 0) return cutBlock(uint32_t(k), *m), false;
+      if (!runTo(std::max(from_, last), blk.insnCount)) return false;
     }
     emitBlock(from_, blk.insnCount);
     from_ = 0;
+    return true;
+  }
+
+  // The values recorded at a site: `registers`, lowest number first.
+  bool readValues(uint16_t registers) {
+    for (unsigned r = 0; registers; ++r, registers >>= 1) {
+      if (!(registers & 1)) continue;
+      uint64_t v;
+      if (!read(8, v)) return false;
+      data_.regs.gpr[r] = v;
+      ++sum_.recordedValues;
+      sum_.valueBytes += 8;
+    }
+    return true;
+  }
+
+  // Instruction k of block b_ in a trace with data: its references (into
+  // refs_, indexed from from_), its emulation, then the values recorded
+  // after it -- a call's once it returns (AfterCall).  False when the
+  // stream ended or a reference cannot be computed.
+  bool stepData(uint32_t k, std::string& problem, bool& ended) {
+    const analysis::DataSlices& sl = plan_.procs[p_->id].slices;
+    const ir::Block& blk = p_->blocks[b_];
+    const uint32_t i = blk.firstInsn + k;
+    const analysis::InsnSlice& in = sl.insns[i];
+    const bool callReturns = k + 1 == blk.insnCount && in.call;
+    // A repe/repne's count is its %rcx before less its %rcx after, which
+    // the trace records: its references are computed from the registers
+    // before it once that is read.
+    const bool countAfter = in.repeatedWhile && in.memCount;
+    DataState before;
+    if (countAfter) before = data_;
+    const uint64_t rcx = in.repeated ? data_.regs.gpr[1] : 1;
+    if (!countAfter)
+      if (std::string why = appendReferences(sl, i, data_, rcx, k - from_, refs_); !why.empty())
+        return problem = why + at(), false;
+    if (in.emulated || in.storesSlot) x86::emulate(in.op, data_.regs);
+    if (!callReturns && !readValues(in.recordAfter)) return ended = true, false;
+    if (countAfter) {
+      const uint64_t left = data_.regs.gpr[1];
+      if (left > rcx) return problem = "a repeated instruction's count grew" + at(), false;
+      if (std::string why = appendReferences(sl, i, before, rcx - left, k - from_, refs_); !why.empty())
+        return problem = why + at(), false;
+    }
     return true;
   }
 
@@ -190,6 +249,7 @@ class Walker {
     f.signal = true;
     f.resume = k;
     f.earlyDone = earlyDone_;
+    if (plan_.data) f.regs = data_.regs;  // sigreturn gives them all back
     stack_.push_back(f);
     open_.push_back({stack_.size(), m.signo});
     from_ = 0;
@@ -209,6 +269,7 @@ class Walker {
     const Frame f = stack_.back();
     stack_.pop_back();
     open_.pop_back();
+    if (plan_.data) data_.regs = f.regs;
     ++nextMark_;
     p_ = f.p;
     b_ = f.block;
@@ -274,15 +335,26 @@ class Walker {
       const char* v = std::getenv("ATOMX_TEST_REGEN_STRAY");
       return v ? std::strtoull(v, nullptr, 10) : 0;
     }();
-    if (from >= to && !(evenEmpty && from == 0)) return;
-    if (drop && ++emitted_ == drop) return;
+    if (from >= to && !(evenEmpty && from == 0)) return refs_.clear();
+    if (drop && ++emitted_ == drop) return refs_.clear();
     const int tid = stray && strayTid_ && ++strayCount_ == stray ? strayTid_ : tid_;
     std::vector<Instruction>& all = insns_[p_->id];
     if (all.empty())
       for (const x86::Insn& in : p_->insns) all.push_back({in.address, uint8_t(in.length)});
     const ir::Block& blk = p_->blocks[b_];
     const bool inherited = childFrom_ && pos_ <= childFrom_;
-    out_.block({tid, blk.start, all.data() + blk.firstInsn + from, to - from, p_->name.c_str(), inherited, from > 0});
+    // ATOMX_TEST_REGEN_REF=N moves the Nth data reference of a stream (from
+    // 1) one line up (the data oracle's must-fail twin, tests/trace).
+    static const uint64_t wrongRef = [] {
+      const char* v = std::getenv("ATOMX_TEST_REGEN_REF");
+      return v ? std::strtoull(v, nullptr, 10) : 0;
+    }();
+    if (wrongRef && refsSeen_ < wrongRef && refsSeen_ + refs_.size() >= wrongRef) refs_[wrongRef - refsSeen_ - 1].address += 64;
+    refsSeen_ += refs_.size();
+    out_.block({tid, blk.start, all.data() + blk.firstInsn + from, to - from, p_->name.c_str(), inherited, from > 0,
+                refs_.data(), refs_.size()});
+    sum_.dataRefs += refs_.size();
+    refs_.clear();
     if (from == 0) ++sum_.blocks;
     if (progress_ && (sum_.blocks & 0xffff) == 0) publishProgress(pos_);
     sum_.instructions += to - from;
@@ -308,6 +380,7 @@ class Walker {
       pending_ = "a procedure returned into the code a signal interrupted, without the handler's return" + at();
       return;
     }
+    if (plan_.data) data_.regs = f.regs;  // the ABI keeps %rsp and the callee-saved ones; the rest are recorded
     p_ = f.p;
     b_ = f.block;
     if (!p_) {
@@ -329,6 +402,7 @@ class Walker {
     for (size_t i = stack_.size(); i-- > 0;)
       if (stack_[i].p && stack_[i].p->id == id && !stack_[i].signal) {
         p_ = stack_[i].p;
+        if (plan_.data) data_.regs = stack_[i].regs;
         stack_.resize(i);
         while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();  // left by longjmp
         return "";
@@ -360,6 +434,7 @@ class Walker {
     for (size_t i = stack_.size(); i-- > 0;)
       if (stack_[i].p && stack_[i].p->id == id && !stack_[i].signal && padOf(*stack_[i].p, stack_[i].block) == pad) {
         p_ = stack_[i].p;
+        if (plan_.data) data_.regs = stack_[i].regs;
         stack_.resize(i);
         while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();
         return "";
@@ -565,6 +640,7 @@ class Walker {
           }
           if (id >= plan_.procs.size() || !plan_.procs[id].enterable) return "ENTRY of " + std::to_string(id) + ", no such procedure" + at();
           stack_.push_back({p_, b_, false, tail_});
+          if (plan_.data) stack_.back().regs = data_.regs;
           p_ = &prog_.procs[id];
           b_ = plan_.procs[id].entryBlock;
           entryConsumed_ = true;
@@ -574,6 +650,7 @@ class Walker {
         }
         case Mode::Block: {
           const analysis::ProcTrace& t = plan_.procs[p_->id];
+          const bool resuming = resumed_;  // after a signal's handler: the block's records are read
           if (!resumed_) earlyDone_ = false;
           resumed_ = false;
           if (t.enterable && b_ == t.entryBlock && !entryConsumed_) {
@@ -595,6 +672,10 @@ class Walker {
               return "BLOCK of this block was due, not " + std::to_string(tag) + "/" + std::to_string(id) + at();
           }
           entryConsumed_ = blockConsumed_ = false;
+          if (plan_.data && !resuming && t.slices.recordAtEntry[b_] && !readValues(t.slices.recordAtEntry[b_])) {
+            ended = true;
+            break;
+          }
           if (!runBlock(problem, ended)) break;
           const ir::Block& blk = p_->blocks[b_];
           const x86::Insn& last = p_->insns[blk.firstInsn + blk.insnCount - 1];
@@ -608,6 +689,7 @@ class Walker {
           const ir::Procedure* q = target ? analysis::tracedCode(prog_, plan_, target) : nullptr;
           if (q && q->start == target) {
             stack_.push_back({p_, b_, true, analysis::callWritesReturn(prog_, plan_, target)});
+            if (plan_.data) stack_.back().regs = data_.regs;
             p_ = q;
             b_ = uint32_t(q->blockIndexAt(target));
             entryConsumed_ = blockConsumed_ = false;
@@ -622,8 +704,16 @@ class Walker {
           const ir::Block& blk = p_->blocks[b_];
           bool returns = false;
           for (const ir::OutEdge& e : blk.outs) returns |= e.kind == ir::EdgeKind::Call;
-          if (!returns) stopThread();
-          else problem = wayOn(ended);
+          if (!returns) {
+            stopThread();
+            break;
+          }
+          // The values recorded after the call (after its RETURN or RESUMED).
+          if (plan_.data && !readValues(plan_.procs[p_->id].slices.insns[blk.firstInsn + blk.insnCount - 1].recordAfter)) {
+            ended = true;
+            break;
+          }
+          problem = wayOn(ended);
           break;
         }
       }
@@ -668,8 +758,9 @@ class Walker {
   bool resumed_ = false;     // b_ goes on after a signal: its early witness stays read
   std::string pending_;      // a problem found where no string can be returned
   uint64_t bias_ = 0;        // the program's load bias in the stream's process
-  uint64_t fsBase_ = 0;      // the thread's %fs base
-  x86::RegisterFile regs_;   // what the walk knows of the thread's registers (a data trace)
+  DataState data_;           // a data trace: what the walk knows of the thread's registers
+  std::vector<DataRef> refs_;  // the data references of the block run being walked
+  uint64_t refsSeen_ = 0;      // of the stream, before it
 };
 
 }  // namespace
@@ -704,7 +795,7 @@ struct TraceReader::Impl {
       profile = readProfile(dir);
       if (profileHash(profile) != m.profile) throw Error(dir + ": the trace's profile file has changed since it was traced");
     }
-    plan = analysis::planTrace(model->program, m.profile ? &profile : nullptr);
+    plan = analysis::planTrace(model->program, m.profile ? &profile : nullptr, m.data ? &model->decoder : nullptr);
     if (plan.digest != m.placement)
       throw Error(dir + ": the trace's witness placement differs from this atomx's (recorded by another version?)");
   }
@@ -819,6 +910,10 @@ void add(Summary& to, const Summary& s) {
   to.incompleteThreads += s.incompleteThreads;
   to.witnesses += s.witnesses;
   to.tableTargets += s.tableTargets;
+  to.dataRefs += s.dataRefs;
+  to.libraryRefs += s.libraryRefs;
+  to.recordedValues += s.recordedValues;
+  to.valueBytes += s.valueBytes;
 }
 
 }  // namespace

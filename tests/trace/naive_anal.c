@@ -124,3 +124,53 @@ void NaiveBlock(long pc) {
   *p++ = '\n';
   f->len = (size_t)(p - f->map);
 }
+
+/* The data references (naive_inst.cpp with `data`): a line `K PC ADDR SIZE`
+ * per reference (K: R, W or M; hex, hex, decimal), an instruction's in the
+ * order its call lists them, a rep string instruction's iteration by
+ * iteration (each iteration's operands in that order, each address stepped
+ * by its size: the direction flag is clear in the programs checked). */
+static void line(struct file *f, long pc, int kind, unsigned long addr, long size) {
+  if (f->len + 64 > f->size) grow(f, f->len + 64);
+  f->len += (size_t)sprintf(f->map + f->len, "%c %lx %lx %ld\n", "?RWM"[kind & 3], (unsigned long)pc, addr, size);
+}
+
+static void refs(long pc, long count, const long *ea, const long *sk) {
+  struct file *f = own_file();
+  for (long j = 0; j < count; j++)
+    for (int k = 0; k < 3 && sk[k]; k++) {
+      const long size = sk[k] & 0xffff;
+      line(f, pc, (int)(sk[k] >> 16 & 3), (unsigned long)ea[k] + (unsigned long)(j * size), size);
+    }
+}
+
+/* A repe/repne waits for its count, NaiveRepEnd after it. */
+static __thread struct {
+  long pc, rcx, ea[3], sk[3];
+  int open;
+} pending;
+
+void NaiveMem(long pc, long rcx, long ea0, long sk0, long ea1, long sk1, long ea2, long sk2) {
+  const long ea[3] = {ea0, ea1, ea2}, sk[3] = {sk0 & 0xffffff, sk1, sk2};
+  const long rep = sk0 >> 24 & 3;
+  if (rep == 2) {
+    pending.pc = pc, pending.rcx = rcx, pending.open = 1;
+    for (int k = 0; k < 3; k++) pending.ea[k] = ea[k], pending.sk[k] = sk[k];
+    return;
+  }
+  refs(pc, rep == 1 ? rcx : 1, ea, sk);
+}
+
+void NaiveRepEnd(long rcx) {
+  if (!pending.open) die("a repe/repne's end without its start");
+  pending.open = 0;
+  refs(pending.pc, pending.rcx - rcx, pending.ea, pending.sk);
+}
+
+/* An instruction whose references this tracer does not give (a gather, or
+ * more than three operands): a line the oracle fails on. */
+void NaiveUnsupported(long pc) {
+  struct file *f = own_file();
+  if (f->len + 64 > f->size) grow(f, f->len + 64);
+  f->len += (size_t)sprintf(f->map + f->len, "X %lx\n", (unsigned long)pc);
+}

@@ -144,9 +144,8 @@ def keyed(entries, parent):
     return {(place[pid], k, rank[pid, tid]): (seq, where) for pid, tid, k, seq, where in entries}
 
 
-def trace_streams(atomx, trace, w):
-    """Every stream of the trace regenerated, keyed as keyed() does (its
-    process from the event log), and the problems regen reported."""
+def stream_processes(trace):
+    """From the event log: {pid: parent pid}, {stream file: pid}."""
     parent, pid_of = {}, {}
     for _, pid, tid, kind, arg in read_events(trace):
         if kind in ("process", "forked", "vforked"):
@@ -155,6 +154,13 @@ def trace_streams(atomx, trace, w):
             parent[int(arg)] = pid
         elif kind == "stream":
             pid_of[arg] = pid
+    return parent, pid_of
+
+
+def trace_streams(atomx, trace, w):
+    """Every stream of the trace regenerated, keyed as keyed() does (its
+    process from the event log), and the problems regen reported."""
+    parent, pid_of = stream_processes(trace)
     names = sorted(f for f in os.listdir(trace) if f.startswith("thread.") and f.endswith(".axt"))
     ids = [f[len("thread."):-len(".axt")].split("-") for f in names]
     problems = []

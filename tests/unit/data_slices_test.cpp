@@ -294,7 +294,10 @@ TEST_F(DataSlicesTest, StdMakesStringAddressesRecorded) {
   ASSERT_EQ(s.insns[i].memCount, 2);
   EXPECT_EQ(s.insns[i].source[0], AddressSource::Recorded);
   EXPECT_EQ(s.insns[i].source[1], AddressSource::Recorded);
-  EXPECT_EQ(s.recordAtEntry[0], RSP);  // neither rsi nor rdi needed
+  // Neither rsi nor rdi needed; rcx is, the rep's count (its references
+  // are one per iteration).
+  EXPECT_EQ(s.recordAtEntry[0], RSP | RCX);
+  EXPECT_TRUE(s.insns[i].repeated);
 }
 
 TEST_F(DataSlicesTest, CpuidResultRecorded) {

@@ -4,7 +4,7 @@
 //   atomx run -T NAME [TOOL ARGS] -- PROG [ARGS]
 //   atomx dump PROG [--proc NAME]
 //   atomx dump --slices PROG [--proc NAME] [-v | --table] [--profile JSON]
-//   atomx trace [-q] [--instrument OUT] -o TRACE -- PROG [ARGS]
+//   atomx trace [-q] [--data] [--instrument OUT] -o TRACE -- PROG [ARGS]
 //   atomx regen TRACE [--blocks | --counts | --summary | --untraced] [--cachegrind-out F] [--binary F] [-j N]
 //   atomx analyze TRACE --tool NAME[=FILE],... [-j N]   (src/analyze/Analyzers.h)
 //   atomx melt TRACE [--method seed|exact|both] ... (MeltCommand.cpp)
@@ -134,12 +134,21 @@ constexpr const char* kUsage = R"(usage:
       directory its process ended in, reads the counters back and runs only
       the tool's end, which writes its outputs as the process would have;
       the dump is then removed.
-  atomx trace [-q] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
+  atomx trace [-q] [--data] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
       Record an abstract-execution trace: instrument PROG (cached as with
       run) so that it writes a few witness bytes on a minimal set of CFG
       edges, run it with ARGS (its output stays its own; -q silences atomx's
       line), and write TRACE/: a manifest tying the trace to PROG's bytes,
       and one stream per thread.  Exits with PROG's status.  docs/trace.md.
+      --data             record data too: the few register values from which
+                         every data address of PROG's own code is computed
+                         again (docs/trace.md, "Data addresses"); regen then
+                         gives each instruction's memory references
+      --with FILE        (repeated: INST.c, then ANAL.c...) a tool of your own
+                         runs in the same run, its calls beside the trace's
+                         stores; --with-arg ARG passes it an argument (how
+                         the tests compare a trace with a naive tracer's
+                         record of the very same run)
       --instrument OUT   do not run PROG: write the instrumented program to
                          OUT and TRACE's manifest; every process of OUT run
                          with ATOMX_TRACE_DIR=TRACE adds its streams to TRACE
@@ -471,12 +480,22 @@ int runRun(int argc, char** argv) {
 int runTrace(int argc, char** argv) {
   std::string dir, cacheDir, instrumentTo;
   std::vector<std::string> profileFiles;
-  bool quiet = false;
+  bool quiet = false, data = false;
+  std::vector<std::string> withTool, withArgs;
   int i = 2;
   for (; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--") break;
     if (a == "--help" || a == "-h") return helpSection("  atomx trace "), 0;
+    if (a == "--data") {
+      data = true;
+      continue;
+    }
+    if (a == "--with" || a == "--with-arg") {
+      if (i + 1 >= argc) usageError(a + " needs a file" + (a == "--with" ? "" : " (an argument)"));
+      (a == "--with" ? withTool : withArgs).push_back(argv[++i]);
+      continue;
+    }
     if (a == "-o" && i + 1 < argc) dir = argv[++i];
     else if (a == "-o") usageError("-o needs a directory");
     else if (a == "--instrument" && i + 1 < argc) instrumentTo = argv[++i];
@@ -486,7 +505,7 @@ int runTrace(int argc, char** argv) {
     else if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
     else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
     else if (a == "-q") quiet = true;
-    else usageError("unknown option " + a + " (atomx trace [-q] [--instrument OUT] [--profile JSON] -o DIR -- PROG [ARGS])");
+    else usageError("unknown option " + a + " (atomx trace [-q] [--data] [--instrument OUT] [--profile JSON] -o DIR -- PROG [ARGS])");
   }
   if (dir.empty()) usageError("trace needs an output directory: atomx trace -o DIR -- PROG [ARGS]");
   if (i + 1 >= argc) usageError("trace needs a program after --: atomx trace -o DIR -- PROG [ARGS]");
@@ -497,6 +516,10 @@ int runTrace(int argc, char** argv) {
   request.instrumentTo = instrumentTo;
   request.profileFiles = profileFiles;
   request.quiet = quiet;
+  request.data = data;
+  if (withTool.size() == 1) usageError("--with needs an instrumentation file and at least one analysis file");
+  request.withTool = withTool;
+  request.withArgs = withArgs;
   request.argv.assign(argv + i + 1, argv + argc);
   return atomx::driver::recordTrace(request);
 }

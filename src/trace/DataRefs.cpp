@@ -1,0 +1,42 @@
+#include "trace/DataRefs.h"
+
+namespace atomx::trace {
+
+namespace {
+
+// The operand's address in iteration `j` of the instruction (a string
+// instruction's operands step by their size; the direction flag is clear:
+// DataSlices records the addresses of a procedure that sets it).
+uint64_t addressOf(const x86::MemOperand& m, analysis::AddressSource source, const DataState& s, uint64_t j) {
+  if (source == analysis::AddressSource::Static) return m.ripRelative ? m.target + s.regs.loadBias : uint64_t(m.disp);
+  uint64_t a = uint64_t(m.disp) + j * m.size;
+  if (m.hasBase()) a += s.regs.gpr[unsigned(m.base)];
+  if (m.hasIndex()) a += s.regs.gpr[unsigned(m.index)] * m.scale;
+  if (m.addressWidth == 32) a = uint32_t(a);
+  if (m.segment == x86::Segment::FS) a += s.fsBase;
+  return a;
+}
+
+}  // namespace
+
+std::string appendReferences(const analysis::DataSlices& slices, uint32_t i, const DataState& state,
+                             uint64_t iterations, uint32_t at, std::vector<DataRef>& out) {
+  const analysis::InsnSlice& in = slices.insns[i];
+  if (in.cacheControl || !in.memCount) return "";
+  const x86::MemOperand* mems = slices.mems.data() + in.firstMem;
+  for (unsigned k = 0; k < in.memCount; ++k) {
+    if (in.source[k] == analysis::AddressSource::Recorded) return "an address the trace does not hold (a gather, or a string instruction where the direction flag may be set)";
+    if (mems[k].segment == x86::Segment::GS) return "a %gs-relative address (the trace holds no %gs base)";
+  }
+  for (uint64_t j = 0; j < iterations; ++j)
+    for (int pass = 0; pass < 2; ++pass)  // reads (and read-modify-writes) first, then writes
+      for (unsigned k = 0; k < in.memCount; ++k) {
+        const x86::MemOperand& m = mems[k];
+        if ((pass == 0) != m.read) continue;
+        const uint8_t kind = m.read ? (m.write ? kModify : kRead) : kWrite;
+        out.push_back({addressOf(m, in.source[k], state, j), at, m.size, kind, in.locked && m.read && m.write});
+      }
+  return "";
+}
+
+}  // namespace atomx::trace
