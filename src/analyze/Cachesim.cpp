@@ -482,10 +482,16 @@ bool simulateConfigurations(const trace::TraceReader& trace, const cs::Config& c
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
   ProgramNames names(trace);
+  // ATOMX_TEST_CACHESIM_ORDER=scheduled (the must-fail twin of the test
+  // that a sweep's bytes do not depend on -j or the ranks): the outputs
+  // one group after another instead of in the file's order.
+  const char* order = std::getenv("ATOMX_TEST_CACHESIM_ORDER");
+  const bool scheduled = order && std::strcmp(order, "scheduled") == 0;
+  size_t at = 0;
   for (size_t g = 0; g < groups; ++g)
-    for (size_t m = 0; m < members[g].size(); ++m) {
+    for (size_t m = 0; m < members[g].size(); ++m, ++at) {
       const size_t k = members[g][m];
-      outputs[k] = output(config, config.hierarchies[which[k]], analyzers[g]->counts()[m], names, run.command);
+      outputs[scheduled ? at : k] = output(config, config.hierarchies[which[k]], analyzers[g]->counts()[m], names, run.command);
     }
   threads = sums[0].threads;
   return sums[0].incompleteThreads == 0;

@@ -96,10 +96,18 @@ analyze::CachesimProcesses mpiProcesses() {
       return all;
     }
     all.resize(total);
+    // ATOMX_TEST_CACHESIM_ORDER=scheduled: rank 0's configurations first,
+    // then rank 1's, ... (the must-fail twin of the MPI test).
+    const char* order = std::getenv("ATOMX_TEST_CACHESIM_ORDER");
+    const bool scheduled = order && std::strcmp(order, "scheduled") == 0;
+    std::vector<size_t> position(total);
+    for (size_t k = 0, at = 0; k < size_t(size); ++k)
+      for (size_t c = k; c < total; c += size_t(size)) position[c] = scheduled ? at++ : c;
     for (size_t k = 0; k < total; ++k) {
       const int from = int(k % size_t(size));
-      if (from == 0) all[k] = mine[k / size_t(size)];
-      else all[k].text = receiveString(from), all[k].json = receiveString(from), all[k].cg = receiveString(from);
+      analyze::CachesimOutput& to = all[position[k]];
+      if (from == 0) to = mine[k / size_t(size)];
+      else to.text = receiveString(from), to.json = receiveString(from), to.cg = receiveString(from);
     }
     return all;
   };
@@ -127,6 +135,11 @@ int runCachesim(int argc, char** argv) {
     };
     if (a == "--help" || a == "-h") {
       std::printf("usage: %s\n%s\n", kUsage, kHelp);
+#ifdef ATOMX_HAVE_MPI
+      std::puts("\nMPI: built in (mpirun -np K atomx cachesim TRACE --sweep FILE: every rank must see TRACE and FILE)");
+#else
+      std::puts("\nMPI: not built in (no MPI found at build time: one process; docs/DEPENDENCIES.md)");
+#endif
       return 0;
     }
     if (a == "--config" || a == "--sweep") {
