@@ -60,7 +60,9 @@ the run's for a PIE).  Exits 1 if a thread could not be regenerated to its
 end, 2 on a usage error; a bad configuration file or trace is one line on
 stderr and status 1.)";
 
-[[noreturn]] void usage(const std::string& message) { throw UsageError(message + " (" + kUsage + ")"); }
+[[noreturn]] void usage(const std::string& message) {
+  throw UsageError(message + " (atomx cachesim TRACE --config FILE | --sweep FILE ...; atomx cachesim --help)");
+}
 
 #ifdef ATOMX_HAVE_MPI
 // Under mpirun (Open MPI's launcher sets OMPI_COMM_WORLD_SIZE, a PMI/PMIx
