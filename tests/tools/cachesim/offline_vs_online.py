@@ -3,8 +3,8 @@
 
 `atomx cachesim TRACE` (offline, over the regenerated trace) against
 `atomx run -T cachesim` (online) on the same program run, same arguments,
-same working directory: every procedure's Ir and its instruction misses at
-every level (I1mr, ILmr) must be equal, in each configuration of a file of
+same working directory: every procedure's and every source line's Ir and
+instruction misses at every level (I1mr, ILmr) must be equal, in each configuration of a file of
 instruction-only hierarchies whose first levels' sets x line <= 4096 bytes
 (so that where the program's code is loaded cannot change a set: a trace
 without data has no load bias, docs/cachesim.md), each thread's own (the
@@ -35,6 +35,18 @@ def run(cmd, cwd, env=None, out=None, any_status=False):
     if r.returncode != 0 and not (any_status and 0 < r.returncode < 128):
         sys.exit(f"FAIL {' '.join(cmd)}: exit status {r.returncode}\n{r.stderr[-2000:]}")
     return r
+
+
+def lines(config):
+    out = {}
+    for l in config["lines"]:
+        counts = {"Ir": l["Ir"]}
+        for level, m in l["misses"].items():
+            if "ir" in m:
+                counts[f"{level}:ir"] = m["ir"]
+        if any(counts.values()):
+            out[f"{l['procedure']} {l['file']}:{l['line']}"] = counts
+    return out
 
 
 def procedures(config):
@@ -90,6 +102,9 @@ def main():
         checked = 0
         for c_on, c_off in zip(on["configurations"], off["configurations"]):
             p_on, p_off = procedures(c_on), procedures(c_off)
+            # Per source line too (the DWARF of the same program file).
+            p_on.update(lines(c_on))
+            p_off.update(lines(c_off))
             if not any(v.get("I1:ir") for v in p_on.values()):
                 fails.append(f"FAIL [{c_on['name']}] online: no instruction miss at all (nothing was compared)")
             for name in sorted(set(p_on) | set(p_off)):
@@ -104,7 +119,7 @@ def main():
             print(f)
         if fails:
             return 1
-        print(f"ok: {checked} counts of {len(names)} configurations equal per procedure ({os.path.basename(a.prog)})")
+        print(f"ok: {checked} counts of {len(names)} configurations equal per procedure and source line ({os.path.basename(a.prog)})")
         return 0
 
 
