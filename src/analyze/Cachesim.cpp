@@ -94,7 +94,7 @@ struct Hooks {
 
 }  // namespace
 
-struct CachesimAnalyzer::Impl {
+struct ATOMX_CACHESIM_HIDDEN CachesimAnalyzer::Impl {
   std::vector<Split> splits;
   // Per hierarchy: the shared levels' state and the first shard's tail.
   std::vector<std::vector<uint64_t>> sharedMemory;

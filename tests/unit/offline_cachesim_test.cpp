@@ -57,6 +57,11 @@ config data
 D1 size=128 assoc=1 line=16
 L2 size=512 assoc=2 line=32 shared=yes
 LL size=2K assoc=4 line=64
+config mixed
+I1 size=128 assoc=2 line=16 policy=lru
+D1 size=128 assoc=2 line=16
+L2 size=512 assoc=2 line=32 shared=yes
+LL size=1K assoc=2 line=64 shared=no
 )";
 
 // The program: one procedure of 96 instructions of 1 to 15 bytes.

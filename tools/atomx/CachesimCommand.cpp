@@ -34,7 +34,8 @@ of a call (counted apart, the "libc" rows).  First levels, and any level
 before the first shared one, are each thread's own; a shared level (the last,
 unless the file says shared=no) sees the threads one after another, in stream
 order (thread by thread), so with one thread, or private levels, the counts
-equal the online tool's on the same run.
+equal the online tool's on the same run (but where a fault cuts a block: the
+online tool counts and fetches it whole, docs/cachesim.md).
 
   --config FILE   the configurations of FILE (one or more, `config NAME`
         sections), all simulated over one regeneration of the trace
