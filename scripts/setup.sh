@@ -16,6 +16,7 @@ packages=(
   llvm                                # llvm-dwarfdump: the DWARF oracle of ease's causes (tests/oracles/ease_causes.py)
   python3 file binutils               # test and corpus scripts
   chromium                            # melt.html renders atomx melt --html headless (tests/melt)
+  openmpi-bin libopenmpi-dev          # OPTIONAL: atomx cachesim --sweep under mpirun (docs/DEPENDENCIES.md)
   dpkg-dev tcl xz-utils bzip2         # the corpus build (corpus/build.sh: dpkg-source; tclsh for sqlite3)
   flex ed libreadline-dev libncurses-dev  # the corpus's bc: configure --with-readline insists on flex; ed makes libmath.h
 )

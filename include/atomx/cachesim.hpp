@@ -34,6 +34,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 // The simulator's classes are hidden: in an analysis object (a shared
@@ -663,6 +664,26 @@ class ATOMX_CACHESIM_HIDDEN Simulator {
   ContextSwitch switch_;
   uint64_t units_ = 0, switches_ = 0;
 };
+
+// The instruction fetches a first level of 2^lineBits-byte lines must see
+// for one execution of a block (docs/cachesim.md, "What is simulated"):
+// its instructions in order, except one whose bytes lie entirely in the
+// line the previous instruction ended in (a sure hit that changes
+// nothing).  `insn(k)` gives instruction k's run-time address and size as
+// a pair; `emit(addr, size, k)` is called per fetch.  The online tool
+// (tools/cachesim) lists these per block at start-up; the offline one
+// (atomx cachesim, src/analyze/Cachesim.cpp) per block it meets.
+template <class Insn, class Emit>
+inline void blockFetches(size_t count, uint32_t lineBits, Insn&& insn, Emit&& emit) {
+  uint64_t lastLine = UINT64_MAX;
+  for (size_t k = 0; k < count; ++k) {
+    const auto [addr, size] = insn(k);
+    const uint64_t first = uint64_t(addr) >> lineBits, last = (uint64_t(addr) + uint64_t(size) - 1) >> lineBits;
+    if (first == lastLine && last == lastLine) continue;
+    emit(uint64_t(addr), uint32_t(size), k);
+    lastLine = last;
+  }
+}
 
 // The level as a statement of the format, which parses back to it:
 // "D1 size=8192 assoc=1 line=32 policy=lru write-allocate=yes" (a single

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli.progress: regen, analyze and melt show a progress line on a terminal
+# cli.progress: regen, analyze, melt and cachesim show a progress line on a terminal
 # (script(1) gives them one), and none with -q or when stderr is not a
 # terminal.
 #   progress.sh ATOMX PROG
@@ -9,7 +9,9 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 "$atomx" trace -q -o "$t/trace" -- "$prog" >/dev/null 2>&1 || true
-for cmd in "regen $t/trace --summary" "analyze $t/trace --tool procs" "melt $t/trace --top 2"; do
+echo "I1 size=4K assoc=4 line=64" >"$t/i1.cache"
+for cmd in "regen $t/trace --summary" "analyze $t/trace --tool procs" "melt $t/trace --top 2" \
+           "cachesim $t/trace --config $t/i1.cache"; do
   name=${cmd%% *}
   script -qec "$atomx $cmd" /dev/null >"$t/tty" 2>&1 || fail "$cmd failed on a terminal"
   grep -q "atomx: $name: " "$t/tty" || fail "$cmd: no progress line on a terminal: $(head -c 300 "$t/tty")"

@@ -16,6 +16,8 @@ import tempfile
 atomx = sys.argv[1]
 tmp = tempfile.mkdtemp()
 missing = os.path.join(tmp, "no-such-trace")
+with open(os.path.join(tmp, "bad.cache"), "w") as f:
+    f.write("I1 size=4K assoc=4 line=64 colour=red\n")
 
 # (arguments, the exit status, text stdout (help) or stderr (error) must have)
 CHECKS = [
@@ -24,6 +26,7 @@ CHECKS = [
     (["regen", "--help"], 0, "-j N"),
     (["analyze", "--help"], 0, "procs"),
     (["melt", "--help"], 0, "--method"),
+    (["cachesim", "--help"], 0, "--sweep FILE"),
     (["end", "--help"], 0, "atomx end"),
     (["ease-report", "--help"], 0, "atomx ease-report"),
     (["trace", "--bogus"], 2, "unknown option --bogus"),
@@ -37,6 +40,11 @@ CHECKS = [
     (["analyze", missing, "--tool", "text,blocks"], 2, "write as they go"),
     (["analyze", missing, "--tool", "procs,procs"], 2, "named twice"),
     (["melt"], 2, "needs a trace directory"),
+    (["cachesim"], 2, "cachesim needs a trace directory"),
+    (["cachesim", missing], 2, "needs --config FILE or --sweep FILE"),
+    (["cachesim", missing, "--config", "a", "--sweep", "b"], 2, "one of --config and --sweep"),
+    (["cachesim", missing, "--config", "a", "-j", "0"], 2, "-j needs a number of jobs"),
+    (["cachesim", missing, "--config", "a", "--bogus"], 2, "unknown option --bogus"),
     (["melt", missing, "--top", "0"], 2, "--top"),
     (["end", "--bogus"], 2, "unknown option --bogus"),
     (["end", "-j", "0"], 2, "-j needs a number"),
@@ -50,6 +58,8 @@ CHECKS = [
     # Not usage errors: the work fails (exit 1).
     (["regen", missing], 1, "atomx: "),
     (["analyze", missing, "--tool", "procs"], 1, "atomx: "),
+    (["cachesim", missing, "--config", "bad.cache"], 1, "atomx: bad.cache:1: unknown key 'colour'"),
+    (["cachesim", missing, "--config", "no-such.cache"], 1, "atomx: no-such.cache: cannot read the cache configuration file"),
     (["dump", atomx, "--proc", "nosuchproc"], 1, "has no procedure named 'nosuchproc'"),
 ]
 

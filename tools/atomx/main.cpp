@@ -39,6 +39,7 @@
 #include "EaseReport.h"
 #include "EndCommand.h"
 #include "HugePages.h"
+#include "CachesimCommand.h"
 #include "MeltCommand.h"
 
 namespace {
@@ -206,6 +207,14 @@ ANALYZERS
       (atomx melt --help; docs/melting.md).  `atomx run -T melt [OPTIONS]
       -- PROG [ARGS]` traces PROG into a temporary directory and mines it,
       the report on stderr.
+  atomx cachesim TRACE (--config FILE | --sweep FILE) [--cachegrind-out FILE|PREFIX]
+                       [--json FILE] [-o FILE] [-j N] [--program FILE] [-q]
+      Simulate caches over the regenerated trace with atomx run -T cachesim's
+      simulator and configuration format: misses per level in total, per
+      procedure and per source line, as text, JSON and cachegrind files.
+      --sweep spreads (configuration x thread) work over -j cores and, under
+      mpirun, over the ranks; the results are the same bytes for every -j
+      and rank count (atomx cachesim --help; docs/cachesim.md).
   atomx ease-report EASE.json... [-o DIR] [--top N]
       Merge the ease.json files of several runs or programs (atomx run -T
       ease) into one report: DIR/ease.out, ease.json, ease.html (DIR: .).
@@ -700,6 +709,7 @@ int main(int argc, char** argv) {
     if (first == "analyze") return runAnalyze(argc, argv);
     if (first == "cache") return runCache(argc, argv);
     if (first == "melt") return atomx::cli::runMelt(argc, argv);
+    if (first == "cachesim") return atomx::cli::runCachesim(argc, argv);
     if (first == "ease-report") return atomx::cli::runEaseReport(argc, argv);
     if (first == "end") return atomx::cli::runEnd(argc, argv);
     return runRewrite(argc, argv);

@@ -18,14 +18,15 @@
 // (<atomx/libc_model.hpp>), counted apart from the program's own.
 #include <atomx/cachegrind.hpp>
 #include <atomx/cachesim.hpp>
+#include <atomx/cachesim_report.hpp>
 #include <atomx/libc_model.hpp>
 #include <atomx/light.hpp>
 #include <atomx/memsites.hpp>
 #include <atomx/report.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <tuple>
+#include <utility>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -62,7 +63,7 @@ struct Config {
   cs::Shared* shared = nullptr;  // the levels all threads share (null: none)
   uint32_t chunk = 0;         // libc's references: pieces of this many bytes (0: no data levels)
 };
-constexpr long kLibcFunctions = long(std::size(libc::kFunctions));
+using cs::report::kLibcFunctions;
 
 long nblocks, ninsts, nsites, nprocs, nfiles, topN;
 bool haveFetches, haveData;
@@ -248,15 +249,11 @@ void buildFetches(Config& c) {
   const uint32_t bits = c.shape.instructionLineBits();
   for (long b = 0; b < nblocks; ++b) {
     c.blockFetch[size_t(b)] = uint32_t(c.fetches.size());
-    uint64_t lastLine = UINT64_MAX;
-    for (long i = blocks[2 * b]; i < blocks[2 * b] + blocks[2 * b + 1]; ++i) {
-      const uint64_t addr = uint64_t(pcs[i]) + bias;
-      const uint32_t size = uint32_t(insts[4 * i]);
-      const uint64_t first = addr >> bits, last = (addr + size - 1) >> bits;
-      if (first == lastLine && last == lastLine) continue;
-      c.fetches.push_back({addr, size, uint32_t(i)});
-      lastLine = last;
-    }
+    const long from = blocks[2 * b];
+    cs::blockFetches(
+        size_t(blocks[2 * b + 1]), bits,
+        [&](size_t k) { return std::pair<uint64_t, uint32_t>(uint64_t(pcs[from + long(k)]) + bias, uint32_t(insts[4 * (from + long(k))])); },
+        [&](uint64_t addr, uint32_t size, size_t k) { c.fetches.push_back({addr, size, uint32_t(from + long(k))}); });
   }
   c.blockFetch[size_t(nblocks)] = uint32_t(c.fetches.size());
 }
@@ -434,44 +431,13 @@ void CsLibcResult(long s, long result) {
 // ---- the report --------------------------------------------------------
 
 namespace {
-// Configuration c's events, in cachegrind's order: Ir, instruction misses
-// per level of the instruction path, Dr, read misses per data level, Dw,
-// write misses per data level.
-struct Events {
-  int ni, nd;
-  size_t size() const { return size_t(3 + ni + 2 * nd); }
-  size_t ir() const { return 0; }
-  size_t imiss(int k) const { return size_t(1 + k); }
-  size_t dr() const { return size_t(1 + ni); }
-  size_t drmiss(int k) const { return size_t(2 + ni + k); }
-  size_t dw() const { return size_t(2 + ni + nd); }
-  size_t dwmiss(int k) const { return size_t(3 + ni + nd + k); }
-  // cachegrind's names: level 1, L for the last of a path, else its position.
-  static std::string level(int k, int n) { return k == 0 ? "1" : k == n - 1 ? "L" : std::to_string(k + 1); }
-  std::vector<std::string> names() const {
-    std::vector<std::string> v = {"Ir"};
-    for (int k = 0; k < ni; ++k) v.push_back("I" + level(k, ni) + "mr");
-    v.push_back("Dr");
-    for (int k = 0; k < nd; ++k) v.push_back("D" + level(k, nd) + "mr");
-    v.push_back("Dw");
-    for (int k = 0; k < nd; ++k) v.push_back("D" + level(k, nd) + "mw");
-    return v;
-  }
-};
+using Events = cs::report::Events;
+using Row = cs::report::Row;
+using cs::report::add;
 
-using Row = std::vector<uint64_t>;
-void add(Row& to, const uint64_t* from) {
-  for (size_t k = 0; k < to.size(); ++k) to[k] += from[k];
-}
-
-struct Totals {
-  Events ev;
+// A configuration's results (cs::report::Table), and per instruction.
+struct Totals : cs::report::Table {
   std::vector<uint64_t> inst;  // [instruction * ev.size() + event]
-  Row total;
-  std::vector<Row> procs;
-  std::map<std::tuple<int, int, int>, Row> lines;  // (procedure, file, line)
-  std::vector<Row> libc;  // per libc::kFunctions entry: its modelled references (Dr, Dw and their misses)
-  Row libcTotal;
 };
 
 // Block and group executions, counted inline (cachesim_inst.cpp).
@@ -480,10 +446,9 @@ const long* groupRuns;
 
 Totals gather(long c, const std::map<uint64_t, long>& instAt, long& nthreads) {
   const Config& cfg = configs[c];
-  Totals t{{cfg.shape.instructionLevels(), cfg.shape.dataLevels()}, {}, {}, {}, {}, {}, {}};
+  Totals t;
+  t.reset({cfg.shape.instructionLevels(), cfg.shape.dataLevels()}, size_t(nprocs));
   const size_t E = t.ev.size();
-  t.libc.assign(size_t(kLibcFunctions), Row(E, 0));
-  t.libcTotal.assign(E, 0);
   t.inst.assign(size_t(ninsts) * E, 0);
   nthreads = 0;
   for (long b = 0; b < nblocks; ++b)
@@ -526,8 +491,6 @@ Totals gather(long c, const std::map<uint64_t, long>& instAt, long& nthreads) {
       }
     }
   }
-  t.total.assign(E, 0);
-  t.procs.assign(size_t(nprocs), Row(E, 0));
   for (long i = 0; i < ninsts; ++i) {
     const uint64_t* row = &t.inst[size_t(i) * E];
     const int proc = insts[4 * i + 1], file = insts[4 * i + 2], line = insts[4 * i + 3];
@@ -575,69 +538,12 @@ std::string bytesText(uint64_t n) {
   return b;
 }
 
-uint64_t firstMisses(const Events& ev, const Row& r) {
-  return (ev.ni ? r[ev.imiss(0)] : 0) + (ev.nd ? r[ev.drmiss(0)] + r[ev.dwmiss(0)] : 0);
-}
-
-// misses: {"I1": {"ir": n}, "D1": {"dr": n, "dw": n}, "LL": {"ir": .., "dr": .., "dw": ..}}
-void jsonCounts(atomx::JsonWriter& j, const cs::Hierarchy& h, const Events& ev, const Row& r) {
-  j.key("Ir").value(r[ev.ir()]).key("Dr").value(r[ev.dr()]).key("Dw").value(r[ev.dw()]);
-  j.key("misses").beginObject();
-  for (int l = 0; l < int(h.levels.size()); ++l) {
-    j.key(h.levels[size_t(l)].name.c_str()).beginObject();
-    for (int k = 0; k < ev.ni; ++k)
-      if (h.iPath[size_t(k)] == l) j.key("ir").value(r[ev.imiss(k)]);
-    for (int k = 0; k < ev.nd; ++k)
-      if (h.dPath[size_t(k)] == l) j.key("dr").value(r[ev.drmiss(k)]).key("dw").value(r[ev.dwmiss(k)]);
-    j.endObject();
-  }
-  j.endObject();
-}
-
-// cachesim.cg: cachegrind's format (<atomx/cachegrind.hpp>; cg_annotate reads it).
-void writeCg(const char* name, const cs::Hierarchy& h, const Totals& t) {
+// cachesim.cg and cachesim.NAME.cg (<atomx/cachesim_report.hpp>).
+void writeCg(const char* name, const cs::Hierarchy& h, const Totals& t, const cs::report::Names& n) {
   FILE* f = atomx::openToolOutput(name);
   if (!f) return;
-  std::vector<std::string> desc;
-  for (const cs::Level& l : h.levels) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%s cache:         %llu B, %u B, %u-way associative", l.name.c_str(),
-                  (unsigned long long)l.size, l.line, l.assoc);
-    desc.push_back(line);
-  }
-  desc.push_back("simulated by:     atomx cachesim, configuration '" + h.name + "' of " + configSource);
-  atomx::cachegrind::Writer cg(f, desc, program, t.ev.names());
-  int proc = -1, file = -2;
-  for (const auto& [key, row] : t.lines) {
-    const auto [p, fl, line] = key;
-    bool any = false;
-    for (uint64_t v : row) any |= v != 0;
-    if (!any) continue;
-    if (fl != file || p != proc) {
-      cg.file(fl < 0 ? "???" : fileNames[size_t(fl)]);
-      cg.function(procNames[size_t(p)]);
-      file = fl, proc = p;
-    }
-    cg.cost(unsigned(line), row.data());
-  }
-  Row all = t.total;
-  bool libcFile = false;
-  for (long f = 0; f < kLibcFunctions; ++f) {
-    const Row& r = t.libc[size_t(f)];
-    if (!r[t.ev.dr()] && !r[t.ev.dw()]) continue;
-    if (!libcFile) cg.file("(libc, modelled by atomx cachesim)"), libcFile = true;
-    cg.function(libc::kFunctions[f].name);
-    cg.cost(0, r.data());
-    add(all, r.data());
-  }
-  cg.summary(all.data());
+  cs::report::writeCg(f, h, t, n, configSource, program);
   std::fclose(f);
-}
-
-std::string plainName(const std::string& s) {
-  std::string o;
-  for (char ch : s) o += (std::isalnum((unsigned char)ch) || ch == '-' || ch == '_') ? ch : '_';
-  return o;
 }
 }  // namespace
 
@@ -685,116 +591,14 @@ extern "C" void CsReport(const long* blockCounts, const long* groupCounts) {
     j.endArray().endObject().endObject();
     j.key("configurations").beginArray();
   }
+  const cs::report::Names names{procNames, fileNames, procPc};
   for (long c = 0; c < nconfigs; ++c) {
     const cs::Hierarchy& h = configs[c].h;
-    const Totals& t = all[size_t(c)];
-    const Events& ev = t.ev;
-    auto rate = [](uint64_t m, uint64_t a) { return a ? 100.0 * double(m) / double(a) : 0.0; };
-    if (out) {
-      std::fprintf(out, "\nconfiguration '%s':\n", h.name.c_str());
-      for (const cs::Level& l : h.levels) std::fprintf(out, "  %-3s %s\n", l.name.c_str(), cs::describe(l).c_str());
-      if (h.contextSwitch.unit != cs::SwitchUnit::None) {
-        const char* units[] = {"", "instructions", "references", "work units"};
-        uint64_t switches = 0;
-        for (Thread* th = threads.load(); th; th = th->next) switches += th->per[c].sim.switches();
-        std::fprintf(out, "  context switch every %llu %s: %llu switches\n", (unsigned long long)h.contextSwitch.every,
-                     units[int(h.contextSwitch.unit)], (unsigned long long)switches);
-      }
-      std::fprintf(out, "  %-12s %16s", "", "references");
-      for (const cs::Level& l : h.levels) std::fprintf(out, " %14s %7s", (l.name + " misses").c_str(), "rate");
-      std::fputc('\n', out);
-      auto row = [&](const char* what, uint64_t refs, const std::vector<int>& path, auto missAt) {
-        std::fprintf(out, "  %-12s %16llu", what, (unsigned long long)refs);
-        for (int l = 0; l < int(h.levels.size()); ++l) {
-          int k = -1;
-          for (size_t q = 0; q < path.size(); ++q)
-            if (path[q] == l) k = int(q);
-          if (k < 0) std::fprintf(out, " %14s %7s", "-", "");
-          else std::fprintf(out, " %14llu %6.2f%%", (unsigned long long)missAt(k), rate(missAt(k), refs));
-        }
-        std::fputc('\n', out);
-      };
-      if (ev.ni) row("instructions", t.total[ev.ir()], h.iPath, [&](int k) { return t.total[ev.imiss(k)]; });
-      if (ev.nd) {
-        row("data reads", t.total[ev.dr()], h.dPath, [&](int k) { return t.total[ev.drmiss(k)]; });
-        row("data writes", t.total[ev.dw()], h.dPath, [&](int k) { return t.total[ev.dwmiss(k)]; });
-        if (lib.modelled) {
-          const Row& l = t.libcTotal;
-          row("libc reads", l[ev.dr()], h.dPath, [&](int k) { return l[ev.drmiss(k)]; });
-          row("libc writes", l[ev.dw()], h.dPath, [&](int k) { return l[ev.dwmiss(k)]; });
-        }
-      }
-      std::vector<long> order;
-      for (long p = 0; p < nprocs; ++p)
-        if (firstMisses(ev, t.procs[size_t(p)])) order.push_back(p);
-      std::sort(order.begin(), order.end(), [&](long a, long b) {
-        return firstMisses(ev, t.procs[size_t(a)]) > firstMisses(ev, t.procs[size_t(b)]);
-      });
-      std::fprintf(out, "  top procedures by first-level misses:\n");
-      for (size_t k = 0; k < order.size() && long(k) < topN; ++k) {
-        const Row& r = t.procs[size_t(order[k])];
-        std::fprintf(out, "  %14llu misses  (", (unsigned long long)firstMisses(ev, r));
-        const std::vector<std::string> names = ev.names();
-        bool sep = false;
-        for (size_t e = 0; e < names.size(); ++e)
-          if (r[e]) std::fprintf(out, "%s%s %llu", sep ? ", " : "", names[e].c_str(), (unsigned long long)r[e]), sep = true;
-        std::fprintf(out, ")  %s\n", procNames[size_t(order[k])].c_str());
-      }
-    }
-    if (json) {
-      j.beginObject().key("name").value(h.name);
-      j.key("levels").beginArray();
-      const char* policies[] = {"lru", "fifo", "random"};
-      for (const cs::Level& l : h.levels) {
-        j.beginObject().key("name").value(l.name).key("size").value(l.size).key("assoc").value(l.assoc);
-        j.key("line").value(l.line).key("sets").value(l.sets()).key("policy").value(policies[int(l.policy)]);
-        j.key("write_allocate").value(l.writeAllocate).key("shared").value(l.shared).endObject();
-      }
-      j.endArray();
-      if (h.contextSwitch.unit != cs::SwitchUnit::None) {
-        const char* units[] = {"", "instructions", "references", "work"};
-        uint64_t switches = 0;
-        for (Thread* th = threads.load(); th; th = th->next) switches += th->per[c].sim.switches();
-        j.key("context_switch").beginObject().key("unit").value(units[int(h.contextSwitch.unit)]);
-        j.key("every").value(h.contextSwitch.every).key("switches").value(switches).endObject();
-      }
-      j.key("total").beginObject();
-      jsonCounts(j, h, ev, t.total);
-      j.endObject();
-      j.key("procedures").beginArray();
-      for (long p = 0; p < nprocs; ++p) {
-        const Row& r = t.procs[size_t(p)];
-        if (!r[ev.ir()] && !r[ev.dr()] && !r[ev.dw()]) continue;
-        j.beginObject().key("name").value(procNames[size_t(p)]).key("pc").hex(procPc[size_t(p)]);
-        jsonCounts(j, h, ev, r);
-        j.endObject();
-      }
-      j.endArray();
-      // libc's modelled references (the "library_calls" above): not in "total".
-      j.key("libc").beginObject();
-      jsonCounts(j, h, ev, t.libcTotal);
-      j.key("functions").beginArray();
-      for (long f = 0; f < kLibcFunctions; ++f) {
-        const Row& r = t.libc[size_t(f)];
-        if (!r[ev.dr()] && !r[ev.dw()]) continue;
-        j.beginObject().key("name").value(libc::kFunctions[f].name);
-        jsonCounts(j, h, ev, r);
-        j.endObject();
-      }
-      j.endArray().endObject();
-      j.key("lines").beginArray();
-      for (const auto& [key, r] : t.lines) {
-        const auto [p, fl, line] = key;
-        if (fl < 0 || (!r[ev.ir()] && !r[ev.dr()] && !r[ev.dw()])) continue;
-        j.beginObject().key("file").value(fileNames[size_t(fl)]).key("line").value(line);
-        j.key("procedure").value(procNames[size_t(p)]);
-        jsonCounts(j, h, ev, r);
-        j.endObject();
-      }
-      j.endArray();
-      j.endObject();
-    }
-    writeCg(c == 0 ? "cachesim.cg" : ("cachesim." + plainName(h.name) + ".cg").c_str(), h, t);
+    Totals& t = all[size_t(c)];
+    for (Thread* th = threads.load(); th; th = th->next) t.switches += th->per[c].sim.switches();
+    if (out) cs::report::writeText(out, h, t, names, lib.modelled != 0, topN);
+    if (json) cs::report::writeJson(j, h, t, names);
+    writeCg(c == 0 ? "cachesim.cg" : ("cachesim." + cs::report::plainName(h.name) + ".cg").c_str(), h, t, names);
   }
   if (json) {
     j.endArray().endObject();

@@ -1,0 +1,576 @@
+#include "analyze/Cachesim.h"
+
+#include <atomx/json.hpp>
+#include <atomx/libc_model.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "analyze/Analyzers.h"
+#include "debuginfo/LineTable.h"
+#include "support/Error.h"
+
+namespace atomx::analyze {
+
+namespace cs = atomx::cachesim;
+namespace report = atomx::cachesim::report;
+using report::Row;
+using trace::BlockRun;
+using trace::DataRef;
+
+namespace {
+
+// A hierarchy cut where its first shared level begins: `prefix`, the levels
+// before it (each thread's own); `tail`, that level and the rest (the
+// shared ones in a cachesim::Shared, any later private one per thread).
+// iCut/dCut: the positions in the instruction/data path where the tail
+// begins (the path's length when it never reaches a shared level).
+struct Split {
+  cs::Hierarchy whole, prefix, tail;
+  int iCut = 0, dCut = 0;
+  bool iTail = false, dTail = false;
+};
+
+Split split(const cs::Hierarchy& h) {
+  Split s;
+  s.whole = h;
+  int first = int(h.levels.size());
+  for (int k = 0; k < int(h.levels.size()); ++k)
+    if (h.levels[size_t(k)].shared) {
+      first = k;
+      break;
+    }
+  s.prefix.name = s.tail.name = h.name;
+  s.prefix.contextSwitch = h.contextSwitch;
+  for (int k = 0; k < int(h.levels.size()); ++k) {
+    cs::Level l = h.levels[size_t(k)];
+    if (k < first) l.shared = false, s.prefix.levels.push_back(l);
+    else s.tail.levels.push_back(l);
+  }
+  auto cut = [&](const std::vector<int>& path, std::vector<int>& pre, std::vector<int>& tail) {
+    for (int k : path) (k < first ? pre.push_back(k) : tail.push_back(k - first));
+    return int(pre.size());
+  };
+  s.iCut = cut(h.iPath, s.prefix.iPath, s.tail.iPath);
+  s.dCut = cut(h.dPath, s.prefix.dPath, s.tail.dPath);
+  s.iTail = !s.tail.iPath.empty(), s.dTail = !s.tail.dPath.empty();
+  return s;
+}
+
+// Each thread's copy of a tail's private levels, over the analyser's Shared.
+struct Tail {
+  std::vector<uint64_t> memory;
+  cs::Simulator sim;
+  Tail(const cs::Hierarchy& tail, cs::Shared* shared)
+      : memory(cs::Simulator::words(tail, false, true) + 1), sim(tail, memory.data(), false, shared) {}
+};
+
+// A reference that reached the tail of a shard that is not the first: kept
+// until the merge replays it (or a flush of the tail: the context switch).
+struct Deferred {
+  uint64_t addr;
+  uint64_t* row;  // where its misses count
+  uint32_t size;
+  uint8_t type;   // kFetch, kRead, kWrite, kFlush
+};
+enum : uint8_t { kFetch, kRead, kWrite, kFlush };
+
+struct Hooks {
+  bool firstLineOnly = false;  // ATOMX_TEST_CACHESIM_FETCH=first-line
+  bool lockedOnce = false;     // ATOMX_TEST_CACHESIM_DATA=locked-once
+  Hooks() {
+    const char* f = std::getenv("ATOMX_TEST_CACHESIM_FETCH");
+    const char* d = std::getenv("ATOMX_TEST_CACHESIM_DATA");
+    firstLineOnly = f && std::strcmp(f, "first-line") == 0;
+    lockedOnce = d && std::strcmp(d, "locked-once") == 0;
+  }
+};
+
+}  // namespace
+
+struct ATOMX_CACHESIM_HIDDEN CachesimAnalyzer::Impl {
+  std::vector<Split> splits;
+  // Per hierarchy: the shared levels' state and the first shard's tail.
+  std::vector<std::vector<uint64_t>> sharedMemory;
+  std::vector<std::unique_ptr<cs::Shared>> shared;
+  std::vector<std::unique_ptr<Tail>> firstTail;
+  std::vector<CachesimCounts> counts;
+  Hooks hooks;
+};
+
+namespace {
+
+// One hierarchy's state in one shard.
+class HierarchyShard {
+ public:
+  HierarchyShard(const Split& s, Tail* direct, cs::Shared* shared, const Hooks& hooks)
+      : split_(s), hooks_(hooks), ev_(report::Events::of(s.whole)), direct_(direct), shared_(shared) {
+    memory_.assign(cs::Simulator::words(s.prefix, false) + 1, 0);
+    sim_ = cs::Simulator(s.prefix, nullptr, false);
+    sim_.place(memory_.data());  // (a copied Simulator points into its original until placed)
+    sink_.assign(ev_.size(), 0);
+    libc_.assign(size_t(report::kLibcFunctions), Row(ev_.size(), 0));
+  }
+
+  void setBias(uint64_t bias) {
+    bias_ = bias;
+    plans_.clear();  // their fetch addresses were at the old bias
+  }
+
+  void block(const BlockRun& b) {
+    Plan& p = plan(b);
+    const bool counting = !b.inherited;
+    auto row = [&](size_t k) { return counting ? p.rows[k] : sink_.data(); };
+    if (split_.whole.iPath.size()) {
+      uint64_t firstMisses = 0;
+      for (const Fetch& f : p.fetches) {
+        unsigned missed = sim_.fetch(f.addr, f.size);
+        uint64_t* r = row(f.k);
+        if (int(missed) == split_.iCut && split_.iTail) missed += tail(kFetch, f.addr, f.size, r);
+        for (unsigned k = 0; k < missed; ++k) ++r[ev_.imiss(int(k))];
+        firstMisses += missed != 0;
+      }
+      if (sim_.switching() && sim_.tick(b.count, b.count, firstMisses)) flushTail();
+    }
+    for (size_t k = 0; k < b.count; ++k) ++row(k)[ev_.ir()];
+    if (split_.whole.dPath.empty()) return;
+    for (size_t k = 0; k < b.refCount; ++k) {
+      const DataRef& r = b.refs[k];
+      reference(r, r.insn < b.count ? row(r.insn) : sink_.data());
+    }
+  }
+
+  void library(const trace::LibraryCall& c) {
+    if (split_.whole.dPath.empty()) return;
+    const libc::Function* f = libc::find(c.function);
+    uint64_t* r = f && !c.inherited ? libc_[size_t(f - libc::kFunctions)].data() : sink_.data();
+    for (size_t k = 0; k < c.refCount; ++k) reference(c.refs[k], r);
+  }
+
+  // The merge: the references this shard kept for the tail, through
+  // `thread`'s tail, in order.
+  void replay(Tail& thread) {
+    for (const Deferred& d : deferred_) {
+      if (d.type == kFlush) {
+        thread.sim.flush();
+        continue;
+      }
+      const unsigned missed = d.type == kFetch ? thread.sim.fetch(d.addr, d.size) : thread.sim.data(d.addr, d.size, d.type == kWrite);
+      const int from = d.type == kFetch ? split_.iCut : split_.dCut;
+      for (unsigned k = 0; k < missed; ++k) ++d.row[d.type == kFetch ? ev_.imiss(from + int(k)) : d.type == kWrite ? ev_.dwmiss(from + int(k)) : ev_.drmiss(from + int(k))];
+    }
+    deferred_.clear();
+  }
+  bool deferredAny() const { return !deferred_.empty(); }
+
+  void addTo(CachesimCounts& c) {
+    for (auto& [pc, cost] : perPc_) {
+      auto [it, fresh] = c.perPc.try_emplace(pc, cost.first, Row());
+      if (fresh) it->second.second = std::move(cost.second);
+      else report::add(it->second.second, cost.second.data());
+    }
+    for (size_t f = 0; f < libc_.size(); ++f) report::add(c.libc[f], libc_[f].data());
+    c.switches += sim_.switches();
+  }
+
+ private:
+  struct Fetch {
+    uint64_t addr;
+    uint32_t size;
+    uint32_t k;  // its instruction in the run
+  };
+  struct Plan {
+    const trace::Instruction* insns;
+    size_t count;
+    std::vector<Fetch> fetches;
+    std::vector<uint64_t*> rows;  // per instruction: its pc's events
+  };
+
+  // The run's fetches and rows, made the first time a run of these
+  // instructions is met.
+  Plan& plan(const BlockRun& b) {
+    const uint64_t key = uint64_t(reinterpret_cast<uintptr_t>(b.insns)) * 31 + b.count;
+    auto [it, fresh] = plans_.try_emplace(key);
+    Plan& p = it->second;
+    if (!fresh && p.insns == b.insns && p.count == b.count) return p;
+    p = Plan{b.insns, b.count, {}, {}};
+    for (size_t k = 0; k < b.count; ++k) {
+      auto [c, added] = perPc_.try_emplace(b.insns[k].pc, b.procedure, Row());
+      if (added) c->second.second.assign(ev_.size(), 0);
+      p.rows.push_back(c->second.second.data());
+    }
+    // The rest of a block a signal interrupted is not fetched again (the
+    // online tool fetches a block once, at its start).
+    if (!split_.whole.iPath.empty() && !b.continued)
+      cs::blockFetches(
+          b.count, sim_.instructionLineBits(),
+          [&](size_t k) { return std::pair<uint64_t, uint32_t>(b.insns[k].pc + bias_, b.insns[k].length); },
+          [&](uint64_t addr, uint32_t size, size_t k) {
+            if (hooks_.firstLineOnly) size = std::min<uint32_t>(size, uint32_t(((addr | ((1ull << sim_.instructionLineBits()) - 1)) + 1) - addr));
+            p.fetches.push_back({addr, size, uint32_t(k)});
+          });
+    return p;
+  }
+
+  // One data reference in Valgrind's model.
+  void reference(const DataRef& r, uint64_t* row) {
+    if (r.kind == trace::kWrite) return data(r.address, r.size, true, row);
+    data(r.address, r.size, false, row);
+    if (r.kind == trace::kModify && r.locked && !hooks_.lockedOnce) data(r.address, r.size, false, row);
+  }
+  void data(uint64_t addr, uint32_t size, bool write, uint64_t* row) {
+    ++row[write ? ev_.dw() : ev_.dr()];
+    unsigned missed = sim_.data(addr, size, write);
+    if (int(missed) == split_.dCut && split_.dTail) missed += tail(write ? kWrite : kRead, addr, size, row);
+    for (unsigned k = 0; k < missed; ++k) ++row[write ? ev_.dwmiss(int(k)) : ev_.drmiss(int(k))];
+    if (sim_.switching() && sim_.tick(0, 1, missed != 0)) flushTail();
+  }
+
+  // A reference that missed every level before the tail: the first shard
+  // simulates it now (its misses in the tail, returned), the others keep it
+  // for the merge.
+  unsigned tail(uint8_t type, uint64_t addr, uint32_t size, uint64_t* row) {
+    if (direct_) return type == kFetch ? direct_->sim.fetch(addr, size) : direct_->sim.data(addr, size, type == kWrite);
+    deferred_.push_back({addr, row, size, type});
+    return 0;
+  }
+  void flushTail() {
+    if (!split_.iTail && !split_.dTail) return;
+    if (direct_) direct_->sim.flush();
+    else deferred_.push_back({0, nullptr, 0, kFlush});
+  }
+
+  const Split& split_;
+  const Hooks& hooks_;
+  report::Events ev_;
+  Tail* direct_;
+  cs::Shared* shared_;
+  std::vector<uint64_t> memory_;
+  cs::Simulator sim_;
+  uint64_t bias_ = 0;
+  std::unordered_map<uint64_t, std::pair<const char*, Row>> perPc_;
+  std::unordered_map<uint64_t, Plan> plans_;
+  std::vector<Row> libc_;
+  Row sink_;  // what inherited blocks (the parent's, before a fork) would count: simulated, not counted
+  std::vector<Deferred> deferred_;
+
+ public:
+  cs::Shared* shared() const { return shared_; }
+};
+
+struct CachesimShard : trace::Consumer {
+  std::vector<std::unique_ptr<HierarchyShard>> h;
+  size_t index = 0;
+  void loadBias(int, uint64_t bias) override {
+    for (auto& s : h) s->setBias(bias);
+  }
+  void block(const BlockRun& b) override {
+    for (auto& s : h) s->block(b);
+  }
+  void libraryCall(const trace::LibraryCall& c) override {
+    for (auto& s : h) s->library(c);
+  }
+};
+
+}  // namespace
+
+CachesimAnalyzer::CachesimAnalyzer(std::vector<cs::Hierarchy> hierarchies) : impl_(std::make_unique<Impl>()) {
+  for (const cs::Hierarchy& h : hierarchies) {
+    Split s = split(h);
+    const size_t words = cs::Shared::words(s.tail);
+    impl_->sharedMemory.emplace_back(words + 1, 0);
+    impl_->shared.push_back(std::make_unique<cs::Shared>(s.tail, impl_->sharedMemory.back().data()));
+    impl_->firstTail.push_back(std::make_unique<Tail>(s.tail, impl_->shared.back().get()));
+    CachesimCounts c;
+    c.ev = report::Events::of(h);
+    c.libc.assign(size_t(report::kLibcFunctions), Row(c.ev.size(), 0));
+    impl_->counts.push_back(std::move(c));
+    impl_->splits.push_back(std::move(s));
+  }
+}
+CachesimAnalyzer::~CachesimAnalyzer() = default;
+
+std::unique_ptr<trace::Consumer> CachesimAnalyzer::shard(const trace::Shard& shard) {
+  auto s = std::make_unique<CachesimShard>();
+  s->index = shard.index;
+  for (size_t k = 0; k < impl_->splits.size(); ++k)
+    s->h.push_back(std::make_unique<HierarchyShard>(impl_->splits[k], shard.index == 0 ? impl_->firstTail[k].get() : nullptr,
+                                                    impl_->shared[k].get(), impl_->hooks));
+  return s;
+}
+
+void CachesimAnalyzer::merge(std::vector<std::unique_ptr<trace::Consumer>>& shards) {
+  for (auto& c : shards) {
+    if (!c) continue;
+    auto& s = static_cast<CachesimShard&>(*c);
+    for (size_t k = 0; k < s.h.size(); ++k) {
+      HierarchyShard& h = *s.h[k];
+      if (h.deferredAny()) {  // this thread's tail: its private levels fresh, the shared ones as the threads before left them
+        Tail thread(impl_->splits[k].tail, impl_->shared[k].get());
+        h.replay(thread);
+      }
+      h.addTo(impl_->counts[k]);
+    }
+    c.reset();
+  }
+}
+
+const std::vector<CachesimCounts>& CachesimAnalyzer::counts() const { return impl_->counts; }
+
+// --- the report ---------------------------------------------------------------
+
+namespace {
+
+// Text written to a string through a FILE*.
+class StringFile {
+ public:
+  StringFile() : f_(open_memstream(&data_, &size_)) {
+    if (!f_) throw Error(std::string("cannot make an in-memory file: ") + std::strerror(errno));
+  }
+  ~StringFile() {
+    if (f_) std::fclose(f_);
+    std::free(data_);
+  }
+  std::FILE* get() const { return f_; }
+  std::string take() {
+    std::fclose(f_);
+    f_ = nullptr;
+    return std::string(data_, size_);
+  }
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  std::FILE* f_;
+};
+
+// What the writers need from the program: procedures by number (the
+// program's order), each pc's source line.
+struct ProgramNames {
+  std::vector<std::string> procs;
+  std::vector<uint64_t> procPc;
+  std::unordered_map<std::string, int> procIndex;
+  debuginfo::LineTable lines;
+  explicit ProgramNames(const trace::TraceReader& trace) : lines(trace.program()) {
+    for (const trace::TraceReader::ProcedureSize& p : trace.procedures())
+      if (procIndex.try_emplace(p.name, int(procs.size())).second) procs.push_back(p.name), procPc.push_back(p.start);
+  }
+  int proc(const char* name) {
+    auto [it, fresh] = procIndex.try_emplace(name, int(procs.size()));
+    if (fresh) procs.push_back(name), procPc.push_back(0);
+    return it->second;
+  }
+};
+
+// The configuration's table; `files`: the source files it names, numbered
+// in the order of their names (so that a configuration's bytes depend on
+// its counts alone, whichever process computed it).
+report::Table tabulate(const CachesimCounts& c, ProgramNames& names, std::vector<std::string>& files) {
+  std::vector<uint64_t> pcs;
+  for (const auto& [pc, cost] : c.perPc) pcs.push_back(pc);
+  std::sort(pcs.begin(), pcs.end());
+  std::vector<int> procs;
+  std::vector<debuginfo::SourceLine> where;
+  std::map<std::string, int> fileIndex;
+  for (uint64_t pc : pcs) {
+    procs.push_back(names.proc(c.perPc.at(pc).first));
+    where.push_back(names.lines.lookup(pc));
+    if (where.back().file) fileIndex.try_emplace(*where.back().file, 0);
+  }
+  files.clear();
+  for (auto& [name, index] : fileIndex) index = int(files.size()), files.push_back(name);
+  report::Table t;
+  t.reset(c.ev, names.procs.size());
+  for (size_t k = 0; k < pcs.size(); ++k) {
+    const Row& r = c.perPc.at(pcs[k]).second;
+    report::add(t.total, r.data());
+    report::add(t.procs[size_t(procs[k])], r.data());
+    const int file = where[k].file ? fileIndex.at(*where[k].file) : -1;
+    Row& l = t.lines[{procs[k], file, file < 0 ? 0 : int(where[k].line)}];
+    if (l.empty()) l.assign(c.ev.size(), 0);
+    report::add(l, r.data());
+  }
+  for (size_t f = 0; f < c.libc.size(); ++f) {
+    report::add(t.libc[f], c.libc[f].data());
+    report::add(t.libcTotal, c.libc[f].data());
+  }
+  t.switches = c.switches;
+  return t;
+}
+
+CachesimOutput output(const cs::Config& config, const cs::Hierarchy& h, const CachesimCounts& c, ProgramNames& names,
+                      const std::string& command) {
+  std::vector<std::string> files;
+  const report::Table t = tabulate(c, names, files);
+  const report::Names n{names.procs, files, names.procPc};
+  CachesimOutput o;
+  bool libc = false;
+  for (const Row& r : t.libc) libc |= r[t.ev.dr()] || r[t.ev.dw()];
+  {
+    StringFile f;
+    report::writeText(f.get(), h, t, n, libc, 10);
+    o.text = f.take();
+  }
+  {
+    StringFile f;
+    JsonWriter j(f.get());
+    report::writeJson(j, h, t, n);
+    o.json = f.take();
+    while (!o.json.empty() && o.json.back() == '\n') o.json.pop_back();
+  }
+  {
+    StringFile f;
+    report::writeCg(f.get(), h, t, n, config.source, command);
+    o.cg = f.take();
+  }
+  return o;
+}
+
+size_t streamCount(const std::string& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    n += name.rfind("thread.", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".axt") == 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+bool simulateConfigurations(const trace::TraceReader& trace, const cs::Config& config, const std::vector<size_t>& which,
+                            const CachesimRun& run, trace::Progress* progress, std::vector<CachesimOutput>& outputs,
+                            uint64_t& threads) {
+  const size_t n = which.size();
+  outputs.assign(n, {});
+  threads = 0;
+  if (!n) return true;
+  const unsigned cores = run.jobs ? run.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const size_t streams = std::max<size_t>(1, streamCount(trace.dir()));
+  // Groups of configurations that run at once, each over its own
+  // regeneration: as many as the cores the threads alone leave idle.
+  const size_t groups = run.sweep ? std::clamp<size_t>(cores / streams, 1, n) : 1;
+  const unsigned jobsPer = std::max(1u, unsigned(cores / groups));
+  std::vector<std::unique_ptr<CachesimAnalyzer>> analyzers(groups);
+  std::vector<std::vector<size_t>> members(groups);  // positions in `which`
+  for (size_t k = 0; k < n; ++k) members[k % groups].push_back(k);
+  std::vector<trace::Summary> sums(groups);
+  std::vector<std::exception_ptr> errors(groups);
+  auto work = [&](size_t g) {
+    try {
+      std::vector<cs::Hierarchy> hs;
+      for (size_t k : members[g]) hs.push_back(config.hierarchies[which[k]]);
+      analyzers[g] = std::make_unique<CachesimAnalyzer>(std::move(hs));
+      std::unique_ptr<trace::Analyzer> problems;
+      std::vector<trace::Analyzer*> list = {analyzers[g].get()};
+      if (g == 0) problems = makeAnalyzer("problems", "-", trace.program(), run.command), list.push_back(problems.get());
+      sums[g] = trace.analyze(list, jobsPer, g == 0 ? progress : nullptr);
+    } catch (...) {
+      errors[g] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t g = 1; g < groups; ++g) pool.emplace_back(work, g);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  ProgramNames names(trace);
+  // ATOMX_TEST_CACHESIM_ORDER=scheduled (the must-fail twin of the test
+  // that a sweep's bytes do not depend on -j or the ranks): the outputs
+  // one group after another instead of in the file's order.
+  const char* order = std::getenv("ATOMX_TEST_CACHESIM_ORDER");
+  const bool scheduled = order && std::strcmp(order, "scheduled") == 0;
+  size_t at = 0;
+  for (size_t g = 0; g < groups; ++g)
+    for (size_t m = 0; m < members[g].size(); ++m, ++at) {
+      const size_t k = members[g][m];
+      outputs[scheduled ? at : k] = output(config, config.hierarchies[which[k]], analyzers[g]->counts()[m], names, run.command);
+    }
+  threads = sums[0].threads;
+  return sums[0].incompleteThreads == 0;
+}
+
+namespace {
+
+void writeFile(const std::string& path, const std::string& bytes) {
+  std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "w");
+  if (!f) throw Error(path + ": cannot write: " + std::strerror(errno));
+  const bool bad = std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fflush(f) != 0;
+  if ((f != stdout && std::fclose(f) != 0) || bad)
+    throw Error((path == "-" ? std::string("standard output") : path) + ": cannot write: " + std::strerror(errno));
+}
+
+std::string jsonString(const std::string& s) {
+  std::string out;
+  JsonWriter::quote(s.c_str(), [&](const char* p, size_t n) { out.append(p, n); });
+  return out;
+}
+
+}  // namespace
+
+void writeCachesim(const trace::TraceReader& trace, const cs::Config& config, const CachesimRun& run, uint64_t threads,
+                   const std::vector<CachesimOutput>& outputs, const CachesimFiles& files) {
+  const size_t n = config.hierarchies.size();
+  char head[512];
+  std::snprintf(head, sizeof head,
+                "atomx cachesim: %zu configuration%s from %s over the trace %s (%llu thread%s, each with its own first "
+                "levels; a shared level sees the threads one after another)\n",
+                n, n == 1 ? "" : "s", config.source.c_str(), trace.dir().c_str(), (unsigned long long)threads,
+                threads == 1 ? "" : "s");
+  std::string text = head;
+  for (const CachesimOutput& o : outputs) text += o.text;
+  if (!files.cgTo.empty())
+    text += "\nby source line: cg_annotate " + files.cgTo + (run.sweep ? ".NAME.cg" : "") + "\n";
+  writeFile(files.textTo, text);
+  if (!files.jsonTo.empty()) {
+    std::string j = "{\"tool\":\"atomx cachesim\",\"trace\":" + jsonString(trace.dir()) + ",\"program\":" +
+                    jsonString(trace.program()) + ",\"config\":" + jsonString(config.source) +
+                    ",\"threads\":" + std::to_string(threads) + ",\"configurations\":[";
+    for (size_t k = 0; k < outputs.size(); ++k) j += (k ? "," : "") + outputs[k].json;
+    writeFile(files.jsonTo, j + "]}\n");
+  }
+  if (!files.cgTo.empty())
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const std::string name = report::plainName(config.hierarchies[k].name);
+      std::string path;
+      if (run.sweep) path = files.cgTo + "." + name + ".cg";
+      else if (k == 0) path = files.cgTo;
+      else {
+        const std::string& f = files.cgTo;
+        const bool cg = f.size() > 3 && f.compare(f.size() - 3, 3, ".cg") == 0;
+        path = (cg ? f.substr(0, f.size() - 3) : f) + "." + name + ".cg";
+      }
+      writeFile(path, outputs[k].cg);
+    }
+}
+
+int runCachesim(const std::string& traceDir, const std::string& programFile, const CachesimRun& run,
+                const CachesimFiles& files, const CachesimProcesses& processes, trace::Progress* progress) {
+  cs::Config config;
+  try {
+    config = cs::readConfig(run.configFile);
+  } catch (const cs::ConfigError& e) {
+    throw Error(e.what());
+  }
+  const trace::TraceReader trace(traceDir, programFile);
+  std::vector<size_t> mine;
+  for (size_t k = size_t(processes.rank); k < config.hierarchies.size(); k += size_t(processes.size)) mine.push_back(k);
+  std::vector<CachesimOutput> outputs;
+  uint64_t threads = 0;
+  bool complete = simulateConfigurations(trace, config, mine, run, processes.rank == 0 ? progress : nullptr, outputs, threads);
+  if (processes.size > 1) {
+    outputs = processes.gather(outputs, config.hierarchies.size());
+    complete = processes.agree(complete);
+  }
+  if (processes.rank == 0) writeCachesim(trace, config, run, threads, outputs, files);
+  return complete ? 0 : 1;
+}
+
+}  // namespace atomx::analyze

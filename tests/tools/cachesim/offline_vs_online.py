@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""offline_vs_online.py --atomx ATOMX PROG [ARG...]
+
+`atomx cachesim TRACE` (offline, over the regenerated trace) against
+`atomx run -T cachesim` (online) on the same program run, same arguments,
+same working directory: every procedure's and every source line's Ir and
+instruction misses at every level (I1mr, ILmr) must be equal, in each configuration of a file of
+instruction-only hierarchies whose first levels' sets x line <= 4096 bytes
+(so that where the program's code is loaded cannot change a set: a trace
+without data has no load bias, docs/cachesim.md), each thread's own (the
+outer level shared=no: with several threads a shared level sees them in
+another order offline, by design).  Prints `FAIL [CONFIG] FUNCTION: EVENT
+online N, offline M` per difference and exits 1.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CONFIG = """\
+config i1-4way
+I1 size=4K assoc=4 line=64
+config i1-direct-32
+I1 size=1K assoc=1 line=32
+config i1-ll
+I1 size=2K assoc=2 line=64
+LL size=16K assoc=8 line=64 shared=no
+"""
+
+
+def run(cmd, cwd, env=None, out=None, any_status=False):
+    r = subprocess.run(cmd, cwd=cwd, env=env, stdout=out or subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0 and not (any_status and 0 < r.returncode < 128):
+        sys.exit(f"FAIL {' '.join(cmd)}: exit status {r.returncode}\n{r.stderr[-2000:]}")
+    return r
+
+
+def lines(config):
+    out = {}
+    for l in config["lines"]:
+        counts = {"Ir": l["Ir"]}
+        for level, m in l["misses"].items():
+            if "ir" in m:
+                counts[f"{level}:ir"] = m["ir"]
+        if any(counts.values()):
+            out[f"{l['procedure']} {l['file']}:{l['line']}"] = counts
+    return out
+
+
+def procedures(config):
+    out = {}
+    for p in config["procedures"]:
+        counts = {"Ir": p["Ir"]}
+        for level, m in p["misses"].items():
+            if "ir" in m:
+                counts[f"{level}:ir"] = m["ir"]
+        out[p["name"]] = counts
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--atomx", required=True)
+    ap.add_argument("prog")
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    atomx = os.path.realpath(a.atomx)
+    with tempfile.TemporaryDirectory() as w:
+        cfg = os.path.join(w, "i.cache")
+        with open(cfg, "w") as f:
+            f.write(CONFIG)
+        # The program's own input files, when it reads one: the same
+        # relative names in both runs (gzip's names its output after them).
+        with open(os.path.join(w, "input"), "w") as f:
+            x = 11
+            for _ in range(300):
+                line = []
+                for _ in range(8):
+                    x = (x * 16807) % 2147483647
+                    line.append("w%x" % (x % 4096))
+                f.write(" ".join(line) + "\n")
+        cmd = [os.path.realpath(a.prog)] + a.args
+        with open(os.path.join(w, "traced.out"), "w") as o:
+            traced = run([atomx, "trace", "-q", "-o", "trace", "--"] + cmd, w, out=o, any_status=True).returncode
+        online = os.path.join(w, "online")
+        os.mkdir(online)
+        env = dict(os.environ, ATOMX_CACHE_CONFIG=cfg)
+        with open(os.path.join(w, "online.out"), "w") as o:
+            status = run([atomx, "run", "-T", "cachesim", "--"] + cmd, w, env=env, out=o, any_status=True).returncode
+        # (Some pitfall programs exit with a status of their own: the same in both runs.)
+        if status != traced:
+            sys.exit(f"FAIL the program's exit status: traced {traced}, under cachesim {status}")
+        run([atomx, "cachesim", "trace", "--config", cfg, "--json", "offline.json", "-q", "-o", "offline.txt"], w)
+        on = json.load(open(os.path.join(w, "cachesim.json")))
+        off = json.load(open(os.path.join(w, "offline.json")))
+        fails = []
+        names = [c["name"] for c in on["configurations"]]
+        if names != [c["name"] for c in off["configurations"]]:
+            fails.append(f"FAIL configurations: online {names}, offline {[c['name'] for c in off['configurations']]}")
+        checked = 0
+        for c_on, c_off in zip(on["configurations"], off["configurations"]):
+            p_on, p_off = procedures(c_on), procedures(c_off)
+            # Per source line too (the DWARF of the same program file).
+            p_on.update(lines(c_on))
+            p_off.update(lines(c_off))
+            if not any(v.get("I1:ir") for v in p_on.values()):
+                fails.append(f"FAIL [{c_on['name']}] online: no instruction miss at all (nothing was compared)")
+            for name in sorted(set(p_on) | set(p_off)):
+                e_on, e_off = p_on.get(name, {}), p_off.get(name, {})
+                for ev in sorted(set(e_on) | set(e_off)):
+                    checked += 1
+                    if e_on.get(ev, 0) != e_off.get(ev, 0):
+                        label = ev if ev == "Ir" else ev.split(":")[0] + "mr"
+                        fails.append(f"FAIL [{c_on['name']}] {name}: {label} online {e_on.get(ev, 0)}, "
+                                     f"offline {e_off.get(ev, 0)}")
+        for f in fails:
+            print(f)
+        if fails:
+            return 1
+        print(f"ok: {checked} counts of {len(names)} configurations equal per procedure and source line ({os.path.basename(a.prog)})")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
