@@ -344,12 +344,17 @@ class Walker {
     const ir::Block& blk = p_->blocks[b_];
     const bool inherited = childFrom_ && pos_ <= childFrom_;
     // ATOMX_TEST_REGEN_REF=N moves the Nth data reference of a stream (from
-    // 1) one line up (the data oracle's must-fail twin, tests/trace).
+    // 1) one line up and turns a read into a write, a write into a read
+    // (the data oracles' must-fail twin, tests/trace, tests/tools/cachesim).
     static const uint64_t wrongRef = [] {
       const char* v = std::getenv("ATOMX_TEST_REGEN_REF");
       return v ? std::strtoull(v, nullptr, 10) : 0;
     }();
-    if (wrongRef && refsSeen_ < wrongRef && refsSeen_ + refs_.size() >= wrongRef) refs_[wrongRef - refsSeen_ - 1].address += 64;
+    if (wrongRef && refsSeen_ < wrongRef && refsSeen_ + refs_.size() >= wrongRef) {
+      DataRef& r = refs_[wrongRef - refsSeen_ - 1];
+      r.address += 64;
+      r.kind = r.kind == kWrite ? kRead : kWrite;
+    }
     refsSeen_ += refs_.size();
     out_.block({tid, blk.start, all.data() + blk.firstInsn + from, to - from, p_->name.c_str(), inherited, from > 0,
                 refs_.data(), refs_.size()});

@@ -11,6 +11,13 @@ without data has no load bias, docs/cachesim.md), each thread's own (the
 outer level shared=no: with several threads a shared level sees them in
 another order offline, by design).  Prints `FAIL [CONFIG] FUNCTION: EVENT
 online N, offline M` per difference and exits 1.
+
+--data: the trace is recorded with data, and in the very same run as the
+online tool's (`atomx trace --data --with` the shipped cachesim tool's
+files, so that every address is the same in both), and the configurations
+simulate data and outer levels of any size: every event -- Ir, Dr, Dw and
+each level's misses -- must be equal per procedure and source line.
+libc's modelled references are left out of both (--libc none online).
 """
 import argparse
 import json
@@ -18,6 +25,20 @@ import os
 import subprocess
 import sys
 import tempfile
+
+CONFIG_DATA = """\
+config split
+I1 size=32K assoc=8 line=64
+D1 size=32K assoc=8 line=64
+LL size=256K assoc=8 line=64 shared=no
+config small-d1
+D1 size=4K assoc=2 line=32
+L2 size=16K assoc=4 line=64 policy=fifo
+LL size=64K assoc=8 line=64 write-allocate=no shared=no
+config unified
+U1 size=8K assoc=4 line=64
+LL size=128K assoc=16 line=64 shared=no
+"""
 
 CONFIG = """\
 config i1-4way
@@ -37,40 +58,49 @@ def run(cmd, cwd, env=None, out=None, any_status=False):
     return r
 
 
+DATA = False  # --data: every event, not only instruction fetches
+
+
+def counts(entry):
+    out = {"Ir": entry["Ir"]}
+    if DATA:
+        out.update(Dr=entry.get("Dr", 0), Dw=entry.get("Dw", 0))
+    for level, m in entry["misses"].items():
+        for kind, n in m.items():
+            if DATA or kind == "ir":
+                out[f"{level}:{kind}"] = n
+    return out
+
+
 def lines(config):
     out = {}
     for l in config["lines"]:
-        counts = {"Ir": l["Ir"]}
-        for level, m in l["misses"].items():
-            if "ir" in m:
-                counts[f"{level}:ir"] = m["ir"]
-        if any(counts.values()):
-            out[f"{l['procedure']} {l['file']}:{l['line']}"] = counts
+        c = counts(l)
+        if any(c.values()):
+            out[f"{l['procedure']} {l['file']}:{l['line']}"] = c
     return out
 
 
 def procedures(config):
-    out = {}
-    for p in config["procedures"]:
-        counts = {"Ir": p["Ir"]}
-        for level, m in p["misses"].items():
-            if "ir" in m:
-                counts[f"{level}:ir"] = m["ir"]
-        out[p["name"]] = counts
-    return out
+    return {p["name"]: counts(p) for p in config["procedures"]}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--atomx", required=True)
+    ap.add_argument("--data", action="store_true")
     ap.add_argument("prog")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     atomx = os.path.realpath(a.atomx)
+    global DATA
+    DATA = a.data
+    tool_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
+                            "tools", "cachesim")
     with tempfile.TemporaryDirectory() as w:
         cfg = os.path.join(w, "i.cache")
         with open(cfg, "w") as f:
-            f.write(CONFIG)
+            f.write(CONFIG_DATA if DATA else CONFIG)
         # The program's own input files, when it reads one: the same
         # relative names in both runs (gzip's names its output after them).
         with open(os.path.join(w, "input"), "w") as f:
@@ -82,13 +112,18 @@ def main():
                     line.append("w%x" % (x % 4096))
                 f.write(" ".join(line) + "\n")
         cmd = [os.path.realpath(a.prog)] + a.args
-        with open(os.path.join(w, "traced.out"), "w") as o:
-            traced = run([atomx, "trace", "-q", "-o", "trace", "--"] + cmd, w, out=o, any_status=True).returncode
-        online = os.path.join(w, "online")
-        os.mkdir(online)
         env = dict(os.environ, ATOMX_CACHE_CONFIG=cfg)
-        with open(os.path.join(w, "online.out"), "w") as o:
-            status = run([atomx, "run", "-T", "cachesim", "--"] + cmd, w, env=env, out=o, any_status=True).returncode
+        if DATA:  # one run: the trace and the online tool in the same process
+            tool = ["--with", os.path.join(tool_dir, "cachesim_inst.cpp"), "--with",
+                    os.path.join(tool_dir, "cachesim_anal.cpp"), "--with-arg", "--libc", "--with-arg", "none"]
+            with open(os.path.join(w, "traced.out"), "w") as o:
+                traced = status = run([atomx, "trace", "-q", "--data", "-o", "trace"] + tool + ["--"] + cmd, w,
+                                      env=env, out=o, any_status=True).returncode
+        else:
+            with open(os.path.join(w, "traced.out"), "w") as o:
+                traced = run([atomx, "trace", "-q", "-o", "trace", "--"] + cmd, w, out=o, any_status=True).returncode
+            with open(os.path.join(w, "online.out"), "w") as o:
+                status = run([atomx, "run", "-T", "cachesim", "--"] + cmd, w, env=env, out=o, any_status=True).returncode
         # (Some pitfall programs exit with a status of their own: the same in both runs.)
         if status != traced:
             sys.exit(f"FAIL the program's exit status: traced {traced}, under cachesim {status}")
@@ -105,14 +140,17 @@ def main():
             # Per source line too (the DWARF of the same program file).
             p_on.update(lines(c_on))
             p_off.update(lines(c_off))
-            if not any(v.get("I1:ir") for v in p_on.values()):
+            if DATA and not any(v.get("D1:dr") or v.get("U1:dr") for v in p_on.values()):
+                fails.append(f"FAIL [{c_on['name']}] online: no data miss at all (nothing was compared)")
+            elif not DATA and not any(v.get("I1:ir") for v in p_on.values()):
                 fails.append(f"FAIL [{c_on['name']}] online: no instruction miss at all (nothing was compared)")
             for name in sorted(set(p_on) | set(p_off)):
                 e_on, e_off = p_on.get(name, {}), p_off.get(name, {})
                 for ev in sorted(set(e_on) | set(e_off)):
                     checked += 1
                     if e_on.get(ev, 0) != e_off.get(ev, 0):
-                        label = ev if ev == "Ir" else ev.split(":")[0] + "mr"
+                        level, _, kind = ev.partition(":")  # "Dr", or "D1:dr" (D1's read misses)
+                        label = level if not kind else level + ("m" + kind[1] if kind[0] == "d" else "mr")
                         fails.append(f"FAIL [{c_on['name']}] {name}: {label} online {e_on.get(ev, 0)}, "
                                      f"offline {e_off.get(ev, 0)}")
         for f in fails:
