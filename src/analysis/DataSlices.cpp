@@ -21,6 +21,7 @@ struct Step {
   uint16_t address = 0;  // base and index registers of its Computed operands
   bool recordsAll = false;  // a setjmp-like call: every needed register is recorded after it
   uint16_t recordAlways = 0;  // recorded after it whether needed or not (a repe/repne's %rcx: its count)
+  uint16_t needs = 0;  // needed before it for the procedure it jumps to: %rsp, which that one carries in
 };
 
 bool isStringOp(const ZydisDecodedInstruction& insn) { return insn.meta.category == ZYDIS_CATEGORY_STRINGOP; }
@@ -420,7 +421,7 @@ uint64_t transfer(const Step& st, InsnSlice& s, uint64_t after) {
   s.emulated = uint16_t(needOut & computable);
   s.storesSlot = (needOut & computable) >> 16 != 0;
   s.recordAfter = uint16_t(needOut & ~computable) | st.recordAlways;
-  uint64_t before = (after & ~writes) | st.address;
+  uint64_t before = (after & ~writes) | st.address | st.needs;
   if (needOut & computable) before |= s.op.inputs() | (s.op.kind == x86::EmuKind::SlotLoad ? slotBit(s) : 0);
   return before;
 }
@@ -484,6 +485,12 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     // repe/repne, which may stop early, %rcx after it too.
     if (sem.repeated) st.address |= 1u << 1;
     if (sem.repeatedWhile) st.recordAlways |= 1u << 1;
+    // A jump out of the procedure (a tail call, a jump table's or a
+    // pointer's target elsewhere): the procedure it reaches carries %rsp
+    // in (carriedIn), so it must be known here.  A call's push needs it
+    // anyway.
+    if ((in.flow == x86::Flow::Jump && !proc.contains(in.target)) || in.flow == x86::Flow::IndirectJump)
+      st.needs |= 1u << 4;
     for (unsigned k = 0; k < sem.memCount; ++k) {
       const x86::MemOperand& m = sem.mem[k];
       if (m.vectorIndex != x86::MemOperand::kNone || (setsDirection && isStringOp(decoded[i]))) {
@@ -513,6 +520,15 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     r.unreachable[b] = !r.entrySite[b] && !intraPred;
   }
 
+  // The entry of a procedure only traced code enters (by a call or a jump,
+  // never through its address, never from outside): %rsp comes from the
+  // caller, which knows it (its call pushes through it, its jump needs it).
+  r.carriedIn.assign(nb, 0);
+  if (trace && trace->traced && !trace->enterable)
+    for (size_t b = 0; b < nb; ++b)
+      if (proc.blocks[b].isEntry && !proc.blocks[b].isLandingPad && !(b < trace->tagged.size() && trace->tagged[b]))
+        r.carriedIn[b] = 1u << 4;
+
   std::vector<bool> returnsTwice(n);
   for (size_t i = 0; i < n; ++i) returnsTwice[i] = steps[i].recordsAll || callsVfork(program, proc.insns[i]);
   findSlots(program, proc, decoder, d, returnsTwice, r);
@@ -526,7 +542,7 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     const ir::Block& blk = proc.blocks[b];
     uint64_t out = 0;
     for (const ir::Edge& e : blk.succs)
-      if (!r.entrySite[e.to]) out |= neededIn[e.to];
+      out |= r.entrySite[e.to] ? r.carriedIn[e.to] : neededIn[e.to];  // (an entry's loop: what it carries in)
     uint64_t live = out;
     for (uint32_t i = blk.firstInsn + blk.insnCount; i-- > blk.firstInsn;) {
       InsnSlice& s = r.insns[i];
@@ -547,7 +563,7 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
   for (size_t b = 0; b < nb; ++b) {
     through(b, true);
     r.neededIn[b] = uint16_t(neededIn[b]);
-    if (r.entrySite[b]) r.recordAtEntry[b] = uint16_t(neededIn[b]);  // (a slot is never needed there)
+    if (r.entrySite[b]) r.recordAtEntry[b] = uint16_t(neededIn[b]) & ~r.carriedIn[b];  // (a slot is never needed there)
   }
   return r;
 }
@@ -565,7 +581,7 @@ std::string checkSlices(const ir::Procedure& proc, const DataSlices& slices) {
   constexpr uint64_t kAll64 = ~uint64_t(0);
   std::vector<uint64_t> knownOut(nb, kAll64);
   auto knownIn = [&](size_t b) {
-    if (slices.entrySite[b]) return uint64_t(slices.recordAtEntry[b]);
+    if (slices.entrySite[b]) return uint64_t(slices.recordAtEntry[b] | slices.carriedIn[b]);
     uint64_t k = kAll64;  // (a block that cannot be reached needs nothing)
     for (const ir::PredEdge& p : proc.blocks[b].preds)
       if (ir::isIntraprocedural(p.kind)) k &= knownOut[p.from];

@@ -147,6 +147,12 @@ struct DataSlices {
   std::vector<bool> entrySite;         // per block: the regenerator loses the register state there
   std::vector<bool> unreachable;       // per block: no way in (padding); never runs, counted nowhere
   std::vector<uint16_t> recordAtEntry; // per block: RECORD-AT-ENTRY registers (entry sites only)
+  // Per block: registers the regenerator carries in at an entry site from
+  // the traced code that branched there -- %rsp at the entry of a
+  // procedure that is not enterable (TracePlan.h: only traced code calls or
+  // jumps to it; the call pushes through %rsp, a jump out of a procedure
+  // needs it): the callee's %rsp is the caller's, less 8 after a call.
+  std::vector<uint16_t> carriedIn;
   std::vector<uint16_t> neededIn;      // per block: needed where it starts
   std::vector<uint16_t> neededOut;     // per block: needed after its last instruction
   std::vector<StackSlot> slots;        // by slot number (x86::EmuOp::slot)

@@ -174,7 +174,9 @@ void dumpSlices(const ProgramModel& model, std::ostream& out, const SliceDumpOpt
     if (o.table) {
       out << "proc " << hex(p.start) << " " << p.name << "\n";
       for (size_t b = 0; b < p.blocks.size(); ++b)
-        if (s.entrySite[b]) out << "entry " << hex(p.blocks[b].start) << " " << s.recordAtEntry[b] << "\n";
+        // (The oracle receives the registers carried in as if recorded: the
+        // data oracle, tests/trace, checks the caller's side end to end.)
+        if (s.entrySite[b]) out << "entry " << hex(p.blocks[b].start) << " " << (s.recordAtEntry[b] | s.carriedIn[b]) << "\n";
       for (size_t i = 0; i < p.insns.size(); ++i) {
         const InsnSlice& is = s.insns[i];
         const uint64_t pc = p.insns[i].address;
@@ -200,7 +202,10 @@ void dumpSlices(const ProgramModel& model, std::ostream& out, const SliceDumpOpt
         out << "\n";
       }
       out << "  block " << b << " " << hex(p.blocks[b].start) << " needed-in " << regNames(s.neededIn[b]);
-      if (s.entrySite[b]) out << " ENTRY-SITE record " << regNames(s.recordAtEntry[b]);
+      if (s.entrySite[b]) {
+        out << " ENTRY-SITE record " << regNames(s.recordAtEntry[b]);
+        if (s.carriedIn[b]) out << " carried-in " << regNames(s.carriedIn[b]);
+      }
       out << "\n";
       for (uint32_t i = p.blocks[b].firstInsn; i < p.blocks[b].firstInsn + p.blocks[b].insnCount; ++i) {
         const x86::Insn& in = p.insns[i];

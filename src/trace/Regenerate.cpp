@@ -694,7 +694,10 @@ class Walker {
           const ir::Procedure* q = target ? analysis::tracedCode(prog_, plan_, target) : nullptr;
           if (q && q->start == target) {
             stack_.push_back({p_, b_, true, analysis::callWritesReturn(prog_, plan_, target)});
-            if (plan_.data) stack_.back().regs = data_.regs;
+            if (plan_.data) {
+              stack_.back().regs = data_.regs;
+              data_.regs.gpr[4] -= 8;  // the callee's %rsp, which its entry may carry in (DataSlices::carriedIn)
+            }
             p_ = q;
             b_ = uint32_t(q->blockIndexAt(target));
             entryConsumed_ = blockConsumed_ = false;
