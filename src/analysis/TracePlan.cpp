@@ -157,7 +157,8 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile, con
         records[b] = true;
         d.addWord(uint64_t(b) << 32 | t.slices.recordAtEntry[b]);
       }
-      for (const InsnSlice& in : t.slices.insns) d.addWord(uint64_t(in.recordAfter) << 16 | in.emulated);
+      for (const InsnSlice& in : t.slices.insns)
+        d.addWord(uint64_t(in.recordAfter) << 16 | in.emulated | uint64_t(in.valueBytes) << 32 | uint64_t(in.valueExtend) << 40);
     }
     t.graph = traceGraph(p, records);
     const std::vector<double> counts = profile ? blockCounts(p, *profile) : std::vector<double>{};

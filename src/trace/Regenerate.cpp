@@ -192,15 +192,22 @@ class Walker {
     return true;
   }
 
-  // The values recorded at a site: `registers`, lowest number first.
-  bool readValues(uint16_t registers) {
+  // The values recorded at a site: `registers`, lowest number first (after
+  // instruction `after`: in the bytes its slice says, extended).
+  bool readValues(uint16_t registers, const analysis::InsnSlice* after = nullptr) {
     for (unsigned r = 0; registers; ++r, registers >>= 1) {
       if (!(registers & 1)) continue;
+      const unsigned bytes = after ? after->recordedBytes(r) : 8;
       uint64_t v;
-      if (!read(8, v)) return false;
+      if (!read(bytes, v)) return false;
+      if (bytes < 8 && after->valueExtend != analysis::InsnSlice::Zero) {
+        const unsigned shift = 64 - 8 * bytes;
+        v = uint64_t(int64_t(v << shift) >> shift);
+        if (after->valueExtend == analysis::InsnSlice::Sign32) v = uint32_t(v);
+      }
       data_.regs.gpr[r] = v;
       ++sum_.recordedValues;
-      sum_.valueBytes += 8;
+      sum_.valueBytes += bytes;
     }
     return true;
   }
@@ -226,7 +233,7 @@ class Walker {
       if (std::string why = appendReferences(sl, i, data_, rcx, k - from_, refs_); !why.empty())
         return problem = why + at(), false;
     if (in.emulated || in.storesSlot) x86::emulate(in.op, data_.regs);
-    if (!callReturns && !readValues(in.recordAfter)) return ended = true, false;
+    if (!callReturns && !readValues(in.recordAfter, &in)) return ended = true, false;
     if (countAfter) {
       const uint64_t left = data_.regs.gpr[1];
       if (left > rcx) return problem = "a repeated instruction's count grew" + at(), false;
@@ -717,7 +724,8 @@ class Walker {
             break;
           }
           // The values recorded after the call (after its RETURN or RESUMED).
-          if (plan_.data && !readValues(plan_.procs[p_->id].slices.insns[blk.firstInsn + blk.insnCount - 1].recordAfter)) {
+          const analysis::InsnSlice* call = plan_.data ? &plan_.procs[p_->id].slices.insns[blk.firstInsn + blk.insnCount - 1] : nullptr;
+          if (call && !readValues(call->recordAfter, call)) {
             ended = true;
             break;
           }
