@@ -226,19 +226,16 @@ class Walker {
     // the trace records: its references are computed from the registers
     // before it once that is read.
     const bool countAfter = in.repeatedWhile && in.memCount;
-    DataState before;
-    if (countAfter) before = data_;
+    if (countAfter) before_ = data_;
     const uint64_t rcx = in.repeated ? data_.regs.gpr[1] : 1;
-    if (!countAfter)
-      if (std::string why = appendReferences(sl, i, data_, rcx, k - from_, refs_); !why.empty())
-        return problem = why + at(), false;
+    if (!countAfter && in.memCount)
+      if (const char* why = appendReferences(sl, i, data_, rcx, k - from_, refs_)) return problem = why + at(), false;
     if (in.emulated || in.storesSlot) x86::emulate(in.op, data_.regs);
     if (!callReturns && !readValues(in.recordAfter, &in)) return ended = true, false;
     if (countAfter) {
       const uint64_t left = data_.regs.gpr[1];
       if (left > rcx) return problem = "a repeated instruction's count grew" + at(), false;
-      if (std::string why = appendReferences(sl, i, before, rcx - left, k - from_, refs_); !why.empty())
-        return problem = why + at(), false;
+      if (const char* why = appendReferences(sl, i, before_, rcx - left, k - from_, refs_)) return problem = why + at(), false;
     }
     return true;
   }
@@ -775,6 +772,7 @@ class Walker {
   std::string pending_;      // a problem found where no string can be returned
   uint64_t bias_ = 0;        // the program's load bias in the stream's process
   DataState data_;           // a data trace: what the walk knows of the thread's registers
+  DataState before_;         // them before a repe/repne, whose count is known after it
   std::vector<DataRef> refs_;  // the data references of the block run being walked
   uint64_t refsSeen_ = 0;      // of the stream, before it
 };
