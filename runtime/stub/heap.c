@@ -112,7 +112,8 @@ static int find_slots(const struct stub_libc *libc, uint64_t *slots[4]) {
   return hi - lo < 64;
 }
 
-static void protect_slots(struct stub_private_heap *h, int prot) {
+/* mprotect of the pages that hold the four slots; 0 on success. */
+static long protect_slots(struct stub_private_heap *h, int prot) {
   uint64_t lo = ~0ul, hi = 0;
   for (int k = 0; k < 4; k++) {
     if ((uint64_t)h->slots[k] < lo) lo = (uint64_t)h->slots[k];
@@ -120,8 +121,7 @@ static void protect_slots(struct stub_private_heap *h, int prot) {
   }
   lo &= ~(HEAP_PAGE - 1);
   hi = (hi + HEAP_PAGE - 1) & ~(HEAP_PAGE - 1);
-  if (sys_mprotect(lo, hi - lo, prot) != 0)
-    stub_fail("cannot change the protection of the dynamic linker's malloc pointers", 0, 0);
+  return sys_mprotect(lo, hi - lo, prot);
 }
 
 void stub_private_heap_begin(struct stub_private_heap *h, const struct stub_libc *libc) {
@@ -129,15 +129,17 @@ void stub_private_heap_begin(struct stub_private_heap *h, const struct stub_libc
   if (!find_slots(libc, h->slots)) return;
   const uint64_t ours[4] = {(uint64_t)heap_malloc, (uint64_t)heap_calloc, (uint64_t)heap_realloc,
                             (uint64_t)heap_free};
-  protect_slots(h, HEAP_PROT_READ | HEAP_PROT_WRITE);
+  /* A system that refuses to make them writable keeps the old way. */
+  if (protect_slots(h, HEAP_PROT_READ | HEAP_PROT_WRITE) != 0) return;
   for (int k = 0; k < 4; k++) h->saved[k] = *h->slots[k], *h->slots[k] = ours[k];
-  protect_slots(h, HEAP_PROT_READ);
+  protect_slots(h, HEAP_PROT_READ); /* left writable if refused: harmless */
   h->active = 1;
 }
 
 void stub_private_heap_end(struct stub_private_heap *h) {
   if (!h->active) return;
-  protect_slots(h, HEAP_PROT_READ | HEAP_PROT_WRITE);
+  if (protect_slots(h, HEAP_PROT_READ | HEAP_PROT_WRITE) != 0)
+    stub_fail("cannot give the dynamic linker its malloc back", 0, 0); /* it was writable a moment ago */
   for (int k = 0; k < 4; k++) *h->slots[k] = h->saved[k];
   protect_slots(h, HEAP_PROT_READ);
   h->active = 0;
