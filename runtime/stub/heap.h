@@ -13,8 +13,10 @@ struct stub_private_heap {
   int active;
 };
 
-/* Points ld.so's malloc family at the private heap, if it can find it. */
-void stub_private_heap_begin(struct stub_private_heap *h, const struct stub_libc *libc);
+/* Points ld.so's malloc family at the private heap, if it can find it and
+ * the process does not run under Valgrind (unless `evenUnderValgrind`: a
+ * test's must-fail twin). */
+void stub_private_heap_begin(struct stub_private_heap *h, const struct stub_libc *libc, int evenUnderValgrind);
 /* Points it back. */
 void stub_private_heap_end(struct stub_private_heap *h);
 

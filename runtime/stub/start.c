@@ -197,11 +197,14 @@ uint64_t atomx_start(uint64_t *initialStack) {
   if (replay) atomx_end_read(d, replay);
 
   /* From here to the program's entry, ld.so allocates from private mappings
-   * (heap.c).  ATOMX_TEST_SHARED_HEAP=1, for the heap test's must-fail twin
-   * only, keeps the old way: ld.so allocates on the program's heap. */
+   * (heap.c).  For the heap tests' must-fail twins only:
+   * ATOMX_TEST_SHARED_HEAP=1 keeps the old way (ld.so allocates on the
+   * program's heap); ATOMX_TEST_HEAP_UNDER_VALGRIND=1 takes over ld.so's
+   * malloc under Valgrind too. */
   struct stub_private_heap heap;
   heap.active = 0;
-  if (!initial_getenv(initialStack, "ATOMX_TEST_SHARED_HEAP")) stub_private_heap_begin(&heap, &libc);
+  if (!initial_getenv(initialStack, "ATOMX_TEST_SHARED_HEAP"))
+    stub_private_heap_begin(&heap, &libc, initial_getenv(initialStack, "ATOMX_TEST_HEAP_UNDER_VALGRIND") != 0);
   if (d->analysisSize > 0) {
     void *handle = load_analysis(d, &libc);
     d->analysisHandle = (uint64_t)handle;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pristine_heap.py --atomx ATOMX --program PROG [--mode null|dyninst|trace]...
+"""pristine_heap.py --atomx ATOMX --program PROG [--mode null|dyninst|trace]... [--memcheck]
 
 ATOM's pristine heap (docs/rewriting.md, "Heap and stack addresses"): PROG
 (heap_addresses.c) runs natively and instrumented, both under `setarch -R`
@@ -26,6 +26,11 @@ What must hold, printed as FAIL lines naming the value that differs:
     heap (the first block at sbrk0 + 0x2a0, after malloc's tcache);
   - a block glibc mmaps natively (block 10) is mmapped instrumented too; its
     address differs (the analysis object's libraries are mapped first).
+With --memcheck, the dyninst-instrumented PROG runs under Valgrind's
+memcheck instead, which must report no error: under Valgrind the runtime
+leaves ld.so's malloc alone (Valgrind frees ld.so's blocks at exit, and
+memcheck would call the private heap's blocks invalid frees); its twin sets
+ATOMX_TEST_HEAP_UNDER_VALGRIND=1 and must see memcheck's "Invalid free".
 The heap's start itself differs by the size of the segments atomx appends
 after the program's last one: the kernel starts the heap after the highest
 PT_LOAD (docs/rewriting.md says why that stays).  The runtime's must-fail
@@ -111,12 +116,34 @@ def compare(mode, native, instrumented, nativeFile, instrumentedFile):
     return [f"FAIL: {mode}: {p}" for p in problems]
 
 
+def memcheck(atomx, program):
+    """FAIL lines for every error memcheck reports in instrumented PROG."""
+    if not shutil.which("valgrind"):
+        print("SKIP: no valgrind")
+        sys.exit(77)
+    with tempfile.TemporaryDirectory(prefix="atomx-heap-") as scratch:
+        out = os.path.join(scratch, "prog")
+        instrument(atomx, "dyninst", program, out, scratch)
+        r = subprocess.run(["valgrind", "-q", "--error-exitcode=9", out], capture_output=True, text=True, cwd=scratch)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("==") and "Invalid" in line]
+        if r.returncode == 0 and not errors:
+            print("memcheck: no error")
+            return []
+        return [f"FAIL: memcheck: exit status {r.returncode}: " + (errors[0] if errors else r.stderr.strip()[:300])]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--atomx", required=True)
     ap.add_argument("--program", required=True)
     ap.add_argument("--mode", action="append", choices=("null", "dyninst", "trace"))
+    ap.add_argument("--memcheck", action="store_true")
     args = ap.parse_args()
+    if args.memcheck:
+        failures = memcheck(args.atomx, args.program)
+        for f in failures:
+            print(f)
+        return 1 if failures else 0
     if subprocess.run(["setarch", os.uname().machine, "-R", "true"], capture_output=True).returncode != 0:
         print("SKIP: setarch -R does not work here (no personality(ADDR_NO_RANDOMIZE))")
         return 77
