@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pristine_heap.py --atomx ATOMX --program PROG [--mode null|dyninst|trace]... [--memcheck]
+"""pristine_heap.py --atomx ATOMX --program PROG [--mode null|dyninst|trace]... [--same-start] [--memcheck]
 
 ATOM's pristine heap (docs/rewriting.md, "Heap and stack addresses"): PROG
 (heap_addresses.c) runs natively and instrumented, both under `setarch -R`
@@ -21,9 +21,12 @@ What must hold, printed as FAIL lines naming the value that differs:
     ELF_ET_DYN_BASE = 0x555555554000 for a PIE), in both runs: nothing atomx
     does before main moves the program break;
   - every block on the heap (between sbrk0 and sbrk1 natively) at the same
-    offset from that start of the heap in both runs, and the heap's growth (sbrk1 - sbrk0)
-    the same: nothing atomx does before main allocates on the program's
-    heap (the first block at sbrk0 + 0x2a0, after malloc's tcache);
+    offset from that start of the heap in both runs, and the heap's growth
+    (sbrk1 - sbrk0) the same: nothing atomx does before main allocates on
+    the program's heap (the first block at sbrk0 + 0x2a0, after malloc's
+    tcache); the twin sets ATOMX_TEST_SHARED_HEAP=1 in both runs (the
+    loader allocates on the program's heap as it used to) and must see
+    malloc0 named;
   - a block glibc mmaps natively (block 10) is mmapped instrumented too; its
     address differs (the analysis object's libraries are mapped first).
 With --memcheck, the dyninst-instrumented PROG runs under Valgrind's
@@ -31,11 +34,14 @@ memcheck instead, which must report no error: under Valgrind the runtime
 leaves ld.so's malloc alone (Valgrind frees ld.so's blocks at exit, and
 memcheck would call the private heap's blocks invalid frees); its twin sets
 ATOMX_TEST_HEAP_UNDER_VALGRIND=1 and must see memcheck's "Invalid free".
-The heap's start itself differs by the size of the segments atomx appends
-after the program's last one: the kernel starts the heap after the highest
-PT_LOAD (docs/rewriting.md says why that stays).  The runtime's must-fail
-twin sets ATOMX_TEST_SHARED_HEAP=1 in both runs: the loader then allocates
-on the program's heap as it used to, and this check must name malloc0."""
+With --same-start (a fixed-address executable, whose new segments atomx
+puts below the program) the heap also starts where the original's does, so
+every address on it is the original's; otherwise (a PIE) its start differs
+by the size of the segments atomx appends after the program's last one: the
+kernel starts the heap after the highest PT_LOAD (docs/rewriting.md says
+why that stays).  The twin of --same-start sets ATOMX_TEST_SEGMENTS_ABOVE=1
+(src/rewrite/Rewriter.cpp: the segments go above the program again) and
+must see sbrk0 named."""
 import argparse
 import os
 import shutil
@@ -88,9 +94,12 @@ def instrument(atomx, mode, prog, out, scratch):
         sys.exit(f"FAIL: {' '.join(cmd)}: {r.stderr.strip()}")
 
 
-def compare(mode, native, instrumented, nativeFile, instrumentedFile):
+def compare(mode, native, instrumented, nativeFile, instrumentedFile, sameStart):
     """The FAIL lines of one mode: what differs, by name."""
     problems = []
+    if sameStart and native["sbrk0"] != instrumented["sbrk0"]:
+        problems.append(f"sbrk0: the heap starts at {native['sbrk0']:#x} natively, {instrumented['sbrk0']:#x} "
+                        "instrumented")
     for name in ("stack", "data"):
         if native[name] != instrumented[name]:
             problems.append(f"{name}: {native[name]:#x} natively, {instrumented[name]:#x} instrumented")
@@ -138,6 +147,7 @@ def main():
     ap.add_argument("--program", required=True)
     ap.add_argument("--mode", action="append", choices=("null", "dyninst", "trace"))
     ap.add_argument("--memcheck", action="store_true")
+    ap.add_argument("--same-start", action="store_true")
     args = ap.parse_args()
     if args.memcheck:
         failures = memcheck(args.atomx, args.program)
@@ -162,7 +172,7 @@ def main():
                 env["ATOMX_TRACE_DIR"] = os.path.join(scratch, "trace")
             n = run(native, env, nativeDir)
             i = run(out, env, instrDir)
-            lines = compare(mode, n, i, native, out)
+            lines = compare(mode, n, i, native, out, args.same_start)
             failures += lines
             shift = kernel_heap_start(out) - kernel_heap_start(native)
             print(f"{mode}: {'differs' if lines else 'same'}; the heap starts {shift:#x} later "
