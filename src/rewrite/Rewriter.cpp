@@ -19,6 +19,7 @@ double secondsSince(Clock::time_point t0) {
 }
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t alignDown(uint64_t v, uint64_t a) { return v / a * a; }
 
 }  // namespace
 
@@ -37,10 +38,11 @@ elf::PatchedFile Rewriter::rewrite() {
   const auto t0 = Clock::now();
   PhaseTimes& phases = report_.phases;
   const uint64_t above = alignUp(image_.imageEnd(), elf::ElfWriter::kPageSize);
-  const uint64_t below = placeBelow(above);
-  layOut(below ? below : above, phases);
-  const uint64_t top = image_.imageStart() / elf::ElfWriter::kPageSize * elf::ElfWriter::kPageSize;
-  if (below && appendedEnd() > top) layOut(above, phases);  // grew past the slack
+  layOut(above, phases);
+  if (const uint64_t below = placeBelow(above)) {  // a second run of the phases adds to their times
+    layOut(below, phases);
+    if (appendedEnd() > alignDown(image_.imageStart(), elf::ElfWriter::kPageSize)) layOut(above, phases);
+  }
   elf::PatchedFile patched = phases.time("patchFile", [&] { return patchFile(); });
   elf::PatchedFile out = phases.time("writeElf", [&] { return writeElf(std::move(patched)); });
   report_.rewriteSeconds = secondsSince(t0);
@@ -87,17 +89,16 @@ uint64_t Rewriter::appendedEnd() const {
 // PT_LOAD, so segments below it leave the heap where the original's is
 // (docs/rewriting.md, "Heap and stack addresses").  A PIE's first segment
 // is pinned at the kernel's base, so nothing goes below it.  The size comes
-// from a trial layout above the program, plus slack: branches between the
-// new code and the old may relax differently at the other distance.
-uint64_t Rewriter::placeBelow(uint64_t above) {
+// from the layout just made above the program (at `above`), plus slack:
+// branches between the new code and the old may relax differently at the
+// other distance.
+uint64_t Rewriter::placeBelow(uint64_t above) const {
   // ATOMX_TEST_SEGMENTS_ABOVE=1, for the heap test's must-fail twin only:
   // the segments stay above the program, where they move the heap.
   if (image_.isPie() || std::getenv("ATOMX_TEST_SEGMENTS_ABOVE")) return 0;
-  PhaseTimes trial;
-  layOut(above, trial);
   const uint64_t span = appendedEnd() - above;
   const uint64_t room = alignUp(span + span / 8 + (uint64_t(64) << 10), elf::ElfWriter::kPageSize);
-  const uint64_t top = image_.imageStart() / elf::ElfWriter::kPageSize * elf::ElfWriter::kPageSize;
+  const uint64_t top = alignDown(image_.imageStart(), elf::ElfWriter::kPageSize);
   return top >= kLowestAddress + room ? top - room : 0;
 }
 

@@ -93,7 +93,7 @@ class Rewriter {
 
   void countProcedures();
   void layOut(uint64_t textAddr, PhaseTimes& phases);
-  uint64_t placeBelow(uint64_t above);
+  uint64_t placeBelow(uint64_t above) const;
   uint64_t appendedEnd() const;
   // Where the address map's offsets count from: the lowest address, old or new.
   uint64_t mapBase() const;
