@@ -31,7 +31,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import regen_oracle  # noqa: E402
-from regen_oracle import keyed, stream_processes, who  # noqa: E402
+from regen_oracle import keyed, stream_dir, stream_processes, who  # noqa: E402
 
 Ref = collections.namedtuple("Ref", "pc kind addr size")
 
@@ -61,19 +61,29 @@ def regen_refs(atomx, trace):
     return threads, signals, problems
 
 
-def trace_refs(atomx, trace):
+def trace_refs(atomx, trace, w):
+    """Every stream's references, keyed as keyed() does, and the problems
+    regen reported.  A program exec'd in a thread has a stream of its own
+    with the same thread id (thread.TID-K.axt): then each stream is
+    regenerated alone (regen_oracle.stream_dir)."""
     parent, pid_of = stream_processes(trace)
-    threads, signals, problems = regen_refs(atomx, trace)
+    names = sorted(f for f in os.listdir(trace) if f.startswith("thread.") and f.endswith(".axt"))
+    alone = any("-" in f for f in names)
+    problems = []
+    if not alone:
+        threads, signals, problems = regen_refs(atomx, trace)
     entries = []
-    for f in sorted(f for f in os.listdir(trace) if f.startswith("thread.") and f.endswith(".axt")):
-        ident = f[len("thread."):-len(".axt")]
-        if "-" in ident:
-            problems.append(f"{f}: a program exec'd in a thread (data_oracle.py compares one program per thread)")
-            continue
+    for f in names:
+        ident = f[len("thread."):-len(".axt")].split("-")
+        tid = int(ident[0])
         if f not in pid_of:
             problems.append(f"{f}: no `stream` event names its process")
             continue
-        entries.append((pid_of[f], int(ident), 0, (threads.get(int(ident), []), signals.get(int(ident), [])), f"stream {f}"))
+        if alone:
+            threads, signals, p = regen_refs(atomx, stream_dir(trace, f, w))
+            problems += [f"{f}: {x}" for x in p]
+        entries.append((pid_of[f], tid, int(ident[1]) if len(ident) > 1 else 0,
+                        (threads.get(tid, []), signals.get(tid, [])), f"stream {f}"))
     return keyed(entries, parent), problems
 
 
@@ -161,7 +171,7 @@ def main():
         untraced = subprocess.run([atomx, "regen", trace, "--untraced"], capture_output=True, text=True).stdout
         spans = [(int(f[1], 16), int(f[2], 16)) for f in (l.split(None, 3) for l in untraced.splitlines())]
         outside = lambda a: any(s <= a < e for s, e in spans)  # noqa: E731
-        mine, problems = trace_refs(atomx, trace)
+        mine, problems = trace_refs(atomx, trace, w)
         failures += problems
         theirs, odd = naive_refs(naive_dir, outside)
         failures += odd

@@ -92,15 +92,21 @@ def regen_blocks(atomx, trace):
     return threads, problems
 
 
-def stream_blocks(atomx, trace, stream, w):
-    """[block start, ...] of one stream of the trace, regenerated alone (in
-    a directory with the trace's other files and this one stream), and the
-    problems regen reported."""
+def stream_dir(trace, stream, w):
+    """A trace directory with the trace's files but its one stream `stream`
+    (symbolic links, under w): what regenerates that stream alone."""
     d = tempfile.mkdtemp(dir=w, prefix="stream.")
     for f in os.listdir(trace):
         if not f.endswith(".axt") or f == stream:
             os.symlink(os.path.join(trace, f), os.path.join(d, f))
-    threads, problems = regen_blocks(atomx, d)
+    return d
+
+
+def stream_blocks(atomx, trace, stream, w):
+    """[block start, ...] of one stream of the trace, regenerated alone (in
+    a directory with the trace's other files and this one stream), and the
+    problems regen reported."""
+    threads, problems = regen_blocks(atomx, stream_dir(trace, stream, w))
     return [a for t in sorted(threads) for a in threads[t]], [f"{stream}: {p}" for p in problems]
 
 
