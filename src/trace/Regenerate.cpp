@@ -46,6 +46,7 @@
 #include "support/Error.h"
 #include "support/Hex.h"
 #include "trace/DataRefs.h"
+#include "trace/LibraryCalls.h"
 #include "trace/TraceFiles.h"
 
 namespace atomx::trace {
@@ -77,6 +78,8 @@ class Walker {
     childFrom_ = s.childFrom;
     pos_ = 0;
     refsSeen_ = 0;
+    lib_ = {};
+    librarySeen_ = 0;
     tid_ = s.thread;
     out_.threadBegin(tid_);
     std::string problem;
@@ -97,6 +100,16 @@ class Walker {
 
  private:
   enum class Mode { Block, Tags, AfterCall };
+  // A library call whose arguments were read (analysis::kLibraryArguments)
+  // and whose references are not yet reported.
+  struct PendingLibrary {
+    bool armed = false;
+    const ir::Procedure* p = nullptr;
+    uint32_t block = 0;
+    int16_t f = -1;        // libc::kFunctions index
+    uint64_t site = 0;     // the call's address
+    uint64_t args[3] = {};  // %rdi, %rsi, %rdx
+  };
   struct Frame {
     const ir::Procedure* p;
     uint32_t block;
@@ -106,6 +119,7 @@ class Walker {
     uint32_t resume = 0;     // its instruction (index in the block)
     bool earlyDone = false;  // its early witness was read already
     x86::RegisterFile regs{};  // a data trace: the registers as they were (the caller's at its call)
+    PendingLibrary lib{};      // a signal frame: the interrupted block's library call
   };
   struct Open {  // a signal whose handler runs
     size_t depth;  // stack_.size() with its frame pushed
@@ -167,6 +181,7 @@ class Walker {
         return true;
       }
       for (uint32_t k = from; k < to; ++k) {
+        if (k == last && !libraryArguments()) return ended = true, false;
         if (const SignalMark* m = deliveryHere())
           if (m->pc == p_->insns[blk.firstInsn + k].address) return cutBlock(k, *m), false;
         if (!stepData(k, problem, ended)) return false;
@@ -250,6 +265,7 @@ class Walker {
     f.resume = k;
     f.earlyDone = earlyDone_;
     if (plan_.data) f.regs = data_.regs;  // sigreturn gives them all back
+    f.lib = lib_;
     stack_.push_back(f);
     open_.push_back({stack_.size(), m.signo});
     from_ = 0;
@@ -270,6 +286,7 @@ class Walker {
     stack_.pop_back();
     open_.pop_back();
     if (plan_.data) data_.regs = f.regs;
+    lib_ = f.lib;
     ++nextMark_;
     p_ = f.p;
     b_ = f.block;
@@ -370,6 +387,47 @@ class Walker {
   void outsideCall(uint64_t site, uint64_t target) {
     out_.outsideCall(tid_, site, target ? prog_.describe(target) : std::string());
     ++sum_.outsideCalls;
+    if (lib_.armed && lib_.site == site && !analysis::libraryResult(size_t(lib_.f))) reportLibrary(0);
+  }
+
+  // A library call (analysis::kLibraryArguments): before block b_'s last
+  // instruction, its arguments, unless they were read already (the walk
+  // resumes there after a signal).  False when the stream ended.
+  bool libraryArguments() {
+    const int16_t f = plan_.procs[p_->id].library[b_];
+    if (f < 0 || (lib_.armed && lib_.p == p_ && lib_.block == b_)) return true;
+    const ir::Block& blk = p_->blocks[b_];
+    lib_ = {true, p_, b_, f, p_->insns[blk.firstInsn + blk.insnCount - 1].address, {}};
+    if (!readValues(analysis::kLibraryArguments)) return false;
+    lib_.args[0] = data_.regs.gpr[7], lib_.args[1] = data_.regs.gpr[6], lib_.args[2] = data_.regs.gpr[2];
+    return true;
+  }
+
+  // After the RETURN of block b_'s call: a library call's result, when its
+  // model needs it, then its references.  False when the stream ended.
+  bool libraryReturned() {
+    if (!lib_.armed || lib_.p != p_ || lib_.block != b_ || !analysis::libraryResult(size_t(lib_.f))) return true;
+    if (!readValues(analysis::kLibraryResult)) return false;
+    reportLibrary(data_.regs.gpr[0]);
+    return true;
+  }
+
+  // The armed library call's references, reported (Consumer::libraryCall).
+  void reportLibrary(uint64_t result) {
+    lib_.armed = false;
+    libRefs_.clear();
+    appendLibraryReferences(libraryExtent(size_t(lib_.f), lib_.args, result), libRefs_);
+    // For the library oracle's self-test only (tests/trace):
+    // ATOMX_TEST_REGEN_LIBC=N moves the Nth library call of a stream (from
+    // 1) 64 bytes up.
+    static const uint64_t moved = [] {
+      const char* v = std::getenv("ATOMX_TEST_REGEN_LIBC");
+      return v ? std::strtoull(v, nullptr, 10) : 0;
+    }();
+    if (++librarySeen_ == moved)
+      for (DataRef& r : libRefs_) r.address += 64;
+    out_.libraryCall({tid_, lib_.site, libc::kFunctions[lib_.f].name, libRefs_.data(), libRefs_.size(), childFrom_ && pos_ <= childFrom_});
+    sum_.libraryRefs += libRefs_.size();
   }
 
   void returnFromProc() {
@@ -716,8 +774,9 @@ class Walker {
             stopThread();
             break;
           }
-          // The values recorded after the call (after its RETURN or RESUMED).
-          if (plan_.data && !readValues(plan_.procs[p_->id].slices.insns[blk.firstInsn + blk.insnCount - 1].recordAfter)) {
+          // A library call's result, then the values recorded after the
+          // call (after its RETURN or RESUMED).
+          if (plan_.data && (!libraryReturned() || !readValues(plan_.procs[p_->id].slices.insns[blk.firstInsn + blk.insnCount - 1].recordAfter))) {
             ended = true;
             break;
           }
@@ -768,6 +827,9 @@ class Walker {
   uint64_t bias_ = 0;        // the program's load bias in the stream's process
   DataState data_;           // a data trace: what the walk knows of the thread's registers
   std::vector<DataRef> refs_;  // the data references of the block run being walked
+  PendingLibrary lib_;         // a library call being walked
+  std::vector<DataRef> libRefs_;
+  uint64_t librarySeen_ = 0;   // library calls of the stream reported
   uint64_t refsSeen_ = 0;      // of the stream, before it
 };
 
@@ -892,11 +954,17 @@ class Tee : public Consumer {
   void threadBegin(int t) override {
     for (Consumer* c : to_) c->threadBegin(t);
   }
+  void loadBias(int t, uint64_t bias) override {
+    for (Consumer* c : to_) c->loadBias(t, bias);
+  }
   void block(const BlockRun& b) override {
     for (Consumer* c : to_) c->block(b);
   }
   void outsideCall(int t, uint64_t site, const std::string& name) override {
     for (Consumer* c : to_) c->outsideCall(t, site, name);
+  }
+  void libraryCall(const LibraryCall& call) override {
+    for (Consumer* c : to_) c->libraryCall(call);
   }
   void signal(const SignalEvent& e) override {
     for (Consumer* c : to_) c->signal(e);
