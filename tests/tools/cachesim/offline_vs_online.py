@@ -6,8 +6,8 @@
 same working directory: every procedure's and every source line's Ir and
 instruction misses at every level (I1mr, ILmr) must be equal, in each configuration of a file of
 instruction-only hierarchies whose first levels' sets x line <= 4096 bytes
-(so that where the program's code is loaded cannot change a set: a trace
-without data has no load bias, docs/cachesim.md), each thread's own (the
+(kept from when the offline side had no load bias: every stream's header
+gives it, Consumer::loadBias), each thread's own (the
 outer level shared=no: with several threads a shared level sees them in
 another order offline, by design).  Prints `FAIL [CONFIG] FUNCTION: EVENT
 online N, offline M` per difference and exits 1.
@@ -17,7 +17,8 @@ online tool's (`atomx trace --data --with` the shipped cachesim tool's
 files, so that every address is the same in both), and the configurations
 simulate data and outer levels of any size: every event -- Ir, Dr, Dw and
 each level's misses -- must be equal per procedure and source line.
-libc's modelled references are left out of both (--libc none online).
+libc's modelled references are left out of both (--libc none online and
+offline).
 
 --libc (with --data): libc's model on both sides -- online, the tool's
 (its arguments at run time, strings measured in memory); offline, the
@@ -154,7 +155,8 @@ def main():
         # (Some pitfall programs exit with a status of their own: the same in both runs.)
         if status != traced:
             sys.exit(f"FAIL the program's exit status: traced {traced}, under cachesim {status}")
-        run([atomx, "cachesim", "trace", "--config", cfg, "--json", "offline.json", "-q", "-o", "offline.txt"], w)
+        run([atomx, "cachesim", "trace", "--config", cfg, "--json", "offline.json", "-q", "-o", "offline.txt"] +
+            ([] if LIBC or not DATA else ["--libc", "none"]), w)
         on = json.load(open(os.path.join(w, "cachesim.json")))
         off = json.load(open(os.path.join(w, "offline.json")))
         fails = []
