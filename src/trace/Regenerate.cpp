@@ -385,9 +385,21 @@ class Walker {
   // A call or jump from `site` to code outside the trace (`target` 0:
   // through a pointer).
   void outsideCall(uint64_t site, uint64_t target) {
-    out_.outsideCall(tid_, site, target ? prog_.describe(target) : std::string());
+    out_.outsideCall(tid_, site, target ? prog_.describe(target) : gotCallee(site));
     ++sum_.outsideCalls;
     if (lib_.armed && lib_.site == site && !analysis::libraryResult(size_t(lib_.f))) reportLibrary(0);
+  }
+
+  // The function a call or jump through a GOT slot at `site` (the last
+  // instruction of block b_) reaches: "NAME@got", or "" (another pointer).
+  std::string gotCallee(uint64_t site) const {
+    if (!p_) return "";
+    const ir::Block& blk = p_->blocks[b_];
+    const x86::Insn& in = p_->insns[blk.firstInsn + blk.insnCount - 1];
+    if (in.address != site || !(in.flow == x86::Flow::IndirectCall || in.flow == x86::Flow::IndirectJump) || !in.isRipRelative())
+      return "";
+    auto it = prog_.gotNames.find(in.target);
+    return it == prog_.gotNames.end() ? "" : it->second + "@got";
   }
 
   // A library call (analysis::kLibraryArguments): before block b_'s last

@@ -413,7 +413,9 @@ void CsLibraryCalls(const long* counts, const long* sitesTable, const long* othe
 // Before a call of a modelled function (site s; ~f: a tail jump): its
 // first three arguments.  The extent is taken now (strings as the call
 // finds them) and simulated when the call returns (after the call's own
-// push); a tail jump's at once.
+// push); a tail jump's at once.  (The extent is kept field by field: a
+// copy of the whole is made with SSE, and the routine would then save the
+// vector state: not light.)
 void CsLibc(long s, long a0, long a1, long a2) {
   Thread& t = me();
   const bool tail = libcSites[s] < 0;
@@ -424,16 +426,22 @@ void CsLibc(long s, long a0, long a1, long a2) {
     return;
   }
   const libc::Extent e = libc::extent(kind, uint64_t(a0), uint64_t(a1), uint64_t(a2));
-  if (tail) modelled(t, f, e);
-  else t.pendingExtent = e;
+  if (tail) return modelled(t, f, e);
+  libc::Extent& p = t.pendingExtent;
+  auto put = [](uint64_t& to, uint64_t v) {
+    asm("" : "+r"(v));  // from a general register: else adjacent fields are copied with SSE
+    to = v;
+  };
+  put(p.from, e.from), put(p.also, e.also), put(p.to, e.to), put(p.read, e.read), put(p.written, e.written);
+  p.two = e.two;
 }
 // When it returns: its references (calloc's from its result).
 void CsLibcResult(long s, long result) {
   Thread& t = me();
   const long f = libcSites[s];
   const libc::Kind kind = libc::kFunctions[f].kind;
-  modelled(t, f, libc::needsResult(kind) ? libc::extent(kind, t.pending[0], t.pending[1], t.pending[2], uint64_t(result))
-                                         : t.pendingExtent);
+  if (libc::needsResult(kind)) modelled(t, f, libc::extent(kind, t.pending[0], t.pending[1], t.pending[2], uint64_t(result)));
+  else modelled(t, f, t.pendingExtent);
 }
 }
 
