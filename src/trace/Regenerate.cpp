@@ -119,7 +119,7 @@ class Walker {
     uint32_t resume = 0;     // its instruction (index in the block)
     bool earlyDone = false;  // its early witness was read already
     x86::RegisterFile regs{};  // a data trace: the registers as they were (the caller's at its call)
-    PendingLibrary lib{};      // a signal frame: the interrupted block's library call
+    PendingLibrary lib{};      // a signal or ENTRY frame: the library call in progress (its result still due)
   };
   struct Open {  // a signal whose handler runs
     size_t depth;  // stack_.size() with its frame pushed
@@ -456,6 +456,7 @@ class Walker {
       return;
     }
     if (plan_.data) data_.regs = f.regs;  // the ABI keeps %rsp and the callee-saved ones; the rest are recorded
+    lib_ = f.lib;
     p_ = f.p;
     b_ = f.block;
     if (!p_) {
@@ -479,6 +480,7 @@ class Walker {
         p_ = stack_[i].p;
         if (plan_.data) data_.regs = stack_[i].regs;
         stack_.resize(i);
+        lib_ = {};  // a library call left by longjmp or an exception
         while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();  // left by longjmp
         return "";
       }
@@ -511,6 +513,7 @@ class Walker {
         p_ = stack_[i].p;
         if (plan_.data) data_.regs = stack_[i].regs;
         stack_.resize(i);
+        lib_ = {};  // a library call left by longjmp or an exception
         while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();
         return "";
       }
@@ -716,6 +719,7 @@ class Walker {
           if (id >= plan_.procs.size() || !plan_.procs[id].enterable) return "ENTRY of " + std::to_string(id) + ", no such procedure" + at();
           stack_.push_back({p_, b_, false, tail_});
           if (plan_.data) stack_.back().regs = data_.regs;
+          stack_.back().lib = lib_;  // a callback (or a handler) during a library call: its own calls are its own
           p_ = &prog_.procs[id];
           b_ = plan_.procs[id].entryBlock;
           entryConsumed_ = true;

@@ -2,7 +2,7 @@
 """A data trace's library references (`atomx trace --data`) against an
 LD_PRELOAD shim that logs the calls in the same run.
 
-    libc_oracle.py --atomx ATOMX --shim libc_shim.so PROG [ARGS...]
+    libc_oracle.py --atomx ATOMX --shim libc_shim.so [--async NAME:LEN]... PROG [ARGS...]
 
 Instruments PROG for a data trace (`atomx trace --data --instrument OUT`),
 runs OUT once with the trace directory and with libc_shim.so preloaded
@@ -12,10 +12,16 @@ reads and writes, measured by the shim itself), and checks:
   - the program's status and stdout are the native ones;
   - `atomx regen` regenerates every thread to its end;
   - per thread (the stream thread.TID is the shim's TID), in order, every
-    library call the regenerated text shows (`TID call NAME@plt` followed
-    by its ` LR ADDR SIZE` / ` LW ADDR SIZE` pieces) reads and writes the
-    very ranges the shim logged for that call: the pieces, joined, make one
-    contiguous range per kind (the model's pieces: front to back);
+    library call the regenerated text shows (` L NAME` followed by its
+    ` LR ADDR SIZE` / ` LW ADDR SIZE` pieces, in the lines of thread TID)
+    reads and writes the very ranges the shim logged for that call: the
+    pieces, joined, make one contiguous range per kind (the model's pieces:
+    front to back);
+  - --async NAME:LEN (repeated): the calls of NAME that read LEN bytes are a
+    signal handler's, which may come anywhere -- also between the shim's
+    entry and its log line, or inside a call whose references the trace
+    gives when it returns -- so they are compared apart: each thread has
+    the same ones, as a multiset, and the other calls in order;
   - every one of those ten functions was called at least once.
 A failure names the thread, the call's number and function, and both
 sides' ranges.  Exit status 0 when everything matches; 1 otherwise.
@@ -45,24 +51,20 @@ def regen_calls(atomx, trace, fails):
     calls = collections.defaultdict(list)
     tid, last = None, None
     for line in p.stdout.splitlines():
+        if line.startswith(" L "):  # a library call of thread `tid`
+            last = [line.split()[1], [], []]
+            calls[tid].append(last)
+            continue
         if line.startswith(" L"):
             kind, addr, size = line.split()
             if last is None:
-                fails.append(f"FAIL thread {tid}: library reference `{line.strip()}` after no modelled call")
+                fails.append(f"FAIL thread {tid}: library reference `{line.strip()}` before any library call")
                 continue
             last[1 if kind == "LR" else 2].append((int(addr, 16), int(size)))
             continue
         if line.startswith(" "):
             continue
-        f = line.split()
-        tid = int(f[0])
-        if f[1] == "call":
-            name = f[2].split("@")[0]
-            last = [name, [], []] if name in FUNCTIONS else None
-            if last:
-                calls[tid].append(last)
-        else:
-            last = None
+        tid, last = int(line.split()[0]), None
     return calls
 
 
@@ -94,6 +96,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--atomx", required=True)
     ap.add_argument("--shim", required=True)
+    ap.add_argument("--async", dest="asynchronous", action="append", default=[], metavar="NAME:LEN")
     ap.add_argument("prog")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -118,17 +121,30 @@ def main():
         regen = regen_calls(atomx, os.path.join(w, "trace"), fails)
         seen = set()
         compared = 0
+        asynchronous = {(x.split(":")[0], int(x.split(":")[1])) for x in a.asynchronous}
+        handled = 0
         for n, tid in enumerate(sorted(set(shim) | set(regen)), 1):
-            mine, theirs = regen.get(tid, []), shim.get(tid, [])
+            mine = [(c[0], joined("R", c[1]), joined("W", c[2])) for c in regen.get(tid, [])]
+            theirs = shim.get(tid, [])
+            if asynchronous:  # a handler's calls: the same multiset, anywhere
+                is_async = lambda c: isinstance(c[1], tuple) and (c[0], c[1][2]) in asynchronous
+                a_mine, a_theirs = sorted(c for c in mine if is_async(c)), sorted(c for c in theirs if is_async(c))
+                if a_mine != a_theirs:
+                    fails.append(f"FAIL thread {n} (tid {tid}): the handler's calls differ: regen {len(a_mine)}, "
+                                 f"shim {len(a_theirs)}; first different: regen "
+                                 f"{next((x for x, y in zip(a_mine + [None], a_theirs + [None]) if x != y), None)}, shim "
+                                 f"{next((y for x, y in zip(a_mine + [None], a_theirs + [None]) if x != y), None)}")
+                handled += len(a_mine)
+                mine = [c for c in mine if not is_async(c)]
+                theirs = [c for c in theirs if not is_async(c)]
             for k in range(max(len(mine), len(theirs))):
                 if k >= len(mine) or k >= len(theirs):
                     extra = mine[k][0] if k < len(mine) else theirs[k][0]
                     fails.append(f"FAIL thread {n} (tid {tid}): regen has {len(mine)} library calls, the shim "
                                  f"{len(theirs)} (the first unmatched: call {k + 1}, {extra})")
                     break
-                name, reads, writes = mine[k]
-                got = (name, joined("R", reads), joined("W", writes))
-                want = theirs[k]
+                got, want = mine[k], theirs[k]
+                name = got[0]
                 compared += 1
                 seen.add(name)
                 if got != want:
@@ -143,7 +159,8 @@ def main():
         print(f)
     if fails:
         return 1
-    print(f"PASS {os.path.basename(prog)}: {compared} library calls in {len(shim)} thread(s) equal to the shim's")
+    print(f"PASS {os.path.basename(prog)}: {compared} library calls in {len(shim)} thread(s) equal to the shim's" +
+          (f", and {handled} calls of signal handlers" if a.asynchronous else ""))
     return 0
 
 

@@ -93,53 +93,64 @@ static uint64_t string_bytes(const char *s, uint64_t max) {
   return n;
 }
 
-#define REAL(type, name, args)                                   \
-  static type(*real) args;                                       \
-  if (!real) *(void **)&real = dlsym(RTLD_NEXT, name);
+/* The real functions: found by the constructor (a signal handler's call
+ * must not run dlsym), or at a call that comes before it. */
+static void *reals[9];
+static const char *const names[9] = {"memcpy", "mempcpy", "memmove", "memset", "bzero",
+                                     "bcopy", "strlen", "strnlen", "stpcpy"};
+static void *real_of(int k) {
+  if (!reals[k]) reals[k] = dlsym(RTLD_NEXT, names[k]);
+  return reals[k];
+}
+__attribute__((constructor)) static void find_reals(void) {
+  for (int k = 0; k < 9; ++k) real_of(k);
+  from_program(0); /* opens the log */
+}
+#define REAL(type, k, args) type(*real) args = (type(*) args)real_of(k);
 #define CALLER __builtin_return_address(0)
 
 void *memcpy(void *d, const void *s, size_t n) {
-  REAL(void *, "memcpy", (void *, const void *, size_t));
+  REAL(void *, 0, (void *, const void *, size_t));
   if (from_program(CALLER)) logged("memcpy", s, n, d, n);
   return real(d, s, n);
 }
 void *mempcpy(void *d, const void *s, size_t n) {
-  REAL(void *, "mempcpy", (void *, const void *, size_t));
+  REAL(void *, 1, (void *, const void *, size_t));
   if (from_program(CALLER)) logged("mempcpy", s, n, d, n);
   return real(d, s, n);
 }
 void *memmove(void *d, const void *s, size_t n) {
-  REAL(void *, "memmove", (void *, const void *, size_t));
+  REAL(void *, 2, (void *, const void *, size_t));
   if (from_program(CALLER)) logged("memmove", s, n, d, n);
   return real(d, s, n);
 }
 void *memset(void *d, int c, size_t n) {
-  REAL(void *, "memset", (void *, int, size_t));
+  REAL(void *, 3, (void *, int, size_t));
   if (from_program(CALLER)) logged("memset", 0, 0, d, n);
   return real(d, c, n);
 }
 void bzero(void *d, size_t n) {
-  REAL(void, "bzero", (void *, size_t));
+  REAL(void, 4, (void *, size_t));
   if (from_program(CALLER)) logged("bzero", 0, 0, d, n);
   real(d, n);
 }
 void bcopy(const void *s, void *d, size_t n) {
-  REAL(void, "bcopy", (const void *, void *, size_t));
+  REAL(void, 5, (const void *, void *, size_t));
   if (from_program(CALLER)) logged("bcopy", s, n, d, n);
   real(s, d, n);
 }
 size_t strlen(const char *s) {
-  REAL(size_t, "strlen", (const char *));
+  REAL(size_t, 6, (const char *));
   if (from_program(CALLER)) logged("strlen", s, string_bytes(s, UINT64_MAX), 0, 0);
   return real(s);
 }
 size_t strnlen(const char *s, size_t max) {
-  REAL(size_t, "strnlen", (const char *, size_t));
+  REAL(size_t, 7, (const char *, size_t));
   if (from_program(CALLER)) logged("strnlen", s, string_bytes(s, max), 0, 0);
   return real(s, max);
 }
 char *stpcpy(char *d, const char *s) {
-  REAL(char *, "stpcpy", (char *, const char *));
+  REAL(char *, 8, (char *, const char *));
   if (from_program(CALLER)) {
     const uint64_t n = string_bytes(s, UINT64_MAX);
     logged("stpcpy", s, n, d, n);
