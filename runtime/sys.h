@@ -20,6 +20,7 @@
 #define SYS_NEWFSTATAT 262
 #define SYS_MMAP 9
 #define SYS_MUNMAP 11
+#define SYS_MPROTECT 10
 #define SYS_RT_SIGPROCMASK 14
 #define SYS_RT_SIGACTION 13
 #define SYS_GETPID 39
@@ -114,6 +115,9 @@ static inline long sys_mmap_anonymous(unsigned long bytes) {
   return raw_syscall6(SYS_MMAP, 0, (long)bytes, 3 /* PROT_READ|PROT_WRITE */, 0x22 /* MAP_PRIVATE|MAP_ANONYMOUS */, -1, 0);
 }
 static inline long sys_munmap(void *p, unsigned long bytes) { return raw_syscall3(SYS_MUNMAP, (long)p, (long)bytes, 0); }
+static inline long sys_mprotect(uint64_t start, unsigned long bytes, int prot) {
+  return raw_syscall3(SYS_MPROTECT, (long)start, (long)bytes, prot);
+}
 static inline long sys_arch_prctl(int code, unsigned long arg) { return raw_syscall3(SYS_ARCH_PRCTL, code, (long)arg, 0); }
 /* Sets the signal mask to *set (8 bytes), the old one to *old. */
 static inline long sys_sigprocmask_set(const uint64_t *set, uint64_t *old) {

@@ -28,9 +28,11 @@
  *     landing pad), after a call that may run code outside the trace
  *     (RETURN), and after a call to setjmp (RESUMED, the procedure's id and
  *     the calling block's index);
- *   - with data (ATOMX_TRACE_KEY_DATA), register values, eight bytes each,
- *     little-endian, lowest register number first: those the data slices
- *     need (analysis/DataSlices.h), and a library call's (below).
+ *   - with data (ATOMX_TRACE_KEY_DATA), register values, little-endian,
+ *     lowest register number first: those the data slices need
+ *     (analysis/DataSlices.h; eight bytes, or after a load the bytes it
+ *     read, InsnSlice::valueBytes), and a library call's (below, eight
+ *     bytes each).
  *
  * A library call (with data): a call or tail jump, through the PLT or the
  * GOT, to one of libc's memory and string functions whose extent follows

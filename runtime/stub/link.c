@@ -130,6 +130,13 @@ static uint64_t symbol_address(uint64_t base, const Elf64_Dyn *dyn, const char *
   return a;
 }
 
+int stub_object_defines(const void *handle, const char *name) {
+  const struct stub_link_map *l = (const struct stub_link_map *)handle;
+  struct dyn_tables t;
+  read_dynamic(l->l_addr, l->l_ld, &t);
+  return lookup(&t, name) != 0;
+}
+
 static int contains(const char *s, const char *part) {
   unsigned long n = stub_strlen(part);
   for (; *s; s++) {
@@ -203,5 +210,12 @@ const char *stub_find_libc(uint64_t *initialStack, struct stub_libc *libc) {
     }
     *wanted[i].slot = a;
   }
+  /* libc's definitions only: ld.so calls whichever malloc the program's
+   * scope found first, and heap.c takes over only when that is libc's. */
+  libc->malloc = symbol_address(c->l_addr, c->l_ld, "malloc");
+  libc->calloc = symbol_address(c->l_addr, c->l_ld, "calloc");
+  libc->realloc = symbol_address(c->l_addr, c->l_ld, "realloc");
+  libc->free = symbol_address(c->l_addr, c->l_ld, "free");
+  libc->ldsoBase = auxv_value(auxv, AT_BASE);
   return 0;
 }

@@ -3,6 +3,7 @@
  * shared libraries but before __libc_start_main. */
 #include <stddef.h>
 
+#include "heap.h"
 #include "link.h"
 #include "stub.h"
 #include "../sys.h"
@@ -73,6 +74,12 @@ static void *load_analysis(AtomxDescriptor *d, const struct stub_libc *libc) {
   return handle;
 }
 
+/* An optional symbol of the analysis object, or null; never a failed dlsym
+ * (link.h: stub_object_defines). */
+static void *optional_symbol(const struct stub_libc *libc, void *handle, const char *name) {
+  return stub_object_defines(handle, name) ? ((dlsym_fn)libc->dlsym)(handle, name) : 0;
+}
+
 static void resolve_routines(AtomxDescriptor *d, const struct stub_libc *libc, void *handle) {
   dlsym_fn dlsym = (dlsym_fn)libc->dlsym;
   uint64_t *table = (uint64_t *)(d->routineTable + d->bias);
@@ -83,10 +90,10 @@ static void resolve_routines(AtomxDescriptor *d, const struct stub_libc *libc, v
     table[i] = (uint64_t)a;
     name += stub_strlen(name) + 1;
   }
-  d->finish = (uint64_t)dlsym(handle, "atomx_analysis_finish");
+  d->finish = (uint64_t)optional_symbol(libc, handle, "atomx_analysis_finish");
   /* An analysis object that asks for the address map (the trace recorder,
    * to say where a signal interrupted a thread) gets it, in run-time terms. */
-  AtomxCodeMap *map = (AtomxCodeMap *)dlsym(handle, "atomx_analysis_code_map");
+  AtomxCodeMap *map = (AtomxCodeMap *)optional_symbol(libc, handle, "atomx_analysis_code_map");
   if (map) {
     map->pairs = (const AtomxAddressPair *)(d->addressMap + d->bias);
     map->count = d->addressMapCount;
@@ -96,14 +103,13 @@ static void resolve_routines(AtomxDescriptor *d, const struct stub_libc *libc, v
     map->newEnd = d->newCodeEnd + d->bias;
   }
   /* A replay of a deferred end: the process whose outputs these are. */
-  uint64_t *endProcess = (uint64_t *)dlsym(handle, "atomx_analysis_end_process");
+  uint64_t *endProcess = (uint64_t *)optional_symbol(libc, handle, "atomx_analysis_end_process");
   if (endProcess && d->replaying) endProcess[0] = d->endPid, endProcess[1] = d->endSuffixed;
   /* Its constructors have run: from now on its queries of the facts wait
    * for ProgramBefore's hand-over instead of being refused
    * (runtime/analysis/facts.c). */
-  int *loaded = (int *)dlsym(handle, "atomx_analysis_loaded");
+  int *loaded = (int *)optional_symbol(libc, handle, "atomx_analysis_loaded");
   if (loaded) *loaded = 1;
-  ((dlerror_fn)libc->dlerror)(); /* clear the error a missing finish, map or end left */
 
   /* dlsym of a TLS symbol gives its address in the calling thread; minus the
    * thread pointer (%fs:0 holds the thread pointer itself) that is the
@@ -190,6 +196,15 @@ uint64_t atomx_start(uint64_t *initialStack) {
   }
   if (replay) atomx_end_read(d, replay);
 
+  /* From here to the program's entry, ld.so allocates from private mappings
+   * (heap.c).  For the heap tests' must-fail twins only:
+   * ATOMX_TEST_SHARED_HEAP=1 keeps the old way (ld.so allocates on the
+   * program's heap); ATOMX_TEST_HEAP_UNDER_VALGRIND=1 takes over ld.so's
+   * malloc under Valgrind too. */
+  struct stub_private_heap heap;
+  heap.active = 0;
+  if (!initial_getenv(initialStack, "ATOMX_TEST_SHARED_HEAP"))
+    stub_private_heap_begin(&heap, &libc, initial_getenv(initialStack, "ATOMX_TEST_HEAP_UNDER_VALGRIND") != 0);
   if (d->analysisSize > 0) {
     void *handle = load_analysis(d, &libc);
     d->analysisHandle = (uint64_t)handle;
@@ -202,6 +217,7 @@ uint64_t atomx_start(uint64_t *initialStack) {
   atomx_counters_total(d); /* ProgramBefore sees what ran before it (IFUNC resolvers, .preinit_array) */
   const uint64_t *before = (const uint64_t *)(d->beforeBodies + d->bias);
   for (uint64_t i = 0; i < d->beforeCount; i++) ((AtomxBody)(before[i] + d->bias))();
+  stub_private_heap_end(&heap);
   if (replay) { /* the end of the process whose dump this is; the program never runs */
     atomx_program_after();
     sys_exit_group(0);

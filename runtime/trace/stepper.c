@@ -19,7 +19,7 @@ int step_inserted(greg_t *g) {
     const uint64_t value = src >= 0 ? (uint64_t)g[kGreg[src]] : 0;
     uint8_t *at = step_store_at(g, reg, disp, width);
     if (!at) return 0;
-    if (src >= 0) memcpy(at, &value, 8);
+    if (src >= 0) memcpy(at, &value, (size_t)width); /* its first bytes (little-endian) */
     else memcpy(at, p + len - width, (size_t)width);
     g[REG_RIP] += len;
     return 1;

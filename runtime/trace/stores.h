@@ -15,7 +15,8 @@
  *     mov $imm,disp8(%r) ...             atomx_stores_store: pieces of 4, 2
  *                                        and 1 bytes, the last piece first;
  *     mov %src,disp8(%r)                 atomx_stores_put: a register's value,
- *                                        8 bytes (a data trace's values)
+ *                                        its first 8, 4, 2 or 1 bytes (a
+ *                                        data trace's values)
  *     [addq $136,disp8(%r)]              atomx_stores_add: after putting %rsp
  *                                        when %rax (or the register saved
  *                                        instead) was pushed: the value %rsp
@@ -56,7 +57,8 @@
 #define ATOMX_STORES_SAVE 0x89u            /* mov %r,%fs:CURSOR */
 #define ATOMX_STORES_LEA 0x8du             /* lea N(%r),%r */
 #define ATOMX_STORES_MOD_DISP8 0x40u       /* modrm: mod 01, disp8(%r) */
-#define ATOMX_STORES_PUT 0x89u             /* mov %src,disp8(%r) (REX.W) */
+#define ATOMX_STORES_PUT 0x89u             /* mov %src,disp8(%r): 8 (REX.W), 4 or 2 (66) bytes */
+#define ATOMX_STORES_PUT8 0x88u            /* mov %src8,disp8(%r) */
 #define ATOMX_STORES_ADD 0x81u             /* addq $imm32,disp8(%r) (REX.W, /0) */
 /* What %rsp is below its value at the site when the saved register was
  * pushed after the red-zone step: 128 + 8. */
@@ -92,15 +94,19 @@ static inline unsigned atomx_stores_store(uint8_t *out, unsigned reg, unsigned o
   return n;
 }
 
-/* mov %src,offset(%r): REX.W(R,B) 89 modrm(01 src r) disp8, the 8 bytes
- * of the general register `src` (hardware number).  Writes it to out; its
- * length. */
-static inline unsigned atomx_stores_put(uint8_t *out, unsigned reg, unsigned src, unsigned offset) {
-  out[0] = (uint8_t)(ATOMX_STORES_REX_W | (src >= 8 ? 4u : 0u) | (reg >= 8 ? 1u : 0u));
-  out[1] = ATOMX_STORES_PUT;
-  out[2] = (uint8_t)(ATOMX_STORES_MOD_DISP8 | (src & 7) << 3 | (reg & 7));
-  out[3] = (uint8_t)offset;
-  return 4;
+/* mov %src,offset(%r), the first `width` bytes of the general register
+ * `src` (hardware number): 8: REX.W(R,B) 89 modrm(01 src r) disp8; 4: REX
+ * 89 ...; 2: 66 REX 89 ...; 1: REX 88 ... (the narrow forms always carry a
+ * REX, 0x40 | R | B, so that %sil/%dil/%spl/%bpl are meant).  Writes it to
+ * out; its length. */
+static inline unsigned atomx_stores_put(uint8_t *out, unsigned reg, unsigned src, unsigned offset, unsigned width) {
+  unsigned n = 0;
+  if (width == 2) out[n++] = ATOMX_STORES_OPERAND16;
+  out[n++] = (uint8_t)((width == 8 ? ATOMX_STORES_REX_W : 0x40u) | (src >= 8 ? 4u : 0u) | (reg >= 8 ? 1u : 0u));
+  out[n++] = width == 1 ? ATOMX_STORES_PUT8 : ATOMX_STORES_PUT;
+  out[n++] = (uint8_t)(ATOMX_STORES_MOD_DISP8 | (src & 7) << 3 | (reg & 7));
+  out[n++] = (uint8_t)offset;
+  return n;
 }
 
 /* addq $imm,offset(%r): REX.W(B) 81 modrm(01 000 r) disp8 imm32.  Writes it
@@ -125,18 +131,25 @@ static inline unsigned atomx_stores_advance(uint8_t *out, unsigned reg, unsigned
 }
 
 /* A store: an immediate's (66? REX? C6|C7 modrm(mod 01, reg 000) disp8
- * imm) or a register's (REX.W(R,B) 89 modrm(01 src r) disp8, %r not %rsp
- * or %r12): its length, its base register in *reg, its offset in *disp,
- * its width in *width and in *src the register stored (-1: an immediate,
- * the form's last *width bytes); 0 for another instruction. */
+ * imm) or a register's (atomx_stores_put's forms, %r not %rsp or %r12):
+ * its length, its base register in *reg, its offset in *disp, its width in
+ * *width and in *src the register stored (its first *width bytes; -1: an
+ * immediate, the form's last *width bytes); 0 for another instruction. */
 static inline int atomx_stores_decode_store(const uint8_t *p, int *reg, int *disp, int *width, int *src) {
-  if ((p[0] & 0xfa) == ATOMX_STORES_REX_W && p[1] == ATOMX_STORES_PUT && (p[2] & 0xc0) == ATOMX_STORES_MOD_DISP8 &&
-      (p[2] & 7) != 4) {
-    *reg = (p[0] & 1) << 3 | (p[2] & 7);
-    *src = (p[0] & 4) << 1 | ((p[2] >> 3) & 7);
-    *disp = (int8_t)p[3];
-    *width = 8;
-    return 4;
+  {
+    /* A register's: [66] REX 88|89 modrm(01 src r) disp8. */
+    const uint8_t *q = p;
+    const int w16 = *q == ATOMX_STORES_OPERAND16;
+    if (w16) q++;
+    if ((q[0] & 0xf2) == 0x40 && (q[1] == ATOMX_STORES_PUT || q[1] == ATOMX_STORES_PUT8) &&
+        (q[2] & 0xc0) == ATOMX_STORES_MOD_DISP8 && (q[2] & 7) != 4 && !(w16 && (q[0] & 8)) &&
+        !(q[1] == ATOMX_STORES_PUT8 && (w16 || (q[0] & 8)))) {
+      *reg = (q[0] & 1) << 3 | (q[2] & 7);
+      *src = (q[0] & 4) << 1 | ((q[2] >> 3) & 7);
+      *disp = (int8_t)q[3];
+      *width = q[1] == ATOMX_STORES_PUT8 ? 1 : w16 ? 2 : (q[0] & 8) ? 8 : 4;
+      return (int)(q + 4 - p);
+    }
   }
   const uint8_t *q = p;
   int rexB = 0, wide = 4;

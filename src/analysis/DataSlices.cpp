@@ -67,6 +67,35 @@ void toFixedPoint(std::vector<T>& out, F flow) {
   }
 }
 
+// A load into a 32- or 64-bit general register whose value is its first
+// 1, 2 or 4 bytes extended (InsnSlice::valueBytes).
+void narrowValue(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops, InsnSlice& s) {
+  if (insn.operand_count_visible != 2 || ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+      ops[1].type != ZYDIS_OPERAND_TYPE_MEMORY)
+    return;
+  const ZydisRegister dst = ops[0].reg.value;
+  const bool r32 = dst >= ZYDIS_REGISTER_EAX && dst <= ZYDIS_REGISTER_R15D;
+  const bool r64 = dst >= ZYDIS_REGISTER_RAX && dst <= ZYDIS_REGISTER_R15;
+  if (!r32 && !r64) return;
+  const unsigned src = ops[1].size / 8;
+  using E = InsnSlice::Extend;
+  E extend;
+  switch (insn.mnemonic) {
+    case ZYDIS_MNEMONIC_MOV:
+      if (!r32) return;  // 8 bytes: nothing to save
+      extend = E::Zero;
+      break;
+    case ZYDIS_MNEMONIC_MOVZX: extend = E::Zero; break;
+    case ZYDIS_MNEMONIC_MOVSX:
+    case ZYDIS_MNEMONIC_MOVSXD: extend = r32 ? E::Sign32 : E::Sign64; break;
+    default: return;
+  }
+  if (src != 1 && src != 2 && src != 4) return;
+  s.valueReg = int8_t(r32 ? dst - ZYDIS_REGISTER_EAX : dst - ZYDIS_REGISTER_RAX);
+  s.valueBytes = uint8_t(src);
+  s.valueExtend = extend;
+}
+
 // One procedure decoded: each instruction, its operands, its semantics
 // and the emulator's op for it.
 struct DecodedProc {
@@ -477,6 +506,7 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     s.load = sem.loads();
     s.firstMem = uint32_t(r.mems.size());
     r.mems.insert(r.mems.end(), sem.mem, sem.mem + sem.memCount);
+    narrowValue(decoded[i], d.ops(i), s);
     s.repeated = sem.repeated;
     s.repeatedWhile = sem.repeatedWhile;
     s.locked = sem.locked && !sem.compareExchange;

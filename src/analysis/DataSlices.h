@@ -132,6 +132,16 @@ struct InsnSlice {
   bool repeatedWhile = false;  // repe/repne, which may stop early: %rcx is also recorded after it
   bool locked = false;         // a locked read-modify-write (not cmpxchg)
   bool cacheControl = false;   // a prefetch or flush: its operand names a line, no data moves
+  // A load whose destination's new value is its first `valueBytes` bytes
+  // extended (a 32-bit mov, movzx, movsx, movsxd into a 32- or 64-bit
+  // register): the register `valueReg` is recorded in those bytes only,
+  // the rest rebuilt by `valueExtend`.  Any other recorded register: 8.
+  enum Extend : uint8_t { Zero, Sign32, Sign64 };  // Sign32: sign-extended to 32 bits, then zero-extended
+  int8_t valueReg = -1;
+  uint8_t valueBytes = 8;
+  Extend valueExtend = Zero;
+  // The bytes register r is recorded in after it.
+  unsigned recordedBytes(unsigned r) const { return int(r) == valueReg ? valueBytes : 8; }
 };
 
 // A stack slot treated as a register: `width` bytes at `offset` from the

@@ -196,7 +196,8 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile, con
         records[b] = true;
         d.addWord(uint64_t(b) << 32 | t.slices.recordAtEntry[b]);
       }
-      for (const InsnSlice& in : t.slices.insns) d.addWord(uint64_t(in.recordAfter) << 16 | in.emulated);
+      for (const InsnSlice& in : t.slices.insns)
+        d.addWord(uint64_t(in.recordAfter) << 16 | in.emulated | uint64_t(in.valueBytes) << 32 | uint64_t(in.valueExtend) << 40);
       t.library.assign(p.blocks.size(), -1);
       for (uint32_t b = 0; b < p.blocks.size(); ++b) {
         const int f = libraryCall(program, p, b, own);

@@ -58,10 +58,28 @@ PatchedFile ElfWriter::write(const ElfImage& image, PatchedFile out, const Outpu
   const uint64_t phdrSize = programHeaderTableSize(image, plan.segments.size());
   if (plan.phdrOffsetInSegment + phdrSize > phdrSeg.bytes.size())
     throw InternalError("no room reserved for the program header table");
-  size_t lastLoad = 0;
+  // PT_LOADs stay sorted by address: the new ones after the last old one,
+  // or before the first when they lie below the program.
+  size_t firstLoad = SIZE_MAX, lastLoad = 0;
   for (size_t i = 0; i < image.segments().size(); ++i)
-    if (image.segments()[i].p_type == PT_LOAD) lastLoad = i;
+    if (image.segments()[i].p_type == PT_LOAD) firstLoad = std::min(firstLoad, i), lastLoad = i;
+  const bool below = !plan.segments.empty() && plan.segments[0].vaddr < image.imageStart();
+  auto addLoads = [&] {
+    for (size_t s = 0; s < plan.segments.size(); ++s) {
+      const NewSegment& seg = plan.segments[s];
+      Elf64_Phdr load{};
+      load.p_type = PT_LOAD;
+      load.p_flags = seg.flags;
+      load.p_offset = segmentOffsets[s];
+      load.p_vaddr = load.p_paddr = seg.vaddr;
+      load.p_filesz = seg.bytes.size();
+      load.p_memsz = seg.bytes.size() + seg.zeroFill;
+      load.p_align = kPageSize;
+      phdrs.push_back(load);
+    }
+  };
   for (size_t i = 0; i < image.segments().size(); ++i) {
+    if (below && i == firstLoad) addLoads();
     Elf64_Phdr ph = image.segments()[i];
     if (ph.p_type == PT_PHDR) {
       ph.p_offset = phdrOffset;
@@ -73,20 +91,7 @@ PatchedFile ElfWriter::write(const ElfImage& image, PatchedFile out, const Outpu
       ph.p_filesz = ph.p_memsz = plan.ehFrameHdrSize;
     }
     phdrs.push_back(ph);
-    if (i == lastLoad) {
-      for (size_t s = 0; s < plan.segments.size(); ++s) {
-        const NewSegment& seg = plan.segments[s];
-        Elf64_Phdr load{};
-        load.p_type = PT_LOAD;
-        load.p_flags = seg.flags;
-        load.p_offset = segmentOffsets[s];
-        load.p_vaddr = load.p_paddr = seg.vaddr;
-        load.p_filesz = seg.bytes.size();
-        load.p_memsz = seg.bytes.size() + seg.zeroFill;
-        load.p_align = kPageSize;
-        phdrs.push_back(load);
-      }
-    }
+    if (!below && i == lastLoad) addLoads();
   }
   out.write(phdrOffset, phdrs.data(), phdrSize);
 

@@ -141,9 +141,11 @@ struct StoreRequest {
   uint64_t target = 0;
   std::vector<uint8_t> bytes;
   // Then the values of these general registers (bit k: hardware register
-  // k), 8 bytes each, lowest number first, as they are at the site: what a
-  // data trace records (analysis/DataSlices.h).
+  // k), lowest number first, as they are at the site, each in its first
+  // `widths[k]` bytes (0: 8): what a data trace records
+  // (analysis/DataSlices.h).
   uint16_t registers = 0;
+  uint8_t widths[16] = {};
 };
 
 // BlockAfter runs after the block's last instruction when that instruction

@@ -39,44 +39,50 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
     bytes.insert(bytes.end(), st->bytes.begin(), st->bytes.end());
     for (int r = 0; r < 16; ++r)
       if (st->registers & (1u << r)) {
-        units.push_back({uint32_t(bytes.size()), 8, r});
-        bytes.resize(bytes.size() + 8);
+        const uint32_t width = st->widths[r] ? st->widths[r] : 8;
+        units.push_back({uint32_t(bytes.size()), width, r});
+        bytes.resize(bytes.size() + width);
         stored |= uint16_t(1u << r);
       }
   }
   if (bytes.empty()) return;
-  // The cursor's register: one dead here, or else one pushed (after the
-  // red-zone step) whose value the site does not store.
-  ZydisRegister r = site.storeScratch;
-  if (r != ZYDIS_REGISTER_NONE && (stored >> (r - ZYDIS_REGISTER_RAX) & 1)) r = ZYDIS_REGISTER_NONE;
-  const bool saved = r == ZYDIS_REGISTER_NONE;
-  if (saved)
-    for (unsigned hw : {0u, 1u, 2u, 3u, 5u, 6u, 7u})
-      if (!(stored >> hw & 1)) {
-        r = ZydisRegister(ZYDIS_REGISTER_RAX + hw);
-        break;
-      }
-  if (r == ZYDIS_REGISTER_NONE) throw InternalError("no register for the cursor at a trace site");
-  const unsigned hw = unsigned(r - ZYDIS_REGISTER_RAX);
-  Assembler a(out, 0);
-  if (saved) {
-    a.stepOverRedZone();
-    a.push(r);
-  }
+  // The cursor's register: one dead here, or else, per sequence, one pushed
+  // (after the red-zone step) whose value that sequence does not store.
+  const bool saved = site.storeScratch == ZYDIS_REGISTER_NONE || (stored >> (site.storeScratch - ZYDIS_REGISTER_RAX) & 1);
+  static constexpr unsigned kSaveable[] = {0, 1, 2, 3, 5, 6, 7};
+  auto freeIn = [](uint16_t storedHere) {
+    for (unsigned hw : kSaveable)
+      if (!(storedHere >> hw & 1)) return int(hw);
+    return -1;
+  };
   // The forms: runtime/trace/stores.h.  Sequences of at most
-  // ATOMX_STORES_MAX_BYTES bytes, each cut at a unit's boundary.
+  // ATOMX_STORES_MAX_BYTES bytes, each cut at a unit's boundary (and, when
+  // saving, before a unit that would leave no register to save).
   uint8_t form[ATOMX_STORES_MAX_FORM];
   auto put = [&](unsigned n) { out.insert(out.end(), form, form + n); };
   for (size_t first = 0; first < units.size();) {
     const uint32_t base = units[first].offset;
     size_t end = first;
-    while (end < units.size() && units[end].offset + units[end].size - base <= ATOMX_STORES_MAX_BYTES) ++end;
+    uint16_t storedHere = 0;
+    while (end < units.size() && units[end].offset + units[end].size - base <= ATOMX_STORES_MAX_BYTES) {
+      const uint16_t with = units[end].src >= 0 ? uint16_t(storedHere | 1u << units[end].src) : storedHere;
+      if (saved && freeIn(with) < 0) break;
+      storedHere = with;
+      ++end;
+    }
     if (end == first) throw InternalError("a trace record longer than one store sequence");
+    const ZydisRegister r = saved ? ZydisRegister(ZYDIS_REGISTER_RAX + freeIn(storedHere)) : site.storeScratch;
+    const unsigned hw = unsigned(r - ZYDIS_REGISTER_RAX);
+    Assembler a(out, 0);
+    if (saved) {
+      a.stepOverRedZone();
+      a.push(r);
+    }
     put(atomx_stores_cursor_move(form, hw, 0));
     std::vector<Piece> pieces;  // offsets within the sequence
     for (size_t u = first; u < end; ++u) {
       if (units[u].src >= 0) {
-        pieces.push_back({units[u].offset - base, 8, units[u].src});
+        pieces.push_back({units[u].offset - base, units[u].size, units[u].src});
         continue;
       }
       for (uint32_t off = 0; off < units[u].size;) {
@@ -91,17 +97,21 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
         put(atomx_stores_store(form, hw, pc.offset, &bytes[base + pc.offset], pc.size));
         continue;
       }
-      put(atomx_stores_put(form, hw, unsigned(pc.src), pc.offset));
-      if (saved && pc.src == 4) put(atomx_stores_add(form, hw, pc.offset, ATOMX_STORES_SAVED_RSP));
+      put(atomx_stores_put(form, hw, unsigned(pc.src), pc.offset, pc.size));
+      if (saved && pc.src == 4) {
+        if (pc.size != 8) throw InternalError("%rsp stored in part");
+        put(atomx_stores_add(form, hw, pc.offset, ATOMX_STORES_SAVED_RSP));
+      }
     }
     const uint32_t length = units[end - 1].offset + units[end - 1].size - base;
     put(atomx_stores_advance(form, hw, length));
     put(atomx_stores_cursor_move(form, hw, 1));
+    if (saved) {
+      Assembler b(out, 0);
+      b.pop(r);
+      b.stepBackOverRedZone();
+    }
     first = end;
-  }
-  if (saved) {
-    a.pop(r);
-    a.stepBackOverRedZone();
   }
 }
 

@@ -40,9 +40,13 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
       engine.addStore({at, &p, insn, target, std::move(bytes)});
     };
     // A data trace's values (DataSlices.h): registers as they are there.
-    auto values = [&](At at, uint32_t insn, uint16_t registers) {
+    // (After an instruction: each register in the bytes the slices say.)
+    auto values = [&](At at, uint32_t insn, uint16_t registers, const analysis::InsnSlice* after = nullptr) {
       if (!registers) return;
-      engine.addStore({at, &p, insn, 0, {}, registers});
+      StoreRequest st{at, &p, insn, 0, {}, registers};
+      if (after)
+        for (unsigned r = 0; r < 16; ++r) st.widths[r] = uint8_t(after->recordedBytes(r));
+      engine.addStore(std::move(st));
       counts.values += uint64_t(std::popcount(registers));
     };
     const analysis::DataSlices* slices = plan.data ? &t.slices : nullptr;
@@ -61,7 +65,7 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
       }
       if (slices) {
         values(At::Before, b.firstInsn, slices->recordAtEntry[bi]);  // after the block's tags
-        for (uint32_t i = b.firstInsn; i < last; ++i) values(At::After, i, slices->insns[i].recordAfter);
+        for (uint32_t i = b.firstInsn; i < last; ++i) values(At::After, i, slices->insns[i].recordAfter, &slices->insns[i]);
       }
       const bool returns = std::any_of(b.outs.begin(), b.outs.end(), [](const ir::OutEdge& e) { return e.kind == ir::EdgeKind::Call; });
       const int16_t library = slices ? t.library[bi] : -1;  // a library call (TracePlan.h, kLibraryArguments)
@@ -75,7 +79,7 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
       }
       if (library >= 0 && analysis::libraryResult(size_t(library)))
         values(At::After, last, analysis::kLibraryResult);  // after RETURN, before the call's own values
-      if (slices) values(At::After, last, slices->insns[last].recordAfter);  // after RETURN, before the witness
+      if (slices) values(At::After, last, slices->insns[last].recordAfter, &slices->insns[last]);  // after RETURN, before the witness
       for (uint32_t k : t.graph.out[bi]) {
         const int32_t w = t.plan.witness[k];
         if (w < 0) continue;

@@ -1,6 +1,8 @@
 #include "rewrite/Rewriter.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "support/Error.h"
@@ -17,6 +19,7 @@ double secondsSince(Clock::time_point t0) {
 }
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t alignDown(uint64_t v, uint64_t a) { return v / a * a; }
 
 }  // namespace
 
@@ -34,10 +37,12 @@ elf::PatchedFile Rewriter::rewrite() {
   analyze();
   const auto t0 = Clock::now();
   PhaseTimes& phases = report_.phases;
-  phases.time("layOutCode", [&] { layOutCode(); });
-  phases.time("buildUnwindTables", [&] { buildUnwindTables(); });
-  phases.time("layOutSegments", [&] { layOutSegments(); });
-  phases.time("emitCode", [&] { emitCode(); });
+  const uint64_t above = alignUp(image_.imageEnd(), elf::ElfWriter::kPageSize);
+  layOut(above, phases);
+  if (const uint64_t below = placeBelow(above)) {  // a second run of the phases adds to their times
+    layOut(below, phases);
+    if (appendedEnd() > alignDown(image_.imageStart(), elf::ElfWriter::kPageSize)) layOut(above, phases);
+  }
   elf::PatchedFile patched = phases.time("patchFile", [&] { return patchFile(); });
   elf::PatchedFile out = phases.time("writeElf", [&] { return writeElf(std::move(patched)); });
   report_.rewriteSeconds = secondsSince(t0);
@@ -63,12 +68,48 @@ void Rewriter::countProcedures() {
   report_.inputFileBytes = image_.bytes().size();
 }
 
-// New code goes right after the program's last segment, close enough for
-// every RIP-relative operand and rel32 branch to reach the old image; the
-// additions' code follows the moved code.
+// Every phase that places the new segments, the new code at `textAddr`.
+void Rewriter::layOut(uint64_t textAddr, PhaseTimes& phases) {
+  textAddr_ = textAddr;
+  plan_ = elf::OutputPlan{};
+  phases.time("layOutCode", [&] { layOutCode(); });
+  phases.time("buildUnwindTables", [&] { buildUnwindTables(); });
+  phases.time("layOutSegments", [&] { layOutSegments(); });
+  phases.time("emitCode", [&] { emitCode(); });
+}
+
+uint64_t Rewriter::appendedEnd() const {
+  uint64_t end = 0;
+  for (const elf::NewSegment& seg : plan_.segments) end = std::max(end, seg.vaddr + seg.bytes.size() + seg.zeroFill);
+  return end;
+}
+
+// Where the new segments go in a fixed-address executable when they fit
+// below the program, or 0.  The kernel starts the heap after the highest
+// PT_LOAD, so segments below it leave the heap where the original's is
+// (docs/rewriting.md, "Heap and stack addresses").  A PIE's first segment
+// is pinned at the kernel's base, so nothing goes below it.  The size comes
+// from the layout just made above the program (at `above`), plus slack:
+// branches between the new code and the old may relax differently at the
+// other distance.
+uint64_t Rewriter::placeBelow(uint64_t above) const {
+  // ATOMX_TEST_SEGMENTS_ABOVE=1, for the heap test's must-fail twin only:
+  // the segments stay above the program, where they move the heap.
+  if (image_.isPie() || std::getenv("ATOMX_TEST_SEGMENTS_ABOVE")) return 0;
+  const uint64_t span = appendedEnd() - above;
+  const uint64_t room = alignUp(span + span / 8 + (uint64_t(64) << 10), elf::ElfWriter::kPageSize);
+  const uint64_t top = alignDown(image_.imageStart(), elf::ElfWriter::kPageSize);
+  return top >= kLowestAddress + room ? top - room : 0;
+}
+
+uint64_t Rewriter::mapBase() const { return std::min(textAddr_, image_.imageStart()); }
+
+// New code goes right after the program's last segment (or below its first:
+// placeBelow), close enough for every RIP-relative operand and rel32 branch
+// to reach the old image; the additions' code follows the moved code.
 void Rewriter::layOutCode() {
-  textAddr_ = alignUp(image_.imageEnd(), elf::ElfWriter::kPageSize);
-  if (textAddr_ - image_.imageStart() > (uint64_t(1) << 31) - 2 * report_.codeBytes - (uint64_t(64) << 20))
+  if (textAddr_ > image_.imageStart() &&
+      textAddr_ - image_.imageStart() > (uint64_t(1) << 31) - 2 * report_.codeBytes - (uint64_t(64) << 20))
     throw UnsupportedError(image_.name() + ": its segments span " + hex(textAddr_ - image_.imageStart()) +
                            " bytes; new code placed after them could not reach its start with 32-bit displacements");
   if (options_.padInstructions) padding_ = std::make_unique<layout::NopPadding>(options_.padInstructions);
@@ -131,7 +172,7 @@ void Rewriter::layOutSegments() {
   elf::NewSegment rwSeg;
   rwSeg.flags = PF_R | PF_W;
   if (additions_) {
-    const std::vector<uint8_t> toolData = additions_->readOnlyBytes(*layout_, image_.imageStart());
+    const std::vector<uint8_t> toolData = additions_->readOnlyBytes(*layout_, mapBase());
     const uint64_t toolDataAddr = alignUp(phdrAddr_ + phdrSize, elf::ElfWriter::kPageSize);
     rwSeg.vaddr = alignUp(toolDataAddr + toolData.size(), elf::ElfWriter::kPageSize);
     additions_->placeData(toolDataAddr, rwSeg.vaddr);
@@ -162,7 +203,7 @@ void Rewriter::emitCode() {
   textSeg.bytes = std::move(text);
   if (!additions_) return;
   elf::NewSegment& rwSeg = plan_.segments[2];
-  rwSeg.bytes = additions_->writableBytes(layout_->relocated(image_.entry()), image_.imageStart(), textAddr_,
+  rwSeg.bytes = additions_->writableBytes(layout_->relocated(image_.entry()), mapBase(), textAddr_,
                                           textAddr_ + layout_->size());
   rwSeg.sections.push_back({".atomx.data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, 0, rwSeg.bytes.size(), 16});
   rwSeg.zeroFill = additions_->writableZeroBytes();

@@ -87,7 +87,16 @@ class Rewriter {
   const layout::CodeLayout* layout() const { return layout_.get(); }
 
  private:
+  // The lowest address a new segment may have (Linux's default
+  // vm.mmap_min_addr).
+  static constexpr uint64_t kLowestAddress = 0x10000;
+
   void countProcedures();
+  void layOut(uint64_t textAddr, PhaseTimes& phases);
+  uint64_t placeBelow(uint64_t above) const;
+  uint64_t appendedEnd() const;
+  // Where the address map's offsets count from: the lowest address, old or new.
+  uint64_t mapBase() const;
   void layOutCode();
   void buildUnwindTables();
   void layOutSegments();

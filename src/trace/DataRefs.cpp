@@ -19,10 +19,10 @@ uint64_t addressOf(const x86::MemOperand& m, analysis::AddressSource source, con
 
 }  // namespace
 
-std::string appendReferences(const analysis::DataSlices& slices, uint32_t i, const DataState& state,
+const char* appendReferences(const analysis::DataSlices& slices, uint32_t i, const DataState& state,
                              uint64_t iterations, uint32_t at, std::vector<DataRef>& out) {
   const analysis::InsnSlice& in = slices.insns[i];
-  if (in.cacheControl || !in.memCount) return "";
+  if (in.cacheControl || !in.memCount) return nullptr;
   const x86::MemOperand* mems = slices.mems.data() + in.firstMem;
   for (unsigned k = 0; k < in.memCount; ++k) {
     if (in.source[k] == analysis::AddressSource::Recorded) return "an address the trace does not hold (a gather, or a string instruction where the direction flag may be set)";
@@ -36,7 +36,7 @@ std::string appendReferences(const analysis::DataSlices& slices, uint32_t i, con
         const uint8_t kind = m.read ? (m.write ? kModify : kRead) : kWrite;
         out.push_back({addressOf(m, in.source[k], state, j), at, m.size, kind, in.locked && m.read && m.write});
       }
-  return "";
+  return nullptr;
 }
 
 }  // namespace atomx::trace

@@ -25,9 +25,9 @@ struct DataState {
 // Appends the references of instruction `i` (an index into the
 // procedure's instructions) to `out`, each with DataRef::insn `at`, from
 // the registers before it; a `rep` instruction's `iterations` times (1 for
-// any other).  "" or why they cannot be computed (an address the trace
+// any other).  Null, or why they cannot be computed (an address the trace
 // does not hold).
-std::string appendReferences(const analysis::DataSlices& slices, uint32_t i, const DataState& state,
+const char* appendReferences(const analysis::DataSlices& slices, uint32_t i, const DataState& state,
                              uint64_t iterations, uint32_t at, std::vector<DataRef>& out);
 
 }  // namespace atomx::trace

@@ -207,15 +207,22 @@ class Walker {
     return true;
   }
 
-  // The values recorded at a site: `registers`, lowest number first.
-  bool readValues(uint16_t registers) {
+  // The values recorded at a site: `registers`, lowest number first (after
+  // instruction `after`: in the bytes its slice says, extended).
+  bool readValues(uint16_t registers, const analysis::InsnSlice* after = nullptr) {
     for (unsigned r = 0; registers; ++r, registers >>= 1) {
       if (!(registers & 1)) continue;
+      const unsigned bytes = after ? after->recordedBytes(r) : 8;
       uint64_t v;
-      if (!read(8, v)) return false;
+      if (!read(bytes, v)) return false;
+      if (bytes < 8 && after->valueExtend != analysis::InsnSlice::Zero) {
+        const unsigned shift = 64 - 8 * bytes;
+        v = uint64_t(int64_t(v << shift) >> shift);
+        if (after->valueExtend == analysis::InsnSlice::Sign32) v = uint32_t(v);
+      }
       data_.regs.gpr[r] = v;
       ++sum_.recordedValues;
-      sum_.valueBytes += 8;
+      sum_.valueBytes += bytes;
     }
     return true;
   }
@@ -234,19 +241,16 @@ class Walker {
     // the trace records: its references are computed from the registers
     // before it once that is read.
     const bool countAfter = in.repeatedWhile && in.memCount;
-    DataState before;
-    if (countAfter) before = data_;
+    if (countAfter) before_ = data_;
     const uint64_t rcx = in.repeated ? data_.regs.gpr[1] : 1;
-    if (!countAfter)
-      if (std::string why = appendReferences(sl, i, data_, rcx, k - from_, refs_); !why.empty())
-        return problem = why + at(), false;
+    if (!countAfter && in.memCount)
+      if (const char* why = appendReferences(sl, i, data_, rcx, k - from_, refs_)) return problem = why + at(), false;
     if (in.emulated || in.storesSlot) x86::emulate(in.op, data_.regs);
-    if (!callReturns && !readValues(in.recordAfter)) return ended = true, false;
+    if (!callReturns && !readValues(in.recordAfter, &in)) return ended = true, false;
     if (countAfter) {
       const uint64_t left = data_.regs.gpr[1];
       if (left > rcx) return problem = "a repeated instruction's count grew" + at(), false;
-      if (std::string why = appendReferences(sl, i, before, rcx - left, k - from_, refs_); !why.empty())
-        return problem = why + at(), false;
+      if (const char* why = appendReferences(sl, i, before_, rcx - left, k - from_, refs_)) return problem = why + at(), false;
     }
     return true;
   }
@@ -792,7 +796,8 @@ class Walker {
           }
           // A library call's result, then the values recorded after the
           // call (after its RETURN or RESUMED).
-          if (plan_.data && (!libraryReturned() || !readValues(plan_.procs[p_->id].slices.insns[blk.firstInsn + blk.insnCount - 1].recordAfter))) {
+          const analysis::InsnSlice* call = plan_.data ? &plan_.procs[p_->id].slices.insns[blk.firstInsn + blk.insnCount - 1] : nullptr;
+          if (call && (!libraryReturned() || !readValues(call->recordAfter, call))) {
             ended = true;
             break;
           }
@@ -842,6 +847,7 @@ class Walker {
   std::string pending_;      // a problem found where no string can be returned
   uint64_t bias_ = 0;        // the program's load bias in the stream's process
   DataState data_;           // a data trace: what the walk knows of the thread's registers
+  DataState before_;         // them before a repe/repne, whose count is known after it
   std::vector<DataRef> refs_;  // the data references of the block run being walked
   PendingLibrary lib_;         // a library call being walked
   std::vector<DataRef> libRefs_;

@@ -206,3 +206,62 @@ TEST(TraceStepper, RefusesOtherInstructions) {
 }
 
 }  // namespace
+
+// A data trace's values (StoreRequest::registers): each general register
+// but the cursor's, in its first 8, 4, 2 or 1 bytes, beside a tag, for
+// every scratch choice (a saved one too: %rsp is then corrected by the
+// addq form) and every start (in a buffer, a full one, none yet): the
+// bytes are the registers' as the context had them.
+TEST(TraceStepper, RunsTheStoresOfRegisterValues) {
+  for (ZydisRegister scratch : scratchChoices())
+    for (unsigned width : {8u, 4u, 2u, 1u})
+      for (Start start : {Start::InBuffer, Start::FullBuffer, Start::NoBuffer}) {
+        instrument::StoreRequest tag, values;
+        tag.bytes = {0xab};
+        const int cursorReg = scratch == ZYDIS_REGISTER_NONE ? -1 : int(scratch - ZYDIS_REGISTER_RAX);
+        for (unsigned r = 0; r < 16; ++r) {
+          if (int(r) == cursorReg) continue;
+          values.registers |= uint16_t(1u << r);
+          values.widths[r] = uint8_t(r == 4 ? 8 : width);  // %rsp always whole
+        }
+        instrument::Site site;
+        site.storeScratch = scratch;
+        site.stores = {&tag, &values};
+        std::vector<uint8_t> code;
+        instrument::emitStores(site, code);
+        SCOPED_TRACE(std::string(scratch == ZYDIS_REGISTER_NONE ? "saved" : ZydisRegisterGetString(scratch)) + ", width " +
+                     std::to_string(width) + ", start " + std::to_string(int(start)));
+        std::vector<uint8_t> buffer(256, 0), fresh(256, 0);
+        std::vector<uint64_t> stack(512, 0x5a5a5a5a5a5a5a5aull);
+        world = Buffers{};
+        const size_t cursorAt = 8;
+        if (start == Start::InBuffer) world.base = buffer.data(), world.size = buffer.size(), world.cursor = buffer.data() + cursorAt;
+        if (start == Start::FullBuffer) world.base = buffer.data(), world.size = 16, world.cursor = buffer.data() + 16;
+        world.fresh = fresh.data(), world.freshSize = fresh.size();
+        gregset_t g;
+        for (int i = 0; i < NGREG; ++i) g[i] = greg_t(0x0102030405060708ll * (i + 1));
+        g[REG_RSP] = reinterpret_cast<greg_t>(stack.data() + 384);
+        g[REG_RIP] = reinterpret_cast<greg_t>(code.data());
+        gregset_t before;
+        std::memcpy(before, g, sizeof g);
+        std::vector<uint8_t> expected = {0xab};
+        for (unsigned r = 0; r < 16; ++r)
+          if (values.registers >> r & 1) {
+            const uint64_t v = uint64_t(before[kGreg[r]]);
+            for (unsigned b = 0; b < (values.widths[r] ? values.widths[r] : 8u); ++b) expected.push_back(uint8_t(v >> (8 * b)));
+          }
+        const greg_t end = reinterpret_cast<greg_t>(code.data() + code.size());
+        for (int steps = 0; g[REG_RIP] != end; ++steps) {
+          ASSERT_LT(steps, 200);
+          ASSERT_EQ(step_inserted(g), 1);
+        }
+        const bool swapped = start != Start::InBuffer;
+        const std::vector<uint8_t>& into = swapped ? fresh : buffer;
+        const size_t at = swapped ? 0 : cursorAt;
+        ASSERT_LE(at + expected.size(), into.size());
+        EXPECT_EQ(std::vector<uint8_t>(into.begin() + at, into.begin() + at + expected.size()), expected);
+        EXPECT_EQ(world.cursor, into.data() + at + expected.size());
+        for (int i = 0; i < NGREG; ++i)
+          if (i != REG_RIP && i != (cursorReg >= 0 ? kGreg[cursorReg] : -1)) EXPECT_EQ(g[i], before[i]) << "gregs[" << i << "]";
+      }
+}
