@@ -111,9 +111,10 @@ class Consumer {
   // run-time addresses already.
   virtual void loadBias(int thread, uint64_t bias) {}
   virtual void block(const BlockRun& run) {}
-  // A call from the trace to code outside it; `name` as "puts@plt", or ""
-  // for a call through a pointer (the callee's ENTRY follows when it is
-  // traced code).
+  // A call from the trace to code outside it; `name` as "puts@plt",
+  // "puts@got" for a call (or jump) through its GOT slot (-fno-plt), or ""
+  // for a call through another pointer (the callee's ENTRY follows when it
+  // is traced code).
   virtual void outsideCall(int thread, uint64_t callSite, const std::string& name) {}
   virtual void libraryCall(const LibraryCall& call) {}
   virtual void signal(const SignalEvent& event) {}

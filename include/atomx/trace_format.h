@@ -27,14 +27,36 @@
  *     procedure's id and the block's index, four bytes each; also at a
  *     landing pad), after a call that may run code outside the trace
  *     (RETURN), and after a call to setjmp (RESUMED, the procedure's id and
- *     the calling block's index).
+ *     the calling block's index);
+ *   - with data (ATOMX_TRACE_KEY_DATA), register values, little-endian,
+ *     lowest register number first: those the data slices need
+ *     (analysis/DataSlices.h; eight bytes, or after a load the bytes it
+ *     read, InsnSlice::valueBytes), and a library call's (below, eight
+ *     bytes each).
+ *
+ * A library call (with data): a call or tail jump, through the PLT or the
+ * GOT, to one of libc's memory and string functions whose extent follows
+ * from registers (include/atomx/libc_model.hpp; analysis/TracePlan.h says
+ * which: memcpy, mempcpy, memmove, memset, bzero, explicit_bzero, bcopy and
+ * their _chk forms; calloc, strlen, strnlen, stpcpy by calls only) records
+ *   before the instruction, after every other record due there (the
+ *   block's tags and values, an early witness): %rdx, %rsi, %rdi
+ *   (ATOMX_TRACE_LIBRARY_ARGUMENTS);
+ *   for calloc, strlen, strnlen and stpcpy, when it returns, right after
+ *   its RETURN and before the values the slices record after the call:
+ *   %rax (ATOMX_TRACE_LIBRARY_RESULT).
  */
 #ifndef ATOMX_TRACE_FORMAT_H
 #define ATOMX_TRACE_FORMAT_H
 
 #include <stdint.h>
 
-#define ATOMX_TRACE_VERSION 3
+#define ATOMX_TRACE_VERSION 4
+
+/* A library call's records (above): the registers, as a mask of hardware
+ * register numbers (bit k: register k), stored lowest number first. */
+#define ATOMX_TRACE_LIBRARY_ARGUMENTS ((1u << 7) | (1u << 6) | (1u << 2)) /* %rdi %rsi %rdx */
+#define ATOMX_TRACE_LIBRARY_RESULT (1u << 0)                              /* %rax */
 
 /* The per-thread cursor: the next free byte of the thread's buffer, at this
  * offset from the thread pointer (%fs).  It is the first word of glibc's

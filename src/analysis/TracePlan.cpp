@@ -2,6 +2,9 @@
 
 #include <elf.h>
 
+#include <string>
+#include <unordered_set>
+
 #include "analysis/Entries.h"
 #include "support/Fnv.h"
 
@@ -39,7 +42,40 @@ void findFirstWitnesses(ProcTrace& t) {
   }
 }
 
+// The libc::kFunctions index of the function the last instruction of block
+// b of p calls or tail-jumps to (TracePlan.h, kLibraryArguments), or -1.
+int libraryCall(const ir::Program& program, const ir::Procedure& p, uint32_t b, const std::unordered_set<std::string>& own) {
+  const ir::Block& blk = p.blocks[b];
+  const x86::Insn& in = p.insns[blk.firstInsn + blk.insnCount - 1];
+  std::string name;
+  if (in.flow == x86::Flow::Call || in.flow == x86::Flow::Jump) {
+    if (auto it = program.pltNames.find(in.target); it != program.pltNames.end()) name = it->second.substr(0, it->second.rfind("@plt"));
+  } else if ((in.flow == x86::Flow::IndirectCall || in.flow == x86::Flow::IndirectJump) && in.isRipRelative()) {
+    if (auto it = program.gotNames.find(in.target); it != program.gotNames.end()) name = it->second;
+  }
+  const libc::Function* f = name.empty() || own.count(name) ? nullptr : libc::find(name);
+  if (!f) return -1;
+  const size_t k = size_t(f - libc::kFunctions);
+  const std::string_view n = f->name;
+  switch (f->kind) {
+    case libc::Kind::Strcpy:
+      if (n != "stpcpy" && n != "__stpcpy_chk") return -1;  // strcpy's length is in memory only
+      break;
+    case libc::Kind::Strcmp:
+    case libc::Kind::Strncmp:
+    case libc::Kind::Memcmp: return -1;  // where the operands differ is in memory only
+    default: break;
+  }
+  const bool tail = in.flow == x86::Flow::Jump || in.flow == x86::Flow::IndirectJump;
+  return tail && libraryResult(k) ? -1 : int(k);
+}
+
 }  // namespace
+
+bool libraryResult(size_t f) {
+  const libc::Kind k = libc::kFunctions[f].kind;
+  return k == libc::Kind::Calloc || k == libc::Kind::Strlen || k == libc::Kind::Strnlen || k == libc::Kind::Strcpy;
+}
 
 bool isSetjmp(const std::string& name) {
   for (const char* s : {"setjmp@plt", "_setjmp@plt", "__sigsetjmp@plt", "sigsetjmp@plt"})
@@ -129,6 +165,9 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile, con
           plan.procs[q->id].tagged[size_t(q->blockIndexAt(target))] = true;
       }
   }
+  std::unordered_set<std::string> own;  // the program's procedures' names: no library call to those
+  if (data)
+    for (const ir::Procedure& p : program.procs) own.insert(p.name);
   Fnv64 d;  // of every decision: TracePlan::digest
   for (const ir::Procedure& p : program.procs) {
     ProcTrace& t = plan.procs[p.id];
@@ -159,6 +198,14 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile, con
       }
       for (const InsnSlice& in : t.slices.insns)
         d.addWord(uint64_t(in.recordAfter) << 16 | in.emulated | uint64_t(in.valueBytes) << 32 | uint64_t(in.valueExtend) << 40);
+      t.library.assign(p.blocks.size(), -1);
+      for (uint32_t b = 0; b < p.blocks.size(); ++b) {
+        const int f = libraryCall(program, p, b, own);
+        if (f < 0) continue;
+        t.library[b] = int16_t(f);
+        records[b] = true;  // its arguments are values, which no look-ahead may take for a witness
+        d.addWord(uint64_t(b) << 16 | uint64_t(f) | 0x11bull << 48);
+      }
     }
     t.graph = traceGraph(p, records);
     const std::vector<double> counts = profile ? blockCounts(p, *profile) : std::vector<double>{};

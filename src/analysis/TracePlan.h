@@ -27,12 +27,20 @@
 //     the regenerator to compute data addresses from.  A block that stores
 //     one is a recording node of the trace graph (so a blocking witness
 //     comes before it, and the regenerator, which reads witnesses ahead
-//     along witness-free paths, never takes a value for a witness).
+//     along witness-free paths, never takes a value for a witness);
+//   - with data: its library calls, the blocks that end in a call (or a
+//     tail jump) to one of libc's memory and string functions whose extent
+//     follows from registers (LibraryCall below): they record the
+//     arguments before it (and the result after it), and are recording
+//     nodes too.
 #pragma once
 
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
+
+#include <atomx/libc_model.hpp>
+#include <atomx/trace_format.h>
 
 #include "analysis/BlockProfile.h"
 #include "analysis/DataSlices.h"
@@ -69,6 +77,10 @@ struct ProcTrace {
   // target.  Filled for the arcs of predicates (what the regenerator needs).
   std::vector<std::vector<uint32_t>> firstWitnesses;
   DataSlices slices;  // with data only
+  // With data: per block, the libc::kFunctions index of the modelled
+  // library function its last instruction calls or jumps to, or -1
+  // (libraryCall).
+  std::vector<int16_t> library;
 };
 
 struct TracePlan {
@@ -84,6 +96,27 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile = nu
 // What a call or jump to `target` reaches, as the trace sees it: the traced
 // procedure whose entry (or block) it is, or null for outside code.
 const ir::Procedure* tracedCode(const ir::Program& program, const TracePlan& plan, uint64_t target);
+
+// A data trace's library calls (include/atomx/libc_model.hpp, docs/trace.md
+// "Library references"): at a call, or a tail jump, through the PLT or the
+// GOT to one of libc's memory and string functions (by the name
+// Inst::calleeName gives, unless the program defines a procedure of that
+// name) whose extent follows from its registers, the recorder stores
+// kLibraryArguments before the instruction (after every other record due
+// there) and, for a function libraryResult names, kLibraryResult when it
+// returns (right after its RETURN, before the values DataSlices records
+// after it); the regenerator computes the extent from them (not from
+// memory, as the online tool does).  A tail jump to a function whose
+// result is needed is no library call (it does not return to the trace).
+// Left plain calls: strcpy and __strcpy_chk (their length is in memory
+// only; stpcpy's is in its result), strcmp, strncmp, memcmp, bcmp,
+// __memcmpeq (where the operands first differ is in memory only).
+inline constexpr uint16_t kLibraryArguments = ATOMX_TRACE_LIBRARY_ARGUMENTS;
+inline constexpr uint16_t kLibraryResult = ATOMX_TRACE_LIBRARY_RESULT;
+// Whether function f (an index into libc::kFunctions) needs its result
+// recorded: calloc (the block), strlen and strnlen (the length), stpcpy
+// (the end of the copy).
+bool libraryResult(size_t f);
 
 // Whether `name` ("_setjmp@plt") is a setjmp-like function: a call to it may
 // return again, through longjmp.

@@ -136,6 +136,17 @@ struct TextShard : Consumer {
   void outsideCall(int thread, uint64_t, const std::string& name) override {
     std::fprintf(out.file(), "%d call %s\n", thread, name.empty() ? "*" : name.c_str());
   }
+  // A library call's modelled references, after its `call` line (or, for a
+  // call that needs its result, when it returns: after the handlers and
+  // callbacks that ran during it): ` L NAME`, then ` LR ADDR SIZE`, ` LW
+  // ADDR SIZE`.
+  void libraryCall(const trace::LibraryCall& c) override {
+    if (blocks || c.inherited) return;
+    std::fprintf(out.file(), " L %s\n", c.function);
+    for (size_t k = 0; k < c.refCount; ++k)
+      std::fprintf(out.file(), " L%c %llx %u\n", c.refs[k].kind == trace::kWrite ? 'W' : 'R',
+                   static_cast<unsigned long long>(c.refs[k].address), unsigned(c.refs[k].size));
+  }
   void signal(const SignalEvent& e) override {
     if (e.inherited) return;
     std::fprintf(out.file(), "%d %s %d %llx\n", e.thread, e.returned ? "sigreturn" : "signal", e.signo,

@@ -102,6 +102,7 @@ struct ATOMX_CACHESIM_HIDDEN CachesimAnalyzer::Impl {
   std::vector<std::unique_ptr<Tail>> firstTail;
   std::vector<CachesimCounts> counts;
   Hooks hooks;
+  bool libc = true;  // library calls simulated
 };
 
 namespace {
@@ -267,6 +268,7 @@ class HierarchyShard {
 struct CachesimShard : trace::Consumer {
   std::vector<std::unique_ptr<HierarchyShard>> h;
   size_t index = 0;
+  bool libc = true;
   void loadBias(int, uint64_t bias) override {
     for (auto& s : h) s->setBias(bias);
   }
@@ -274,13 +276,15 @@ struct CachesimShard : trace::Consumer {
     for (auto& s : h) s->block(b);
   }
   void libraryCall(const trace::LibraryCall& c) override {
+    if (!libc) return;
     for (auto& s : h) s->library(c);
   }
 };
 
 }  // namespace
 
-CachesimAnalyzer::CachesimAnalyzer(std::vector<cs::Hierarchy> hierarchies) : impl_(std::make_unique<Impl>()) {
+CachesimAnalyzer::CachesimAnalyzer(std::vector<cs::Hierarchy> hierarchies, bool libc) : impl_(std::make_unique<Impl>()) {
+  impl_->libc = libc;
   for (const cs::Hierarchy& h : hierarchies) {
     Split s = split(h);
     const size_t words = cs::Shared::words(s.tail);
@@ -299,6 +303,7 @@ CachesimAnalyzer::~CachesimAnalyzer() = default;
 std::unique_ptr<trace::Consumer> CachesimAnalyzer::shard(const trace::Shard& shard) {
   auto s = std::make_unique<CachesimShard>();
   s->index = shard.index;
+  s->libc = impl_->libc;
   for (size_t k = 0; k < impl_->splits.size(); ++k)
     s->h.push_back(std::make_unique<HierarchyShard>(impl_->splits[k], shard.index == 0 ? impl_->firstTail[k].get() : nullptr,
                                                     impl_->shared[k].get(), impl_->hooks));
@@ -466,7 +471,7 @@ bool simulateConfigurations(const trace::TraceReader& trace, const cs::Config& c
     try {
       std::vector<cs::Hierarchy> hs;
       for (size_t k : members[g]) hs.push_back(config.hierarchies[which[k]]);
-      analyzers[g] = std::make_unique<CachesimAnalyzer>(std::move(hs));
+      analyzers[g] = std::make_unique<CachesimAnalyzer>(std::move(hs), run.libc);
       std::unique_ptr<trace::Analyzer> problems;
       std::vector<trace::Analyzer*> list = {analyzers[g].get()};
       if (g == 0) problems = makeAnalyzer("problems", "-", trace.program(), run.command), list.push_back(problems.get());

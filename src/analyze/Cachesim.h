@@ -46,7 +46,9 @@ struct CachesimCounts {
 // locked-once counts a locked read-modify-write as one read.
 class CachesimAnalyzer : public trace::Analyzer {
  public:
-  explicit CachesimAnalyzer(std::vector<cachesim::Hierarchy> hierarchies);
+  // `libc` false: library calls' modelled references are ignored (the
+  // online tool's --libc none).
+  explicit CachesimAnalyzer(std::vector<cachesim::Hierarchy> hierarchies, bool libc = true);
   ~CachesimAnalyzer() override;
   const char* name() const override { return "cachesim"; }
   std::unique_ptr<trace::Consumer> shard(const trace::Shard& shard) override;
@@ -71,6 +73,7 @@ struct CachesimRun {
   bool sweep = false;      // spread (configuration x thread) work over the jobs
   unsigned jobs = 0;       // 0: every core
   std::string command;     // the cachegrind files' cmd: line
+  bool libc = true;        // simulate library calls' modelled references (--libc model)
 };
 
 // What every process of a run computes: configurations `which` (indices

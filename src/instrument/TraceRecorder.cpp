@@ -68,6 +68,7 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
         for (uint32_t i = b.firstInsn; i < last; ++i) values(At::After, i, slices->insns[i].recordAfter, &slices->insns[i]);
       }
       const bool returns = std::any_of(b.outs.begin(), b.outs.end(), [](const ir::OutEdge& e) { return e.kind == ir::EdgeKind::Call; });
+      const int16_t library = slices ? t.library[bi] : -1;  // a library call (TracePlan.h, kLibraryArguments)
       if (returns && t.resumes[bi]) {
         store(At::After, last, 0, tagRecord(ATOMX_TRACE_RESUMED, {p.id, bi}));
         ++counts.returns;
@@ -76,6 +77,8 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
         store(At::After, last, 0, {uint8_t(ATOMX_TRACE_RETURN)});
         ++counts.returns;
       }
+      if (library >= 0 && analysis::libraryResult(size_t(library)))
+        values(At::After, last, analysis::kLibraryResult);  // after RETURN, before the call's own values
       if (slices) values(At::After, last, slices->insns[last].recordAfter, &slices->insns[last]);  // after RETURN, before the witness
       for (uint32_t k : t.graph.out[bi]) {
         const int32_t w = t.plan.witness[k];
@@ -96,6 +99,7 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
         for (const auto& [at, insn] : sites) store(at, insn, 0, value);
         ++counts.witnesses;
       }
+      if (library >= 0) values(At::Before, last, analysis::kLibraryArguments);  // after the early witness
       for (const ir::Edge& e : b.succs)
         if (e.kind == ir::EdgeKind::JumpTable && tableTargets.insert(p.blocks[e.to].start).second) {
           // With crossTables, BLOCK: the same record as the other procedures' targets.

@@ -46,6 +46,7 @@
 #include "support/Error.h"
 #include "support/Hex.h"
 #include "trace/DataRefs.h"
+#include "trace/LibraryCalls.h"
 #include "trace/TraceFiles.h"
 
 namespace atomx::trace {
@@ -77,6 +78,8 @@ class Walker {
     childFrom_ = s.childFrom;
     pos_ = 0;
     refsSeen_ = 0;
+    lib_ = {};
+    librarySeen_ = 0;
     tid_ = s.thread;
     out_.threadBegin(tid_);
     std::string problem;
@@ -97,6 +100,16 @@ class Walker {
 
  private:
   enum class Mode { Block, Tags, AfterCall };
+  // A library call whose arguments were read (analysis::kLibraryArguments)
+  // and whose references are not yet reported.
+  struct PendingLibrary {
+    bool armed = false;
+    const ir::Procedure* p = nullptr;
+    uint32_t block = 0;
+    int16_t f = -1;        // libc::kFunctions index
+    uint64_t site = 0;     // the call's address
+    uint64_t args[3] = {};  // %rdi, %rsi, %rdx
+  };
   struct Frame {
     const ir::Procedure* p;
     uint32_t block;
@@ -106,6 +119,7 @@ class Walker {
     uint32_t resume = 0;     // its instruction (index in the block)
     bool earlyDone = false;  // its early witness was read already
     x86::RegisterFile regs{};  // a data trace: the registers as they were (the caller's at its call)
+    PendingLibrary lib{};      // a signal or ENTRY frame: the library call in progress (its result still due)
   };
   struct Open {  // a signal whose handler runs
     size_t depth;  // stack_.size() with its frame pushed
@@ -167,6 +181,7 @@ class Walker {
         return true;
       }
       for (uint32_t k = from; k < to; ++k) {
+        if (k == last && !libraryArguments()) return ended = true, false;
         if (const SignalMark* m = deliveryHere())
           if (m->pc == p_->insns[blk.firstInsn + k].address) return cutBlock(k, *m), false;
         if (!stepData(k, problem, ended)) return false;
@@ -254,6 +269,7 @@ class Walker {
     f.resume = k;
     f.earlyDone = earlyDone_;
     if (plan_.data) f.regs = data_.regs;  // sigreturn gives them all back
+    f.lib = lib_;
     stack_.push_back(f);
     open_.push_back({stack_.size(), m.signo});
     from_ = 0;
@@ -274,6 +290,7 @@ class Walker {
     stack_.pop_back();
     open_.pop_back();
     if (plan_.data) data_.regs = f.regs;
+    lib_ = f.lib;
     ++nextMark_;
     p_ = f.p;
     b_ = f.block;
@@ -372,8 +389,61 @@ class Walker {
   // A call or jump from `site` to code outside the trace (`target` 0:
   // through a pointer).
   void outsideCall(uint64_t site, uint64_t target) {
-    out_.outsideCall(tid_, site, target ? prog_.describe(target) : std::string());
+    out_.outsideCall(tid_, site, target ? prog_.describe(target) : gotCallee(site));
     ++sum_.outsideCalls;
+    if (lib_.armed && lib_.site == site && !analysis::libraryResult(size_t(lib_.f))) reportLibrary(0);
+  }
+
+  // The function a call or jump through a GOT slot at `site` (the last
+  // instruction of block b_) reaches: "NAME@got", or "" (another pointer).
+  std::string gotCallee(uint64_t site) const {
+    if (!p_) return "";
+    const ir::Block& blk = p_->blocks[b_];
+    const x86::Insn& in = p_->insns[blk.firstInsn + blk.insnCount - 1];
+    if (in.address != site || !(in.flow == x86::Flow::IndirectCall || in.flow == x86::Flow::IndirectJump) || !in.isRipRelative())
+      return "";
+    auto it = prog_.gotNames.find(in.target);
+    return it == prog_.gotNames.end() ? "" : it->second + "@got";
+  }
+
+  // A library call (analysis::kLibraryArguments): before block b_'s last
+  // instruction, its arguments, unless they were read already (the walk
+  // resumes there after a signal).  False when the stream ended.
+  bool libraryArguments() {
+    const int16_t f = plan_.procs[p_->id].library[b_];
+    if (f < 0 || (lib_.armed && lib_.p == p_ && lib_.block == b_)) return true;
+    const ir::Block& blk = p_->blocks[b_];
+    lib_ = {true, p_, b_, f, p_->insns[blk.firstInsn + blk.insnCount - 1].address, {}};
+    if (!readValues(analysis::kLibraryArguments)) return false;
+    lib_.args[0] = data_.regs.gpr[7], lib_.args[1] = data_.regs.gpr[6], lib_.args[2] = data_.regs.gpr[2];
+    return true;
+  }
+
+  // After the RETURN of block b_'s call: a library call's result, when its
+  // model needs it, then its references.  False when the stream ended.
+  bool libraryReturned() {
+    if (!lib_.armed || lib_.p != p_ || lib_.block != b_ || !analysis::libraryResult(size_t(lib_.f))) return true;
+    if (!readValues(analysis::kLibraryResult)) return false;
+    reportLibrary(data_.regs.gpr[0]);
+    return true;
+  }
+
+  // The armed library call's references, reported (Consumer::libraryCall).
+  void reportLibrary(uint64_t result) {
+    lib_.armed = false;
+    libRefs_.clear();
+    appendLibraryReferences(libraryExtent(size_t(lib_.f), lib_.args, result), libRefs_);
+    // For the library oracle's self-test only (tests/trace):
+    // ATOMX_TEST_REGEN_LIBC=N moves the Nth library call of a stream (from
+    // 1) 64 bytes up.
+    static const uint64_t moved = [] {
+      const char* v = std::getenv("ATOMX_TEST_REGEN_LIBC");
+      return v ? std::strtoull(v, nullptr, 10) : 0;
+    }();
+    if (++librarySeen_ == moved)
+      for (DataRef& r : libRefs_) r.address += 64;
+    out_.libraryCall({tid_, lib_.site, libc::kFunctions[lib_.f].name, libRefs_.data(), libRefs_.size(), childFrom_ && pos_ <= childFrom_});
+    sum_.libraryRefs += libRefs_.size();
   }
 
   void returnFromProc() {
@@ -390,6 +460,7 @@ class Walker {
       return;
     }
     if (plan_.data) data_.regs = f.regs;  // the ABI keeps %rsp and the callee-saved ones; the rest are recorded
+    lib_ = f.lib;
     p_ = f.p;
     b_ = f.block;
     if (!p_) {
@@ -413,6 +484,7 @@ class Walker {
         p_ = stack_[i].p;
         if (plan_.data) data_.regs = stack_[i].regs;
         stack_.resize(i);
+        lib_ = {};  // a library call left by longjmp or an exception
         while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();  // left by longjmp
         return "";
       }
@@ -445,6 +517,7 @@ class Walker {
         p_ = stack_[i].p;
         if (plan_.data) data_.regs = stack_[i].regs;
         stack_.resize(i);
+        lib_ = {};  // a library call left by longjmp or an exception
         while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();
         return "";
       }
@@ -650,6 +723,7 @@ class Walker {
           if (id >= plan_.procs.size() || !plan_.procs[id].enterable) return "ENTRY of " + std::to_string(id) + ", no such procedure" + at();
           stack_.push_back({p_, b_, false, tail_});
           if (plan_.data) stack_.back().regs = data_.regs;
+          stack_.back().lib = lib_;  // a callback (or a handler) during a library call: its own calls are its own
           p_ = &prog_.procs[id];
           b_ = plan_.procs[id].entryBlock;
           entryConsumed_ = true;
@@ -720,9 +794,10 @@ class Walker {
             stopThread();
             break;
           }
-          // The values recorded after the call (after its RETURN or RESUMED).
+          // A library call's result, then the values recorded after the
+          // call (after its RETURN or RESUMED).
           const analysis::InsnSlice* call = plan_.data ? &plan_.procs[p_->id].slices.insns[blk.firstInsn + blk.insnCount - 1] : nullptr;
-          if (call && !readValues(call->recordAfter, call)) {
+          if (call && (!libraryReturned() || !readValues(call->recordAfter, call))) {
             ended = true;
             break;
           }
@@ -774,6 +849,9 @@ class Walker {
   DataState data_;           // a data trace: what the walk knows of the thread's registers
   DataState before_;         // them before a repe/repne, whose count is known after it
   std::vector<DataRef> refs_;  // the data references of the block run being walked
+  PendingLibrary lib_;         // a library call being walked
+  std::vector<DataRef> libRefs_;
+  uint64_t librarySeen_ = 0;   // library calls of the stream reported
   uint64_t refsSeen_ = 0;      // of the stream, before it
 };
 
@@ -898,11 +976,17 @@ class Tee : public Consumer {
   void threadBegin(int t) override {
     for (Consumer* c : to_) c->threadBegin(t);
   }
+  void loadBias(int t, uint64_t bias) override {
+    for (Consumer* c : to_) c->loadBias(t, bias);
+  }
   void block(const BlockRun& b) override {
     for (Consumer* c : to_) c->block(b);
   }
   void outsideCall(int t, uint64_t site, const std::string& name) override {
     for (Consumer* c : to_) c->outsideCall(t, site, name);
+  }
+  void libraryCall(const LibraryCall& call) override {
+    for (Consumer* c : to_) c->libraryCall(call);
   }
   void signal(const SignalEvent& e) override {
     for (Consumer* c : to_) c->signal(e);

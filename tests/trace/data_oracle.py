@@ -45,6 +45,8 @@ def regen_refs(atomx, trace):
     signals = collections.defaultdict(list)
     tid = pc = None
     for line in p.stdout.splitlines():
+        if line.startswith(" L"):
+            continue  # a library call's modelled reference (libc_oracle.py checks those)
         if line.startswith(" "):
             k, a, s = line.split()
             threads[tid].append(Ref(pc, k, int(a, 16), int(s)))

@@ -20,7 +20,7 @@ namespace {
 
 constexpr const char* kUsage =
     "atomx cachesim TRACE (--config FILE | --sweep FILE) [--cachegrind-out FILE|PREFIX] [--json FILE]\n"
-    "                     [-o FILE] [-j N] [--program FILE] [-q]";
+    "                     [--libc model|none] [-o FILE] [-j N] [--program FILE] [-q]";
 
 constexpr const char* kHelp = R"(
 Simulate caches over a trace recorded with atomx trace (-o TRACE -- PROG ARGS),
@@ -49,6 +49,9 @@ online tool counts and fetches it whole, docs/cachesim.md).
         STEM.NAME.cg for the others; with --sweep, PREFIX.NAME.cg for each
   --json FILE     every configuration's totals, procedures, libc rows and
         source lines as JSON (the layout of cachesim.json's configurations)
+  --libc model|none  a trace with data: simulate libc's modelled references
+        of its library calls (model, the default; docs/trace.md, "Library
+        references") or not (none: as the online tool's --libc none)
   -o FILE         the text report (default: standard output)
   -j N            cores to use (default: all of them)
   --program FILE  read FILE as the traced program (a saved copy)
@@ -56,8 +59,7 @@ online tool counts and fetches it whole, docs/cachesim.md).
 
 The results are the same bytes for every -j and any number of MPI ranks.  A
 trace without data (recorded without --data) simulates instruction fetches
-only, at load bias 0 (its I-cache sets above the page offset may differ from
-the run's for a PIE).  Exits 1 if a thread could not be regenerated to its
+only.  Exits 1 if a thread could not be regenerated to its
 end, 2 on a usage error; a bad configuration file or trace is one line on
 stderr and status 1.)";
 
@@ -153,6 +155,11 @@ int runCachesim(int argc, char** argv) {
     else if (a == "--json") files.jsonTo = value();
     else if (a == "-o") files.textTo = value();
     else if (a == "--program") program = value();
+    else if (a == "--libc") {
+      const std::string v = value();
+      if (v != "model" && v != "none") usage("--libc needs model or none, not '" + v + "'");
+      run.libc = v == "model";
+    }
     else if (a == "-q") quiet = true;
     else if (a.rfind("-j", 0) == 0) {
       const std::string v = a == "-j" ? value() : a.substr(2);

@@ -208,7 +208,7 @@ ANALYZERS
       -- PROG [ARGS]` traces PROG into a temporary directory and mines it,
       the report on stderr.
   atomx cachesim TRACE (--config FILE | --sweep FILE) [--cachegrind-out FILE|PREFIX]
-                       [--json FILE] [-o FILE] [-j N] [--program FILE] [-q]
+                       [--json FILE] [--libc model|none] [-o FILE] [-j N] [--program FILE] [-q]
       Simulate caches over the regenerated trace with atomx run -T cachesim's
       simulator and configuration format: misses per level in total, per
       procedure and per source line, as text, JSON and cachegrind files.

@@ -98,7 +98,8 @@ struct Thread {
   std::atomic<uint64_t>* lcalls;  // per libc function: calls modelled, bytes read, bytes written
   std::atomic<uint64_t>* lread;
   std::atomic<uint64_t>* lwritten;
-  uint64_t pending[3];  // calloc's arguments, until it returns
+  uint64_t pending[3];       // calloc's arguments, until it returns
+  libc::Extent pendingExtent;  // another modelled call's extent, until it returns
 };
 inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
   c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -409,22 +410,38 @@ void CsLibraryCalls(const long* counts, const long* sitesTable, const long* othe
   otherNames = atomx::splitStrings(names, size_t(counts[2]));
 }
 
-// Before a call of a modelled function (site s): its first three arguments.
+// Before a call of a modelled function (site s; ~f: a tail jump): its
+// first three arguments.  The extent is taken now (strings as the call
+// finds them) and simulated when the call returns (after the call's own
+// push); a tail jump's at once.  (The extent is kept field by field: a
+// copy of the whole is made with SSE, and the routine would then save the
+// vector state: not light.)
 void CsLibc(long s, long a0, long a1, long a2) {
   Thread& t = me();
-  const long f = libcSites[s];
+  const bool tail = libcSites[s] < 0;
+  const long f = tail ? ~libcSites[s] : libcSites[s];
   const libc::Kind kind = libc::kFunctions[f].kind;
   if (libc::needsResult(kind)) {
     t.pending[0] = uint64_t(a0), t.pending[1] = uint64_t(a1), t.pending[2] = uint64_t(a2);
     return;
   }
-  modelled(t, f, libc::extent(kind, uint64_t(a0), uint64_t(a1), uint64_t(a2)));
+  const libc::Extent e = libc::extent(kind, uint64_t(a0), uint64_t(a1), uint64_t(a2));
+  if (tail) return modelled(t, f, e);
+  libc::Extent& p = t.pendingExtent;
+  auto put = [](uint64_t& to, uint64_t v) {
+    asm("" : "+r"(v));  // from a general register: else adjacent fields are copied with SSE
+    to = v;
+  };
+  put(p.from, e.from), put(p.also, e.also), put(p.to, e.to), put(p.read, e.read), put(p.written, e.written);
+  p.two = e.two;
 }
-// When it returns (calloc): its result.
+// When it returns: its references (calloc's from its result).
 void CsLibcResult(long s, long result) {
   Thread& t = me();
   const long f = libcSites[s];
-  modelled(t, f, libc::extent(libc::kFunctions[f].kind, t.pending[0], t.pending[1], t.pending[2], uint64_t(result)));
+  const libc::Kind kind = libc::kFunctions[f].kind;
+  if (libc::needsResult(kind)) modelled(t, f, libc::extent(kind, t.pending[0], t.pending[1], t.pending[2], uint64_t(result)));
+  else modelled(t, f, t.pendingExtent);
 }
 }
 

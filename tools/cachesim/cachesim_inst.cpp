@@ -107,21 +107,6 @@ extern "C" void Instrument(int argc, char** argv) {
       }
       blocks.push_back(long(pcs.size()) - blocks[size_t(2 * block)]);
       blockRuns.increment(b, size_t(block));
-      if (Inst last = b.last(); last.isCall() || last.isJump()) {
-        const std::string callee = last.calleeName();
-        const libc::Function* f = callee.empty() || own.count(callee) ? nullptr : libc::find(callee);
-        const bool tail = last.isJump();
-        if (f && libcModel && data && !(tail && libc::needsResult(f->kind))) {
-          const long site = long(libcSites.size());
-          libcSites.push_back(long(f - libc::kFunctions));
-          libcCall.before(last, site, reg(Reg::rdi), reg(Reg::rsi), reg(Reg::rdx));
-          if (libc::needsResult(f->kind)) libcResult.after(last, site, reg(Reg::rax));
-        } else if (!callee.empty() && !own.count(callee)) {
-          auto [it, added] = others.emplace(callee, long(others.size()));
-          if (added) appendString(otherNames, callee);
-          otherCalls.insert(otherCalls.end(), {block, it->second});
-        }
-      }
       const long bytes = long(b.endPc() - b.pc());
       if (fetches && bytes <= kSpannedBlock) {
         std::vector<MruTest> points;
@@ -154,6 +139,26 @@ extern "C" void Instrument(int argc, char** argv) {
           } else if (two) ref2.beforeUnless(s, tests, code, effectiveAddress(0), effectiveAddress(1));
           else ref1.beforeUnless(s, tests, code, effectiveAddress(0));
         }
+      if (Inst last = b.last(); last.isCall() || last.isJump()) {
+        const std::string callee = last.calleeName();
+        const libc::Function* f = callee.empty() || own.count(callee) ? nullptr : libc::find(callee);
+        const bool tail = last.isJump();
+        if (f && libcModel && data && !(tail && libc::needsResult(f->kind))) {
+          // A call's references are simulated when it returns (its arguments
+          // taken, and strings measured, before it): after the call's own
+          // reference, the return address it pushes, as in a trace, whose
+          // library calls follow their block's references (atomx cachesim).
+          // A tail jump's (which does not come back) before it: ~f.
+          const long site = long(libcSites.size());
+          libcSites.push_back(tail ? ~long(f - libc::kFunctions) : long(f - libc::kFunctions));
+          libcCall.before(last, site, reg(Reg::rdi), reg(Reg::rsi), reg(Reg::rdx));
+          if (!tail) libcResult.after(last, site, reg(Reg::rax));
+        } else if (!callee.empty() && !own.count(callee)) {
+          auto [it, added] = others.emplace(callee, long(others.size()));
+          if (added) appendString(otherNames, callee);
+          otherCalls.insert(otherCalls.end(), {block, it->second});
+        }
+      }
     }
     appendString(procNames, std::string(p.name()));
     ++nproc;

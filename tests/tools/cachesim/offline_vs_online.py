@@ -6,8 +6,8 @@
 same working directory: every procedure's and every source line's Ir and
 instruction misses at every level (I1mr, ILmr) must be equal, in each configuration of a file of
 instruction-only hierarchies whose first levels' sets x line <= 4096 bytes
-(so that where the program's code is loaded cannot change a set: a trace
-without data has no load bias, docs/cachesim.md), each thread's own (the
+(kept from when the offline side had no load bias: every stream's header
+gives it, Consumer::loadBias), each thread's own (the
 outer level shared=no: with several threads a shared level sees them in
 another order offline, by design).  Prints `FAIL [CONFIG] FUNCTION: EVENT
 online N, offline M` per difference and exits 1.
@@ -17,7 +17,18 @@ online tool's (`atomx trace --data --with` the shipped cachesim tool's
 files, so that every address is the same in both), and the configurations
 simulate data and outer levels of any size: every event -- Ir, Dr, Dw and
 each level's misses -- must be equal per procedure and source line.
-libc's modelled references are left out of both (--libc none online).
+libc's modelled references are left out of both (--libc none online and
+offline).
+
+--libc (with --data): libc's model on both sides -- online, the tool's
+(its arguments at run time, strings measured in memory); offline, the
+trace's library calls (their arguments recorded, docs/trace.md "Library
+references") -- and the libc rows compared too: the total and each
+function's Dr, Dw and misses (pieces of 32 bytes on both sides: every data
+line here is at least 32 bytes).  The program must call only functions the
+trace models (the online tool also models strcpy, strcmp, strncmp, memcmp,
+bcmp and tail jumps to calloc/strlen/strnlen/stpcpy, which a trace leaves
+plain calls): a function modelled online only is named as a failure.
 """
 import argparse
 import json
@@ -59,6 +70,7 @@ def run(cmd, cwd, env=None, out=None, any_status=False):
 
 
 DATA = False  # --data: every event, not only instruction fetches
+LIBC = False  # --libc: libc's model on both sides, its rows compared
 
 
 def counts(entry):
@@ -85,16 +97,31 @@ def procedures(config):
     return {p["name"]: counts(p) for p in config["procedures"]}
 
 
+def libc_rows(config):
+    """libc's modelled references: `(libc)` in total and `(libc) NAME` per
+    function, as counts() has them (no Ir)."""
+    lib = config.get("libc", {})
+    out = {}
+    for name, entry in [("(libc)", lib)] + [(f"(libc) {f['name']}", f) for f in lib.get("functions", [])]:
+        c = counts(dict(entry, Ir=0))
+        del c["Ir"]
+        if any(c.values()):
+            out[name] = c
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--atomx", required=True)
     ap.add_argument("--data", action="store_true")
+    ap.add_argument("--libc", action="store_true")
     ap.add_argument("prog")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     atomx = os.path.realpath(a.atomx)
-    global DATA
-    DATA = a.data
+    global DATA, LIBC
+    LIBC = a.libc
+    DATA = a.data or LIBC
     tool_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
                             "tools", "cachesim")
     with tempfile.TemporaryDirectory() as w:
@@ -115,7 +142,8 @@ def main():
         env = dict(os.environ, ATOMX_CACHE_CONFIG=cfg)
         if DATA:  # one run: the trace and the online tool in the same process
             tool = ["--with", os.path.join(tool_dir, "cachesim_inst.cpp"), "--with",
-                    os.path.join(tool_dir, "cachesim_anal.cpp"), "--with-arg", "--libc", "--with-arg", "none"]
+                    os.path.join(tool_dir, "cachesim_anal.cpp"), "--with-arg", "--libc", "--with-arg",
+                    "model" if LIBC else "none"]
             with open(os.path.join(w, "traced.out"), "w") as o:
                 traced = status = run([atomx, "trace", "-q", "--data", "-o", "trace"] + tool + ["--"] + cmd, w,
                                       env=env, out=o, any_status=True).returncode
@@ -127,7 +155,8 @@ def main():
         # (Some pitfall programs exit with a status of their own: the same in both runs.)
         if status != traced:
             sys.exit(f"FAIL the program's exit status: traced {traced}, under cachesim {status}")
-        run([atomx, "cachesim", "trace", "--config", cfg, "--json", "offline.json", "-q", "-o", "offline.txt"], w)
+        run([atomx, "cachesim", "trace", "--config", cfg, "--json", "offline.json", "-q", "-o", "offline.txt"] +
+            ([] if LIBC or not DATA else ["--libc", "none"]), w)
         on = json.load(open(os.path.join(w, "cachesim.json")))
         off = json.load(open(os.path.join(w, "offline.json")))
         fails = []
@@ -140,6 +169,12 @@ def main():
             # Per source line too (the DWARF of the same program file).
             p_on.update(lines(c_on))
             p_off.update(lines(c_off))
+            if LIBC:
+                l_on, l_off = libc_rows(c_on), libc_rows(c_off)
+                if not any(v.get("Dr") and v.get("Dw") for v in l_on.values()):
+                    fails.append(f"FAIL [{c_on['name']}] online: no libc reads and writes (nothing was compared)")
+                p_on.update(l_on)
+                p_off.update(l_off)
             if DATA and not any(v.get("D1:dr") or v.get("U1:dr") for v in p_on.values()):
                 fails.append(f"FAIL [{c_on['name']}] online: no data miss at all (nothing was compared)")
             elif not DATA and not any(v.get("I1:ir") for v in p_on.values()):
