@@ -74,6 +74,10 @@ __attribute__((noinline)) void library_allocs() {
 }
 
 int main(int argc, char** argv) {
+  if (argc > 2) {  // names itself as getopt does (tool.malloc.argv0)
+    std::fprintf(stderr, "%s: too many arguments\n", argv[0]);
+    return 2;
+  }
   int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
   for (int r = 0; r < rounds; ++r) c_allocs(r), cxx_allocs(r), library_allocs();
   // pthread_create, not std::thread: libstdc++ deletes a std::thread's

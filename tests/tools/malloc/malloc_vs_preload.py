@@ -70,6 +70,17 @@ def calls_library(text):
     return text.startswith("call") and ("@plt>" in text or ("*" in text and "(%rip)" in text and "@" in text))
 
 
+def first_difference(a, b):
+    """Where two runs' (status, stdout, stderr) first differ: the stream and its first differing line."""
+    for k, what in ((1, "stdout"), (2, "stderr")):
+        la, lb = a[k].decode(errors="replace").splitlines(), b[k].decode(errors="replace").splitlines()
+        for i in range(max(len(la), len(lb))):
+            x, y = la[i] if i < len(la) else "(end)", lb[i] if i < len(lb) else "(end)"
+            if x != y:
+                return f"; {what} line {i + 1}: {x!r} -> {y!r}"
+    return ""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--atomx", required=True)
@@ -121,6 +132,9 @@ def main():
     toolout, shimout, cgout = (os.path.join(work, d) for d in ("tool", "shim", "cg"))
     os.mkdir(toolout), os.mkdir(shimout), os.mkdir(cgout)
     # Under callgrind, a copy of PROG at a path as long as the wrapper's.
+    # ATOMX_TEST_CALLGRIND_ARGS (a test hook): more arguments for the program
+    # under callgrind only, so that its output differs
+    # (tool.malloc.argv0.fails).
     os.mkdir(os.path.join(work, "cgb"))
     cg_binary = os.path.join(work, "cgb", name)
     subprocess.run(["cp", prog, cg_binary], check=True)
@@ -133,7 +147,7 @@ def main():
                 'rm -f malloc.out malloc.out.*; exit $rc\n',
         "shim": f'MALLOC_SHIM_DIR="{shimout}" LD_PRELOAD="{shim}" exec -a "$0" "{prog}" "$@"\n',
         "callgrind": f'exec valgrind -q --tool=callgrind --dump-instr=yes --skip-plt=no --callgrind-out-file="{cgout}/cg.%p" '
-                     f'"{cg_binary}" "$@"\n',
+                     f'"{cg_binary}" "$@" $ATOMX_TEST_CALLGRIND_ARGS\n',
     }
     results = {}
 
@@ -145,9 +159,17 @@ def main():
         os.mkdir(d)
         cmd = ["bash", os.path.abspath(o.workload), binary] if o.workload else [binary] + o.args
         p = subprocess.run(cmd, cwd=d, capture_output=True, timeout=o.timeout)
-        results[kind] = (p.returncode, p.stdout, p.stderr)
+        out, err = p.stdout, p.stderr
+        if kind == "callgrind":
+            # Valgrind cannot set the program's argv[0] (there is no exec -a
+            # through it), so the program names itself by the copy's path,
+            # which getopt and the programs' messages print: name it as the
+            # other runs do.
+            out, err = (x.replace(cg_binary.encode(), binary.encode()) for x in (out, err))
+        results[kind] = (p.returncode, out, err)
         if results[kind] != results["native"]:
-            failures.append(f"program output changed under {kind} (status {results['native'][0]} -> {results[kind][0]})")
+            failures.append(f"program output changed under {kind} (status {results['native'][0]} -> {results[kind][0]})"
+                            + first_difference(results["native"], results[kind]))
 
     failures = []
     for kind in ("native", "atom", "shim"):
