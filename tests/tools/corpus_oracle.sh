@@ -91,6 +91,11 @@ options() {
   case $tool in
     malloc) ;;
     syscall | io)
+      case $tool:$1 in
+        # sqlite3 names its temporary files (/var/tmp/etilqs_ and 16 random
+        # hex digits) anew in every run.
+        io:sqlite3) echo "--normalize=(?<=/etilqs_)[0-9a-f]+" ;;
+      esac
       case $1 in
         pbzip2) echo "--ignore=futex" ;;
         xz) echo "--ignore=futex,read,mmap,munmap,brk" ;;

@@ -13,7 +13,8 @@ Checks that the workload's stdout, stderr, exit statuses and files are the
 same with the tool as without, then compares the tool's data, summed over
 every run, with strace's calls between the markers (strace_window.py):
 per system call (syscall) or per descriptor and file (io; the scratch
-directory's path is blanked, as are pipe inodes)."""
+directory's path is blanked, as are pipe inodes and what --normalize
+matches)."""
 import argparse
 import collections
 import difflib
@@ -69,6 +70,8 @@ def main():
     ap.add_argument('--tool', choices=('syscall', 'io'), required=True)
     ap.add_argument('--workload', required=True)
     ap.add_argument('--ignore', default='')
+    ap.add_argument('--normalize', action='append', default=[],
+                    help='io: a REGEX for the part of paths that differs between runs (a random name), blanked')
     ap.add_argument('--timeout', type=int, default=900)
     ap.add_argument('binary')
     o = ap.parse_args()
@@ -138,7 +141,7 @@ def main():
             label = lambda k: k  # noqa: E731
         else:
             dirs = [re.escape(os.path.join(tmp, 'run-' + k)) for k in ('tool', 'mark')]
-            norm = io_vs_strace.normalizer(['^(?:%s)' % '|'.join(dirs)])
+            norm = io_vs_strace.normalizer(['^(?:%s)' % '|'.join(dirs)] + o.normalize)
             ours = collections.defaultdict(lambda: [0] * 5)
             for f in jsons:
                 for r in json.load(open(f))['files']:
