@@ -44,9 +44,12 @@
 #   - syscall: futex in the threaded programs (how often a thread waits
 #     depends on timing); for xz also read, mmap, munmap and brk (a few
 #     calls in 5000: pipe reads return what the producer has written so far,
-#     worker threads' malloc arenas); for muparser brk (2 under strace, 5
-#     with the tool in 31000 calls: the heap's neighbourhood differs with the
-#     larger analysis object -- not proven).
+#     worker threads' malloc arenas); for pbzip2 its threads' stacks and
+#     arenas, and the runs a worker thread ends (see options below); for
+#     muparser and sqlite3 brk (loading the analysis object allocates on the
+#     program's heap before main, more with a real tool than with the
+#     marker tool: shown on sqlite3, where malloc_stats at main says 9,648
+#     bytes in use with the syscall tool, 8,592 with the marker, 0 native).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -97,7 +100,24 @@ options() {
         io:sqlite3) echo "--normalize=(?<=/etilqs_)[0-9a-f]+" ;;
       esac
       case $1 in
-        pbzip2) echo "--ignore=futex" ;;
+        # pbzip2's threads: how often they wait (futex), and whether a thread
+        # gets its stack and malloc arena from glibc's caches or new ones
+        # (mmap, munmap, mprotect, madvise), depend on the schedule: four
+        # runs of the same binary under strace differed in mmap, munmap and
+        # mprotect.  And the runs a worker thread ends (exit on a corrupt or
+        # truncated input) are left out on both sides: what main and the
+        # signal thread did last then depends on the schedule (main's tgkill
+        # of the signal thread, its rt_sigtimedwait, exit, close: seen under
+        # strace, not always with the tool).  The other 24 kinds in the other
+        # runs are compared exactly.
+        pbzip2) echo "--ignore=futex,mmap,munmap,mprotect,madvise"
+                [[ $tool == io ]] || echo "--leave-out-thread-ends" ;;
+        # sqlite3: loading the analysis object allocates on the program's heap
+        # before main (README: the pristine heap is an open issue; 9.6 KB
+        # with the syscall tool, 8.6 KB with the marker tool strace runs),
+        # so the heap's top and where free trims it differ: 'copy check'
+        # makes 38 brk calls under the tool, 39 under the marker, every run.
+        sqlite3) echo "--ignore=brk" ;;
         xz) echo "--ignore=futex,read,mmap,munmap,brk" ;;
         muparser) echo "--ignore=brk" ;;
       esac ;;
