@@ -73,6 +73,9 @@ def main():
     ap.add_argument('--leave-out-thread-ends', action='store_true',
                     help='leave out the runs (both sides) whose process a thread other than the initial one '
                          'ended (strace shows which): what the other threads did last depends on the schedule')
+    ap.add_argument('--any-descriptor', action='append', default=[], metavar='PATH',
+                    help='io: compare the rows of PATH summed over descriptors (which number it gets depends on the '
+                         'schedule)')
     ap.add_argument('--normalize', action='append', default=[],
                     help='io: a REGEX for the part of paths that differs between runs (a random name), blanked')
     ap.add_argument('--timeout', type=int, default=900)
@@ -153,18 +156,22 @@ def main():
         else:
             dirs = [re.escape(os.path.join(tmp, 'run-' + k)) for k in ('tool', 'mark')]
             norm = io_vs_strace.normalizer(['^(?:%s)' % '|'.join(dirs)] + o.normalize)
+            ANY = -2  # the descriptor of a --any-descriptor row
+
+            def key(fd, path):
+                return (ANY if path in o.any_descriptor else fd, path)
             ours = collections.defaultdict(lambda: [0] * 5)
             for f in jsons:
                 for r in json.load(open(f))['files']:
-                    row = ours[(r['fd'], norm(r['path']) if r['fd'] >= 0 else '')]
-                    for k, key in enumerate(('reads', 'bytesRead', 'writes', 'bytesWritten', 'errors')):
-                        row[k] += r[key]
+                    row = ours[key(r['fd'], norm(r['path']) if r['fd'] >= 0 else '')]
+                    for k, field in enumerate(('reads', 'bytesRead', 'writes', 'bytesWritten', 'errors')):
+                        row[k] += r[field]
             theirs = collections.defaultdict(lambda: [0] * 5)
             for log in logs:
-                for k, v in io_vs_strace.strace_table(log, norm).items():
-                    theirs[k] = [a + b for a, b in zip(theirs[k], v)]
+                for (fd, path), v in io_vs_strace.strace_table(log, norm).items():
+                    theirs[key(fd, path)] = [a + b for a, b in zip(theirs[key(fd, path)], v)]
             keys = sorted(set(ours) | set(theirs))
-            label = lambda k: '%d %s' % k  # noqa: E731
+            label = lambda k: '%s %s' % ('*' if k[0] == ANY else k[0], k[1])  # noqa: E731
         bad = 0
         for k in keys:
             t, m = theirs.get(k), ours.get(k)
