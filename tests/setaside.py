@@ -16,11 +16,21 @@ count (Valgrind's).  The oracle, not the tool, decides what is compared:
     set-asides cannot grow until nothing is left; a run in which the tool
     counted nothing at all compares nothing, and fails;
   - a set-aside that is no longer needed fails (Selection.stale): a
-    procedure set aside whose counts agree with the oracle's, run after run.
+    procedure set aside whose counts agree with the oracle's, run after run
+    -- unless its reason says it "depends on the schedule" (SCHEDULE): a
+    count that depends on how threads interleave can equal Valgrind's (one
+    interleaving) by chance, so one agreement does not prove the set-aside
+    stale (pbzip2's polling loops agreed in one full run and not the next);
+    it is noted, not failed.  Name a procedure so only with the measured
+    cause.
 
 corpus/set_aside.txt lists the procedures of the corpus programs that are
 set aside, each with its reason; corpus_setaside.sh turns it into options.
 """
+
+
+# A set-aside whose reason contains this is exempt from the stale check.
+SCHEDULE = "depends on the schedule"
 
 
 def add_arguments(ap):
@@ -81,7 +91,8 @@ class Selection:
         checker's own comparison; the problems go with the others."""
         return [f"{p}: set aside ({self.set_aside[p]}), but the tool and the oracle agree on it: "
                 "the set-aside is stale, remove it"
-                for p in sorted(self.set_aside) if p not in self.varying and agrees(p)]
+                for p in sorted(self.set_aside)
+                if p not in self.varying and SCHEDULE not in self.set_aside[p] and agrees(p)]
 
     def share(self):
         return 100.0 * self.compared_events / self.total if self.total else 100.0

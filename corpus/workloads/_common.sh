@@ -8,7 +8,9 @@ umask 022
 # of threads (xz -T), one thread, so that the work done -- not only the
 # output -- is the same in every run, Valgrind's included.  The oracles that
 # compare counts per procedure set it; the output checks do not, and run the
-# threaded code.
+# threaded code.  A workload may also leave out under it the runs whose work
+# depends on the schedule however many threads it asks for (pbzip2's
+# corrupt inputs, which a worker thread ends).
 threads() { # threads N: N, or 1 under WORKLOAD_ONE_THREAD
   if [[ ${WORKLOAD_ONE_THREAD:-} == 1 ]]; then echo 1; else echo "$1"; fi
 }

@@ -24,11 +24,18 @@ run "test -p2" "$B" -p2 -t text.b1.bz2 text.m.bz2 runs.bz2
 run "decompress -p1" "$B" -p1 -d -c text.m.bz2 >text.m.out
 
 # error paths
-cp text.b1.bz2 corrupt.bz2
-printf 'XYZ' | dd of=corrupt.bz2 bs=1 seek=100000 conv=notrunc status=none
-# (how much output precedes the error depends on thread timing: discard it)
-run "corrupt" "$B" -p2 -d -c corrupt.bz2 >/dev/null
-head -c 120000 text.b3.bz2 >trunc.bz2
-run "truncated" "$B" -p2 -d -c trunc.bz2 >/dev/null
+# A corrupt or truncated input ends the process from a consumer thread
+# (exit): how much output precedes the error, and how many blocks the other
+# threads have started by then, depend on thread timing.  The output is
+# discarded; and the oracles that compare counts (WORKLOAD_ONE_THREAD=1)
+# leave these two runs out (BZ2_bzDecompressInit's calls varied between
+# dyninst's runs, main's last calls between syscall's).
+if [[ ${WORKLOAD_ONE_THREAD:-} != 1 ]]; then
+  cp text.b1.bz2 corrupt.bz2
+  printf 'XYZ' | dd of=corrupt.bz2 bs=1 seek=100000 conv=notrunc status=none
+  run "corrupt" "$B" -p2 -d -c corrupt.bz2 >/dev/null
+  head -c 120000 text.b3.bz2 >trunc.bz2
+  run "truncated" "$B" -p2 -d -c trunc.bz2 >/dev/null
+fi
 run "not bzip2" "$B" -p2 -d -c text.txt >/dev/null
 run "missing" "$B" -p2 -d no-such-file.bz2

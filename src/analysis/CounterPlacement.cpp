@@ -272,8 +272,20 @@ CounterPlan placeCounters(const ir::Procedure& proc, const CountGraph& g, const 
   std::vector<bool> unknownEdge(g.edges.size(), false);
   for (uint32_t k = 0; k < g.edges.size(); ++k)
     unknownEdge[k] = g.edges[k].kind == CountEdge::Kind::Flow && !g.edges[k].measurable;
-  plan = solveFrom(proc, g, maximumSpanningForest(g.nodes(), tree), unknownEdge);
-  if (plan.chords == UINT32_MAX) throw InternalError("counter placement in " + proc.name + ": a chord has no place");
+  // A forest edge at a node that a jump-table edge of unknown count also
+  // touches cannot be derived there (sqlite3's exprNodeIsConstant: both
+  // edges of a conditional branch into such blocks came out unknown, -1):
+  // such an edge, when it has a place, gets a counter of its own, until only
+  // the jump-table edges are left unknown.
+  for (;;) {
+    plan = solveFrom(proc, g, maximumSpanningForest(g.nodes(), tree), unknownEdge);
+    if (plan.chords == UINT32_MAX) throw InternalError("counter placement in " + proc.name + ": a chord has no place");
+    bool more = false;
+    for (uint32_t k = 0; k < g.edges.size(); ++k)
+      if (!plan.known[k] && !unknownEdge[k] && g.edges[k].measurable && !tree[k].excluded)
+        tree[k].excluded = true, more = true;
+    if (!more) break;
+  }
   plan.everyBlock = true;
   return plan;
 }

@@ -56,6 +56,15 @@ class SelectionTest(unittest.TestCase):
                       problems[0])
         self.assertEqual(s.stale(lambda n: False), [])
 
+    def test_schedule_dependent_set_aside_is_not_stale(self):
+        # Equal by chance: one agreement does not make it stale; any other
+        # reason still fails.
+        s = self.select({"b": "x", "c": "polls: depends on the schedule"}, min_share=0,
+                        runs=[{"a": 1, "b": 1, "c": 1}, {"a": 1, "b": 1, "c": 1}])
+        problems = s.stale(lambda n: True)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("b: set aside (x), but the tool and the oracle agree on it", problems[0])
+
     def test_procedure_missing_from_a_run_varies(self):
         s = self.select({}, min_share=0, runs=[{"a": 1, "b": 1, "c": 1}, {"a": 1, "c": 1}])
         self.assertEqual(s.varying, ["b"])

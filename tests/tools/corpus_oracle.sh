@@ -44,9 +44,12 @@
 #   - syscall: futex in the threaded programs (how often a thread waits
 #     depends on timing); for xz also read, mmap, munmap and brk (a few
 #     calls in 5000: pipe reads return what the producer has written so far,
-#     worker threads' malloc arenas); for muparser brk (2 under strace, 5
-#     with the tool in 31000 calls: the heap's neighbourhood differs with the
-#     larger analysis object -- not proven).
+#     worker threads' malloc arenas); for pbzip2 its threads' stacks and
+#     arenas, and the runs a worker thread ends (see options below); for
+#     muparser and sqlite3 brk (loading the analysis object allocates on the
+#     program's heap before main, more with a real tool than with the
+#     marker tool: shown on sqlite3, where malloc_stats at main says 9,648
+#     bytes in use with the syscall tool, 8,592 with the marker, 0 native).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -89,10 +92,48 @@ done
 # The options of the checker for TOOL on program $1, one per line.
 options() {
   case $tool in
-    malloc) ;;
+    malloc)
+      # Valgrind's x87 long double has 64-bit precision: sqlite3 prints some
+      # REAL values differently under callgrind (corpus/set_aside.txt).
+      [[ $1 == sqlite3 ]] && echo "--valgrind-output-differs=sqlite3 formats REAL values with long double (x87 precision under Valgrind)"
+      # Each pbzip2 consumer deletes its previous block in its loop and its
+      # last one after it: how many blocks each consumer takes depends on the
+      # schedule, and so which of the two sites deletes (2 and 1 against 1
+      # and 2 in the --full run of 0d31882; the sum is the same).
+      [[ $1 == pbzip2 ]] && echo "--sites-summed=consumer_decompress=which of its delete sites frees a block depends on how many blocks each consumer takes: depends on the schedule"
+      true ;;
     syscall | io)
+      case $tool:$1 in
+        # sqlite3 names its temporary files (/var/tmp/etilqs_ and 16 random
+        # hex digits) anew in every run.
+        io:sqlite3) echo "--normalize=(?<=/etilqs_)[0-9a-f]+" ;;
+        # glibc's malloc reads /proc/sys/vm/overcommit_memory the first time
+        # it shrinks a thread's arena (check_may_shrink_heap): when, and so
+        # which descriptor number is free then, depends on the schedule (fd 4
+        # twice under strace, fd 4 and fd 6 with the tool, in --full).
+        io:pbzip2) echo "--any-descriptor=/proc/sys/vm/overcommit_memory" ;;
+      esac
       case $1 in
-        pbzip2) echo "--ignore=futex" ;;
+        # pbzip2's threads: how often they wait (futex), and whether a thread
+        # gets its stack and malloc arena from glibc's caches or new ones
+        # (mmap, munmap, mprotect, madvise), depend on the schedule: four
+        # runs of the same binary under strace differed in mmap, munmap and
+        # mprotect.  A run a worker thread ends (exit on a corrupt or
+        # truncated input) cannot be compared either: what main and the
+        # signal thread did last then depends on the schedule (main's tgkill
+        # of the signal thread, its rt_sigtimedwait, exit, close: seen under
+        # strace, not always with the tool).  The workload leaves those
+        # inputs out under WORKLOAD_ONE_THREAD=1, and --leave-out-thread-ends
+        # keeps any other such run out of the comparison on both sides.  The
+        # other 24 kinds are compared exactly.
+        pbzip2) echo "--ignore=futex,mmap,munmap,mprotect,madvise"
+                [[ $tool == io ]] || echo "--leave-out-thread-ends" ;;
+        # sqlite3: loading the analysis object allocates on the program's heap
+        # before main (README: the pristine heap is an open issue; 9.6 KB
+        # with the syscall tool, 8.6 KB with the marker tool strace runs),
+        # so the heap's top and where free trims it differ: 'copy check'
+        # makes 38 brk calls under the tool, 39 under the marker, every run.
+        sqlite3) echo "--ignore=brk" ;;
         xz) echo "--ignore=futex,read,mmap,munmap,brk" ;;
         muparser) echo "--ignore=brk" ;;
       esac ;;

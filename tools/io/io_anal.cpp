@@ -171,14 +171,14 @@ void write() {
     j.key("intercepted").value(startError == 0);
     j.key("reads").value(total.reads).key("bytesRead").value(total.readBytes);
     j.key("writes").value(total.writes).key("bytesWritten").value(total.writeBytes);
-    j.key("seconds").value(total.ns / 1e9).key("errors").value(total.errors);
+    j.key("seconds").fixed(total.ns / 1e9, 9).key("errors").value(total.errors);
     j.key("files").beginArray();
     for (const Row& r : order) {
       j.beginObject();
       j.key("fd").value(r.fd).key("path").value(r.path);
       j.key("reads").value(r.reads).key("bytesRead").value(r.readBytes);
       j.key("writes").value(r.writes).key("bytesWritten").value(r.writeBytes);
-      j.key("seconds").value(r.ns / 1e9).key("errors").value(r.errors);
+      j.key("seconds").fixed(r.ns / 1e9, 9).key("errors").value(r.errors);
       j.endObject();
     }
     j.endArray();

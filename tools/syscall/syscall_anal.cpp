@@ -130,7 +130,7 @@ void write() {
     j.key("threads").value(nThreads);
     j.key("calls").value(calls);
     j.key("errors").value(errors);
-    j.key("seconds").value(ns / 1e9);
+    j.key("seconds").fixed(ns / 1e9, 9);  // to the nanosecond: %.6g would drop microseconds from 1 s on
     j.key("syscalls").beginArray();
     for (int nr : used) {
       const Entry& e = table[nr];
@@ -139,7 +139,7 @@ void write() {
       j.key("name").value(nameOf(nr));
       j.key("calls").value(e.calls.load());
       j.key("errors").value(e.errors.load());
-      j.key("seconds").value(e.ns.load() / 1e9);
+      j.key("seconds").fixed(e.ns.load() / 1e9, 9);
       j.key("errno").beginObject();
       for (int en = 1; en < kErrno; ++en)
         if (unsigned n = e.byErrno[en].load())

@@ -34,7 +34,9 @@ WRITES = {'write', 'pwrite64', 'writev', 'pwritev', 'pwritev2', 'sendto', 'sendm
 # two descriptors: which of the printed descriptor arguments is read, which written
 TRANSFERS = {'sendfile': (1, 0), 'tee': (0, 1), 'splice': (0, 1), 'copy_file_range': (0, 1)}
 QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"(?:\.\.\.)?')
-FD = re.compile(r'(?:\(|, )(-?\d+)(?:<([^>]*)>)?(?=[,)])')
+# strace -y prints a descriptor whose file was unlinked as 3</tmp/f>(deleted),
+# the kernel's link (the tool's path) is "/tmp/f (deleted)".
+FD = re.compile(r'(?:\(|, )(-?\d+)(?:<([^>]*)>(\(deleted\))?)?(?=[,)])')
 
 
 def normalizer(patterns):
@@ -60,7 +62,8 @@ def strace_table(log, norm):
             sides = [(fds[r], False), (fds[w], True)]
         else:
             sides = [(fds[0], name in WRITES)]
-        for (fd, path), write in sides:
+        for (fd, path, deleted), write in sides:
+            path += ' ' + deleted if deleted else ''
             row = table[(int(fd), norm(path) if int(fd) >= 0 else '')]
             row[2 if write else 0] += 1
             row[3 if write else 1] += max(nbytes, 0)

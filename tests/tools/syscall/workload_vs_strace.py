@@ -13,7 +13,8 @@ Checks that the workload's stdout, stderr, exit statuses and files are the
 same with the tool as without, then compares the tool's data, summed over
 every run, with strace's calls between the markers (strace_window.py):
 per system call (syscall) or per descriptor and file (io; the scratch
-directory's path is blanked, as are pipe inodes)."""
+directory's path is blanked, as are pipe inodes and what --normalize
+matches)."""
 import argparse
 import collections
 import difflib
@@ -69,6 +70,14 @@ def main():
     ap.add_argument('--tool', choices=('syscall', 'io'), required=True)
     ap.add_argument('--workload', required=True)
     ap.add_argument('--ignore', default='')
+    ap.add_argument('--leave-out-thread-ends', action='store_true',
+                    help='leave out the runs (both sides) whose process a thread other than the initial one '
+                         'ended (strace shows which): what the other threads did last depends on the schedule')
+    ap.add_argument('--any-descriptor', action='append', default=[], metavar='PATH',
+                    help='io: compare the rows of PATH summed over descriptors (which number it gets depends on the '
+                         'schedule)')
+    ap.add_argument('--normalize', action='append', default=[],
+                    help='io: a REGEX for the part of paths that differs between runs (a random name), blanked')
     ap.add_argument('--timeout', type=int, default=900)
     ap.add_argument('binary')
     o = ap.parse_args()
@@ -118,12 +127,20 @@ def main():
         logs = sorted(glob.glob(os.path.join(wrappers['mark'][1], '*', 'strace.log')))
         jsons = sorted(glob.glob(os.path.join(wrappers['tool'][1], '*', o.tool + '.json*')))
         nruns = len(os.listdir(wrappers['tool'][1]))
+        all_jsons, left_out = jsons, ''
+        if o.leave_out_thread_ends:
+            # Run N of the tool and run N under strace are the same command
+            # of the workload (each wrapper numbers its runs in order).
+            out = {os.path.basename(os.path.dirname(f)) for f in logs if strace_window.ended_by_a_thread(f)}
+            logs = [f for f in logs if os.path.basename(os.path.dirname(f)) not in out]
+            jsons = [f for f in jsons if os.path.basename(os.path.dirname(f)) not in out]
+            left_out = ' (%d ended by a thread left out: %s)' % (len(out), ' '.join(sorted(out, key=int)))
         if not jsons:
             sys.exit('no %s.json written' % o.tool)
-        for f in jsons:
+        for f in all_jsons:
             if not json.load(open(f))['intercepted']:
                 sys.exit('%s: not intercepted' % f)
-        failures += [p for f in jsons for p in out_check.check(o.tool, f)]  # each TOOL.out says what its JSON says
+        failures += [p for f in all_jsons for p in out_check.check(o.tool, f)]  # each TOOL.out says what its JSON says
         if o.tool == 'syscall':
             ours, theirs = collections.defaultdict(lambda: [0, 0]), collections.defaultdict(lambda: [0, 0])
             for f in jsons:
@@ -138,19 +155,23 @@ def main():
             label = lambda k: k  # noqa: E731
         else:
             dirs = [re.escape(os.path.join(tmp, 'run-' + k)) for k in ('tool', 'mark')]
-            norm = io_vs_strace.normalizer(['^(?:%s)' % '|'.join(dirs)])
+            norm = io_vs_strace.normalizer(['^(?:%s)' % '|'.join(dirs)] + o.normalize)
+            ANY = -2  # the descriptor of a --any-descriptor row
+
+            def key(fd, path):
+                return (ANY if path in o.any_descriptor else fd, path)
             ours = collections.defaultdict(lambda: [0] * 5)
             for f in jsons:
                 for r in json.load(open(f))['files']:
-                    row = ours[(r['fd'], norm(r['path']) if r['fd'] >= 0 else '')]
-                    for k, key in enumerate(('reads', 'bytesRead', 'writes', 'bytesWritten', 'errors')):
-                        row[k] += r[key]
+                    row = ours[key(r['fd'], norm(r['path']) if r['fd'] >= 0 else '')]
+                    for k, field in enumerate(('reads', 'bytesRead', 'writes', 'bytesWritten', 'errors')):
+                        row[k] += r[field]
             theirs = collections.defaultdict(lambda: [0] * 5)
             for log in logs:
-                for k, v in io_vs_strace.strace_table(log, norm).items():
-                    theirs[k] = [a + b for a, b in zip(theirs[k], v)]
+                for (fd, path), v in io_vs_strace.strace_table(log, norm).items():
+                    theirs[key(fd, path)] = [a + b for a, b in zip(theirs[key(fd, path)], v)]
             keys = sorted(set(ours) | set(theirs))
-            label = lambda k: '%d %s' % k  # noqa: E731
+            label = lambda k: '%s %s' % ('*' if k[0] == ANY else k[0], k[1])  # noqa: E731
         bad = 0
         for k in keys:
             t, m = theirs.get(k), ours.get(k)
@@ -164,10 +185,10 @@ def main():
             failures.append('%d %s differ from strace' % (bad, 'system calls' if o.tool == 'syscall' else 'descriptors'))
         if o.tool == 'syscall':
             total = (sum(v[0] for v in theirs.values()), sum(v[0] for v in ours.values()))
-            summary = '%d runs, %d system calls (strace %d), %d kinds' % (nruns, total[1], total[0], len(keys))
+            summary = '%d runs%s, %d system calls (strace %d), %d kinds' % (nruns, left_out, total[1], total[0], len(keys))
         else:
             rb = sum(v[1] for v in ours.values()); wb = sum(v[3] for v in ours.values())
-            summary = '%d runs, %d descriptor/file rows, %d bytes read, %d bytes written' % (nruns, len(keys), rb, wb)
+            summary = '%d runs%s, %d descriptor/file rows, %d bytes read, %d bytes written' % (nruns, left_out, len(keys), rb, wb)
         print('%s %s: %s: %s' % ('FAIL' if failures else 'PASS', name, summary, '; '.join(failures) or 'exact'))
         return 1 if failures else 0
 

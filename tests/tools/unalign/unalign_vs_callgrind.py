@@ -41,7 +41,7 @@ NOT_ACCESSES = re.compile(r"^(lea|nop|prefetch|clflush|clwb|clflushopt|cldemote|
 
 def memory_instructions(prog):
     """pc -> (operands, text) of every instruction objdump shows with an
-    explicit memory operand ("(" in AT&T syntax, or a %fs: absolute
+    explicit memory operand ("(" in AT&T syntax but %st(N), or a %fs: absolute
     address) that the tool counts; operands: 2 for movs and cmps."""
     insts = {}
     for addr, text in disassembly(prog):
@@ -53,7 +53,8 @@ def memory_instructions(prog):
         operands = " ".join(words[1:])
         if "%gs:" in operands:
             continue
-        n = operands.count("(")
+        # x87 registers are written %st(N): no memory (fcomi %st(1),%st).
+        n = re.sub(r"%st\(\d\)", "", operands).count("(")
         if n == 0 and "%fs:" not in operands:
             continue
         insts[addr] = (2 if n >= 2 else 1, text)
