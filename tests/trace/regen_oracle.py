@@ -401,8 +401,10 @@ def data_check(mine_file, theirs_dir, compared, canon, demangle, sym, names, cgf
     subtract, unlike Ir).  Bit tests: a register bit offset into a memory
     operand (bt %eax,(%rdi); bts, btr, btc) is one access in both (cachegrind
     a byte at the bit's address: a read for bt, a modify, one read, for the
-    others; atomx the operand, a read or a read-modify-write), so counts
-    agree; a register tested by a register (bt %eax,%ecx) is none in atomx
+    others, two reads locked; atomx the operand at its effective address,
+    the bit offset not added: a read or a read-modify-write), so counts
+    agree (tests/trace/bit_tests.c); a register tested by a register
+    (bt %eax,%ecx) is none in atomx
     and the CPU, whereas Valgrind runs it through a stack slot: cachegrind's
     accesses for those (tools/cache's BIT_TEST_ACCESSES, times each one's
     executions from callgrind) are subtracted from its figure."""
