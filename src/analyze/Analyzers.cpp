@@ -346,7 +346,7 @@ class CountAnalyzer : public trace::Analyzer {
       const uint64_t costs[3] = {c.n, c.dr, c.dw};
       table.add(where.file ? *where.file : "???", it->second, where.file ? where.line : 0, costs);
     }
-    for (const auto& [fn, c] : library_) {
+    for (const auto& [fn, c] : data_ ? library_ : LibraryCounts{}) {
       const uint64_t costs[3] = {0, c.first, c.second};
       table.add(kLibraryFile, fn, 0, costs);
     }
