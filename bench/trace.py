@@ -44,6 +44,11 @@ Targets (issue 15): recording with the trace stored <= 1.3x native; <= 0.05
 compressed bytes per executed instruction; regeneration >= 200 M instructions
 per second.  Cells that miss one are marked (a mark is not a flag).
 
+--data runs the data-trace benchmark instead (bench/trace_data.py: `atomx
+trace --data`, bytes per memory reference, recording, regeneration and
+`atomx cachesim` speeds, beside DynamoRIO's drmemtrace and drcachesim,
+lackey --trace-mem=yes and cachegrind; bench/results/trace-data.md).
+
 Output: DIR/trace.md (tables and notes) and DIR/trace.json (every raw timing,
 the machine, the atomx commit, the settings).  Exit status 1 if a row is
 flagged: output or exit status of the traced program differing from native,
@@ -741,6 +746,9 @@ def parse_args():
 
 
 def main():
+    if "--data" in sys.argv[1:]:
+        import trace_data  # the data-trace benchmark (bench/trace_data.py)
+        return trace_data.main()
     args = parse_args()
     variants = [n for n in (nr.sh([str(CORPUS / "build.sh"), "--list"]) or "").split() if n]
     if not variants:

@@ -199,21 +199,42 @@ typedef struct {
  *   SIGNAL        kind, flags (RETURNED, INHERITED), signal (uint16_t),
  *                 pc (uint64_t): called before the instruction at pc (or
  *                 after it, when it faulted), or returned to pc
+ *   DATA          kind, flags (INHERITED), 0 (uint16_t), count (uint32_t),
+ *                 then `count` references (below): the data references of
+ *                 the BLOCK record just before it, in execution order (a
+ *                 trace recorded with data, `atomx trace --data`; a BLOCK
+ *                 whose instructions made none has no DATA record)
+ *   LIBRARY       kind, flags (INHERITED), name length (uint16_t), call
+ *                 site (uint64_t), count (uint32_t), the name ("memcpy"),
+ *                 then `count` references: what the call into libc's
+ *                 memory and string functions accesses, modelled from its
+ *                 arguments (include/atomx/libc_model.hpp); it follows the
+ *                 call's CALL record
+ * A reference is 14 bytes: address (uint64_t, run-time), instruction
+ * (uint16_t: its index in the BLOCK record before it, the first 0; 0 in a
+ * LIBRARY record), size (uint16_t, bytes), kind (uint8_t: 1 read, 2 write,
+ * 3 read-modify-write, atomx::trace::RefKind), flags (uint8_t: LOCKED, a
+ * locked read-modify-write, which Valgrind counts as two reads).
  * A BLOCK flagged ATOMX_REGEN_CONTINUED holds the rest of the block the
  * SIGNAL before it interrupted (its start is the first instruction left).
  * Threads follow one another: a BLOCK or CALL belongs to the THREAD_BEGIN
- * before it. */
+ * before it.  Version 2 added DATA and LIBRARY (and LOCKED); a reader of
+ * version 1 streams sees neither. */
 #define ATOMX_REGEN_MAGIC 0x49545841u /* "AXTI" */
-#define ATOMX_REGEN_VERSION 1u
+#define ATOMX_REGEN_VERSION 2u
 #define ATOMX_REGEN_THREAD_BEGIN 1u
 #define ATOMX_REGEN_BLOCK 2u
 #define ATOMX_REGEN_CALL 3u
 #define ATOMX_REGEN_THREAD_END 4u
 #define ATOMX_REGEN_SIGNAL 5u
+#define ATOMX_REGEN_DATA 6u
+#define ATOMX_REGEN_LIBRARY 7u
 /* Flags (one bit space for every kind of record): */
 #define ATOMX_REGEN_INHERITED 1u /* BLOCK, SIGNAL: it ran in the parent, before the fork */
 #define ATOMX_REGEN_CONTINUED 2u /* BLOCK: the rest of a block a signal interrupted */
 #define ATOMX_REGEN_RETURNED 4u  /* SIGNAL: the handler returned (else: it was called) */
+/* A reference's flags (DATA, LIBRARY): */
+#define ATOMX_REGEN_LOCKED 1u    /* a locked read-modify-write (lock add, xchg with memory) */
 
 /* FNV-1a, 32 bits: atomx_trace_checksum_more(ATOMX_TRACE_CHECKSUM_START, ...)
  * over the stored bytes, then over the marks. */

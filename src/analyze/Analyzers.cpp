@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -185,15 +186,43 @@ struct BinaryShard : Consumer {
     field(uint32_t(thread));
     put();
   }
+  // One reference as DATA and LIBRARY records hold it: address, the
+  // instruction's index in the BLOCK record before it, size, kind, flags.
+  void reference(const trace::DataRef& d, size_t insn) {
+    field(d.address);
+    field(uint16_t(insn));
+    field(d.size);
+    buf.push_back(d.kind);
+    buf.push_back(d.locked ? ATOMX_REGEN_LOCKED : 0);
+  }
   void block(const BlockRun& b) override {
+    const unsigned inherited = b.inherited ? ATOMX_REGEN_INHERITED : 0;
+    size_t r = 0;
     for (size_t from = 0, n; from < b.count; from += n) {
       n = std::min<size_t>(b.count - from, 0xffff);
-      head(ATOMX_REGEN_BLOCK,
-           (b.inherited ? ATOMX_REGEN_INHERITED : 0) | (b.continued || from > 0 ? ATOMX_REGEN_CONTINUED : 0), n);
+      head(ATOMX_REGEN_BLOCK, inherited | (b.continued || from > 0 ? ATOMX_REGEN_CONTINUED : 0), n);
       field(b.insns[from].pc);
       for (size_t k = from; k < from + n; ++k) buf.push_back(b.insns[k].length);
       put();
+      // The record's data references (those of its instructions), if any.
+      size_t end = r;
+      while (end < b.refCount && b.refs[end].insn < from + n) ++end;
+      if (end == r) continue;
+      head(ATOMX_REGEN_DATA, inherited, 0);
+      field(uint32_t(end - r));
+      for (; r < end; ++r) reference(b.refs[r], b.refs[r].insn - from);
+      put();
     }
+  }
+  void libraryCall(const trace::LibraryCall& c) override {
+    const std::string_view name = c.function ? c.function : "";
+    const size_t n = std::min<size_t>(name.size(), 0xffff);
+    head(ATOMX_REGEN_LIBRARY, c.inherited ? ATOMX_REGEN_INHERITED : 0, n);
+    field(c.callSite);
+    field(uint32_t(c.refCount));
+    buf.insert(buf.end(), name.begin(), name.begin() + long(n));
+    for (size_t k = 0; k < c.refCount; ++k) reference(c.refs[k], 0);
+    put();
   }
   void signal(const SignalEvent& e) override {
     head(ATOMX_REGEN_SIGNAL, (e.returned ? ATOMX_REGEN_RETURNED : 0) | (e.inherited ? ATOMX_REGEN_INHERITED : 0), e.signo);
@@ -227,15 +256,27 @@ class BinaryAnalyzer : public StreamAnalyzer<BinaryShard> {
 // --- counts and cachegrind ------------------------------------------------
 
 // Executions per instruction address, and its procedure's symbol (valid
-// until analyze() returns).
+// until analyze() returns); in a trace with data, its data reads and writes
+// as Valgrind counts them (cachegrind's Dr and Dw).
 struct PcCount {
-  uint64_t n = 0;
+  uint64_t n = 0, dr = 0, dw = 0;
   const char* procedure = nullptr;
 };
 using PcCounts = std::unordered_map<uint64_t, PcCount>;
+// Reads and writes of libc's modelled references, per function.
+using LibraryCounts = std::map<std::string, std::pair<uint64_t, uint64_t>>;
+
+// Valgrind's model, as the cache tools count (docs/cachesim.md, "What is
+// simulated"): a read-modify-write operand is one read, a locked one two
+// reads (the load before its compare-and-swap, and the CAS).
+inline void countReference(const trace::DataRef& d, uint64_t& dr, uint64_t& dw) {
+  if (d.kind == trace::kWrite) ++dw;
+  else dr += d.kind == trace::kModify && d.locked ? 2 : 1;
+}
 
 struct CountShard : Consumer {
   PcCounts counts;
+  LibraryCounts library;
   void block(const BlockRun& b) override {
     if (b.inherited) return;
     for (size_t k = 0; k < b.count; ++k) {
@@ -243,16 +284,26 @@ struct CountShard : Consumer {
       ++c.n;
       c.procedure = b.procedure;
     }
+    for (size_t k = 0; k < b.refCount; ++k) {
+      PcCount& c = counts[b.insns[b.refs[k].insn].pc];
+      countReference(b.refs[k], c.dr, c.dw);
+    }
+  }
+  void libraryCall(const trace::LibraryCall& l) override {
+    if (l.inherited) return;
+    auto& [dr, dw] = library[l.function ? l.function : "?"];
+    for (size_t k = 0; k < l.refCount; ++k) countReference(l.refs[k], dr, dw);
   }
 };
 
 class CountAnalyzer : public trace::Analyzer {
  public:
   // `countsTo`: where the `PC N` lines go ("" for none); `cachegrindTo`:
-  // the cachegrind file ("" for none).
-  CountAnalyzer(std::string countsTo, std::string cachegrindTo, std::string program, std::string command)
+  // the cachegrind file ("" for none); `data`: the trace has data, the
+  // file has Dr and Dw too.
+  CountAnalyzer(std::string countsTo, std::string cachegrindTo, std::string program, std::string command, bool data)
       : countsTo_(std::move(countsTo)), cachegrindTo_(std::move(cachegrindTo)), program_(std::move(program)),
-        command_(std::move(command)) {}
+        command_(std::move(command)), data_(data) {}
   const char* name() const override { return countsTo_.empty() ? "cachegrind" : "counts"; }
   // counts and cachegrind named together: one count serves both.
   void alsoCachegrind(const std::string& to) { cachegrindTo_ = to; }
@@ -260,10 +311,17 @@ class CountAnalyzer : public trace::Analyzer {
   void merge(Shards& shards) override {
     for (auto& s : shards) {
       if (!s) continue;
-      for (const auto& [pc, c] : static_cast<CountShard&>(*s).counts) {
+      const CountShard& shard = static_cast<CountShard&>(*s);
+      for (const auto& [pc, c] : shard.counts) {
         PcCount& t = total_[pc];
         t.n += c.n;
+        t.dr += c.dr;
+        t.dw += c.dw;
         t.procedure = c.procedure;
+      }
+      for (const auto& [fn, c] : shard.library) {
+        library_[fn].first += c.first;
+        library_[fn].second += c.second;
       }
       s.reset();
     }
@@ -283,27 +341,41 @@ class CountAnalyzer : public trace::Analyzer {
   }
 
  private:
-  // Ir per source line of the program's DWARF, under each instruction's
-  // procedure, C++ names demangled as cachegrind does.
+  // Ir (and, with data, Dr and Dw) per source line of the program's DWARF,
+  // under each instruction's procedure, C++ names demangled as cachegrind
+  // does; with data, libc's modelled references under the file the online
+  // and offline cache simulators name (docs/cachesim.md), a function each.
   void writeCachegrind() const {
     const debuginfo::LineTable lines(program_);
     std::unordered_map<const char*, std::string> names;
-    cachegrind::CostTable table(1);
+    const size_t events = data_ ? 3 : 1;
+    cachegrind::CostTable table(events);
     for (const auto& [pc, c] : total_) {
       auto [it, fresh] = names.try_emplace(c.procedure);
       if (fresh) it->second = demangle(c.procedure);  // sorted by the name cachegrind shows
       const debuginfo::SourceLine where = lines.lookup(pc);
-      table.add(where.file ? *where.file : "???", it->second, where.file ? where.line : 0, &c.n);
+      const uint64_t costs[3] = {c.n, c.dr, c.dw};
+      table.add(where.file ? *where.file : "???", it->second, where.file ? where.line : 0, costs);
+    }
+    for (const auto& [fn, c] : data_ ? library_ : LibraryCounts{}) {
+      const uint64_t costs[3] = {0, c.first, c.second};
+      table.add(kLibraryFile, fn, 0, costs);
     }
     OutFile out(cachegrindTo_, false);
-    cachegrind::Writer w(out.get(), {"atomx regen: instructions regenerated from an abstract-execution trace"}, command_, {"Ir"});
+    std::vector<std::string> names3 = {"Ir", "Dr", "Dw"};
+    names3.resize(events);
+    cachegrind::Writer w(out.get(), {"atomx regen: instructions regenerated from an abstract-execution trace"}, command_,
+                         names3);
     table.write(w);
     w.summary(table.totals());
     out.close();
   }
 
+  static constexpr const char* kLibraryFile = "(libc, modelled by atomx regen)";
   std::string countsTo_, cachegrindTo_, program_, command_;
+  bool data_;
   PcCounts total_;
+  LibraryCounts library_;
 };
 
 // --- procs ------------------------------------------------------------------
@@ -448,8 +520,10 @@ const std::vector<AnalyzerInfo>& analyzers() {
       {"text", "one line per executed instruction: TID PC (and TID call NAME, TID signal SIGNO PC)"},
       {"blocks", "one line per executed block: TID START COUNT PROCEDURE"},
       {"counts", "PC N lines by address: executions per instruction over every thread"},
-      {"cachegrind", "Ir per function and source line in cachegrind's format (cg_annotate FILE)"},
-      {"binary", "the instruction stream as binary records (include/atomx/trace_format.h, AtomxRegen*)"},
+      {"cachegrind", "Ir per function and source line in cachegrind's format (cg_annotate FILE); Dr and Dw too in a"
+                     " trace with data"},
+      {"binary", "the instruction stream as binary records, with data references in a trace with data"
+                 " (include/atomx/trace_format.h, AtomxRegen*)"},
       {"procs", "instructions and blocks per procedure, most first, with shares"},
       {"threads", "per thread: instructions, blocks, outside calls, signals, and how its regeneration ended"},
       {"summary", "the totals line: threads, blocks, instructions, outside calls, stream bytes, ..."},
@@ -488,12 +562,12 @@ UsageError unknownAnalyzer(const std::string& name) {
 }  // namespace
 
 std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std::string& to, const std::string& program,
-                                              const std::string& command) {
+                                              const std::string& command, bool data) {
   if (name == "text") return std::make_unique<StreamAnalyzer<TextShardOf<false>>>("text", to, false);
   if (name == "blocks") return std::make_unique<StreamAnalyzer<TextShardOf<true>>>("blocks", to, false);
   if (name == "binary") return std::make_unique<BinaryAnalyzer>(to);
-  if (name == "counts") return std::make_unique<CountAnalyzer>(to, "", program, command);
-  if (name == "cachegrind") return std::make_unique<CountAnalyzer>("", to, program, command);
+  if (name == "counts") return std::make_unique<CountAnalyzer>(to, "", program, command, data);
+  if (name == "cachegrind") return std::make_unique<CountAnalyzer>("", to, program, command, data);
   if (name == "procs") return std::make_unique<ProcAnalyzer>(to);
   if (name == "threads") return std::make_unique<ThreadAnalyzer>(to);
   if (name == "summary") return std::make_unique<SummaryAnalyzer>(to);
@@ -527,7 +601,7 @@ std::vector<std::pair<std::string, std::string>> parseAnalyzerList(const std::st
 }
 
 std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& list, const std::string& program,
-                                                            const std::string& command) {
+                                                            const std::string& command, bool data) {
   std::vector<std::unique_ptr<trace::Analyzer>> out;
   CountAnalyzer* counts = nullptr;
   std::string cachegrindTo;
@@ -536,11 +610,11 @@ std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& l
       cachegrindTo = t;
       continue;
     }
-    out.push_back(makeAnalyzer(n, t, program, command));
+    out.push_back(makeAnalyzer(n, t, program, command, data));
     if (n == "counts") counts = static_cast<CountAnalyzer*>(out.back().get());
   }
   if (!cachegrindTo.empty() && counts) counts->alsoCachegrind(cachegrindTo);
-  else if (!cachegrindTo.empty()) out.push_back(makeAnalyzer("cachegrind", cachegrindTo, program, command));
+  else if (!cachegrindTo.empty()) out.push_back(makeAnalyzer("cachegrind", cachegrindTo, program, command, data));
   return out;
 }
 

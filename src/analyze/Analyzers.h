@@ -43,9 +43,11 @@ const std::vector<AnalyzerInfo>& analyzers();
 // The analysers a list names: "NAME[=FILE],NAME[=FILE],..." (FILE: where
 // its output goes, default stdout).  `program` names the traced program
 // (the cachegrind file's source lines and cmd: line), `command` what made
-// it.  Throws atomx::Error naming an unknown analyser or a bad list.
+// it; `data`: the trace has data (TraceReader::hasData: the cachegrind file
+// has Dr and Dw too).  Throws atomx::Error naming an unknown analyser or a
+// bad list.
 std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& list, const std::string& program,
-                                                            const std::string& command);
+                                                            const std::string& command, bool data = false);
 
 // The list's (name, destination) pairs, checked (known names, each once,
 // at most one trace output on stdout) without making anything; throws
@@ -54,7 +56,7 @@ std::vector<std::pair<std::string, std::string>> parseAnalyzerList(const std::st
 
 // One analyser by name, its output to `to` ("-": stdout).
 std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std::string& to, const std::string& program,
-                                              const std::string& command);
+                                              const std::string& command, bool data = false);
 
 // The totals line (`threads N blocks N instructions N ...`).
 std::string summaryLine(const trace::Summary& s);

@@ -29,7 +29,11 @@ in its own directory of the same length, and checks:
     cachegrind runs with --vex-guest-chase=no, without which it counts some
     instructions twice),
     names matched as cachegrind writes them (demangled; an alias or a
-    `.cold` part under its function's name).
+    `.cold` part under its function's name);
+  - with --data and --cachegrind, the trace recorded with data: each of
+    those procedures' Dr and Dw in the same file equal cachegrind's (its
+    --cache-sim=yes run), Valgrind's conventions handled (data_check());
+    --data-aside PROC=REASON leaves one out of that comparison only.
 --vfork: the program calls vfork, whose child runs in its parent's memory
 until it execs or ends: the naive tracer asks for its process id at every
 block, so that the child's blocks go to a file of its own.
@@ -58,7 +62,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "tools", "dyninst"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "tools", "cache"))
 from vgharness import Symbols, rep_addresses, callgrind_file  # noqa: E402
+from cache_vs_cachegrind import register_bit_tests  # noqa: E402
 
 
 STDIN = None  # --stdin: every run of the program reads this file
@@ -231,17 +237,25 @@ def regen_counts(atomx, trace):
     return {int(a, 16): int(n) for a, n in (l.split() for l in p.stdout.splitlines())}
 
 
-def cachegrind_functions(path):
-    """{function: Ir} of a cachegrind output file (every file's lines)."""
-    ir = collections.Counter()
+def cachegrind_functions(path, event="Ir"):
+    """{function: the event's count} of a cachegrind output file (every
+    file's lines; a line's missing last columns are zeros)."""
+    counts = collections.Counter()
     fn = None
+    column = None
     with open(path) as f:
         for line in f:
-            if line.startswith("fn="):
+            if line.startswith("events:"):
+                events = line.split()[1:]
+                if event not in events:
+                    raise ValueError(f"{path}: no {event} in its events ({' '.join(events)})")
+                column = 1 + events.index(event)
+            elif line.startswith("fn="):
                 fn = line[3:].rstrip("\n")
             elif line[:1].isdigit() and fn is not None:
-                ir[fn] += int(line.split()[1])
-    return ir
+                words = line.split()
+                counts[fn] += int(words[column]) if column < len(words) else 0
+    return counts
 
 
 def cachegrind_lines(path):
@@ -316,9 +330,11 @@ def cachegrind_check(o, prog, mine_file, cwd, w, sym, names, reps, cgfiles, base
     # Chasing branches into one superblock, cachegrind counts some
     # instructions twice (gzip's deflate: 2,847,875 Ir, callgrind and
     # --vex-guest-chase=no 2,832,707), as it misses some Bc
-    # (tests/branch/branch_vs_cachegrind.py).
+    # (tests/branch/branch_vs_cachegrind.py).  With --data, Dr and Dw too:
+    # cachegrind counts them only when it simulates caches (--cache-sim=no
+    # writes `events: Ir` alone).
     os.mkdir(theirs_file)
-    valgrind(o, prog, cwd, ["--tool=cachegrind", "--cache-sim=no", "--vex-guest-chase=no",
+    valgrind(o, prog, cwd, ["--tool=cachegrind", f"--cache-sim={'yes' if o.data else 'no'}", "--vex-guest-chase=no",
                             f"--cachegrind-out-file={theirs_file}/cachegrind.out.%p"])
     # The names as cachegrind writes them: demangled, each mapped to the
     # demangled name of its canonical symbol (aliases, `.cold` parts).
@@ -375,7 +391,55 @@ def cachegrind_check(o, prog, mine_file, cwd, w, sym, names, reps, cgfiles, base
         if mine[fn] != want:
             problems.append(f"function {fn}: Ir {mine[fn]} in atomx regen's cachegrind file, cachegrind {theirs[fn]}"
                             + (f" less {extra[fn]} rep iterations" if extra[fn] else ""))
+    if o.data:
+        data_aside = {canon.get(n, n) for n in (a.split("=", 1)[0] for a in o.data_aside)}
+        problems += data_check(mine_file, theirs_file, compared - data_aside, canon, demangle, sym, names, cgfiles, base,
+                               prog)
     return len([f for f in compared if theirs[f] or mine[f]]), lines, aside, problems
+
+
+def data_check(mine_file, theirs_dir, compared, canon, demangle, sym, names, cgfiles, base, prog):
+    """Oracle (d), --data: each compared function's Dr and Dw in `atomx
+    regen --cachegrind-out`'s file against cachegrind's (--cache-sim=yes).
+    Both count as Valgrind does (docs/cachesim.md): a read-modify-write
+    operand one read, a locked one two, a rep string instruction's
+    references once per iteration (cachegrind and atomx alike: nothing to
+    subtract, unlike Ir).  Bit tests: a register bit offset into a memory
+    operand (bt %eax,(%rdi); bts, btr, btc) is one access in both (cachegrind
+    a byte at the bit's address: a read for bt, a modify, one read, for the
+    others, two reads locked; atomx the operand at its effective address,
+    the bit offset not added: a read or a read-modify-write), so counts
+    agree (tests/trace/bit_tests.c); a register tested by a register
+    (bt %eax,%ecx) is none in atomx
+    and the CPU, whereas Valgrind runs it through a stack slot: cachegrind's
+    accesses for those (tools/cache's BIT_TEST_ACCESSES, times each one's
+    executions from callgrind) are subtracted from its figure."""
+    bits = register_bit_tests(prog)
+    extra = {"Dr": collections.Counter(), "Dw": collections.Counter()}
+    if bits:
+        for cgout in cgfiles:
+            for fn, addr, ir in callgrind_file.costs(cgout, base, "Ir"):
+                if addr in bits and sym(addr) in names:
+                    extra["Dr"][demangle[sym(addr)]] += ir * bits[addr][0]
+                    extra["Dw"][demangle[sym(addr)]] += ir * bits[addr][1]
+    problems = []
+    for event in ("Dr", "Dw"):
+        mine, theirs = collections.Counter(), collections.Counter()
+        for fn, n in cachegrind_functions(mine_file, event).items():
+            mine[canon.get(fn, fn)] += n
+        for f in os.listdir(theirs_dir):
+            for fn, n in cachegrind_functions(os.path.join(theirs_dir, f), event).items():
+                if canon.get(fn) in compared:
+                    theirs[canon[fn]] += n
+        if not sum(mine[fn] for fn in compared):
+            problems.append(f"no {event} of the compared functions in atomx regen's cachegrind file (a trace with data?)")
+        for fn in sorted(compared):
+            want = theirs[fn] - extra[event][fn]
+            if mine[fn] != want:
+                problems.append(f"function {fn}: {event} {mine[fn]} in atomx regen's cachegrind file, cachegrind"
+                                f" {theirs[fn]}" + (f" less {extra[event][fn]} for register bit tests"
+                                                   if extra[event][fn] else ""))
+    return problems
 
 
 def main():
@@ -408,6 +472,11 @@ def main():
     ap.add_argument("--threads-vary", action="store_true",
                     help="the program shares work between threads differently in each run: compare"
                          " how often each block ran over all threads, not each thread's sequence")
+    ap.add_argument("--data", action="store_true",
+                    help="trace with `atomx trace --data`; with --cachegrind, each function's Dr and Dw in"
+                         " `regen --cachegrind-out`'s file must equal cachegrind's too (--cache-sim=yes)")
+    ap.add_argument("--data-aside", action="append", default=[], metavar="PROC=REASON",
+                    help="with --data, leave PROC out of the Dr/Dw comparison only (its Ir still compared)")
     ap.add_argument("--profile", help="trace with `atomx trace --profile FILE` (the dyninst or prof tool's JSON)")
     ap.add_argument("--stdin", help="a file every run of PROG reads as its standard input (default: /dev/null)")
     ap.add_argument("--timeout", type=int, default=900)
@@ -434,7 +503,8 @@ def main():
         failures = []
         native = run([prog] + o.args, dirs["n"], o.timeout)
         profile = ["--profile", os.path.abspath(o.profile)] if o.profile else []
-        traced = run([o.atomx, "trace", "-q", "--cache-dir", cache, "-o", trace] + profile + ["--", prog] + o.args,
+        traced = run([o.atomx, "trace", "-q", "--cache-dir", cache, "-o", trace] + profile + (["--data"] if o.data else [])
+                     + ["--", prog] + o.args,
                      dirs["t"], o.timeout)
         handlers = o.signals.split(",") if o.signals else []
         if handlers:
@@ -612,11 +682,13 @@ def main():
               + (" (per block over all threads)" if o.threads_vary else "")
               + (f"; {compared} instructions, each address equal to callgrind's Ir" if o.callgrind else "")
               + (", thread by thread too" if o.callgrind_threads else "")
-              + (f"; {functions} functions' Ir equal to cachegrind's" if o.cachegrind else "")
+              + (f"; {functions} functions' Ir{', Dr and Dw' if o.data else ''} equal to cachegrind's"
+                 if o.cachegrind else "")
               + (f", {lines} source lines' too, and cg_annotate reads the file" if o.cachegrind and o.per_line else "")
               + (f" (not compared, another object has one of the name: "
                  f"{', '.join(f'{k} ({min(v)})' for k, v in sorted(shared.items()))})" if o.cachegrind and shared else "")
               + (f"; set aside: {', '.join(f'{k} ({v})' for k, v in aside.items())}" if aside else "")
+              + (f"; Dr/Dw set aside: {', '.join(o.data_aside)}" if o.data_aside else "")
               + (f"; untraced: {len(spans)} procedure(s) ({', '.join(n for _, _, n in spans[:4])}"
                  f"{', ...' if len(spans) > 4 else ''})" if spans else ""))
         return 0

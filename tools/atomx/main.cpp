@@ -167,9 +167,12 @@ constexpr const char* kUsage = R"(usage:
       is a line `TID call NAME`.  --counts prints `PC N` instead: how often
       each instruction ran, over every thread, by address.
       --cachegrind-out FILE  Ir per function and source line, in cachegrind's
-                         format (cg_annotate FILE)
+                         format (cg_annotate FILE); a trace with data adds
+                         Dr and Dw (Valgrind's counts: a read-modify-write
+                         one read, a locked one two)
       --binary FILE      the instruction stream as binary records ("-":
-                         stdout; include/atomx/trace_format.h, AtomxRegen*)
+                         stdout; include/atomx/trace_format.h, AtomxRegen*),
+                         with DATA and LIBRARY records in a trace with data
       -j N               regenerate up to N threads' streams at once (default:
                          1 for a text or binary trace, else the cores, at
                          most 8); the output is the same for every N
@@ -619,7 +622,8 @@ int runRegen(int argc, char** argv) {
   if (counts) list += ",counts";
   if (!cachegrindOut.empty()) list += ",cachegrind=" + cachegrindOut;
   const atomx::trace::TraceReader trace(dir, program);
-  const auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")");
+  const auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")",
+                                                               trace.hasData());
   const atomx::trace::Summary s = analyzeTrace(trace, analyzers, jobs, "regen", quiet);
   std::fflush(stdout);
   std::fprintf(summaryOnly || (binaryOut != "-" && !text && !counts) ? stdout : stderr, "%s\n",
@@ -652,7 +656,8 @@ int runAnalyze(int argc, char** argv) {
   atomx::analyze::parseAnalyzerList("problems," + list);  // a bad list before the trace is read
   const atomx::trace::TraceReader trace(dir, program);
   const auto analyzers =
-      atomx::analyze::makeAnalyzers("problems," + list, trace.program(), trace.program() + " (atomx analyze " + dir + ")");
+      atomx::analyze::makeAnalyzers("problems," + list, trace.program(), trace.program() + " (atomx analyze " + dir + ")",
+                                    trace.hasData());
   return analyzeTrace(trace, analyzers, jobs, "analyze", quiet).incompleteThreads ? 1 : 0;
 }
 
