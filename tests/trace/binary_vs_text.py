@@ -11,7 +11,8 @@ records), rebuilds from it the text `atomx regen` prints (`TID PC` per
 instruction, each PC the previous one plus its length, then its data
 references, ` R|W|M ADDR SIZE`, each DATA reference after the instruction
 its index names; `TID call NAME`, then a LIBRARY record's references as
-` LR|LW|LM ADDR SIZE`; `TID signal SIGNO PC` and `TID sigreturn SIGNO PC`;
+` L NAME` and its references, ` LR|LW|LM ADDR SIZE`; `TID signal SIGNO PC` and
+`TID sigreturn SIGNO PC`;
 blocks, their references and signals a forked child inherited from its
 parent left out, as the text leaves them out) and checks that the two are
 equal line for line.  With --data the trace must have references, and
@@ -126,9 +127,11 @@ def decode(data):
             lines.append(f"{thread} call {name or '*'}")
         elif kind == LIBRARY:
             (count,) = struct.unpack_from("<I", data, pos + 8)
+            name = data[pos + 12:pos + 12 + n].decode()
             got, pos = references(data, pos + 12 + n, count)
             refs += count
             if not flags & INHERITED:
+                lines.append(f" L {name}")  # the text's line naming the function, then its references
                 lines += [f" L{kd} {a:x} {sz}" for a, _, sz, kd in got]
         elif kind == THREAD_END:
             pos += 4 + n
