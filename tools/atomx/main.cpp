@@ -164,8 +164,13 @@ constexpr const char* kUsage = R"(usage:
       the program file alone: one line per executed instruction (`TID PC`,
       PC in hex, original addresses), or per block with --blocks (`TID START
       COUNT PROCEDURE`); a call to code outside the trace (shared libraries)
-      is a line `TID call NAME`.  --counts prints `PC N` instead: how often
-      each instruction ran, over every thread, by address.
+      is a line `TID call NAME`.  A trace recorded with --data adds each
+      instruction's memory references after its line, ` R|W|M ADDR SIZE`
+      (read, write, read-modify-write; ADDR hex, run-time), and after a
+      call into libc's memory and string functions ` L NAME` and its
+      modelled ranges, ` LR|LW ADDR SIZE` (docs/trace.md).  --counts prints
+      `PC N` instead: how often each instruction ran, over every thread, by
+      address.
       --cachegrind-out FILE  Ir per function and source line, in cachegrind's
                          format (cg_annotate FILE); a trace with data adds
                          Dr and Dw (Valgrind's counts: a read-modify-write
