@@ -83,13 +83,13 @@ class Walker {
     tid_ = s.thread;
     out_.threadBegin(tid_);
     std::string problem;
-    uint64_t fs = 0;
-    if (!read(8, bias_) || !read(8, fs)) problem = "the stream is shorter than its header" + at();
+    uint64_t bias = 0, fs = 0;
+    if (!read(8, bias) || !read(8, fs)) problem = "the stream is shorter than its header" + at();
     else {
       data_ = {};
-      data_.regs.loadBias = bias_;
+      data_.regs.loadBias = bias;
       data_.fsBase = fs;
-      out_.loadBias(tid_, bias_);
+      out_.loadBias(tid_, bias);
       problem = walk();
     }
     if (problem.empty() && !s.problem.empty()) problem = s.problem;
@@ -845,7 +845,6 @@ class Walker {
   bool earlyDone_ = false;   // block b_'s early witness was read
   bool resumed_ = false;     // b_ goes on after a signal: its early witness stays read
   std::string pending_;      // a problem found where no string can be returned
-  uint64_t bias_ = 0;        // the program's load bias in the stream's process
   DataState data_;           // a data trace: what the walk knows of the thread's registers
   DataState before_;         // them before a repe/repne, whose count is known after it
   std::vector<DataRef> refs_;  // the data references of the block run being walked
