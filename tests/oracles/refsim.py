@@ -17,9 +17,9 @@ What it does:
      stack and static data addresses of lackey's run, where Valgrind, not
      the kernel, places them (paths, working directories and options of
      the same lengths, the same environment).  Its
-     heap is not the original's (README: loading the analysis object
-     allocates on the program's heap before main; the pristine heap is an
-     open issue), so both runs allocate every block with its own mmap
+     heap is not the original's (under Valgrind the runtime leaves ld.so's
+     allocation pointers alone, docs/rewriting.md, so loading the analysis
+     object allocates on the program's heap before main), so both runs allocate every block with its own mmap
      (GLIBC_TUNABLES=glibc.malloc.mmap_threshold=0): a heap block then
      starts 16 bytes into a page in both runs, whichever page that is, and
      since every level of every configuration spans at most a page (sets x

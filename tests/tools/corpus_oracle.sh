@@ -42,14 +42,14 @@
 #     Threads (pbzip2): cachegrind runs them through one cache, the tool
 #     gives each its own (tools/cache/README.md);
 #   - syscall: futex in the threaded programs (how often a thread waits
-#     depends on timing); for xz also read, mmap, munmap and brk (a few
-#     calls in 5000: pipe reads return what the producer has written so far,
+#     depends on timing); for xz also read, mmap and munmap (a few calls
+#     in 5000: pipe reads return what the producer has written so far,
 #     worker threads' malloc arenas); for pbzip2 its threads' stacks and
-#     arenas, and the runs a worker thread ends (see options below); for
-#     muparser and sqlite3 brk (loading the analysis object allocates on the
-#     program's heap before main, more with a real tool than with the
-#     marker tool: shown on sqlite3, where malloc_stats at main says 9,648
-#     bytes in use with the syscall tool, 8,592 with the marker, 0 native).
+#     arenas, and the runs a worker thread ends (see options below).  brk
+#     is compared exactly everywhere since the pristine heap (the loader
+#     no longer allocates on the program's heap before main: muparser,
+#     sqlite3 and xz, which ignored brk for that, pass exactly, three runs
+#     of xz in a row).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -128,14 +128,7 @@ options() {
         # other 24 kinds are compared exactly.
         pbzip2) echo "--ignore=futex,mmap,munmap,mprotect,madvise"
                 [[ $tool == io ]] || echo "--leave-out-thread-ends" ;;
-        # sqlite3: loading the analysis object allocates on the program's heap
-        # before main (README: the pristine heap is an open issue; 9.6 KB
-        # with the syscall tool, 8.6 KB with the marker tool strace runs),
-        # so the heap's top and where free trims it differ: 'copy check'
-        # makes 38 brk calls under the tool, 39 under the marker, every run.
-        sqlite3) echo "--ignore=brk" ;;
-        xz) echo "--ignore=futex,read,mmap,munmap,brk" ;;
-        muparser) echo "--ignore=brk" ;;
+        xz) echo "--ignore=futex,read,mmap,munmap" ;;
       esac ;;
     *)
       echo "--runs=3"
