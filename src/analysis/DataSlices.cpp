@@ -467,7 +467,7 @@ const char* addressSourceName(AddressSource s) {
 }
 
 DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
-                             const ProcTrace* trace) {
+                             const ProcTrace* trace, const std::vector<bool>& evaluate) {
   DataSlices r;
   const size_t n = proc.insns.size();
   r.insns.assign(n, {});
@@ -536,8 +536,36 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     s.addressRegs = st.address;
   }
 
-  // Entry sites: where the regenerator does not carry the registers in.
+  // Evaluated predicates: the last instruction before the jcc that may
+  // write a flag its condition reads sets them all, and is a flag setter
+  // the emulator computes; its registers are needed before it.
   const size_t nb = proc.blocks.size();
+  r.evaluated.assign(nb, x86::kNoCondition);
+  for (size_t b = 0; b < nb && b < evaluate.size(); ++b) {
+    if (!evaluate[b]) continue;
+    const ir::Block& blk = proc.blocks[b];
+    const uint32_t j = blk.firstInsn + blk.insnCount - 1;
+    if (proc.insns[j].flow != x86::Flow::CondBranch || !d.ok[j] || sems[j].condition == x86::kNoCondition) continue;
+    std::vector<uint32_t> to;
+    for (const ir::Edge& e : blk.succs)
+      if (std::find(to.begin(), to.end(), e.to) == to.end()) to.push_back(e.to);
+    if (to.size() != 2 || !blk.outs.empty()) continue;
+    const uint8_t reads = x86::emu::conditionFlags(sems[j].condition);
+    for (uint32_t i = j; i-- > blk.firstInsn;) {
+      if (!d.ok[i]) break;
+      if (!(sems[i].flags.anyWritten() & reads)) continue;
+      const x86::FlagOp op = x86::compileFlags(decoded[i], d.ops(i));
+      if ((x86::flagsSet(op) & reads) == reads && (sems[i].flags.set & reads) == reads) {
+        r.evaluated[b] = sems[j].condition;
+        r.insns[i].flagOp = op;
+        r.insns[i].conditionRegs = op.inputs();
+        steps[i].needs |= op.inputs();
+      }
+      break;
+    }
+  }
+
+  // Entry sites: where the regenerator does not carry the registers in.
   r.entrySite.assign(nb, false);
   r.unreachable.assign(nb, false);
   for (size_t b = 0; b < nb; ++b) {
@@ -625,7 +653,7 @@ std::string checkSlices(const ir::Procedure& proc, const DataSlices& slices) {
       const uint64_t slot = uint64_t(1) << (16 + s.op.slot);
       const bool emulates = s.emulated || s.storesSlot;
       const uint64_t reads =
-          s.addressRegs | (emulates ? s.op.inputs() | (s.op.kind == x86::EmuKind::SlotLoad ? slot : 0) : 0);
+          s.addressRegs | s.conditionRegs | (emulates ? s.op.inputs() | (s.op.kind == x86::EmuKind::SlotLoad ? slot : 0) : 0);
       if (why && (reads & ~k) && why->empty())
         *why = "at " + hex(proc.insns[i].address) + " in " + proc.name + ": registers " +
                hex(uint64_t(uint16_t(reads & ~k))) + " slots " + hex((reads & ~k) >> 16) + " needed but not known";
