@@ -6,6 +6,7 @@
 #include <bit>
 #include <climits>
 #include <map>
+#include <optional>
 
 #include "support/Hex.h"
 
@@ -134,6 +135,71 @@ bool entryBlock(const ir::Block& blk) {
   for (const ir::PredEdge& p : blk.preds) intraPred |= ir::isIntraprocedural(p.kind);
   return blk.isEntry || blk.isLandingPad || blk.isExternalEntry || (!intraPred && blk.isAddressTaken);
 }
+
+// ---- Evaluated predicates (DataSlices.h) ----
+
+struct InsnView {
+  const ZydisDecodedInstruction* insn;
+  const ZydisDecodedOperand* ops;
+  const x86::Semantics* sem;
+};
+
+// Block b's evaluable predicate: the jcc ending it (two distinct
+// successors, both in the procedure), and the last instruction before it
+// that may write a flag its condition reads, which must set them all and
+// be a flag setter the emulator computes.  insn: UINT32_MAX when none.
+struct FlagSetter {
+  uint32_t insn = UINT32_MAX;
+  x86::FlagOp op;
+  uint8_t condition = x86::kNoCondition;
+};
+
+// view(i): instruction i decoded, or nullopt when it cannot be.
+template <class View>
+FlagSetter flagSetter(const ir::Procedure& proc, uint32_t b, View view) {
+  const ir::Block& blk = proc.blocks[b];
+  const uint32_t j = blk.firstInsn + blk.insnCount - 1;
+  if (proc.insns[j].flow != x86::Flow::CondBranch || !blk.outs.empty()) return {};
+  bool two = false;
+  for (const ir::Edge& e : blk.succs) two |= e.to != blk.succs.front().to;
+  if (!two) return {};
+  const std::optional<InsnView> jcc = view(j);
+  if (!jcc || jcc->sem->condition == x86::kNoCondition) return {};
+  const uint8_t cc = jcc->sem->condition;  // (a view may reuse its buffers for the next instruction)
+  const uint8_t reads = x86::emu::conditionFlags(cc);
+  for (uint32_t i = j; i-- > blk.firstInsn;) {
+    const std::optional<InsnView> in = view(i);
+    if (!in) return {};
+    if (!(in->sem->flags.anyWritten() & reads)) continue;
+    const x86::FlagOp op = x86::compileFlags(*in->insn, in->ops);
+    if ((x86::flagsSet(op) & reads) != reads || (in->sem->flags.set & reads) != reads) return {};
+    return {i, op, cc};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<bool> evaluableBranches(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
+                                    const std::vector<bool>& which) {
+  std::vector<bool> r(proc.blocks.size(), false);
+  ZydisDecodedInstruction insn;
+  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+  x86::Semantics sem;
+  for (uint32_t b = 0; b < proc.blocks.size() && b < which.size(); ++b) {
+    if (!which[b]) continue;
+    r[b] = flagSetter(proc, b, [&](uint32_t i) -> std::optional<InsnView> {
+             const x86::Insn& in = proc.insns[i];
+             const uint8_t* bytes = program.image->bytesAt(in.address, in.length);
+             if (!bytes || !decoder.decodeFull(bytes, in.length, insn, ops)) return std::nullopt;
+             sem = x86::describe(insn, ops, in.address);
+             return InsnView{&insn, ops, &sem};
+           }).insn != UINT32_MAX;
+  }
+  return r;
+}
+
+namespace {
 
 // ---- Stack slots as registers (DataSlices.h) ----
 
@@ -536,33 +602,19 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     s.addressRegs = st.address;
   }
 
-  // Evaluated predicates: the last instruction before the jcc that may
-  // write a flag its condition reads sets them all, and is a flag setter
-  // the emulator computes; its registers are needed before it.
+  // Evaluated predicates: their flag setters' registers are needed before them.
   const size_t nb = proc.blocks.size();
   r.evaluated.assign(nb, x86::kNoCondition);
-  for (size_t b = 0; b < nb && b < evaluate.size(); ++b) {
+  for (uint32_t b = 0; b < nb && b < evaluate.size(); ++b) {
     if (!evaluate[b]) continue;
-    const ir::Block& blk = proc.blocks[b];
-    const uint32_t j = blk.firstInsn + blk.insnCount - 1;
-    if (proc.insns[j].flow != x86::Flow::CondBranch || !d.ok[j] || sems[j].condition == x86::kNoCondition) continue;
-    std::vector<uint32_t> to;
-    for (const ir::Edge& e : blk.succs)
-      if (std::find(to.begin(), to.end(), e.to) == to.end()) to.push_back(e.to);
-    if (to.size() != 2 || !blk.outs.empty()) continue;
-    const uint8_t reads = x86::emu::conditionFlags(sems[j].condition);
-    for (uint32_t i = j; i-- > blk.firstInsn;) {
-      if (!d.ok[i]) break;
-      if (!(sems[i].flags.anyWritten() & reads)) continue;
-      const x86::FlagOp op = x86::compileFlags(decoded[i], d.ops(i));
-      if ((x86::flagsSet(op) & reads) == reads && (sems[i].flags.set & reads) == reads) {
-        r.evaluated[b] = sems[j].condition;
-        r.insns[i].flagOp = op;
-        r.insns[i].conditionRegs = op.inputs();
-        steps[i].needs |= op.inputs();
-      }
-      break;
-    }
+    const FlagSetter f = flagSetter(proc, b, [&](uint32_t i) {
+      return d.ok[i] ? std::optional<InsnView>({&decoded[i], d.ops(i), &sems[i]}) : std::nullopt;
+    });
+    if (f.insn == UINT32_MAX) continue;
+    r.evaluated[b] = f.condition;
+    r.insns[f.insn].flagOp = f.op;
+    r.insns[f.insn].conditionRegs = f.op.inputs();
+    steps[f.insn].needs |= f.op.inputs();
   }
 
   // Entry sites: where the regenerator does not carry the registers in.

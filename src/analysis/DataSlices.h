@@ -195,6 +195,12 @@ struct DataSlices {
 DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
                              const ProcTrace* trace, const std::vector<bool>& evaluate = {});
 
+// Per block of `which`: whether its conditional branch can be an evaluated
+// predicate (computeDataSlices's `evaluate` makes it one where it can),
+// from its instructions alone; the registers are not looked at.
+std::vector<bool> evaluableBranches(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
+                                    const std::vector<bool>& which);
+
 // The invariant above, checked forward from the result alone: "" when it
 // holds, else the first instruction where a needed register is unknown.
 std::string checkSlices(const ir::Procedure& proc, const DataSlices& slices);

@@ -111,6 +111,20 @@ DataSlices slicesWithEvaluated(const ir::Program& program, const ir::Procedure& 
     candidate[b] = loops.depth[b] > 0 && p.insns[blk.firstInsn + blk.insnCount - 1].flow == x86::Flow::CondBranch;
     any |= candidate[b];
   }
+  // First from the instructions alone: a candidate that cannot be
+  // evaluated goes, and so does one whose innermost loop has a branch
+  // that is no candidate (the second rule below); only a procedure with
+  // candidates left computes its slices again.
+  if (any) candidate = evaluableBranches(program, p, decoder, candidate);
+  for (bool changed = any; changed;) {
+    changed = any = false;
+    for (uint32_t c = 0; c < p.blocks.size(); ++c) {
+      if (!candidate[c]) continue;
+      for (uint32_t x : loops.loops[size_t(loops.innermost[c])].body)
+        if (!candidate[x] && branches(p, x)) candidate[c] = false, changed = true;
+      any |= candidate[c];
+    }
+  }
   while (any) {
     DataSlices s = computeDataSlices(program, p, decoder, &t, candidate);
     std::vector<uint32_t> newSites;  // blocks that record a value the base does not
