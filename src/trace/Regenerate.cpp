@@ -160,7 +160,11 @@ class Walker {
     // places each mark at the first visit, as before registers came with it.
     static const bool first = std::getenv("ATOMX_TEST_REGEN_SIGNAL_FIRST") != nullptr;
     if (first) return true;
-    const uint16_t known = plan_.procs[p_->id].slices.insns[i].neededBefore & m.regMask;
+    const analysis::InsnSlice& in = plan_.procs[p_->id].slices.insns[i];
+    // A rep string instruction a signal interrupts midway has moved %rcx,
+    // %rsi and %rdi on (the kernel delivers with the instruction to resume).
+    const uint16_t moved = in.repeated ? (1u << 1 | 1u << 6 | 1u << 7) : 0;
+    const uint16_t known = in.neededBefore & m.regMask & ~moved;
     for (unsigned r = 0; r < 16; ++r)
       if ((known >> r & 1) && data_.regs.gpr[r] != m.regs[r]) return false;
     return true;
