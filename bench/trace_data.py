@@ -32,7 +32,10 @@ references (data-refs: the program's own; library-refs: libc's modelled
 ones), blocks, witnesses, stream bytes and recorded values; `atomx cachesim
 DIR --config ONE -j 1` one configuration on one core; `atomx cachesim DIR
 --sweep K_CONFIGS -j 1` and `-j 2`, and `mpirun -np 2 ... -j 1` when atomx
-was built with MPI.  References per second = (data-refs + library-refs) x
+was built with MPI.  Then, "without loop counts", the workload once more
+with ATOMX_TRACE_NO_EVALUATED=1 (instrumented and regenerated with it: no
+evaluated predicates, docs/trace.md): its witnesses per block and bytes per
+reference beside the main figures.  References per second = (data-refs + library-refs) x
 configurations / wall time.
 
 Output: OUT/trace-data.md (tables, notes, the machine) and
@@ -163,6 +166,32 @@ def instrument(pr, args):
     stored.binary = discarded.binary = out
     stored.cost = {"instrument_seconds": wall}
     return [stored, discarded]
+
+
+def without_loop_counts(pr, args):
+    """The workload once more, traced with ATOMX_TRACE_NO_EVALUATED=1 (no evaluated predicates: a loop's branch
+    writes a witness per iteration, as before loop counts; docs/trace.md), instrumented and regenerated with it:
+    its `regen --summary` and compressed bytes, on the same build."""
+    env = dict(os.environ, ATOMX_TRACE_NO_EVALUATED="1")
+    out, mdir, tdir = pr.work / "noeval" / pr.prog, pr.work / "noeval.manifest", pr.work / "noeval.trace"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run([str(args.atomx), "trace", "-q", "--data", "--cache-dir", str(pr.work / "cache"), "--instrument",
+                        str(out), "-o", str(mdir), "--", str(pr.binary)], env=env, capture_output=True, text=True,
+                       timeout=args.timeout)
+    if p.returncode != 0 or not (mdir / "manifest").exists():
+        return {"error": f"atomx trace --instrument (without loop counts) exited {p.returncode}: {p.stderr[-300:]}"}
+    shutil.rmtree(tdir, ignore_errors=True)
+    tdir.mkdir(parents=True)
+    shutil.copyfile(mdir / "manifest", tdir / "manifest")
+    res = tools.run_workload(pr, out, [], args.timeout * args.atomx_factor, env={"ATOMX_TRACE_DIR": str(tdir)})
+    g = subprocess.run([str(args.atomx), "regen", str(tdir), "--summary"], env=env, capture_output=True, text=True,
+                       timeout=args.timeout * 10)
+    m = {"summary": tr.parse_summary(g.stdout), "summary_line": g.stdout.strip()[:500],
+         "compressed_bytes": sum(f.stat().st_size for f in tdir.glob("*.axt"))}
+    if g.returncode != 0 or res.get("status") not in (0, None):
+        m["error"] = f"without loop counts: regen exited {g.returncode}: {g.stderr[-300:]}"
+    shutil.rmtree(tdir, ignore_errors=True)
+    return m
 
 
 def run_stored(pr, c, args, r):
@@ -301,6 +330,7 @@ def metrics_of(pr, summ, m, args):
         "recorded_values_per_ref": rate(s.get("recorded-values"), refs),
         "value_bytes_share": rate(s.get("value-bytes"), s.get("stream-bytes")),
         "witnesses_per_block": rate(s.get("witnesses"), s.get("blocks")),
+        "evaluated_per_block": rate(s.get("evaluated"), s.get("blocks")),
         "stored_ratio": st.get("median_ratio"), "discarded_ratio": dc.get("median_ratio"),
         "regen_refs_per_s": rate(refs, m.get("regen_seconds")),
         "cachesim_refs_per_s": rate(refs, m.get("cachesim_seconds")),
@@ -308,6 +338,11 @@ def metrics_of(pr, summ, m, args):
         "sweep_j2_refs_per_s": rate(refs * args.sweep_configs, m.get("sweep_j2_seconds")),
         "sweep_mpi2_refs_per_s": rate(refs * args.sweep_configs, m.get("sweep_mpi2_seconds")),
     }
+    w = (m.get("without_loop_counts") or {}).get("summary") or {}
+    data["witnesses_per_block_without"] = rate(w.get("witnesses"), w.get("blocks"))
+    data["raw_bytes_per_ref_without"] = rate(w.get("stream-bytes"), (w.get("data-refs") or 0) + (w.get("library-refs") or 0))
+    data["compressed_bytes_per_ref_without"] = rate((m.get("without_loop_counts") or {}).get("compressed_bytes"),
+                                                    (w.get("data-refs") or 0) + (w.get("library-refs") or 0))
     data["sweep_speedup_j2"] = rate(m.get("sweep_j1_seconds"), m.get("sweep_j2_seconds"))
     data["sweep_speedup_mpi2"] = rate(m.get("sweep_j1_seconds"), m.get("sweep_mpi2_seconds"))
     peers = {}
@@ -325,7 +360,8 @@ def metrics_of(pr, summ, m, args):
 
 def tables(progs, rows, args):
     flagged = []
-    t = ["| program | refs (M) | raw B/ref | compr. B/ref | values/ref (bytes share) | witnesses/block | "
+    t = ["| program | refs (M) | raw B/ref (without loop counts) | compr. B/ref (without) | values/ref (bytes share) | "
+         "witnesses/block (without loop counts) | "
          "stored × | discarded × | regen M refs/s | cachesim M refs/s (1 config, 1 core) | "
          f"sweep {args.sweep_configs} configs M refs/s -j1 / -j2 (speed-up) | mpirun -np 2 |",
          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -340,10 +376,12 @@ def tables(progs, rows, args):
         raw, comp = d["raw_bytes_per_ref"], d["compressed_bytes_per_ref"]
         st, rg, cs = d["stored_ratio"], d["regen_refs_per_s"], d["cachesim_refs_per_s"]
         t.append(
-            f"| {pr.variant} | {f(mps(d['references']), 1)} | {f(raw, 3, raw is not None and raw > TARGET_RAW)} | "
-            f"{f(comp, 3, comp is not None and comp > TARGET_COMPRESSED)} | "
+            f"| {pr.variant} | {f(mps(d['references']), 1)} | {f(raw, 3, raw is not None and raw > TARGET_RAW)} "
+            f"({f(d['raw_bytes_per_ref_without'], 3)}) | "
+            f"{f(comp, 3, comp is not None and comp > TARGET_COMPRESSED)} ({f(d['compressed_bytes_per_ref_without'], 3)}) | "
             f"{f(d['recorded_values_per_ref'], 3)} ({f(100 * d['value_bytes_share'] if d['value_bytes_share'] is not None else None, 0)}%) | "
-            f"{f(d['witnesses_per_block'], 3)} | {f(st, 2, st is not None and st > TARGET_RATIO)} | "
+            f"{f(d['witnesses_per_block'], 3)} ({f(d['witnesses_per_block_without'], 3)}) | "
+            f"{f(st, 2, st is not None and st > TARGET_RATIO)} | "
             f"{f(d['discarded_ratio'])} | {f(mps(rg), 0, rg is not None and rg < TARGET_REGEN)} | "
             f"{f(mps(cs), 0, cs is not None and cs < TARGET_CACHESIM)} | "
             f"{f(mps(d['sweep_j1_refs_per_s']), 0)} / {f(mps(d['sweep_j2_refs_per_s']), 0)} "
@@ -412,6 +450,7 @@ def main(argv=None):
         for pr in live:
             summaries[pr.prog] = {c.name: tools.summarize_config(c) for c in pr.configs}
             m = offline(pr, args, pr.work)
+            m["without_loop_counts"] = without_loop_counts(pr, args)
             log(f"{pr.variant}: offline {json.dumps({k: v for k, v in m.items() if k != 'summary'})[:400]}")
             rows[pr.prog] = metrics_of(pr, summaries[pr.prog], m, args)
             rows[pr.prog]["offline"] = m
@@ -454,7 +493,10 @@ def main(argv=None):
         "round 1's trace, every process of the workload) plus libc's modelled ones (`library-refs`).  raw B/ref: the "
         "stream bytes before compression / refs; compr.: the trace directory's *.axt (zstd chunks) / refs; "
         "values/ref: the register values and addresses the recorder stored (8 bytes each) per reference, and "
-        "their bytes' share of the raw stream; witnesses/block: path witnesses per executed block.",
+        "their bytes' share of the raw stream; witnesses/block: path witnesses per executed block.  In parentheses, "
+        "without loop counts: the same workload once more, instrumented and regenerated with "
+        "ATOMX_TRACE_NO_EVALUATED=1 (no evaluated predicates: a counted loop's branch writes a witness per "
+        "iteration; docs/trace.md, \"Evaluated predicates\"), on the same build.",
         "×: the program's own wall time over the mean of the native runs around it, median over the rounds "
         "(pairs; bench/README.md).  stored: ATOMX_TRACE_DIR set, a fresh directory per round; discarded: the "
         "same instrumented binary without it.",

@@ -130,6 +130,9 @@ struct Summary {
   // Of the stream's records: witness values, and jump-table targets (the
   // rest of its bytes are tags).
   uint64_t witnesses = 0, tableTargets = 0;
+  // Conditional branches whose way the regenerator computed instead of
+  // reading a witness (evaluated predicates, in a trace with data).
+  uint64_t evaluated = 0;
   // In a trace with data: data references regenerated (library ones
   // apart), and the recorded values they were computed from (registers
   // and addresses, eight bytes each) and their bytes.

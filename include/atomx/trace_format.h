@@ -51,7 +51,7 @@
 
 #include <stdint.h>
 
-#define ATOMX_TRACE_VERSION 4
+#define ATOMX_TRACE_VERSION 5
 
 /* A library call's records (above): the registers, as a mask of hardware
  * register numbers (bit k: register k), stored lowest number first. */
@@ -115,7 +115,9 @@ typedef struct {
  * returned.  The witness bytes do not say it: a signal can come between
  * any two instructions, also where no record is due.  Within one
  * witness-free stretch of the path an instruction occurs at most once, so
- * the stream position and the interrupted instruction fix the point. */
+ * the stream position and the interrupted instruction fix the point (in a
+ * data trace's loop of evaluated predicates, with the registers:
+ * ATOMX_TRACE_MARK_REGISTER). */
 typedef struct {
   uint32_t offset; /* the stream position, in this chunk's raw bytes */
   uint16_t kind;   /* ATOMX_TRACE_MARK_* */
@@ -134,6 +136,15 @@ typedef struct {
  * thread goes on (the handler changed its context), or 0: where it was. */
 #define ATOMX_TRACE_MARK_RETURNED 3u
 #define ATOMX_TRACE_MARK_UNKNOWN (~(uint64_t)0)
+/* Right after a DELIVERED or FAULTED mark at an instruction of traced code
+ * (since version 5), one per general register: signo its hardware number
+ * (rax 0 ... r15 15), pc its value in the interrupted context, at the same
+ * position.  A loop whose branches the regenerator of a data trace
+ * evaluates (docs/trace.md, "Evaluated predicates") records nothing per
+ * iteration, so an instruction of it may occur many times at one stream
+ * position: the registers the regenerator knows there tell the iterations
+ * apart. */
+#define ATOMX_TRACE_MARK_REGISTER 4u
 
 /* The recorder's environment: where the streams go.  Unset, the program
  * runs with its stores discarded (a measurement of the stores alone). */

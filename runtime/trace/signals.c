@@ -36,6 +36,11 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
   const uint64_t pc = interrupted_at(uc);
   const greg_t rip = uc->uc_mcontext.gregs[REG_RIP];
   if (pc) add_mark(fault && pc != ATOMX_TRACE_MARK_UNKNOWN ? ATOMX_TRACE_MARK_FAULTED : ATOMX_TRACE_MARK_DELIVERED, sig, pc);
+  if (pc && pc != ATOMX_TRACE_MARK_UNKNOWN) { /* the registers, by hardware number: ATOMX_TRACE_MARK_REGISTER */
+    static const int kGreg[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+                                  REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+    for (int r = 0; r < 16; r++) add_mark(ATOMX_TRACE_MARK_REGISTER, r, (uint64_t)uc->uc_mcontext.gregs[kGreg[r]]);
+  }
   sigset_t mask = uc->uc_sigmask;
   for (int s = 1; s < NSIG; s++)
     if (sigismember(&act.sa_mask, s)) sigaddset(&mask, s);

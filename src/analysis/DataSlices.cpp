@@ -6,6 +6,7 @@
 #include <bit>
 #include <climits>
 #include <map>
+#include <optional>
 
 #include "support/Hex.h"
 
@@ -134,6 +135,71 @@ bool entryBlock(const ir::Block& blk) {
   for (const ir::PredEdge& p : blk.preds) intraPred |= ir::isIntraprocedural(p.kind);
   return blk.isEntry || blk.isLandingPad || blk.isExternalEntry || (!intraPred && blk.isAddressTaken);
 }
+
+// ---- Evaluated predicates (DataSlices.h) ----
+
+struct InsnView {
+  const ZydisDecodedInstruction* insn;
+  const ZydisDecodedOperand* ops;
+  const x86::Semantics* sem;
+};
+
+// Block b's evaluable predicate: the jcc ending it (two distinct
+// successors, both in the procedure), and the last instruction before it
+// that may write a flag its condition reads, which must set them all and
+// be a flag setter the emulator computes.  insn: UINT32_MAX when none.
+struct FlagSetter {
+  uint32_t insn = UINT32_MAX;
+  x86::FlagOp op;
+  uint8_t condition = x86::kNoCondition;
+};
+
+// view(i): instruction i decoded, or nullopt when it cannot be.
+template <class View>
+FlagSetter flagSetter(const ir::Procedure& proc, uint32_t b, View view) {
+  const ir::Block& blk = proc.blocks[b];
+  const uint32_t j = blk.firstInsn + blk.insnCount - 1;
+  if (proc.insns[j].flow != x86::Flow::CondBranch || !blk.outs.empty()) return {};
+  bool two = false;
+  for (const ir::Edge& e : blk.succs) two |= e.to != blk.succs.front().to;
+  if (!two) return {};
+  const std::optional<InsnView> jcc = view(j);
+  if (!jcc || jcc->sem->condition == x86::kNoCondition) return {};
+  const uint8_t cc = jcc->sem->condition;  // (a view may reuse its buffers for the next instruction)
+  const uint8_t reads = x86::emu::conditionFlags(cc);
+  for (uint32_t i = j; i-- > blk.firstInsn;) {
+    const std::optional<InsnView> in = view(i);
+    if (!in) return {};
+    if (!(in->sem->flags.anyWritten() & reads)) continue;
+    const x86::FlagOp op = x86::compileFlags(*in->insn, in->ops);
+    if ((x86::flagsSet(op) & reads) != reads || (in->sem->flags.set & reads) != reads) return {};
+    return {i, op, cc};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<bool> evaluableBranches(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
+                                    const std::vector<bool>& which) {
+  std::vector<bool> r(proc.blocks.size(), false);
+  ZydisDecodedInstruction insn;
+  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+  x86::Semantics sem;
+  for (uint32_t b = 0; b < proc.blocks.size() && b < which.size(); ++b) {
+    if (!which[b]) continue;
+    r[b] = flagSetter(proc, b, [&](uint32_t i) -> std::optional<InsnView> {
+             const x86::Insn& in = proc.insns[i];
+             const uint8_t* bytes = program.image->bytesAt(in.address, in.length);
+             if (!bytes || !decoder.decodeFull(bytes, in.length, insn, ops)) return std::nullopt;
+             sem = x86::describe(insn, ops, in.address);
+             return InsnView{&insn, ops, &sem};
+           }).insn != UINT32_MAX;
+  }
+  return r;
+}
+
+namespace {
 
 // ---- Stack slots as registers (DataSlices.h) ----
 
@@ -467,7 +533,7 @@ const char* addressSourceName(AddressSource s) {
 }
 
 DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
-                             const ProcTrace* trace) {
+                             const ProcTrace* trace, const std::vector<bool>& evaluate) {
   DataSlices r;
   const size_t n = proc.insns.size();
   r.insns.assign(n, {});
@@ -536,8 +602,22 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
     s.addressRegs = st.address;
   }
 
-  // Entry sites: where the regenerator does not carry the registers in.
+  // Evaluated predicates: their flag setters' registers are needed before them.
   const size_t nb = proc.blocks.size();
+  r.evaluated.assign(nb, x86::kNoCondition);
+  for (uint32_t b = 0; b < nb && b < evaluate.size(); ++b) {
+    if (!evaluate[b]) continue;
+    const FlagSetter f = flagSetter(proc, b, [&](uint32_t i) {
+      return d.ok[i] ? std::optional<InsnView>({&decoded[i], d.ops(i), &sems[i]}) : std::nullopt;
+    });
+    if (f.insn == UINT32_MAX) continue;
+    r.evaluated[b] = f.condition;
+    r.insns[f.insn].flagOp = f.op;
+    r.insns[f.insn].conditionRegs = f.op.inputs();
+    steps[f.insn].needs |= f.op.inputs();
+  }
+
+  // Entry sites: where the regenerator does not carry the registers in.
   r.entrySite.assign(nb, false);
   r.unreachable.assign(nb, false);
   for (size_t b = 0; b < nb; ++b) {
@@ -625,7 +705,7 @@ std::string checkSlices(const ir::Procedure& proc, const DataSlices& slices) {
       const uint64_t slot = uint64_t(1) << (16 + s.op.slot);
       const bool emulates = s.emulated || s.storesSlot;
       const uint64_t reads =
-          s.addressRegs | (emulates ? s.op.inputs() | (s.op.kind == x86::EmuKind::SlotLoad ? slot : 0) : 0);
+          s.addressRegs | s.conditionRegs | (emulates ? s.op.inputs() | (s.op.kind == x86::EmuKind::SlotLoad ? slot : 0) : 0);
       if (why && (reads & ~k) && why->empty())
         *why = "at " + hex(proc.insns[i].address) + " in " + proc.name + ": registers " +
                hex(uint64_t(uint16_t(reads & ~k))) + " slots " + hex((reads & ~k) >> 16) + " needed but not known";

@@ -104,6 +104,14 @@ struct ProcTrace;  // analysis/TracePlan.h
 enum class AddressSource : uint8_t { Static, Computed, Recorded };
 const char* addressSourceName(AddressSource s);
 
+// An evaluated predicate (docs/trace.md "Evaluated predicates"): a block
+// ending in a conditional branch whose flags the regenerator computes from
+// registers it knows (InsnSlice::flagOp), so that its successor needs no
+// witness.  The registers it reads are needed before the flag setter, as
+// the base and index registers of an address are: known there by the same
+// invariant, recorded where they cannot be computed (entry sites, after
+// loads and calls, and restored with the rest at a signal's return).
+
 // Whether block `b` stores a value for the regenerator: an entry site's
 // registers, a RECORD-AFTER site's, or a Recorded address.
 bool recordsData(const ir::Procedure& proc, const struct DataSlices& slices, uint32_t b);
@@ -140,6 +148,11 @@ struct InsnSlice {
   int8_t valueReg = -1;
   uint8_t valueBytes = 8;
   Extend valueExtend = Zero;
+  // An evaluated predicate's flag setter (DataSlices::evaluated): the
+  // regenerator computes the flags from the registers before it
+  // (conditionRegs, needed there), and the jcc ending its block from them.
+  x86::FlagOp flagOp;
+  uint16_t conditionRegs = 0;
   // The bytes register r is recorded in after it.
   unsigned recordedBytes(unsigned r) const { return int(r) == valueReg ? valueBytes : 8; }
 };
@@ -166,12 +179,27 @@ struct DataSlices {
   std::vector<uint16_t> neededIn;      // per block: needed where it starts
   std::vector<uint16_t> neededOut;     // per block: needed after its last instruction
   std::vector<StackSlot> slots;        // by slot number (x86::EmuOp::slot)
+  // Per block: the condition code (0..15) of the jcc ending it when it is an
+  // evaluated predicate (its flag setter's InsnSlice::flagOp), else
+  // x86::kNoCondition.
+  std::vector<uint8_t> evaluated;
   bool frameEscapes = false;           // a stack address escapes (or %rsp is lost): no slots
 };
 
 // `trace`: the procedure's trace plan (tagged blocks, setjmp calls), or null.
+// `evaluate`: per block, whether to make the conditional branch ending it
+// an evaluated predicate where it can be one (empty: none): its flags set
+// in its block, after anything else that writes the flags its condition
+// reads, by an instruction x86::compileFlags compiles.  Its registers are
+// then needed before that instruction, as an address's are.
 DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
-                             const ProcTrace* trace);
+                             const ProcTrace* trace, const std::vector<bool>& evaluate = {});
+
+// Per block of `which`: whether its conditional branch can be an evaluated
+// predicate (computeDataSlices's `evaluate` makes it one where it can),
+// from its instructions alone; the registers are not looked at.
+std::vector<bool> evaluableBranches(const ir::Program& program, const ir::Procedure& proc, const x86::Decoder& decoder,
+                                    const std::vector<bool>& which);
 
 // The invariant above, checked forward from the result alone: "" when it
 // holds, else the first instruction where a needed register is unknown.

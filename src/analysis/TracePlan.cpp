@@ -2,10 +2,12 @@
 
 #include <elf.h>
 
+#include <cstdlib>
 #include <string>
 #include <unordered_set>
 
 #include "analysis/Entries.h"
+#include "analysis/Loops.h"
 #include "support/Fnv.h"
 
 namespace atomx::analysis {
@@ -70,7 +72,98 @@ int libraryCall(const ir::Program& program, const ir::Procedure& p, uint32_t b, 
   return tail && libraryResult(k) ? -1 : int(k);
 }
 
+// Whether a value recorded in block `site` would be stored once per
+// iteration of a loop holding block `predicate`: some natural loop holds
+// both.
+bool sharesLoop(const LoopForest& loops, uint32_t predicate, uint32_t site) {
+  for (int32_t l = loops.innermost[predicate]; l >= 0; l = loops.loops[size_t(l)].parent)
+    if (loops.loops[size_t(l)].contains(site)) return true;
+  return false;
+}
+
+// Whether block b may go more than one way inside its procedure: a
+// conditional branch to another block, or an indirect jump.
+bool branches(const ir::Procedure& p, uint32_t b) {
+  const ir::Block& blk = p.blocks[b];
+  const x86::Insn& last = p.insns[blk.firstInsn + blk.insnCount - 1];
+  if (last.flow == x86::Flow::IndirectJump) return true;
+  if (last.flow != x86::Flow::CondBranch) return false;
+  for (const ir::Edge& e : blk.succs)
+    if (e.to != blk.succs.front().to) return true;
+  return !blk.outs.empty();
+}
+
+// A data trace's slices with the evaluated predicates that pay (TracePlan.h):
+// every conditional branch in a loop is a candidate; a candidate is dropped
+// while a value the slices with it record that the slices without any do
+// not is stored in a loop that holds it (recorded per iteration: no
+// witness saved).  Dropping one can only remove needed registers, so this
+// ends.
+DataSlices slicesWithEvaluated(const ir::Program& program, const ir::Procedure& p, const x86::Decoder& decoder,
+                               const ProcTrace& t) {
+  DataSlices base = computeDataSlices(program, p, decoder, &t);
+  if (!evaluatedPredicates()) return base;
+  const LoopForest loops = procedureLoops(p);
+  std::vector<bool> candidate(p.blocks.size(), false);
+  bool any = false;
+  for (uint32_t b = 0; b < p.blocks.size(); ++b) {
+    const ir::Block& blk = p.blocks[b];
+    candidate[b] = loops.depth[b] > 0 && p.insns[blk.firstInsn + blk.insnCount - 1].flow == x86::Flow::CondBranch;
+    any |= candidate[b];
+  }
+  // First from the instructions alone: a candidate that cannot be
+  // evaluated goes, and so does one whose innermost loop has a branch
+  // that is no candidate (the second rule below); only a procedure with
+  // candidates left computes its slices again.
+  if (any) candidate = evaluableBranches(program, p, decoder, candidate);
+  for (bool changed = any; changed;) {
+    changed = any = false;
+    for (uint32_t c = 0; c < p.blocks.size(); ++c) {
+      if (!candidate[c]) continue;
+      for (uint32_t x : loops.loops[size_t(loops.innermost[c])].body)
+        if (!candidate[x] && branches(p, x)) candidate[c] = false, changed = true;
+      any |= candidate[c];
+    }
+  }
+  while (any) {
+    DataSlices s = computeDataSlices(program, p, decoder, &t, candidate);
+    std::vector<uint32_t> newSites;  // blocks that record a value the base does not
+    for (uint32_t b = 0; b < p.blocks.size(); ++b) {
+      bool added = s.recordAtEntry[b] & ~base.recordAtEntry[b];
+      const ir::Block& blk = p.blocks[b];
+      for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount && !added; ++i)
+        added = s.insns[i].recordAfter & ~base.insns[i].recordAfter;
+      if (added) newSites.push_back(b);
+    }
+    bool dropped = false;
+    for (uint32_t c = 0; c < p.blocks.size(); ++c) {
+      if (!candidate[c]) continue;
+      if (s.evaluated[c] == x86::kNoCondition) {
+        candidate[c] = false;  // it cannot be evaluated: no need to ask again
+        continue;
+      }
+      // Its loop must need no witness per iteration once it is evaluated:
+      // every other conditional branch of it is evaluated too.
+      bool pays = true;
+      for (uint32_t x : loops.loops[size_t(loops.innermost[c])].body)
+        if (s.evaluated[x] == x86::kNoCondition && branches(p, x)) pays = false;
+      for (size_t k = 0; k < newSites.size() && pays; ++k) pays = !sharesLoop(loops, c, newSites[k]);
+      if (!pays) candidate[c] = false, dropped = true;
+    }
+    if (!dropped) return s;
+  }
+  return base;
+}
+
 }  // namespace
+
+bool evaluatedPredicates() {
+  static const bool on = [] {
+    const char* v = std::getenv("ATOMX_TRACE_NO_EVALUATED");
+    return !(v && *v && std::string(v) != "0");
+  }();
+  return on;
+}
 
 bool libraryResult(size_t f) {
   const libc::Kind k = libc::kFunctions[f].kind;
@@ -190,14 +283,15 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile, con
       if (t.resumes[b]) d.addWord(uint64_t(b) << 32);
     }
     if (data) {
-      t.slices = computeDataSlices(program, p, *data, &t);
+      t.slices = slicesWithEvaluated(program, p, *data, t);
       for (uint32_t b = 0; b < p.blocks.size(); ++b) {
         if (!recordsData(p, t.slices, b)) continue;
         records[b] = true;
         d.addWord(uint64_t(b) << 32 | t.slices.recordAtEntry[b]);
       }
       for (const InsnSlice& in : t.slices.insns)
-        d.addWord(uint64_t(in.recordAfter) << 16 | in.emulated | uint64_t(in.valueBytes) << 32 | uint64_t(in.valueExtend) << 40);
+        d.addWord(uint64_t(in.recordAfter) << 16 | in.emulated | uint64_t(in.valueBytes) << 32 | uint64_t(in.valueExtend) << 40 |
+                  uint64_t(in.flagOp.kind) << 48);
       t.library.assign(p.blocks.size(), -1);
       for (uint32_t b = 0; b < p.blocks.size(); ++b) {
         const int f = libraryCall(program, p, b, own);
@@ -207,7 +301,14 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile, con
         d.addWord(uint64_t(b) << 16 | uint64_t(f) | 0x11bull << 48);
       }
     }
-    t.graph = traceGraph(p, records);
+    std::vector<bool> evaluated(p.blocks.size(), false);
+    if (data)
+      for (uint32_t b = 0; b < p.blocks.size(); ++b)
+        if (t.slices.evaluated[b] != x86::kNoCondition) {
+          evaluated[b] = true;
+          d.addWord(uint64_t(b) << 8 | t.slices.evaluated[b] | 0xe7ull << 56);
+        }
+    t.graph = traceGraph(p, records, evaluated);
     const std::vector<double> counts = profile ? blockCounts(p, *profile) : std::vector<double>{};
     t.plan = placeWitnesses(p, t.graph, counts);
     findFirstWitnesses(t);

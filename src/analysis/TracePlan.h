@@ -28,6 +28,14 @@
 //     one is a recording node of the trace graph (so a blocking witness
 //     comes before it, and the regenerator, which reads witnesses ahead
 //     along witness-free paths, never takes a value for a witness);
+//   - with data: its evaluated predicates (DataSlices.h; docs/trace.md
+//     "Evaluated predicates"): the conditional branches in a loop whose
+//     flags the regenerator computes from registers it knows, so that they
+//     write no witness (Witnesses.h), chosen only where that pays: a
+//     candidate is dropped when the registers its condition needs make the
+//     recorder store a value, in a loop that holds it, that it would not
+//     store otherwise.  ATOMX_TRACE_NO_EVALUATED=1 plans none (the
+//     benchmark's "without loop counts"; evaluatedPredicates());
 //   - with data: its library calls, the blocks that end in a call (or a
 //     tail jump) to one of libc's memory and string functions whose extent
 //     follows from registers (LibraryCall below): they record the
@@ -92,6 +100,11 @@ struct TracePlan {
 // `profile`: null to estimate the weights as qpt did.  `data`: plan a
 // trace with data, decoding with it; null for the instruction path only.
 TracePlan planTrace(const ir::Program& program, const BlockProfile* profile = nullptr, const x86::Decoder* data = nullptr);
+
+// Whether planTrace plans evaluated predicates: unless the environment has
+// ATOMX_TRACE_NO_EVALUATED set (not "0"), read once here.  The recorder's
+// program cache keys on it (driver/Record.cpp).
+bool evaluatedPredicates();
 
 // What a call or jump to `target` reaches, as the trace sees it: the traced
 // procedure whose entry (or block) it is, or null for outside code.

@@ -19,7 +19,8 @@ std::string node(uint32_t n, uint32_t exit, const ir::Procedure& proc) {
 }  // namespace
 
 std::vector<std::string> tracingProblems(const ir::Procedure& proc,
-                                         const std::map<std::pair<uint32_t, uint32_t>, uint32_t>& instrumented) {
+                                         const std::map<std::pair<uint32_t, uint32_t>, uint32_t>& instrumented,
+                                         const std::vector<bool>& evaluated) {
   const uint32_t exit = uint32_t(proc.blocks.size());
   std::vector<std::set<uint32_t>> succ(exit + 1);
   std::vector<bool> writes(exit + 1, false), recordsTarget(exit + 1, false);
@@ -34,7 +35,9 @@ std::vector<std::string> tracingProblems(const ir::Procedure& proc,
       if (e.kind != ir::EdgeKind::Call) succ[b].insert(exit);
     }
   }
-  auto isPredicate = [&](uint32_t b) { return succ[b].size() >= 2 && !recordsTarget[b]; };
+  auto isPredicate = [&](uint32_t b) {
+    return succ[b].size() >= 2 && !recordsTarget[b] && !(b < evaluated.size() && evaluated[b]);
+  };
   auto value = [&](uint32_t a, uint32_t b) -> const uint32_t* {
     auto it = instrumented.find({a, b});
     return it == instrumented.end() ? nullptr : &it->second;

@@ -18,7 +18,11 @@
 //   - no witness(p, q) holds ANY, and
 //   - the witness sets of its successors are pairwise disjoint;
 // and no witness-free cycle holds a predicate (its iterations could not be
-// counted).
+// counted).  An evaluated predicate (`evaluated`, per block: the regenerator
+// computes its successor from registers; analysis::checkSlices proves them
+// known) is no predicate here: the look-ahead goes on through both its
+// edges, and a witness-free cycle through it alone is counted by its
+// condition.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +38,7 @@ namespace atomx::analysis {
 // instrumented: (from block, to node) -> witness value; the exit node is
 // blocks.size().  Returns one line per problem, none when it is solved.
 std::vector<std::string> tracingProblems(const ir::Procedure& proc,
-                                         const std::map<std::pair<uint32_t, uint32_t>, uint32_t>& instrumented);
+                                         const std::map<std::pair<uint32_t, uint32_t>, uint32_t>& instrumented,
+                                         const std::vector<bool>& evaluated = {});
 
 }  // namespace atomx::analysis

@@ -8,7 +8,7 @@
 
 namespace atomx::analysis {
 
-TraceGraph traceGraph(const ir::Procedure& proc, const std::vector<bool>& records) {
+TraceGraph traceGraph(const ir::Procedure& proc, const std::vector<bool>& records, const std::vector<bool>& evaluated) {
   TraceGraph g;
   const uint32_t n = uint32_t(proc.blocks.size());
   g.exit = n;
@@ -25,6 +25,7 @@ TraceGraph traceGraph(const ir::Procedure& proc, const std::vector<bool>& record
     const ir::Block& blk = proc.blocks[b];
     if (blk.isEntry || blk.isLandingPad || blk.isExternalEntry) g.flags[b] |= TraceGraph::kEntered;
     if (b < records.size() && records[b]) g.flags[b] |= TraceGraph::kRecords;
+    if (b < evaluated.size() && evaluated[b]) g.flags[b] |= TraceGraph::kEvaluated;
     for (const ir::Edge& e : blk.succs) {
       if (e.kind == ir::EdgeKind::JumpTable) g.flags[b] |= TraceGraph::kIndirect | TraceGraph::kRecords;
       add(b, e.to);
@@ -105,7 +106,7 @@ std::vector<bool> blockingArcs(const TraceGraph& g) {
         stack.pop_back();
         if (seenAt[x] == mark) continue;
         seenAt[x] = mark;
-        if (g.flags[x] & TraceGraph::kRecords) reaches = true;
+        if (g.flags[x] & (TraceGraph::kRecords | TraceGraph::kEvaluated)) reaches = true;
         else if (!g.isPredicate(x))
           for (uint32_t j : g.out[x]) stack.push_back(g.arcs[j].to);
       }
@@ -163,7 +164,7 @@ WitnessPlan placeWitnesses(const ir::Procedure& proc, const TraceGraph& g, const
   }
   for (size_t k = 0; k < g.arcs.size(); ++k) {
     const uint32_t from = g.arcs[k].from;
-    if (!writes[k] || (!g.isPredicate(from) && !seen[from])) continue;
+    if (!writes[k] || (!g.isPredicate(from) && !seen[from]) || (g.flags[from] & TraceGraph::kEvaluated)) continue;
     plan.witness[k] = int32_t(plan.count++);
     plan.blocking += blocking[k];
   }

@@ -14,12 +14,19 @@
 // ending in an indirect jump through a table (its target is recorded), and
 // EXIT (the caller's witnesses follow).  A predicate is a node with two or
 // more successors other than an indirect jump, whose successor the trace
-// records.
+// records, and other than an evaluated predicate (a conditional branch whose
+// condition the regenerator computes from registers it knows: DataSlices.h,
+// docs/trace.md "Evaluated predicates"), whose successor needs no witness.
 //
 // The placement (placeWitnesses):
 //   1. blocking witnesses (section 2.2.3): for every predicate p and
-//      successor x, if a path p -> x -> ... reaches a recording node or EXIT
-//      through no other predicate, the arc p -> x writes a witness;
+//      successor x, if a path p -> x -> ... reaches a recording node, an
+//      evaluated predicate or EXIT through no other predicate, the arc
+//      p -> x writes a witness.  (Stopping at an evaluated predicate keeps
+//      the witnesses of the loop it tests out of every predicate's look-
+//      ahead, so step 3 drops them: a loop entered costs one witness, not
+//      one per iteration; and the arcs out of an evaluated predicate never
+//      write one);
 //   2. every other arc joins a maximum-weight spanning forest
 //      (SpanningTree.h) that starts with an imaginary EXIT -> entry arc for
 //      each place control enters the procedure (its entry, landing pads,
@@ -55,6 +62,7 @@ struct TraceGraph {
     kRecords = 1,    // writes to the stream itself: calls, or an indirect jump's target
     kIndirect = 2,   // ends in an indirect jump through a table (its successor is recorded)
     kEntered = 4,    // control enters here from outside (entry, landing pad, external entry)
+    kEvaluated = 8,  // an evaluated predicate: the regenerator computes its successor (DataSlices.h)
   };
   uint32_t exit = 0;              // the virtual exit node (== number of blocks)
   std::vector<TraceArc> arcs;     // distinct, by source block then first appearance
@@ -62,13 +70,16 @@ struct TraceGraph {
   std::vector<std::vector<uint32_t>> out;  // per node: indices of its arcs
 
   uint32_t nodes() const { return exit + 1; }
-  bool isPredicate(uint32_t n) const { return out[n].size() >= 2 && !(flags[n] & kIndirect); }
+  bool isPredicate(uint32_t n) const { return out[n].size() >= 2 && !(flags[n] & (kIndirect | kEvaluated)); }
 };
 
 // `records`: per block, whether it writes to the stream itself when it
 // starts (TracePlan.h: the entry of a procedure outside code may call, the
 // address-taken blocks of one that jumps through pointers); empty for none.
-TraceGraph traceGraph(const ir::Procedure& proc, const std::vector<bool>& records = {});
+// `evaluated`: per block, whether it is an evaluated predicate (kEvaluated);
+// empty for none.
+TraceGraph traceGraph(const ir::Procedure& proc, const std::vector<bool>& records = {},
+                      const std::vector<bool>& evaluated = {});
 
 struct WitnessPlan {
   std::vector<int32_t> witness;  // per arc of the graph: its witness value, or -1

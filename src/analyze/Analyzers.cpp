@@ -547,6 +547,7 @@ std::string summaryLine(const trace::Summary& s) {
   if (s.dataRefs || s.recordedValues)
     line += " data-refs " + std::to_string(s.dataRefs) + " library-refs " + std::to_string(s.libraryRefs) +
             " recorded-values " + std::to_string(s.recordedValues) + " value-bytes " + std::to_string(s.valueBytes);
+  if (s.evaluated) line += " evaluated " + std::to_string(s.evaluated);
   if (!s.streamless.empty()) line += " streamless-threads " + std::to_string(s.streamless.size());
   return line;
 }

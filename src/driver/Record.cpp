@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/TracePlan.h"
 #include "driver/Process.h"
 #include "driver/ProgramCache.h"
 #include "driver/Profiles.h"
@@ -29,6 +30,7 @@ Instrumented instrument(const std::string& prog, const analysis::BlockProfile& p
                         const RecordRequest& r) {
   Fnv64 key = ProgramCache::programKey(prog, profileHash);
   if (r.data) key.addWord(0xda7a);
+  if (r.data && !analysis::evaluatedPredicates()) key.addWord(0xe7a1);  // ATOMX_TRACE_NO_EVALUATED: another plan
   instrument::ToolSources recorder = instrument::traceRecorder();
   if (!r.withTool.empty()) {
     recorder.instrumentation = r.withTool[0];

@@ -80,6 +80,8 @@ class Walker {
     refsSeen_ = 0;
     lib_ = {};
     librarySeen_ = 0;
+    evalSeen_ = 0;
+    evalFlags_ = 0;
     tid_ = s.thread;
     out_.threadBegin(tid_);
     std::string problem;
@@ -120,6 +122,7 @@ class Walker {
     bool earlyDone = false;  // its early witness was read already
     x86::RegisterFile regs{};  // a data trace: the registers as they were (the caller's at its call)
     PendingLibrary lib{};      // a signal or ENTRY frame: the library call in progress (its result still due)
+    uint8_t evalFlags = 0;     // a signal frame: the flags an evaluated predicate's setter left
   };
   struct Open {  // a signal whose handler runs
     size_t depth;  // stack_.size() with its frame pushed
@@ -146,6 +149,25 @@ class Walker {
     if (pos_ != markPos()) return nullptr;
     const SignalMark& m = (*marks_)[nextMark_];
     return m.kind == ATOMX_TRACE_MARK_DELIVERED || m.kind == ATOMX_TRACE_MARK_FAULTED ? &m : nullptr;
+  }
+  // Whether the walk, before instruction i of p_, is where the signal mark
+  // `m` interrupted the thread: in a loop of evaluated predicates the same
+  // instruction may come many times at one stream position, and the
+  // registers the walk knows there (those needed before it) must equal the
+  // interrupted context's.
+  bool sameIteration(const SignalMark& m, uint32_t i) const {
+    // For the oracles' self-test only (tests/trace): ATOMX_TEST_REGEN_SIGNAL_FIRST=1
+    // places each mark at the first visit, as before registers came with it.
+    static const bool first = std::getenv("ATOMX_TEST_REGEN_SIGNAL_FIRST") != nullptr;
+    if (first) return true;
+    const analysis::InsnSlice& in = plan_.procs[p_->id].slices.insns[i];
+    // A rep string instruction a signal interrupts midway has moved %rcx,
+    // %rsi and %rdi on (the kernel delivers with the instruction to resume).
+    const uint16_t moved = in.repeated ? (1u << 1 | 1u << 6 | 1u << 7) : 0;
+    const uint16_t known = in.neededBefore & m.regMask & ~moved;
+    for (unsigned r = 0; r < 16; ++r)
+      if ((known >> r & 1) && data_.regs.gpr[r] != m.regs[r]) return false;
+    return true;
   }
   // Index of the instruction at `pc` among block b_'s [from, to), or -1.
   int64_t insnIn(uint64_t pc, uint32_t from, uint32_t to) const {
@@ -183,7 +205,8 @@ class Walker {
       for (uint32_t k = from; k < to; ++k) {
         if (k == last && !libraryArguments()) return ended = true, false;
         if (const SignalMark* m = deliveryHere())
-          if (m->pc == p_->insns[blk.firstInsn + k].address) return cutBlock(k, *m), false;
+          if (m->pc == p_->insns[blk.firstInsn + k].address && sameIteration(*m, blk.firstInsn + k))
+            return cutBlock(k, *m), false;
         if (!stepData(k, problem, ended)) return false;
       }
       return true;
@@ -245,6 +268,7 @@ class Walker {
     const uint64_t rcx = in.repeated ? data_.regs.gpr[1] : 1;
     if (!countAfter && in.memCount)
       if (const char* why = appendReferences(sl, i, data_, rcx, k - from_, refs_)) return problem = why + at(), false;
+    if (in.flagOp.kind != x86::FlagKind::None) evalFlags_ = x86::emu::flags(in.flagOp, data_.regs);
     if (in.emulated || in.storesSlot) x86::emulate(in.op, data_.regs);
     if (!callReturns && !readValues(in.recordAfter, &in)) return ended = true, false;
     if (countAfter) {
@@ -269,6 +293,7 @@ class Walker {
     f.resume = k;
     f.earlyDone = earlyDone_;
     if (plan_.data) f.regs = data_.regs;  // sigreturn gives them all back
+    f.evalFlags = evalFlags_;
     f.lib = lib_;
     stack_.push_back(f);
     open_.push_back({stack_.size(), m.signo});
@@ -290,6 +315,7 @@ class Walker {
     stack_.pop_back();
     open_.pop_back();
     if (plan_.data) data_.regs = f.regs;
+    evalFlags_ = f.evalFlags;
     lib_ = f.lib;
     ++nextMark_;
     p_ = f.p;
@@ -605,6 +631,7 @@ class Walker {
       mode_ = Mode::Block;
       return "";
     }
+    if (g.flags[b_] & analysis::TraceGraph::kEvaluated) return evaluatedWay();
     if (earlyDone_) {  // read before the last instruction ran
       earlyDone_ = false;
       return leave();
@@ -643,6 +670,35 @@ class Walker {
     entryConsumed_ = blockConsumed_ = false;
     mode_ = Mode::Block;
     return "";
+  }
+
+  // An evaluated predicate's way on: its jcc's condition on the flags its
+  // setter left (stepData), with no witness.  A signal delivered as the
+  // branch was taken is met at the successor.
+  std::string evaluatedWay() {
+    const analysis::ProcTrace& t = plan_.procs[p_->id];
+    const analysis::TraceGraph& g = t.graph;
+    const ir::Block& blk = p_->blocks[b_];
+    const x86::Insn& jcc = p_->insns[blk.firstInsn + blk.insnCount - 1];
+    bool taken = x86::emu::condition(t.slices.evaluated[b_], evalFlags_);
+    ++sum_.evaluated;
+    // For the oracles' self-test only (tests/trace): ATOMX_TEST_REGEN_FLIP_EVAL=N
+    // takes the other way at the Nth evaluated predicate of each stream.
+    if (flipEval_ < 0) {
+      const char* v = std::getenv("ATOMX_TEST_REGEN_FLIP_EVAL");
+      flipEval_ = v ? std::atol(v) : 0;
+    }
+    if (flipEval_ > 0 && ++evalSeen_ == uint64_t(flipEval_)) taken = !taken;
+    const uint64_t next = taken ? jcc.target : jcc.address + jcc.length;
+    for (uint32_t k : g.out[b_]) {
+      const uint32_t to = g.arcs[k].to;
+      if (to == g.exit || p_->blocks[to].start != next) continue;
+      b_ = to;
+      entryConsumed_ = blockConsumed_ = false;
+      mode_ = Mode::Block;
+      return "";
+    }
+    return "an evaluated branch to " + hex(next) + ", which is no successor" + at();
   }
 
   std::string walk() {
@@ -849,6 +905,9 @@ class Walker {
   DataState before_;         // them before a repe/repne, whose count is known after it
   std::vector<DataRef> refs_;  // the data references of the block run being walked
   PendingLibrary lib_;         // a library call being walked
+  uint8_t evalFlags_ = 0;      // the flags the last evaluated predicate's setter computed
+  long flipEval_ = -1;         // ATOMX_TEST_REGEN_FLIP_EVAL (-1: not read yet)
+  uint64_t evalSeen_ = 0;      // evaluated predicates met in this stream
   std::vector<DataRef> libRefs_;
   uint64_t librarySeen_ = 0;   // library calls of the stream reported
   uint64_t refsSeen_ = 0;      // of the stream, before it
@@ -1007,6 +1066,7 @@ void add(Summary& to, const Summary& s) {
   to.incompleteThreads += s.incompleteThreads;
   to.witnesses += s.witnesses;
   to.tableTargets += s.tableTargets;
+  to.evaluated += s.evaluated;
   to.dataRefs += s.dataRefs;
   to.libraryRefs += s.libraryRefs;
   to.recordedValues += s.recordedValues;

@@ -135,6 +135,13 @@ void readStream(Stream& s) {
       AtomxTraceMark m;
       std::memcpy(&m, marks + k * sizeof m, sizeof m);
       marksFit &= m.offset <= h.rawSize && (s.marks.empty() || s.marks.back().pos <= s.bytes.size() + m.offset);
+      if (m.kind == ATOMX_TRACE_MARK_REGISTER) {  // the register of the delivery before it
+        SignalMark* d = s.marks.empty() ? nullptr : &s.marks.back();
+        marksFit &= d && d->pos == s.bytes.size() + m.offset && m.signo < 16 &&
+                    (d->kind == ATOMX_TRACE_MARK_DELIVERED || d->kind == ATOMX_TRACE_MARK_FAULTED);
+        if (d && m.signo < 16) d->regMask |= uint16_t(1u << m.signo), d->regs[m.signo] = m.pc;
+        continue;
+      }
       s.marks.push_back({s.bytes.size() + m.offset, m.kind, m.signo, m.pc});
     }
     if (!marksFit) {

@@ -42,6 +42,10 @@ struct SignalMark {
   uint16_t kind;   // ATOMX_TRACE_MARK_*
   uint16_t signo;
   uint64_t pc;
+  // DELIVERED, FAULTED: the interrupted context's general registers (bit k
+  // of regMask: regs[k] came with an ATOMX_TRACE_MARK_REGISTER mark).
+  uint16_t regMask = 0;
+  uint64_t regs[16] = {};
 };
 
 struct Stream {

@@ -204,6 +204,38 @@ EmuOp compileSlotEmu(const ZydisDecodedInstruction& insn, const ZydisDecodedOper
   return op;
 }
 
+FlagOp compileFlags(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* ops) {
+  FlagKind kind;
+  switch (insn.mnemonic) {
+    case ZYDIS_MNEMONIC_CMP: case ZYDIS_MNEMONIC_SUB: kind = FlagKind::Sub; break;
+    case ZYDIS_MNEMONIC_TEST: case ZYDIS_MNEMONIC_AND: kind = FlagKind::And; break;
+    case ZYDIS_MNEMONIC_ADD: kind = FlagKind::Add; break;
+    case ZYDIS_MNEMONIC_INC: kind = FlagKind::Inc; break;
+    case ZYDIS_MNEMONIC_DEC: kind = FlagKind::Dec; break;
+    default: return {};
+  }
+  if (insn.attributes & ZYDIS_ATTRIB_HAS_LOCK) return {};
+  FlagOp op;
+  uint8_t hw = 0, width = 0;
+  if (!gprOperand(ops[0], hw, width)) return {};
+  op.a = hw;
+  op.width = width;
+  if (kind == FlagKind::Inc || kind == FlagKind::Dec) {
+    if (insn.operand_count_visible != 1) return {};
+  } else {
+    if (insn.operand_count_visible != 2) return {};
+    uint8_t srcHw = 0, srcWidth = 0;
+    if (gprOperand(ops[1], srcHw, srcWidth)) {
+      if (srcWidth != width) return {};
+      op.b = int8_t(srcHw);
+    } else if (!immediate(ops[1], op.imm)) {
+      return {};
+    }
+  }
+  op.kind = kind;
+  return op;
+}
+
 bool emulable(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands, const Semantics& s,
               uint64_t address, RegSet outputsNeeded) {
   const uint16_t needed = uint16_t(outputsNeeded.gprs() & s.written.gprs());

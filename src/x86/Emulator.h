@@ -43,6 +43,12 @@ EmuOp compileEmu(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand*
 // decides that and numbers the slot (op.slot).  Anything else: kind None.
 EmuOp compileSlotEmu(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands);
 
+// The flag setter an evaluated predicate repeats (FlagOp): cmp, sub,
+// test, and, add, inc, dec of a general register (no high byte) with a
+// register of the same width or an immediate; anything else, a memory
+// operand included: kind None.
+FlagOp compileFlags(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands);
+
 // Whether every register of `outputsNeeded` that the instruction writes
 // can be computed by repeating it (those it does not write need nothing).
 bool emulable(const ZydisDecodedInstruction& insn, const ZydisDecodedOperand* operands, const Semantics& s,

@@ -207,4 +207,88 @@ inline void emulate(const EmuOp& op, RegisterFile& f) {
   }
 }
 
+// An evaluated predicate's flag setter (analysis/DataSlices, docs/trace.md
+// "Evaluated predicates"): cmp, sub, test, and, add, inc or dec of a
+// general register with a register or an immediate, repeated on the
+// register file as it is *before* the instruction, to give the status
+// flags a following jcc reads.  Flags as x86::flag numbers them (CF PF AF
+// ZF SF OF: bits 0..5); AF is not computed (no jcc reads it).
+enum class FlagKind : uint8_t { None, Sub, And, Add, Inc, Dec };  // Sub: cmp and sub; And: test and and
+
+struct FlagOp {
+  FlagKind kind = FlagKind::None;
+  uint8_t width = 8;   // bytes: 1, 2, 4, 8
+  uint8_t a = 0;       // the first operand's register (hardware number)
+  int8_t b = -1;       // the second's; -1: the immediate
+  int64_t imm = 0;
+  // The registers the flags depend on.
+  uint16_t inputs() const { return kind == FlagKind::None ? 0 : uint16_t(emu::bit(a) | emu::bit(b)); }
+};
+
+// Which status flags `op` sets (inc and dec leave CF as it was).
+inline uint8_t flagsSet(const FlagOp& op) {
+  if (op.kind == FlagKind::None) return 0;
+  return op.kind == FlagKind::Inc || op.kind == FlagKind::Dec ? 0x3e & ~0x04 : 0x3f & ~0x04;
+}
+
+namespace emu {
+
+// The status flags `op` sets, computed from `f` before it runs.
+inline uint8_t flags(const FlagOp& op, const RegisterFile& f) {
+  const unsigned w = op.width, bits = 8 * w;
+  const uint64_t m = mask(w), sign = uint64_t(1) << (bits - 1);
+  const uint64_t a = read(f, op.a, w);
+  uint64_t b = op.b >= 0 ? read(f, unsigned(op.b), w) : uint64_t(op.imm) & m;
+  uint64_t r = 0;
+  bool cf = false, of = false;
+  switch (op.kind) {
+    case FlagKind::None: return 0;
+    case FlagKind::Inc: b = 1; [[fallthrough]];
+    case FlagKind::Add:
+      r = (a + b) & m;
+      cf = r < a;
+      of = (~(a ^ b) & (a ^ r) & sign) != 0;
+      break;
+    case FlagKind::Dec: b = 1; [[fallthrough]];
+    case FlagKind::Sub:
+      r = (a - b) & m;
+      cf = a < b;
+      of = ((a ^ b) & (a ^ r) & sign) != 0;
+      break;
+    case FlagKind::And: r = a & b; break;
+  }
+  uint8_t fl = 0;
+  if (cf && op.kind != FlagKind::Inc && op.kind != FlagKind::Dec) fl |= 1;
+  if (!(__builtin_popcount(unsigned(r & 0xff)) & 1)) fl |= 2;  // PF: even parity of the low byte
+  if (r == 0) fl |= 8;
+  if (r & sign) fl |= 16;
+  if (of) fl |= 32;
+  return fl;
+}
+
+// Whether condition code `cc` (0..15, as in jcc's opcode) holds for `fl`.
+inline bool condition(uint8_t cc, uint8_t fl) {
+  const bool cf = fl & 1, pf = fl & 2, zf = fl & 8, sf = fl & 16, of = fl & 32;
+  bool v = false;
+  switch (cc >> 1) {
+    case 0: v = of; break;
+    case 1: v = cf; break;
+    case 2: v = zf; break;
+    case 3: v = cf || zf; break;
+    case 4: v = sf; break;
+    case 5: v = pf; break;
+    case 6: v = sf != of; break;
+    case 7: v = zf || sf != of; break;
+  }
+  return (cc & 1) ? !v : v;
+}
+
+// The status flags condition code `cc` reads.
+inline uint8_t conditionFlags(uint8_t cc) {
+  static constexpr uint8_t kRead[8] = {32, 1, 8, 1 | 8, 16, 2, 16 | 32, 8 | 16 | 32};
+  return kRead[(cc >> 1) & 7];
+}
+
+}  // namespace emu
+
 }  // namespace atomx::x86
