@@ -4,11 +4,15 @@
 // program's own references but not libc's (libc is not instrumented) gives
 // its simulator these instead: the seed's idea for bcopy (Borg, Kessler and
 // Wall, "Generation and analysis of very long address traces", 1990,
-// section 5.1).  tools/cachesim uses it at run time; an offline simulator
-// of a regenerated trace can use it with recorded arguments.
+// section 5.1).  tools/cachesim uses it at run time; the trace's
+// regenerator (src/trace/LibraryCalls.cpp) with recorded arguments, results
+// and lengths (libc::shape).  What the string and comparison functions
+// read is defined once, in <atomx/libc_length.h> (C: the trace recorder
+// measures with it at the call).
 //
 //     const atomx::libc::Function* f = atomx::libc::find("memcpy");   // instrumentation side
 //     atomx::libc::Extent e = atomx::libc::extent(f->kind, rdi, rsi, rdx, rax);   // analysis side
+//     atomx::libc::Extent e = atomx::libc::shape(f->kind, rdi, rsi, rdx, rax, length);  // a recorded length
 //     atomx::libc::references(e, 32, [&](uint64_t addr, uint32_t size, bool write) { ... });
 //
 // The model: a call reads and writes each byte of its ranges once, front to
