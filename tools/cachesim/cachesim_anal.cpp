@@ -100,12 +100,13 @@ struct Thread {
   std::atomic<uint64_t>* lwritten;
   uint64_t pending[3];       // calloc's arguments, until it returns
   libc::Extent pendingExtent;  // another modelled call's extent, until it returns
-  // A tail jump's extent (function tailF, -1: none), simulated after the
-  // fetch of its block tailBlock, whose call (a follower of the jump's own
-  // site where the jump starts its block) runs after CsLibc's, or before
-  // whatever the thread does next: fetches, then data, then libc, as a
-  // trace orders them (atomx cachesim).
-  long tailF = -1, tailBlock = 0;
+  // A tail jump's extent (function tailF - 1; 0: none, as the zeroed
+  // mapping newThread makes it), simulated after the fetch of its block
+  // tailBlock, whose call (a follower of the jump's own site where the jump
+  // starts its block) runs after CsLibc's, or before whatever the thread
+  // does next: fetches, then data, then libc, as a trace orders them (atomx
+  // cachesim).
+  long tailF, tailBlock;
   libc::Extent tailExtent;
 };
 void flushTail(Thread& t);
@@ -189,7 +190,7 @@ __attribute__((noinline)) Thread* newThread() {
 // now, unless `keepTail`: CsFetch's).
 inline Thread& me(bool keepTail = false) {
   if (__builtin_expect(self == nullptr, 0)) self = newThread();
-  if (__builtin_expect(self->tailF >= 0, 0) && !keepTail) flushTail(*self);
+  if (__builtin_expect(self->tailF != 0, 0) && !keepTail) flushTail(*self);
   return *self;
 }
 
@@ -354,8 +355,8 @@ void CsInit(const long* config, const long* blk, const long* pc, const int* in, 
 
 void CsFetch(long b) {
   Thread& t = me(true);
-  const bool tailHere = t.tailF >= 0 && t.tailBlock == b;
-  if (t.tailF >= 0 && !tailHere) flushTail(t);
+  const bool tailHere = t.tailF != 0 && t.tailBlock == b;
+  if (t.tailF != 0 && !tailHere) flushTail(t);
   bump(t.fetchCalls);
   fetchBlock(t, b);
   if (tailHere) flushTail(t);
@@ -426,8 +427,8 @@ void putExtent(libc::Extent& to, const libc::Extent& e) {
   to.two = e.two;
 }
 void flushTail(Thread& t) {
-  const long f = t.tailF;
-  t.tailF = -1;
+  const long f = t.tailF - 1;
+  t.tailF = 0;
   modelled(t, f, t.tailExtent);
 }
 }  // namespace
@@ -456,7 +457,7 @@ void CsLibc(long s, long a0, long a1, long a2) {
   const libc::Extent e = libc::extent(kind, uint64_t(a0), uint64_t(a1), uint64_t(a2));
   if (tail) {
     putExtent(t.tailExtent, e);
-    t.tailF = f, t.tailBlock = ~libcSites[s] >> 8;
+    t.tailF = f + 1, t.tailBlock = ~libcSites[s] >> 8;
     return;
   }
   putExtent(t.pendingExtent, e);
@@ -593,7 +594,7 @@ void writeCg(const char* name, const cs::Hierarchy& h, const Totals& t, const cs
 extern "C" void CsReport(const long* blockCounts, const long* groupCounts) {
   blockRuns = blockCounts, groupRuns = groupCounts;
   for (Thread* th = threads.load(std::memory_order_acquire); th; th = th->next)
-    if (th->tailF >= 0) flushTail(*th);  // a tail jump the thread made last
+    if (th->tailF != 0) flushTail(*th);  // a tail jump the thread made last
   std::map<uint64_t, long> instAt;
   std::vector<uint64_t> procPc(size_t(nprocs), UINT64_MAX);  // a procedure's lowest address
   for (long i = 0; i < ninsts; ++i) {
