@@ -78,6 +78,7 @@ enum {
  * thread that needs one.  ProgramAfter adds every copy to the section before
  * the ProgramAfter calls, which see the totals there. */
 #define ATOMX_COUNTERS_OWNER_OFFSET 0x88 /* tcbhead_t.__glibc_unused2, after the trace cursor */
+/* (0x90, the word after it: the trace recorder's, runtime/trace/recorder.h ATOMX_TRACE_LIBRARY_SLOT) */
 #define ATOMX_GLIBC_TID_OFFSET 0x2d0     /* struct pthread.tid (glibc 2.3x, x86-64) */
 
 /* Site code (inserted by atomx before/after an application instruction):

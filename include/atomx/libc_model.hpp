@@ -4,11 +4,15 @@
 // program's own references but not libc's (libc is not instrumented) gives
 // its simulator these instead: the seed's idea for bcopy (Borg, Kessler and
 // Wall, "Generation and analysis of very long address traces", 1990,
-// section 5.1).  tools/cachesim uses it at run time; an offline simulator
-// of a regenerated trace can use it with recorded arguments.
+// section 5.1).  tools/cachesim uses it at run time; the trace's
+// regenerator (src/trace/LibraryCalls.cpp) with recorded arguments, results
+// and lengths (libc::shape).  What the string and comparison functions
+// read is defined once, in <atomx/libc_length.h> (C: the trace recorder
+// measures with it at the call).
 //
 //     const atomx::libc::Function* f = atomx::libc::find("memcpy");   // instrumentation side
 //     atomx::libc::Extent e = atomx::libc::extent(f->kind, rdi, rsi, rdx, rax);   // analysis side
+//     atomx::libc::Extent e = atomx::libc::shape(f->kind, rdi, rsi, rdx, rax, length);  // a recorded length
 //     atomx::libc::references(e, 32, [&](uint64_t addr, uint32_t size, bool write) { ... });
 //
 // The model: a call reads and writes each byte of its ranges once, front to
@@ -26,6 +30,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include <atomx/libc_length.h>
+
 // Hidden: in an analysis object, a default-visibility inline function the
 // compiler does not inline is called through the PLT, which makes the
 // calling routine heavy (<atomx/light.hpp>).
@@ -41,6 +47,7 @@ enum class Kind : uint8_t {
   Strlen,   // strlen(s): s up to its NUL, inclusive
   Strnlen,  // strnlen(s, max)
   Strcpy,   // strcpy(dst, src), stpcpy: src up to its NUL, inclusive, copied
+  Strncpy,  // strncpy(dst, src, n): src up to its NUL, at most n bytes, read; n bytes of dst written
   Strcmp,   // strcmp(a, b): both, up to the first difference or NUL, inclusive
   Strncmp,  // strncmp(a, b, n)
   Memcmp,   // memcmp(a, b, n), bcmp: both, up to the first difference, inclusive
@@ -62,6 +69,7 @@ inline constexpr Function kFunctions[] = {
     {"explicit_bzero", Kind::Zero},  {"bcopy", Kind::Bcopy},         {"calloc", Kind::Calloc},
     {"strlen", Kind::Strlen},        {"strnlen", Kind::Strnlen},     {"strcpy", Kind::Strcpy},
     {"__strcpy_chk", Kind::Strcpy},  {"stpcpy", Kind::Strcpy},       {"__stpcpy_chk", Kind::Strcpy},
+    {"strncpy", Kind::Strncpy},      {"__strncpy_chk", Kind::Strncpy},
     {"strcmp", Kind::Strcmp},        {"strncmp", Kind::Strncmp},     {"memcmp", Kind::Memcmp},
     {"bcmp", Kind::Memcmp},          {"__memcmpeq", Kind::Memcmp},
 };
@@ -90,60 +98,50 @@ struct Extent {
   bool two = false;  // reads at `also` too
 };
 
-namespace detail {
-// Bytes up to and including the NUL at s, at most max.  The asm keeps the
-// compiler from turning the loop into a call of libc's strlen.
-__attribute__((target("general-regs-only"))) inline uint64_t stringBytes(uint64_t s, uint64_t max = UINT64_MAX) {
-  const char* p = reinterpret_cast<const char*>(s);
-  uint64_t n = 0;
-  while (n < max) {
-    asm("" : "+r"(p));
-    if (p[n++] == 0) break;
-  }
-  return n;
+// How the length of a call of kind k is measured in memory
+// (<atomx/libc_length.h>: the one definition of what the string and
+// comparison functions read), or 0 when its extent follows from its
+// arguments (and calloc's result) alone.
+inline constexpr unsigned measuredBy(Kind k) {
+  return k == Kind::Strlen    ? ATOMX_LIBC_STRLEN
+         : k == Kind::Strnlen ? ATOMX_LIBC_STRNLEN
+         : k == Kind::Strcpy  ? ATOMX_LIBC_STRCPY
+         : k == Kind::Strncpy ? ATOMX_LIBC_STRNCPY
+         : k == Kind::Strcmp  ? ATOMX_LIBC_STRCMP
+         : k == Kind::Strncmp ? ATOMX_LIBC_STRNCMP
+         : k == Kind::Memcmp  ? ATOMX_LIBC_MEMCMP
+                              : 0u;
 }
-// Bytes compared up to and including the first difference (or NUL, for
-// strings), at most max.
-__attribute__((target("general-regs-only"))) inline uint64_t compared(uint64_t a, uint64_t b, uint64_t max, bool strings) {
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(a);
-  const unsigned char* q = reinterpret_cast<const unsigned char*>(b);
-  uint64_t n = 0;
-  while (n < max) {
-    asm("" : "+r"(p), "+r"(q));
-    const unsigned char x = p[n], y = q[n];
-    ++n;
-    if (x != y || (strings && x == 0)) break;
-  }
-  return n;
-}
-}  // namespace detail
 
 // The extent of a call with arguments a0, a1, a2 (the first three integer
-// arguments: %rdi, %rsi, %rdx) and result r (%rax on return; only for
-// needsResult kinds).  For the string kinds it reads the program's memory
-// as the call finds it (call it before the call, or after one that leaves
-// its inputs as they were): an offline user passes recorded lengths instead
-// (Extent's fields directly).
+// arguments: %rdi, %rsi, %rdx), result r (%rax on return; only for
+// needsResult kinds) and, for a kind measuredBy names, `length` as
+// atomx_libc_measure measures it (an offline user passes a recorded one).
 // (General registers only, and no jump table: the compiler would zero the
 // Extent with SSE and test the kind with an indirect jump, and the analysis
 // routine calling it would then save the vector state.)
-__attribute__((target("general-regs-only"), optimize("no-jump-tables"))) inline Extent extent(Kind k, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t r = 0) {
-  const uint64_t a[3] = {a0, a1, a2};
+__attribute__((target("general-regs-only"), optimize("no-jump-tables"))) inline Extent shape(Kind k, uint64_t a0, uint64_t a1, uint64_t a2,
+                                                                                         uint64_t r, uint64_t length) {
   Extent e;
-  if (k == Kind::Copy) e.from = a[1], e.to = a[0], e.read = e.written = a[2];
-  else if (k == Kind::Bcopy) e.from = a[0], e.to = a[1], e.read = e.written = a[2];
-  else if (k == Kind::Set) e.to = a[0], e.written = a[2];
-  else if (k == Kind::Zero) e.to = a[0], e.written = a[1];
+  if (k == Kind::Copy) e.from = a1, e.to = a0, e.read = e.written = a2;
+  else if (k == Kind::Bcopy) e.from = a0, e.to = a1, e.read = e.written = a2;
+  else if (k == Kind::Set) e.to = a0, e.written = a2;
+  else if (k == Kind::Zero) e.to = a0, e.written = a1;
   else if (k == Kind::Calloc) {
-    const unsigned __int128 n = (unsigned __int128)a[0] * a[1];
+    const unsigned __int128 n = (unsigned __int128)a0 * a1;
     if (r && n < kCallocClearedBelow) e.to = r, e.written = uint64_t(n);
-  } else if (k == Kind::Strlen) e.from = a[0], e.read = detail::stringBytes(a[0]);
-  else if (k == Kind::Strnlen) e.from = a[0], e.read = a[1] ? detail::stringBytes(a[0], a[1]) : 0;
-  else if (k == Kind::Strcpy) e.from = a[1], e.to = a[0], e.read = e.written = detail::stringBytes(a[1]);
-  else if (k == Kind::Strcmp) e.from = a[0], e.also = a[1], e.two = true, e.read = detail::compared(a[0], a[1], UINT64_MAX, true);
-  else if (k == Kind::Strncmp) e.from = a[0], e.also = a[1], e.two = true, e.read = detail::compared(a[0], a[1], a[2], true);
-  else if (k == Kind::Memcmp) e.from = a[0], e.also = a[1], e.two = true, e.read = detail::compared(a[0], a[1], a[2], false);
+  } else if (k == Kind::Strlen || k == Kind::Strnlen) e.from = a0, e.read = length;
+  else if (k == Kind::Strcpy) e.from = a1, e.to = a0, e.read = e.written = length;
+  else if (k == Kind::Strncpy) e.from = a1, e.to = a0, e.read = length, e.written = a2;  // the rest of n is NUL-padded
+  else if (k == Kind::Strcmp || k == Kind::Strncmp || k == Kind::Memcmp) e.from = a0, e.also = a1, e.two = true, e.read = length;
   return e;
+}
+
+// The extent of a call, its length measured in the program's memory as the
+// call finds it (call it before the call, or after one that leaves its
+// inputs as they were): what the online tool does.
+__attribute__((target("general-regs-only"))) inline Extent extent(Kind k, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t r = 0) {
+  return shape(k, a0, a1, a2, r, atomx_libc_measure(measuredBy(k), a0, a1, a2));
 }
 
 // The extent's references, front to back in pieces of `chunk` bytes (at

@@ -35,16 +35,23 @@
  *     bytes each).
  *
  * A library call (with data): a call or tail jump, through the PLT or the
- * GOT, to one of libc's memory and string functions whose extent follows
- * from registers (include/atomx/libc_model.hpp; analysis/TracePlan.h says
- * which: memcpy, mempcpy, memmove, memset, bzero, explicit_bzero, bcopy and
- * their _chk forms; calloc, strlen, strnlen, stpcpy by calls only) records
+ * GOT, to one of libc's memory and string functions
+ * (include/atomx/libc_model.hpp; analysis/TracePlan.h, libraryLength, says
+ * which: memcpy, mempcpy, memmove, memset, bzero, explicit_bzero, bcopy,
+ * strlen, strnlen, stpcpy, strcpy, strcmp, strncmp, memcmp, bcmp,
+ * __memcmpeq and their _chk forms; calloc by calls only) records
  *   before the instruction, after every other record due there (the
  *   block's tags and values, an early witness): %rdx, %rsi, %rdi
  *   (ATOMX_TRACE_LIBRARY_ARGUMENTS);
- *   for calloc, strlen, strnlen and stpcpy, when it returns, right after
- *   its RETURN and before the values the slices record after the call:
- *   %rax (ATOMX_TRACE_LIBRARY_RESULT).
+ *   for calloc, and strlen, strnlen and stpcpy called, when it returns,
+ *   right after its RETURN and before the values the slices record after
+ *   the call: %rax (ATOMX_TRACE_LIBRARY_RESULT);
+ *   for strcpy, strcmp, strncmp, memcmp, bcmp, __memcmpeq, and strlen,
+ *   strnlen and stpcpy jumped to: after the arguments, the length
+ *   measured in memory (<atomx/libc_length.h>), eight bytes
+ *   (ATOMX_TRACE_LIBRARY_MEASURED).  A signal delivered at the instruction
+ *   (its mark) may come before or after the length; the length is the
+ *   call's, whichever.
  */
 #ifndef ATOMX_TRACE_FORMAT_H
 #define ATOMX_TRACE_FORMAT_H
@@ -57,6 +64,8 @@
  * register numbers (bit k: register k), stored lowest number first. */
 #define ATOMX_TRACE_LIBRARY_ARGUMENTS ((1u << 7) | (1u << 6) | (1u << 2)) /* %rdi %rsi %rdx */
 #define ATOMX_TRACE_LIBRARY_RESULT (1u << 0)                              /* %rax */
+/* The measured length: bytes, one uint64_t. */
+#define ATOMX_TRACE_LIBRARY_MEASURED 8u
 
 /* The per-thread cursor: the next free byte of the thread's buffer, at this
  * offset from the thread pointer (%fs).  It is the first word of glibc's

@@ -30,11 +30,16 @@ uint64_t interrupted_at(ucontext_t *uc) {
   greg_t *g = uc->uc_mcontext.gregs;
   for (int steps = 0; steps < 256; steps++) {
     const uint64_t rip = (uint64_t)g[REG_RIP];
-    if (!in_moved_code(rip)) return 0;
+    /* Before a measured library call (library.c): in its call code, or the
+     * recorder's routine (the site's stores have run). */
+    if (!in_moved_code(rip)) return library_interrupted(g);
     const int64_t k = atomx_map_find(m->pairs, m->count, rip - m->base);
-    if (k < 0 || m->pairs[k].oldOffset == ATOMX_MAP_NONE) return 0;
+    if (k < 0 || m->pairs[k].oldOffset == ATOMX_MAP_NONE) return library_interrupted(g);
     if (!(m->pairs[k].oldOffset & ATOMX_MAP_INSERTED)) return m->linkBase + m->pairs[k].oldOffset + (rip - m->base - m->pairs[k].newOffset);
-    if (!step_inserted(g)) return ATOMX_TRACE_MARK_UNKNOWN;
+    if (!step_inserted(g)) {
+      const uint64_t library = library_interrupted(g);
+      return library ? library : ATOMX_TRACE_MARK_UNKNOWN;
+    }
   }
   return ATOMX_TRACE_MARK_UNKNOWN;
 }

@@ -32,6 +32,7 @@
  *   signals.c    the SIGSEGV handler, the program's handlers and masks
  *   marks.c      where a signal interrupted the thread (the marks)
  *   stepper.c    running inserted code on an interrupted context
+ *   library.c    library calls whose length is measured in memory
  *   stores.h     the witness stores' encodings (shared with atomx)
  *   process.c    fork, vfork, exec, and _exit in a vfork child
  *   hooks.c      the program's GOT slots, pointed at the wrappers

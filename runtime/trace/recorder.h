@@ -100,6 +100,18 @@ static inline void set_cursor(uint8_t *c) {
   __asm__ volatile("mov %0, %%fs:%c1" : : "r"(c), "i"(ATOMX_TRACE_CURSOR_OFFSET) : "memory");
 }
 
+/* library.c: library calls whose length the recorder measures; their
+ * site is in the thread's library slot (stores.h, ATOMX_STORES_LIBRARY_SLOT)
+ * while the thread is before one. */
+uint64_t library_slot_take(void);
+void library_slot_put(uint64_t v);
+/* The original address of the measured library call a signal found the
+ * thread before (in its call code, or the recorder's routine: its context
+ * g, which it may move back to the start of the routine's write), or 0. */
+uint64_t library_interrupted(greg_t *g);
+/* The routine's write faulted (a full buffer, or none yet): answered. */
+int library_store_fault(greg_t *g, uintptr_t addr);
+
 /* recorder.c: the session. */
 extern char traceDir[4096]; /* $ATOMX_TRACE_DIR */
 extern int discarding;      /* it is unset: the bytes are dropped */

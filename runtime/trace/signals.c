@@ -46,12 +46,16 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
     if (sigismember(&act.sa_mask, s)) sigaddset(&mask, s);
   if (!(act.sa_flags & SA_NODEFER)) sigaddset(&mask, sig);
   sigdelset(&mask, SIGSEGV);
+  /* The measured library call the thread is in (library.c): the handler's
+   * own calls use the slot. */
+  const uint64_t library = library_slot_take();
   pthread_sigmask(SIG_SETMASK, &mask, NULL);
   if (act.sa_flags & SA_SIGINFO) act.sa_sigaction(sig, info, context);
   else act.sa_handler(sig);
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, NULL);
+  library_slot_put(library);
   if (!pc) return;
   /* The handler returned (it did not longjmp or exit): where the thread
    * goes on, if the handler moved it. */
@@ -77,6 +81,7 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
   if (in_moved_code((uint64_t)g[REG_RIP]) && atomx_stores_decode_store((const uint8_t *)g[REG_RIP], &reg, &disp, &width, &src) &&
       swap_buffer(g, reg, cursor(), (uintptr_t)info->si_addr))
     return;
+  if (library_store_fault(g, (uintptr_t)info->si_addr)) return; /* the measured length's (library.c) */
   /* Not ours: the program's own handler, if it set one ... */
   struct sigaction *program = &programActs[SIGSEGV];
   if (program->sa_handler != SIG_DFL && program->sa_handler != SIG_IGN) {

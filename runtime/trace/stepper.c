@@ -40,6 +40,12 @@ int step_inserted(greg_t *g) {
     g[REG_RIP] += len;
     return 1;
   }
+  uint32_t site;
+  if ((len = atomx_stores_decode_library_site(p, &site))) {
+    step_set_library_slot(site);
+    g[REG_RIP] += len;
+    return 1;
+  }
   if ((len = atomx_stores_decode_advance(p, &reg, &disp))) {
     g[kGreg[reg]] += disp;
     g[REG_RIP] += len;

@@ -28,12 +28,14 @@ extern const int kGreg[16];
 int step_inserted(greg_t *g);
 
 /* Given by the recorder (or a test): the thread's cursor, read and set;
- * and where a store of `width` bytes at disp(%r), %r the hardware register
+ * the thread's library slot, set; and where a store of `width` bytes at disp(%r), %r the hardware register
  * `reg` of g, writes them: in the thread's buffer, or in a fresh one that
  * %r and the cursor are pointed at (the store faulted, or would have); 0
  * when it is not a trace store. */
 uint8_t *step_cursor(void);
 void step_set_cursor(uint8_t *c);
+/* The thread's library slot (stores.h, atomx_stores_library_site), set. */
+void step_set_library_slot(uint32_t site);
 uint8_t *step_store_at(greg_t *g, int reg, int disp, int width);
 
 #pragma GCC visibility pop

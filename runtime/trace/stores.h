@@ -24,6 +24,10 @@
  *     lea N(%r),%r                       atomx_stores_advance
  *     mov %r,%fs:CURSOR                  atomx_stores_cursor_move(.., 1)
  *     [pop %rax; lea 128(%rsp),%rsp]
+ *     [movq $site,%fs:LIBRARY_SLOT]      atomx_stores_library_site: after
+ *                                        the last sequence of a site before
+ *                                        a library call whose length the
+ *                                        recorder measures (library.c)
  *
  * CURSOR is ATOMX_TRACE_CURSOR_OFFSET (include/atomx/trace_format.h).
  * The pieces go from the highest offset down, so the first store is the
@@ -202,6 +206,33 @@ static inline int atomx_stores_decode_advance(const uint8_t *p, int *reg, int *d
   *reg = ((p[0] & 1) << 3) | (p[2] & 7);
   *disp = (int8_t)p[3];
   return 4;
+}
+
+/* A measured library call's site number (from 1), which the recorder's
+ * routine clears once it has written the call's length
+ * (runtime/trace/library.c): at this offset from the thread pointer, the
+ * third word of glibc's tcbhead_t.__glibc_unused2, after the cursor (0x80)
+ * and the per-thread counters' owner (0x88, runtime/abi.h), which glibc
+ * keeps and never uses either. */
+#define ATOMX_STORES_LIBRARY_SLOT 0x90
+/* movq $site,%fs:LIBRARY_SLOT: 64 48 C7 04 25 disp32 imm32.  Writes it to
+ * out (ATOMX_STORES_LIBRARY_FORM bytes); its length. */
+#define ATOMX_STORES_LIBRARY_FORM 13u
+static inline unsigned atomx_stores_library_site(uint8_t *out, uint32_t site) {
+  const uint8_t head[5] = {ATOMX_STORES_FS, ATOMX_STORES_REX_W, ATOMX_STORES_STORE16_32, 0x04, 0x25};
+  for (int i = 0; i < 5; i++) out[i] = head[i];
+  for (int i = 0; i < 4; i++) out[5 + i] = (uint8_t)((uint32_t)ATOMX_STORES_LIBRARY_SLOT >> (8 * i));
+  for (int i = 0; i < 4; i++) out[9 + i] = (uint8_t)(site >> (8 * i));
+  return ATOMX_STORES_LIBRARY_FORM;
+}
+/* Such a store: its length, the site in *site; 0 for another instruction. */
+static inline int atomx_stores_decode_library_site(const uint8_t *p, uint32_t *site) {
+  uint8_t form[ATOMX_STORES_LIBRARY_FORM];
+  atomx_stores_library_site(form, 0);
+  for (unsigned i = 0; i < 9; i++)
+    if (p[i] != form[i]) return 0;
+  *site = (uint32_t)p[9] | (uint32_t)p[10] << 8 | (uint32_t)p[11] << 16 | (uint32_t)p[12] << 24;
+  return (int)ATOMX_STORES_LIBRARY_FORM;
 }
 
 #endif

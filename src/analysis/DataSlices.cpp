@@ -244,7 +244,8 @@ FrameVal accessIn(const Frame& f, const x86::MemOperand& m) {
   auto at = [&](int8_t r) { return r == 4 ? f.rsp : r == 5 ? f.rbp : FrameVal{FrameVal::NotFrame}; };
   const bool base = m.hasBase() && at(m.base).frame(), index = m.hasIndex() && at(m.index).frame();
   if (!base && !index) return {FrameVal::NotFrame};
-  if (index || !base || m.vectorIndex != x86::MemOperand::kNone || m.addressWidth != 64 || x86::hasSegmentBase(m))
+  if (index || !base || m.vectorIndex != x86::MemOperand::kNone || m.addressWidth != 64 || x86::hasSegmentBase(m) ||
+      m.hasBitOffset())
     return FrameVal::unknown();
   return plus(at(m.base), m.disp);
 }
@@ -591,12 +592,13 @@ DataSlices computeDataSlices(const ir::Program& program, const ir::Procedure& pr
       const x86::MemOperand& m = sem.mem[k];
       if (m.vectorIndex != x86::MemOperand::kNone || (setsDirection && isStringOp(decoded[i]))) {
         s.source[k] = AddressSource::Recorded;
-      } else if (!m.hasBase() && !m.hasIndex() && !x86::hasSegmentBase(m)) {
+      } else if (!m.hasBase() && !m.hasIndex() && !x86::hasSegmentBase(m) && !m.hasBitOffset()) {
         s.source[k] = AddressSource::Static;
       } else {
         s.source[k] = AddressSource::Computed;
         if (m.hasBase()) st.address |= uint16_t(1u << unsigned(m.base));
         if (m.hasIndex()) st.address |= uint16_t(1u << unsigned(m.index));
+        if (m.hasBitOffset()) st.address |= uint16_t(1u << unsigned(m.bitOffset));  // a bit test's word
       }
     }
     s.addressRegs = st.address;

@@ -58,18 +58,8 @@ int libraryCall(const ir::Program& program, const ir::Procedure& p, uint32_t b, 
   const libc::Function* f = name.empty() || own.count(name) ? nullptr : libc::find(name);
   if (!f) return -1;
   const size_t k = size_t(f - libc::kFunctions);
-  const std::string_view n = f->name;
-  switch (f->kind) {
-    case libc::Kind::Strcpy:
-      if (n != "stpcpy" && n != "__stpcpy_chk") return -1;  // strcpy's length is in memory only
-      break;
-    case libc::Kind::Strcmp:
-    case libc::Kind::Strncmp:
-    case libc::Kind::Memcmp: return -1;  // where the operands differ is in memory only
-    default: break;
-  }
   const bool tail = in.flow == x86::Flow::Jump || in.flow == x86::Flow::IndirectJump;
-  return tail && libraryResult(k) ? -1 : int(k);
+  return tail && libc::needsResult(f->kind) ? -1 : int(k);  // calloc's block is its result: not the trace's
 }
 
 // Whether a value recorded in block `site` would be stored once per
@@ -165,9 +155,13 @@ bool evaluatedPredicates() {
   return on;
 }
 
-bool libraryResult(size_t f) {
-  const libc::Kind k = libc::kFunctions[f].kind;
-  return k == libc::Kind::Calloc || k == libc::Kind::Strlen || k == libc::Kind::Strnlen || k == libc::Kind::Strcpy;
+LibraryLength libraryLength(size_t f, bool tail) {
+  const libc::Function& fn = libc::kFunctions[f];
+  if (fn.kind == libc::Kind::Calloc) return LibraryLength::Result;
+  if (!libc::measuredBy(fn.kind)) return LibraryLength::Arguments;
+  const std::string_view n = fn.name;
+  const bool resultSays = fn.kind == libc::Kind::Strlen || fn.kind == libc::Kind::Strnlen || n == "stpcpy" || n == "__stpcpy_chk";
+  return resultSays && !tail ? LibraryLength::Result : LibraryLength::Measured;
 }
 
 bool isSetjmp(const std::string& name) {
@@ -298,7 +292,7 @@ TracePlan planTrace(const ir::Program& program, const BlockProfile* profile, con
         if (f < 0) continue;
         t.library[b] = int16_t(f);
         records[b] = true;  // its arguments are values, which no look-ahead may take for a witness
-        d.addWord(uint64_t(b) << 16 | uint64_t(f) | 0x11bull << 48);
+        d.addWord(uint64_t(b) << 16 | uint64_t(f) | 0x11cull << 48);  // 0x11c: measured lengths
       }
     }
     std::vector<bool> evaluated(p.blocks.size(), false);

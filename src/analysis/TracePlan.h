@@ -114,22 +114,25 @@ const ir::Procedure* tracedCode(const ir::Program& program, const TracePlan& pla
 // "Library references"): at a call, or a tail jump, through the PLT or the
 // GOT to one of libc's memory and string functions (by the name
 // Inst::calleeName gives, unless the program defines a procedure of that
-// name) whose extent follows from its registers, the recorder stores
-// kLibraryArguments before the instruction (after every other record due
-// there) and, for a function libraryResult names, kLibraryResult when it
-// returns (right after its RETURN, before the values DataSlices records
-// after it); the regenerator computes the extent from them (not from
-// memory, as the online tool does).  A tail jump to a function whose
-// result is needed is no library call (it does not return to the trace).
-// Left plain calls: strcpy and __strcpy_chk (their length is in memory
-// only; stpcpy's is in its result), strcmp, strncmp, memcmp, bcmp,
-// __memcmpeq (where the operands first differ is in memory only).
+// name), the recorder stores kLibraryArguments before the instruction
+// (after every other record due there) and, as libraryLength says:
+//   - Result (calloc, strlen, strnlen, stpcpy and __stpcpy_chk called):
+//     kLibraryResult when it returns (right after its RETURN, before the
+//     values DataSlices records after it);
+//   - Measured (strcpy, __strcpy_chk, strcmp, strncmp, memcmp, bcmp,
+//     __memcmpeq; and strlen, strnlen, stpcpy jumped to): the length
+//     atomx_libc_measure finds in memory (<atomx/libc_length.h>), eight
+//     bytes, which the recorder's routine writes before the instruction,
+//     after the arguments (ATOMX_TRACE_LIBRARY_MEASURED);
+//   - Arguments: nothing more (the copies, memset, bzero).
+// The regenerator computes the extent from them (libc::shape).  A tail jump
+// to calloc is no library call: its extent is at its result, which goes to
+// the procedure's caller, not to the trace.
 inline constexpr uint16_t kLibraryArguments = ATOMX_TRACE_LIBRARY_ARGUMENTS;
 inline constexpr uint16_t kLibraryResult = ATOMX_TRACE_LIBRARY_RESULT;
-// Whether function f (an index into libc::kFunctions) needs its result
-// recorded: calloc (the block), strlen and strnlen (the length), stpcpy
-// (the end of the copy).
-bool libraryResult(size_t f);
+enum class LibraryLength : uint8_t { Arguments, Result, Measured };
+// Function f (an index into libc::kFunctions), called (tail: jumped to).
+LibraryLength libraryLength(size_t f, bool tail);
 
 // Whether `name` ("_setjmp@plt") is a setjmp-like function: a call to it may
 // return again, through longjmp.

@@ -245,6 +245,10 @@ class Body {
     if (m.hasBase()) loadAppRegister(a_, saved_, m.baseRegister(), ZYDIS_REGISTER_R10);
     if (m.hasIndex()) loadAppRegister(a_, saved_, m.indexRegister(), ZYDIS_REGISTER_R11);
     x86::emitLinearAddress(a_, m, dst, ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11);
+    if (m.hasBitOffset()) {  // a bit test's word: its offset register through r10, free again
+      loadAppRegister(a_, saved_, x86::reg64(unsigned(m.bitOffset)), ZYDIS_REGISTER_R10);
+      x86::emitBitOffset(a_, m, dst, ZYDIS_REGISTER_R10);
+    }
     x86::emitSegmentBase(a_, m, dst, insn_->address);
   }
 

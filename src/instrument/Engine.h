@@ -146,6 +146,10 @@ struct StoreRequest {
   // (analysis/DataSlices.h).
   uint16_t registers = 0;
   uint8_t widths[16] = {};
+  // Then, when nonzero, this site number in the thread's library slot: a
+  // library call whose length the recorder measures (runtime/trace/stores.h,
+  // atomx_stores_library_site; instrument/TraceRecorder).
+  uint32_t librarySite = 0;
 };
 
 // BlockAfter runs after the block's last instruction when that instruction

@@ -115,9 +115,10 @@ void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, co
     const x86::Semantics sem = engine.semantics(proc, d->index);
     if (inc->test.operand >= sem.memCount) throw InternalError("a counter's test of a missing memory operand");
     AddressCheck c{inc, sem.mem[inc->test.operand], proc.insns[d->index].address, false};
-    c.isStatic = c.op.ripRelative && !x86::hasSegmentBase(c.op);
+    c.isStatic = c.op.ripRelative && !x86::hasSegmentBase(c.op) && !c.op.hasBitOffset();
     if (c.op.hasBase()) used |= x86::RegSet::gpr(unsigned(c.op.base));
     if (c.op.hasIndex()) used |= x86::RegSet::gpr(unsigned(c.op.index));
+    if (c.op.hasBitOffset()) used |= x86::RegSet::gpr(unsigned(c.op.bitOffset));
     checks.push_back(c);
   }
   // Predictions with the state in memory (not `held`): those need a register.
@@ -162,6 +163,20 @@ void emitIncrements(const Engine& engine, const Site& site, CounterMode mode, co
     const ZydisRegister base = c.op.hasBase() ? x86::reg64(unsigned(c.op.base)) : ZYDIS_REGISTER_NONE;
     const ZydisRegister index = c.op.hasIndex() ? x86::reg64(unsigned(c.op.index)) : ZYDIS_REGISTER_NONE;
     x86::emitLinearAddress(a, c.op, c.scratch, base, index, below);
+    if (c.op.hasBitOffset()) {
+      // A bit test's word: the flags are not saved yet, so around its
+      // arithmetic, below the red zone, with a register of its own (the
+      // offset register holds the program's value: no scratch is one).
+      const ZydisRegister t = c.scratch == ZYDIS_REGISTER_RAX ? ZYDIS_REGISTER_RCX : ZYDIS_REGISTER_RAX;
+      a.stepOverRedZone();
+      a.pushfq();
+      a.push(t);
+      a.movReg(t, x86::reg64(unsigned(c.op.bitOffset)));
+      x86::emitBitOffset(a, c.op, c.scratch, t);
+      a.pop(t);
+      a.popfq();
+      a.stepBackOverRedZone();
+    }
   }
   if (arith) a.lahf();
   if (overflow) a.setoAl();

@@ -23,10 +23,25 @@ struct Piece {
   int src;
 };
 
+void emitRecords(const Site& site, std::vector<uint8_t>& out);
+
 }  // namespace
 
 void emitStores(const Site& site, std::vector<uint8_t>& out) {
   if (site.stores.empty()) return;
+  emitRecords(site, out);
+  // A measured library call's site, last (the recorder's routine, called
+  // after the stores, clears it once it has written the length).
+  for (const StoreRequest* st : site.stores)
+    if (st->librarySite) {
+      uint8_t form[ATOMX_STORES_LIBRARY_FORM];
+      out.insert(out.end(), form, form + atomx_stores_library_site(form, st->librarySite));
+    }
+}
+
+namespace {
+
+void emitRecords(const Site& site, std::vector<uint8_t>& out) {
   // The record: every request's bytes, then its registers, in order.
   std::vector<uint8_t> bytes;
   std::vector<Piece> units;  // immediates' runs and registers, in record order
@@ -114,6 +129,8 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
     first = end;
   }
 }
+
+}  // namespace
 
 uint32_t storeCodeSize(const Site& site) {
   std::vector<uint8_t> scratch;

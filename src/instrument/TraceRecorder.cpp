@@ -7,6 +7,8 @@
 #include <initializer_list>
 #include <set>
 
+#include "support/Error.h"
+
 namespace atomx::instrument {
 
 namespace {
@@ -27,12 +29,46 @@ std::vector<uint8_t> tagRecord(unsigned tag, std::initializer_list<uint64_t> wor
   return bytes;
 }
 
+// A library call whose length is measured at run time
+// (analysis::LibraryLength::Measured).
+struct MeasuredSite {
+  const ir::Procedure* proc;
+  uint32_t block, insn;
+  uint16_t f;  // libc::kFunctions index
+};
+
+// The recorder's routine before each measured call, after the site's
+// stores (a site runs its stores, then its calls; the last store puts the
+// site's number in the thread's library slot): it writes the length at the
+// cursor and clears the slot (runtime/trace/library.c).  Its sites,
+// numbered from 1, are handed to it when the program starts: the call's
+// original address and how its length is measured.
+void addMeasuredCalls(Engine& engine, const std::vector<MeasuredSite>& sites) {
+  if (sites.empty()) return;
+  const uint32_t table = engine.declare("atomx_trace_library_sites(long, long[])");
+  const uint32_t measure = engine.declare("atomx_trace_library(long, REGV, REGV, REGV)");
+  std::vector<long> pairs;
+  const detail::ProcData* pd = nullptr;
+  for (size_t k = 0; k < sites.size(); ++k) {
+    const MeasuredSite& s = sites[k];
+    pairs.push_back(long(s.proc->insns[s.insn].address));
+    pairs.push_back(long(libc::measuredBy(libc::kFunctions[s.f].kind)));
+    if (!pd || pd->proc != s.proc) pd = engine.procAt(s.proc->start);
+    if (!pd || pd->proc != s.proc) throw InternalError("a traced procedure the engine does not hold: " + s.proc->name);
+    const detail::InstData* inst = pd->firstBlock[s.block].firstInst + (s.insn - s.proc->blocks[s.block].firstInsn);
+    engine.add(measure, Point::InstBefore, inst,
+               {int64_t(k + 1), reg(Reg::rdi), reg(Reg::rsi), reg(Reg::rdx)});
+  }
+  engine.addFirst(table, Point::ProgramBefore, {int64_t(sites.size()), Arg(pairs)});
+}
+
 }  // namespace
 
 TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan) {
   using At = StoreRequest::At;
   const ir::Program& program = engine.program();
   TraceStoreCounts counts;
+  std::vector<MeasuredSite> measured;
   for (const ir::Procedure& p : program.procs) {
     const analysis::ProcTrace& t = plan.procs[p.id];
     if (!t.traced) continue;
@@ -41,9 +77,11 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
     };
     // A data trace's values (DataSlices.h): registers as they are there.
     // (After an instruction: each register in the bytes the slices say.)
-    auto values = [&](At at, uint32_t insn, uint16_t registers, const analysis::InsnSlice* after = nullptr) {
+    auto values = [&](At at, uint32_t insn, uint16_t registers, const analysis::InsnSlice* after = nullptr,
+                      uint32_t librarySite = 0) {
       if (!registers) return;
       StoreRequest st{at, &p, insn, 0, {}, registers};
+      st.librarySite = librarySite;
       if (after)
         for (unsigned r = 0; r < 16; ++r) st.widths[r] = uint8_t(after->recordedBytes(r));
       engine.addStore(std::move(st));
@@ -77,7 +115,10 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
         store(At::After, last, 0, {uint8_t(ATOMX_TRACE_RETURN)});
         ++counts.returns;
       }
-      if (library >= 0 && analysis::libraryResult(size_t(library)))
+      const bool tail = in.flow == x86::Flow::Jump || in.flow == x86::Flow::IndirectJump;
+      const analysis::LibraryLength length =
+          library >= 0 ? analysis::libraryLength(size_t(library), tail) : analysis::LibraryLength::Arguments;
+      if (length == analysis::LibraryLength::Result)
         values(At::After, last, analysis::kLibraryResult);  // after RETURN, before the call's own values
       if (slices) values(At::After, last, slices->insns[last].recordAfter, &slices->insns[last]);  // after RETURN, before the witness
       for (uint32_t k : t.graph.out[bi]) {
@@ -99,7 +140,10 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
         for (const auto& [at, insn] : sites) store(at, insn, 0, value);
         ++counts.witnesses;
       }
-      if (library >= 0) values(At::Before, last, analysis::kLibraryArguments);  // after the early witness
+      if (length == analysis::LibraryLength::Measured) measured.push_back({&p, bi, last, uint16_t(library)});
+      if (library >= 0)  // after the early witness; a measured call's site number last
+        values(At::Before, last, analysis::kLibraryArguments, nullptr,
+               length == analysis::LibraryLength::Measured ? uint32_t(measured.size()) : 0);
       for (const ir::Edge& e : b.succs)
         if (e.kind == ir::EdgeKind::JumpTable && tableTargets.insert(p.blocks[e.to].start).second) {
           // With crossTables, BLOCK: the same record as the other procedures' targets.
@@ -109,6 +153,8 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
         }
     }
   }
+  addMeasuredCalls(engine, measured);
+  counts.measured = measured.size();
   return counts;
 }
 

@@ -14,7 +14,10 @@
 //   - with data (TracePlan::data): the registers of each RECORD-AT-ENTRY
 //     site before the block's first instruction, after its tags, and of
 //     each RECORD-AFTER site after the instruction (a call: after its
-//     RETURN or RESUMED, before the witness of its fall-through).
+//     RETURN or RESUMED, before the witness of its fall-through);
+//   - with data: a library call's arguments before it, its result after
+//     it, or the length it touches, measured by a call of the recorder's
+//     atomx_trace_library before it (analysis::libraryLength).
 // The format: include/atomx/trace_format.h.
 #pragma once
 
@@ -26,6 +29,7 @@ namespace atomx::instrument {
 struct TraceStoreCounts {
   uint64_t entries = 0, returns = 0, witnesses = 0, tableTargets = 0, blockTags = 0;
   uint64_t values = 0;  // registers a data trace stores, over all sites
+  uint64_t measured = 0;  // library calls whose length the recorder measures (a call before each)
 };
 
 TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan);

@@ -53,6 +53,7 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
     if (t.address != MruTest::Address::Block && !m.ripRelative) {
       if (m.hasBase()) addressRegs |= x86::RegSet::gpr(unsigned(m.base));
       if (m.hasIndex()) addressRegs |= x86::RegSet::gpr(unsigned(m.index));
+      if (m.hasBitOffset()) addressRegs |= x86::RegSet::gpr(unsigned(m.bitOffset));
     }
   }
   const UnlessSaves saves = reserveForUnless(site.liveFlags, site.dead, addressRegs);
@@ -84,6 +85,10 @@ void emitUnless(const Engine& engine, const Site& site, const CodeAddresses& add
       const ZydisRegister base = m.hasBase() ? saves.app(unsigned(m.base)) : ZYDIS_REGISTER_NONE;
       const ZydisRegister index = m.hasIndex() ? saves.app(unsigned(m.index)) : ZYDIS_REGISTER_NONE;
       x86::emitLinearAddress(c, m, A, base, index, saves.below);
+      if (m.hasBitOffset()) {  // a bit test's word: its offset through U, computed from A below
+        c.movReg(U, saves.app(unsigned(m.bitOffset)));
+        x86::emitBitOffset(c, m, A, U);
+      }
       x86::emitSegmentBase(c, m, A, site.pc);
     }
     if (tableOf != t.descriptor) {

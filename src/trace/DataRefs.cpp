@@ -1,5 +1,7 @@
 #include "trace/DataRefs.h"
 
+#include <cstdlib>
+
 namespace atomx::trace {
 
 namespace {
@@ -9,10 +11,15 @@ namespace {
 // DataSlices records the addresses of a procedure that sets it).
 uint64_t addressOf(const x86::MemOperand& m, analysis::AddressSource source, const DataState& s, uint64_t j) {
   if (source == analysis::AddressSource::Static) return m.ripRelative ? m.target + s.regs.loadBias : uint64_t(m.disp);
-  uint64_t a = uint64_t(m.disp) + j * m.size;
+  uint64_t a = m.ripRelative ? m.target + s.regs.loadBias : uint64_t(m.disp) + j * m.size;
   if (m.hasBase()) a += s.regs.gpr[unsigned(m.base)];
   if (m.hasIndex()) a += s.regs.gpr[unsigned(m.index)] * m.scale;
   if (m.addressWidth == 32) a = uint32_t(a);
+  // For the bit-test oracle's self-test only (tests/trace/bit_offsets.py):
+  // ATOMX_TEST_REGEN_NO_BIT_OFFSET=1 gives a bit test's operand address, not
+  // its word's (what atomx did before).
+  static const bool noBitOffset = std::getenv("ATOMX_TEST_REGEN_NO_BIT_OFFSET") != nullptr;
+  if (m.hasBitOffset() && !noBitOffset) a += uint64_t(x86::bitOffsetBytes(m, s.regs.gpr[unsigned(m.bitOffset)]));  // a bit test's word
   if (m.segment == x86::Segment::FS) a += s.fsBase;
   return a;
 }

@@ -19,10 +19,11 @@ namespace atomx::trace {
 inline constexpr uint32_t kLibraryChunk = 32;
 
 // The extent of a call of libc::kFunctions[f] with %rdi, %rsi, %rdx
-// before it (`args`, in that order) and %rax after it (`result`, for the
-// functions analysis::libraryResult names): lengths the online tool
-// measures in memory come from the result here (strlen, strnlen, stpcpy).
-libc::Extent libraryExtent(size_t f, const uint64_t args[3], uint64_t result);
+// before it (`args`, in that order), %rax after it (`result`, for a call
+// whose length analysis::libraryLength says is its Result) and the length
+// the recorder measured (`measured`, for Measured; else null): the length
+// the online tool measures in memory comes from one of those here.
+libc::Extent libraryExtent(size_t f, const uint64_t args[3], uint64_t result, const uint64_t* measured);
 
 // Appends the extent's references, pieces of kLibraryChunk bytes in the
 // model's order, as DataRefs (insn 0).

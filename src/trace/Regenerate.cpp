@@ -111,6 +111,9 @@ class Walker {
     int16_t f = -1;        // libc::kFunctions index
     uint64_t site = 0;     // the call's address
     uint64_t args[3] = {};  // %rdi, %rsi, %rdx
+    analysis::LibraryLength how = analysis::LibraryLength::Arguments;
+    bool measuredRead = false;  // how == Measured: `measured` was read
+    uint64_t measured = 0;
   };
   struct Frame {
     const ir::Procedure* p;
@@ -204,6 +207,12 @@ class Walker {
       }
       for (uint32_t k = from; k < to; ++k) {
         if (k == last && !libraryArguments()) return ended = true, false;
+        if (const SignalMark* m = deliveryHere())
+          if (m->pc == p_->insns[blk.firstInsn + k].address && sameIteration(*m, blk.firstInsn + k))
+            return cutBlock(k, *m), false;
+        // A measured length may come after a signal delivered at the call (the
+        // signal came while the recorder measured): read once that ran.
+        if (k == last && !libraryMeasured()) return ended = true, false;
         if (const SignalMark* m = deliveryHere())
           if (m->pc == p_->insns[blk.firstInsn + k].address && sameIteration(*m, blk.firstInsn + k))
             return cutBlock(k, *m), false;
@@ -417,7 +426,7 @@ class Walker {
   void outsideCall(uint64_t site, uint64_t target) {
     out_.outsideCall(tid_, site, target ? prog_.describe(target) : gotCallee(site));
     ++sum_.outsideCalls;
-    if (lib_.armed && lib_.site == site && !analysis::libraryResult(size_t(lib_.f))) reportLibrary(0);
+    if (lib_.armed && lib_.site == site && lib_.how != analysis::LibraryLength::Result) reportLibrary(0);
   }
 
   // The function a call or jump through a GOT slot at `site` (the last
@@ -439,16 +448,29 @@ class Walker {
     const int16_t f = plan_.procs[p_->id].library[b_];
     if (f < 0 || (lib_.armed && lib_.p == p_ && lib_.block == b_)) return true;
     const ir::Block& blk = p_->blocks[b_];
-    lib_ = {true, p_, b_, f, p_->insns[blk.firstInsn + blk.insnCount - 1].address, {}};
+    const x86::Insn& in = p_->insns[blk.firstInsn + blk.insnCount - 1];
+    lib_ = {true, p_, b_, f, in.address, {}};
+    lib_.how = analysis::libraryLength(size_t(f), in.flow == x86::Flow::Jump || in.flow == x86::Flow::IndirectJump);
     if (!readValues(analysis::kLibraryArguments)) return false;
     lib_.args[0] = data_.regs.gpr[7], lib_.args[1] = data_.regs.gpr[6], lib_.args[2] = data_.regs.gpr[2];
+    return true;
+  }
+
+  // Then, for a call whose length the recorder measures, the length
+  // (ATOMX_TRACE_LIBRARY_MEASURED), unless it was read already.  False when
+  // the stream ended.
+  bool libraryMeasured() {
+    if (!lib_.armed || lib_.p != p_ || lib_.block != b_ || lib_.how != analysis::LibraryLength::Measured || lib_.measuredRead)
+      return true;
+    if (!read(ATOMX_TRACE_LIBRARY_MEASURED, lib_.measured)) return false;
+    lib_.measuredRead = true;
     return true;
   }
 
   // After the RETURN of block b_'s call: a library call's result, when its
   // model needs it, then its references.  False when the stream ended.
   bool libraryReturned() {
-    if (!lib_.armed || lib_.p != p_ || lib_.block != b_ || !analysis::libraryResult(size_t(lib_.f))) return true;
+    if (!lib_.armed || lib_.p != p_ || lib_.block != b_ || lib_.how != analysis::LibraryLength::Result) return true;
     if (!readValues(analysis::kLibraryResult)) return false;
     reportLibrary(data_.regs.gpr[0]);
     return true;
@@ -458,7 +480,8 @@ class Walker {
   void reportLibrary(uint64_t result) {
     lib_.armed = false;
     libRefs_.clear();
-    appendLibraryReferences(libraryExtent(size_t(lib_.f), lib_.args, result), libRefs_);
+    appendLibraryReferences(libraryExtent(size_t(lib_.f), lib_.args, result, lib_.how == analysis::LibraryLength::Measured ? &lib_.measured : nullptr),
+                            libRefs_);
     // For the library oracle's self-test only (tests/trace):
     // ATOMX_TEST_REGEN_LIBC=N moves the Nth library call of a stream (from
     // 1) 64 bytes up.

@@ -107,6 +107,10 @@ void Assembler::subLoad(ZydisRegister dst, const Mem& src) { regMem(ZYDIS_MNEMON
 void Assembler::andLoad(ZydisRegister dst, const Mem& src) { regMem(ZYDIS_MNEMONIC_AND, dst, src); }
 void Assembler::testReg(ZydisRegister a, ZydisRegister b) { regReg(ZYDIS_MNEMONIC_TEST, a, b); }
 void Assembler::subImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_SUB, dst, uint64_t(int64_t(value))); }
+void Assembler::sarImm(ZydisRegister dst, uint8_t count) { regImm(ZYDIS_MNEMONIC_SAR, dst, count); }
+void Assembler::movsx(ZydisRegister dst64, ZydisRegister src) {
+  regReg(ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, src) == 32 ? ZYDIS_MNEMONIC_MOVSXD : ZYDIS_MNEMONIC_MOVSX, dst64, src);
+}
 void Assembler::andImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_AND, dst, uint64_t(int64_t(value))); }
 void Assembler::cmpImm(ZydisRegister dst, int32_t value) { regImm(ZYDIS_MNEMONIC_CMP, dst, uint64_t(int64_t(value))); }
 

@@ -48,6 +48,8 @@ class Assembler {
   void addReg(ZydisRegister dst, ZydisRegister src);
   void subReg(ZydisRegister dst, ZydisRegister src);  // sub %src, dst
   void subImm(ZydisRegister dst, int32_t value);
+  void sarImm(ZydisRegister dst, uint8_t count);          // sar $count, dst
+  void movsx(ZydisRegister dst64, ZydisRegister src);     // movsx (16-bit src) or movsxd (32-bit src)
   void andImm(ZydisRegister dst, int32_t value);
   void cmpImm(ZydisRegister dst, int32_t value);
   void andReg(ZydisRegister dst, ZydisRegister src);

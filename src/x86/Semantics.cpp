@@ -342,6 +342,15 @@ Semantics describe(const ZydisDecodedInstruction& insn, const ZydisDecodedOperan
     }
   }
   addUnlisted(insn, s);
+  // A bit test with a register bit offset accesses the word that holds the bit.
+  if ((insn.mnemonic == ZYDIS_MNEMONIC_BT || insn.mnemonic == ZYDIS_MNEMONIC_BTS || insn.mnemonic == ZYDIS_MNEMONIC_BTR ||
+       insn.mnemonic == ZYDIS_MNEMONIC_BTC) &&
+      s.memCount == 1 && insn.operand_count_visible == 2 && ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+      ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER) {
+    const RegSet r = RegSet::of(ops[1].reg.value);
+    for (unsigned hw = 0; hw < 16; ++hw)
+      if (r.has(hw)) s.mem[0].bitOffset = int8_t(hw);
+  }
   s.dependsOn = s.read;
   if ((insn.mnemonic == ZYDIS_MNEMONIC_XOR || insn.mnemonic == ZYDIS_MNEMONIC_SUB) && insn.operand_count_visible == 2 &&
       ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
@@ -450,9 +459,20 @@ uint64_t evaluate(const MemOperand& m, const RegisterValues& values) {
     if (m.hasIndex()) address += values.gpr[m.index] * m.scale;
     if (m.addressWidth == 32) address = uint32_t(address);
   }
+  if (m.hasBitOffset()) address += uint64_t(bitOffsetBytes(m, values.gpr[m.bitOffset]));
   if (m.segment == Segment::FS) address += values.fsBase;
   if (m.segment == Segment::GS) address += values.gsBase;
   return address;
+}
+
+void emitBitOffset(Assembler& a, const MemOperand& m, ZydisRegister dst, ZydisRegister offset) {
+  if (!m.hasBitOffset()) return;
+  const unsigned hw = unsigned(offset - ZYDIS_REGISTER_RAX);
+  if (m.size == 2) a.movsx(offset, reg16(hw));
+  if (m.size == 4) a.movsx(offset, reg32(hw));
+  a.sarImm(offset, 3);
+  a.andImm(offset, -int32_t(m.size));
+  a.addReg(dst, offset);
 }
 
 void emitLinearAddress(Assembler& a, const MemOperand& m, ZydisRegister dst, ZydisRegister base,

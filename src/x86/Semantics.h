@@ -51,6 +51,7 @@ struct RegSet {
 // The 64-bit Zydis register of hardware number hw (0..15), and its 32-bit half.
 inline ZydisRegister reg64(unsigned hw) { return ZydisRegister(ZYDIS_REGISTER_RAX + hw); }
 inline ZydisRegister reg32(unsigned hw) { return ZydisRegister(ZYDIS_REGISTER_EAX + hw); }
+inline ZydisRegister reg16(unsigned hw) { return ZydisRegister(ZYDIS_REGISTER_AX + hw); }
 
 // Status flags and DF, a bit each: CF PF AF ZF SF OF are bits 0..5 (the
 // mask analysis::FlagsLiveness tracks), DF bit 6.
@@ -96,9 +97,13 @@ struct MemOperand {
   uint64_t target = 0;    // rip-relative: the address
   int8_t vectorIndex = kNone;  // a gather's or scatter's (VSIB) vector index register, by number (xmm/ymm/zmm n):
                                // one address per element; `index` is none then
+  int8_t bitOffset = kNone;    // bt, bts, btr, btc with a register bit offset: that register (hardware number),
+                               // read signed at the operand's size; the access is to the word that holds the
+                               // bit, bitOffsetBytes() past the address base + index*scale + disp
 
   bool hasBase() const { return base != kNone; }
   bool hasIndex() const { return index != kNone; }
+  bool hasBitOffset() const { return bitOffset != kNone; }
   // The base/index register at the operand's address width (eax or rax ...).
   ZydisRegister baseRegister() const { return addressWidth == 32 ? reg32(unsigned(base)) : reg64(unsigned(base)); }
   ZydisRegister indexRegister() const { return addressWidth == 32 ? reg32(unsigned(index)) : reg64(unsigned(index)); }
@@ -199,6 +204,16 @@ struct RegisterValues {
 // The address `m` accesses given the registers' values.
 uint64_t evaluate(const MemOperand& m, const RegisterValues& values);
 
+// A bit test's word (MemOperand::bitOffset), as the CPU accesses it: `size`
+// times floor(offset / (8 * size)) bytes from the operand's address, the
+// offset the register's value `offset` sign-extended from the operand's
+// size (Intel SDM, BT: "bit offset operand ... register").  0 without one.
+inline int64_t bitOffsetBytes(const MemOperand& m, uint64_t offset) {
+  if (m.bitOffset == MemOperand::kNone) return 0;
+  const int64_t o = m.size == 2 ? int64_t(int16_t(offset)) : m.size == 4 ? int64_t(int32_t(offset)) : int64_t(offset);
+  return (o >> 3) & -int64_t(m.size);  // arithmetic shift: floor, also for a negative offset
+}
+
 // Code computing `m`'s address without its segment base into dst: base
 // and index values are in `base` and `index` (64-bit registers, ignored
 // where the operand has none), and `baseBias` is added where the base is
@@ -208,6 +223,10 @@ void emitLinearAddress(Assembler& a, const MemOperand& m, ZydisRegister dst, Zyd
 // Adds the segment base (%fs's thread pointer) to dst, if `m` has one;
 // changes the flags.  Throws Error for %gs, whose base atomx cannot read.
 void emitSegmentBase(Assembler& a, const MemOperand& m, ZydisRegister dst, uint64_t insnAddress);
+// Adds bitOffsetBytes(m, offset) to dst, the bit offset register's value
+// being in `offset` (a 64-bit register, which it changes), if `m` has one;
+// changes the flags.
+void emitBitOffset(Assembler& a, const MemOperand& m, ZydisRegister dst, ZydisRegister offset);
 // Whether emitSegmentBase emits anything for `m`.
 inline bool hasSegmentBase(const MemOperand& m) { return m.segment == Segment::FS || m.segment == Segment::GS; }
 

@@ -7,8 +7,9 @@ LD_PRELOAD shim that logs the calls in the same run.
 Instruments PROG for a data trace (`atomx trace --data --instrument OUT`),
 runs OUT once with the trace directory and with libc_shim.so preloaded
 (libc_shim.c: each call of memcpy, mempcpy, memmove, memset, bzero, bcopy,
-calloc, strlen, strnlen and stpcpy from the main program logs the ranges it
-reads and writes, measured by the shim itself), and checks:
+calloc, strlen, strnlen, stpcpy, strcpy, strncpy, strcmp, strncmp, memcmp,
+bcmp and __memcmpeq from the main program logs the ranges it reads and
+writes, measured by the shim itself), and checks:
   - the program's status and stdout are the native ones;
   - `atomx regen` regenerates every thread to its end;
   - per thread (the stream thread.TID is the shim's TID), in order, every
@@ -16,13 +17,14 @@ reads and writes, measured by the shim itself), and checks:
     ` LR ADDR SIZE` / ` LW ADDR SIZE` pieces, in the lines of thread TID)
     reads and writes the very ranges the shim logged for that call: the
     pieces, joined, make one contiguous range per kind (the model's pieces:
-    front to back);
+    front to back; a comparison's reads alternate between its two operands,
+    piece by piece, and make one range each);
   - --async NAME:LEN (repeated): the calls of NAME that read LEN bytes are a
     signal handler's, which may come anywhere -- also between the shim's
     entry and its log line, or inside a call whose references the trace
     gives when it returns -- so they are compared apart: each thread has
     the same ones, as a multiset, and the other calls in order;
-  - every one of those ten functions was called at least once.
+  - every one of those functions was called at least once.
 A failure names the thread, the call's number and function, and both
 sides' ranges.  Exit status 0 when everything matches; 1 otherwise.
 """
@@ -33,7 +35,9 @@ import subprocess
 import sys
 import tempfile
 
-FUNCTIONS = {"memcpy", "mempcpy", "memmove", "memset", "bzero", "bcopy", "calloc", "strlen", "strnlen", "stpcpy"}
+FUNCTIONS = {"memcpy", "mempcpy", "memmove", "memset", "bzero", "bcopy", "calloc", "strlen", "strnlen", "stpcpy", "strcpy",
+             "strncpy", "strcmp", "strncmp", "memcmp", "bcmp", "__memcmpeq"}
+COMPARISONS = {"strcmp", "strncmp", "memcmp", "bcmp", "__memcmpeq"}  # two operands read
 
 
 def fmt(r):
@@ -81,14 +85,22 @@ def joined(kind, pieces):
     return (kind, addr, n)
 
 
+def regen_ranges(call):
+    """(name, range...) of a regenerated call: its reads joined (one range
+    per operand of a comparison: the pieces alternate), then its writes."""
+    name, reads, writes = call
+    if name in COMPARISONS:
+        return (name, joined("R", reads[0::2]), joined("R", reads[1::2]), joined("W", writes))
+    return (name, joined("R", reads), joined("W", writes))
+
+
 def shim_calls(path):
     calls = collections.defaultdict(list)
     with open(path) as f:
         for line in f:
-            t, name, rk, ra, rn, wk, wa, wn = line.split()
-            r = ("R", int(ra, 16) if ra != "-" else 0, int(rn))
-            w = ("W", int(wa, 16) if wa != "-" else 0, int(wn))
-            calls[int(t)].append((name, r, w))
+            t, name, *ranges = line.split()
+            calls[int(t)].append((name,) + tuple((k, int(a, 16) if a != "-" else 0, int(n))
+                                                 for k, a, n in zip(ranges[0::3], ranges[1::3], ranges[2::3])))
     return calls
 
 
@@ -124,7 +136,7 @@ def main():
         asynchronous = {(x.split(":")[0], int(x.split(":")[1])) for x in a.asynchronous}
         handled = 0
         for n, tid in enumerate(sorted(set(shim) | set(regen)), 1):
-            mine = [(c[0], joined("R", c[1]), joined("W", c[2])) for c in regen.get(tid, [])]
+            mine = [regen_ranges(c) for c in regen.get(tid, [])]
             theirs = shim.get(tid, [])
             if asynchronous:  # a handler's calls: the same multiset, anywhere
                 is_async = lambda c: isinstance(c[1], tuple) and (c[0], c[1][2]) in asynchronous

@@ -5,12 +5,18 @@
  * when the caller's return address lies in the main program's mapped
  * segments and LIBC_SHIM_LOG names a file, appends one line per call:
  *     TID NAME R ADDR LEN W ADDR LEN
+ *     TID NAME R ADDR LEN R ADDR LEN W ADDR LEN    (the comparisons)
  * (ADDR hex, LEN decimal; `R - 0` / `W - 0` when nothing is read or
  * written).  The ranges follow the functions' documented behaviour,
  * measured here independently of atomx: a copy reads n bytes of its
  * source and writes n of its destination; memset, bzero write; strlen,
- * strnlen, stpcpy read their string up to its NUL inclusive (strnlen: at
- * most max bytes), counted byte by byte before the call; calloc writes its
+ * strnlen, stpcpy, strcpy read their string up to its NUL inclusive
+ * (strnlen: at most max bytes), counted byte by byte before the call;
+ * strncpy reads its source up to its NUL inclusive, at most n bytes, and
+ * writes n; strcmp, strncmp, memcmp, bcmp and __memcmpeq read both
+ * operands up to and including the first byte where they differ (or, for
+ * strings, the NUL where they end together), at most n bytes, compared
+ * byte by byte before the call; calloc writes its
  * block -- except that, as glibc does, a block of 128 KiB or more (its
  * default mmap threshold: fresh pages) is not cleared, the convention
  * atomx's model (include/atomx/libc_model.hpp) states too. */
@@ -76,14 +82,33 @@ static char *put_range(char *p, char kind, const void *addr, uint64_t len) {
   *p++ = ' ';
   return put_dec(p, len);
 }
-static void logged(const char *name, const void *r, uint64_t rn, const void *w, uint64_t wn) {
-  char line[160], *p = put_dec(line, (uint64_t)gettid());
+static void logged2(const char *name, const void *r, uint64_t rn, const void *r2, uint64_t rn2, int two, const void *w,
+                    uint64_t wn) {
+  char line[200], *p = put_dec(line, (uint64_t)gettid());
   *p++ = ' ';
   for (const char *q = name; *q;) *p++ = *q++;
   p = put_range(p, 'R', r, rn);
+  if (two) p = put_range(p, 'R', r2, rn2);
   p = put_range(p, 'W', w, wn);
   *p++ = '\n';
   if (write(fd, line, (size_t)(p - line)) < 0) abort();
+}
+static void logged(const char *name, const void *r, uint64_t rn, const void *w, uint64_t wn) {
+  logged2(name, r, rn, 0, 0, 0, w, wn);
+}
+/* A comparison: both operands read, `n` bytes each. */
+static void compared(const char *name, const void *a, const void *b, uint64_t n) { logged2(name, a, n, b, n, 1, 0, 0); }
+/* Bytes of a and b compared up to and including the first that differs
+ * (strings: or the NUL where both end), at most max. */
+static uint64_t compare_bytes(const void *a, const void *b, uint64_t max, int strings) {
+  const volatile unsigned char *p = a, *q = b;
+  uint64_t n = 0;
+  while (n < max) {
+    const unsigned char x = p[n], y = q[n];
+    ++n;
+    if (x != y || (strings && x == 0)) break;
+  }
+  return n;
 }
 /* Bytes of s up to its NUL inclusive, at most max. */
 static uint64_t string_bytes(const char *s, uint64_t max) {
@@ -95,15 +120,16 @@ static uint64_t string_bytes(const char *s, uint64_t max) {
 
 /* The real functions: found by the constructor (a signal handler's call
  * must not run dlsym), or at a call that comes before it. */
-static void *reals[9];
-static const char *const names[9] = {"memcpy", "mempcpy", "memmove", "memset", "bzero",
-                                     "bcopy", "strlen", "strnlen", "stpcpy"};
+#define REALS 16
+static void *reals[REALS];
+static const char *const names[REALS] = {"memcpy", "mempcpy", "memmove", "memset", "bzero",  "bcopy",  "strlen",     "strnlen",
+                                         "stpcpy", "strcpy",  "strncpy", "strcmp", "strncmp", "memcmp", "__memcmpeq", "bcmp"};
 static void *real_of(int k) {
   if (!reals[k]) reals[k] = dlsym(RTLD_NEXT, names[k]);
   return reals[k];
 }
 __attribute__((constructor)) static void find_reals(void) {
-  for (int k = 0; k < 9; ++k) real_of(k);
+  for (int k = 0; k < REALS; ++k) real_of(k);
   from_program(0); /* opens the log */
 }
 #define REAL(type, k, args) type(*real) args = (type(*) args)real_of(k);
@@ -156,6 +182,44 @@ char *stpcpy(char *d, const char *s) {
     logged("stpcpy", s, n, d, n);
   }
   return real(d, s);
+}
+char *strcpy(char *d, const char *s) {
+  REAL(char *, 9, (char *, const char *));
+  if (from_program(CALLER)) {
+    const uint64_t n = string_bytes(s, UINT64_MAX);
+    logged("strcpy", s, n, d, n);
+  }
+  return real(d, s);
+}
+char *strncpy(char *d, const char *s, size_t n) {
+  REAL(char *, 10, (char *, const char *, size_t));
+  if (from_program(CALLER)) logged("strncpy", s, string_bytes(s, n), d, n);
+  return real(d, s, n);
+}
+int strcmp(const char *a, const char *b) {
+  REAL(int, 11, (const char *, const char *));
+  if (from_program(CALLER)) compared("strcmp", a, b, compare_bytes(a, b, UINT64_MAX, 1));
+  return real(a, b);
+}
+int strncmp(const char *a, const char *b, size_t n) {
+  REAL(int, 12, (const char *, const char *, size_t));
+  if (from_program(CALLER)) compared("strncmp", a, b, compare_bytes(a, b, n, 1));
+  return real(a, b, n);
+}
+int memcmp(const void *a, const void *b, size_t n) {
+  REAL(int, 13, (const void *, const void *, size_t));
+  if (from_program(CALLER)) compared("memcmp", a, b, compare_bytes(a, b, n, 0));
+  return real(a, b, n);
+}
+int __memcmpeq(const void *a, const void *b, size_t n) {
+  REAL(int, 14, (const void *, const void *, size_t));
+  if (from_program(CALLER)) compared("__memcmpeq", a, b, compare_bytes(a, b, n, 0));
+  return real(a, b, n);
+}
+int bcmp(const void *a, const void *b, size_t n) {
+  REAL(int, 15, (const void *, const void *, size_t));
+  if (from_program(CALLER)) compared("bcmp", a, b, compare_bytes(a, b, n, 0));
+  return real(a, b, n);
 }
 void *calloc(size_t n, size_t size) {
   const void *ret = CALLER;

@@ -36,6 +36,7 @@ struct Buffers {
   uint8_t* fresh = nullptr;
   size_t freshSize = 0;
   int swaps = 0;
+  uint32_t librarySlot = 0;
 };
 Buffers world;
 
@@ -44,6 +45,7 @@ Buffers world;
 extern "C" {
 uint8_t* step_cursor(void) { return world.cursor; }
 void step_set_cursor(uint8_t* c) { world.cursor = c; }
+void step_set_library_slot(uint32_t site) { world.librarySlot = site; }
 // As buffer.c's: inside the buffer the register points into, or, when the
 // register holds the cursor, a fresh buffer for a thread's first store (the
 // cursor is 0) or one that reaches past the buffer's end.
@@ -179,6 +181,39 @@ TEST(TraceStepper, RunsTheStoresOfSeveralRequestsAtOneSite) {
     const Sequence run = emit(scratch, {{1, 2, 3}, {4}, {5, 6, 7, 8, 9}});
     ASSERT_EQ(run.bytes, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
     stepThrough(scratch, run, Start::InBuffer);
+  }
+}
+
+TEST(TraceStepper, SetsAMeasuredLibraryCallsSite) {
+  // A library call's arguments, then its site in the thread's library slot
+  // (runtime/trace/library.c): stepped as the CPU would run them.
+  for (ZydisRegister scratch : scratchChoices()) {
+    std::vector<instrument::StoreRequest> stores(1);
+    stores[0].registers = ATOMX_TRACE_LIBRARY_ARGUMENTS;
+    stores[0].librarySite = 0x12345;
+    instrument::Site site;
+    site.storeScratch = scratch;
+    site.stores.push_back(&stores[0]);
+    std::vector<uint8_t> code;
+    instrument::emitStores(site, code);
+    world = Buffers{};
+    std::vector<uint8_t> buffer(256, 0);
+    world.base = buffer.data(), world.size = buffer.size(), world.cursor = buffer.data();
+    gregset_t g;
+    for (int i = 0; i < NGREG; ++i) g[i] = greg_t(0x1000 * (i + 1));
+    std::vector<uint64_t> stack(512, 0);
+    g[REG_RSP] = reinterpret_cast<greg_t>(stack.data() + 384);
+    g[REG_RIP] = reinterpret_cast<greg_t>(code.data());
+    const greg_t end = reinterpret_cast<greg_t>(code.data() + code.size());
+    for (int steps = 0; g[REG_RIP] != end; ++steps) {
+      ASSERT_LT(steps, 50);
+      ASSERT_EQ(step_inserted(g), 1);
+    }
+    EXPECT_EQ(world.librarySlot, 0x12345u);
+    EXPECT_EQ(world.cursor, buffer.data() + 24);  // %rdx %rsi %rdi
+    uint64_t rdi;
+    std::memcpy(&rdi, buffer.data() + 16, 8);
+    EXPECT_EQ(rdi, uint64_t(g[REG_RDI]));
   }
 }
 

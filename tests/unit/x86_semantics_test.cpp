@@ -123,16 +123,18 @@ uint64_t threadPointer() {
 }
 
 // Generates the address code for `m` (base value in %rdi, index in %rsi,
-// %rsp bias 16), runs it and returns what it computed.
-uint64_t runEmitted(CodePage& page, const x86::MemOperand& m, uint64_t base, uint64_t index) {
+// a bit test's offset in %rdx, %rsp bias 16), runs it and returns what it
+// computed.
+uint64_t runEmitted(CodePage& page, const x86::MemOperand& m, uint64_t base, uint64_t index, uint64_t offset = 0) {
   std::vector<uint8_t> code;
   x86::Assembler a(code, reinterpret_cast<uint64_t>(page.at));
   x86::emitLinearAddress(a, m, ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_RSI, 16);
+  x86::emitBitOffset(a, m, ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RDX);
   x86::emitSegmentBase(a, m, ZYDIS_REGISTER_RAX, 0);
   a.ret();
   std::memcpy(page.at, code.data(), code.size());
   __builtin___clear_cache(reinterpret_cast<char*>(page.at), reinterpret_cast<char*>(page.at + code.size()));
-  return reinterpret_cast<uint64_t (*)(uint64_t, uint64_t)>(page.at)(base, index);
+  return reinterpret_cast<uint64_t (*)(uint64_t, uint64_t, uint64_t)>(page.at)(base, index, offset);
 }
 
 // --- Walking a library ------------------------------------------------------
@@ -215,6 +217,7 @@ void checkOne(const x86::Decoder& d, const uint8_t* bytes, size_t avail, uint64_
     ASSERT_TRUE(ZYAN_SUCCESS(ZydisCalcAbsoluteAddressEx(&z.insn, &op, addr, &ctx, &zydis))) << where;
     const bool pushSlot = m.implicit && m.write && op.mem.base == ZYDIS_REGISTER_RSP;
     if (pushSlot) zydis -= m.size;
+    if (m.hasBitOffset()) zydis += uint64_t(x86::bitOffsetBytes(m, v.gpr[m.bitOffset]));  // Zydis: the operand's own
     if (m.segment != x86::Segment::FS && m.segment != x86::Segment::GS) {
       ASSERT_EQ(x86::evaluate(m, v), zydis) << where;
     }
@@ -225,7 +228,8 @@ void checkOne(const x86::Decoder& d, const uint8_t* bytes, size_t avail, uint64_
     v.fsBase = threadPointer();
     x86::RegisterValues seen = v;
     if (m.base == 4) seen.gpr[4] = base + 16;  // the code's %rsp is 16 below the program's
-    ASSERT_EQ(runEmitted(page, m, base, index), x86::evaluate(m, seen)) << "generated code" << where;
+    ASSERT_EQ(runEmitted(page, m, base, index, m.hasBitOffset() ? v.gpr[m.bitOffset] : 0), x86::evaluate(m, seen))
+        << "generated code" << where;
     ++n.ran;
   }
   ++n.insns;
@@ -253,8 +257,7 @@ void checkLibrary(const std::string& path, Counts& n) {
 
 // --- Hand-written instructions ------------------------------------------------
 
-x86::Semantics of(std::initializer_list<uint8_t> bytes, uint64_t address = 0x400000) {
-  const std::vector<uint8_t> b(bytes);
+x86::Semantics of(const std::vector<uint8_t>& b, uint64_t address = 0x400000) {
   x86::Decoder d;
   Zy z;
   EXPECT_TRUE(d.decodeFull(b.data(), b.size(), z.insn, z.ops));
@@ -423,6 +426,40 @@ TEST(X86Semantics, EvaluatesHandComputedAddresses) {
   EXPECT_EQ(x86::evaluate(s.mem[0], v), 0x10u);
   s = of({0x8b, 0x0c, 0x9d, 0xf0, 0xff, 0xff, 0xff});  // mov -0x10(,%rbx,4),%ecx
   EXPECT_EQ(x86::evaluate(s.mem[0], v), uint64_t(12 - 16));
+}
+
+// A bit test with a register bit offset accesses the word that holds the
+// bit: size * floor(offset / (8 * size)) bytes from the operand, the offset
+// signed at the operand's size (Intel SDM, BT).
+TEST(X86Semantics, BitTestsReachTheWordOfTheBit) {
+  CodePage page;
+  x86::RegisterValues v;
+  v.gpr[RDI] = 0x10000;
+  auto at = [&](std::vector<uint8_t> code, uint64_t offset) {
+    const x86::Semantics s = of(code);
+    EXPECT_EQ(s.memCount, 1);
+    EXPECT_EQ(s.mem[0].bitOffset, RAX);
+    v.gpr[RAX] = offset;
+    const uint64_t address = x86::evaluate(s.mem[0], v);
+    EXPECT_EQ(runEmitted(page, s.mem[0], 0x10000, 0, offset), address) << "generated code";  // emitBitOffset
+    return int64_t(address - 0x10000);
+  };
+  const std::vector<uint8_t> btq = {0x48, 0x0f, 0xa3, 0x07};  // bt %rax,(%rdi)
+  EXPECT_EQ(at(btq, 0), 0);
+  EXPECT_EQ(at(btq, 63), 0);
+  EXPECT_EQ(at(btq, 64), 8);
+  EXPECT_EQ(at(btq, 1000), 1000 / 64 * 8);
+  EXPECT_EQ(at(btq, uint64_t(-1)), -8);
+  EXPECT_EQ(at(btq, uint64_t(-64)), -8);
+  EXPECT_EQ(at(btq, uint64_t(-65)), -16);
+  const std::vector<uint8_t> btsl = {0x0f, 0xab, 0x07};  // bts %eax,(%rdi): the offset is %eax, signed
+  EXPECT_EQ(at(btsl, 0xffffffffu), -4);
+  EXPECT_EQ(at(btsl, 0x100000020u), 4);
+  const std::vector<uint8_t> btrw = {0x66, 0x0f, 0xb3, 0x07};  // btr %ax,(%rdi)
+  EXPECT_EQ(at(btrw, 0xffff), -2);
+  EXPECT_EQ(at(btrw, 17), 2);
+  // An immediate offset stays within the operand: no bitOffset.
+  EXPECT_EQ(of({0x48, 0x0f, 0xba, 0x27, 0x45}).mem[0].bitOffset, x86::MemOperand::kNone);  // btq $0x45,(%rdi)
 }
 
 // What memrefs.hpp and the analyses ask of an instruction beyond its

@@ -100,7 +100,16 @@ struct Thread {
   std::atomic<uint64_t>* lwritten;
   uint64_t pending[3];       // calloc's arguments, until it returns
   libc::Extent pendingExtent;  // another modelled call's extent, until it returns
+  // A tail jump's extent (function tailF - 1; 0: none, as the zeroed
+  // mapping newThread makes it), simulated after the fetch of its block
+  // tailBlock, whose call (a follower of the jump's own site where the jump
+  // starts its block) runs after CsLibc's, or before whatever the thread
+  // does next: fetches, then data, then libc, as a trace orders them (atomx
+  // cachesim).
+  long tailF, tailBlock;
+  libc::Extent tailExtent;
 };
+void flushTail(Thread& t);
 inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
   c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
@@ -177,8 +186,11 @@ __attribute__((noinline)) Thread* newThread() {
   return t;
 }
 
-inline Thread& me() {
+// The calling thread's state (a tail jump's extent not yet simulated is
+// now, unless `keepTail`: CsFetch's).
+inline Thread& me(bool keepTail = false) {
   if (__builtin_expect(self == nullptr, 0)) self = newThread();
+  if (__builtin_expect(self->tailF != 0, 0) && !keepTail) flushTail(*self);
   return *self;
 }
 
@@ -342,9 +354,12 @@ void CsInit(const long* config, const long* blk, const long* pc, const int* in, 
 }
 
 void CsFetch(long b) {
-  Thread& t = me();
+  Thread& t = me(true);
+  const bool tailHere = t.tailF != 0 && t.tailBlock == b;
+  if (t.tailF != 0 && !tailHere) flushTail(t);
   bump(t.fetchCalls);
   fetchBlock(t, b);
+  if (tailHere) flushTail(t);
 }
 void CsRef1(long s, long ea) { both(start(), s, ea, ea); }
 void CsRef2(long s, long ea0, long ea1) { both(start(), s, ea0, ea1); }
@@ -401,6 +416,21 @@ void modelled(Thread& t, long f, const libc::Extent& e) {
     });
   }
 }
+// Copies an extent from general registers: else adjacent fields are copied
+// with SSE, and the routine would then save the vector state (not light).
+void putExtent(libc::Extent& to, const libc::Extent& e) {
+  auto put = [](uint64_t& at, uint64_t v) {
+    asm("" : "+r"(v));
+    at = v;
+  };
+  put(to.from, e.from), put(to.also, e.also), put(to.to, e.to), put(to.read, e.read), put(to.written, e.written);
+  to.two = e.two;
+}
+void flushTail(Thread& t) {
+  const long f = t.tailF - 1;
+  t.tailF = 0;
+  modelled(t, f, t.tailExtent);
+}
 }  // namespace
 
 extern "C" {
@@ -410,30 +440,27 @@ void CsLibraryCalls(const long* counts, const long* sitesTable, const long* othe
   otherNames = atomx::splitStrings(names, size_t(counts[2]));
 }
 
-// Before a call of a modelled function (site s; ~f: a tail jump): its
-// first three arguments.  The extent is taken now (strings as the call
-// finds them) and simulated when the call returns (after the call's own
-// push); a tail jump's at once.  (The extent is kept field by field: a
-// copy of the whole is made with SSE, and the routine would then save the
-// vector state: not light.)
+// Before a call of a modelled function (site s; ~(f | block << 8): a tail
+// jump ending block `block`): its first three arguments.  The extent is
+// taken now (strings as the call finds them) and simulated when the call
+// returns (after the call's own push); a tail jump's after its block's
+// fetch (Thread::tailF).
 void CsLibc(long s, long a0, long a1, long a2) {
   Thread& t = me();
   const bool tail = libcSites[s] < 0;
-  const long f = tail ? ~libcSites[s] : libcSites[s];
+  const long f = tail ? (~libcSites[s] & 0xff) : libcSites[s];
   const libc::Kind kind = libc::kFunctions[f].kind;
   if (libc::needsResult(kind)) {
     t.pending[0] = uint64_t(a0), t.pending[1] = uint64_t(a1), t.pending[2] = uint64_t(a2);
     return;
   }
   const libc::Extent e = libc::extent(kind, uint64_t(a0), uint64_t(a1), uint64_t(a2));
-  if (tail) return modelled(t, f, e);
-  libc::Extent& p = t.pendingExtent;
-  auto put = [](uint64_t& to, uint64_t v) {
-    asm("" : "+r"(v));  // from a general register: else adjacent fields are copied with SSE
-    to = v;
-  };
-  put(p.from, e.from), put(p.also, e.also), put(p.to, e.to), put(p.read, e.read), put(p.written, e.written);
-  p.two = e.two;
+  if (tail) {
+    putExtent(t.tailExtent, e);
+    t.tailF = f + 1, t.tailBlock = ~libcSites[s] >> 8;
+    return;
+  }
+  putExtent(t.pendingExtent, e);
 }
 // When it returns: its references (calloc's from its result).
 void CsLibcResult(long s, long result) {
@@ -566,6 +593,8 @@ void writeCg(const char* name, const cs::Hierarchy& h, const Totals& t, const cs
 
 extern "C" void CsReport(const long* blockCounts, const long* groupCounts) {
   blockRuns = blockCounts, groupRuns = groupCounts;
+  for (Thread* th = threads.load(std::memory_order_acquire); th; th = th->next)
+    if (th->tailF != 0) flushTail(*th);  // a tail jump the thread made last
   std::map<uint64_t, long> instAt;
   std::vector<uint64_t> procPc(size_t(nprocs), UINT64_MAX);  // a procedure's lowest address
   for (long i = 0; i < ninsts; ++i) {

@@ -148,9 +148,10 @@ extern "C" void Instrument(int argc, char** argv) {
           // taken, and strings measured, before it): after the call's own
           // reference, the return address it pushes, as in a trace, whose
           // library calls follow their block's references (atomx cachesim).
-          // A tail jump's (which does not come back) before it: ~f.
+          // A tail jump's (which does not come back) after its block's fetch:
+          // ~(f | block << 8) (cachesim_anal.cpp, CsLibc).
           const long site = long(libcSites.size());
-          libcSites.push_back(tail ? ~long(f - libc::kFunctions) : long(f - libc::kFunctions));
+          libcSites.push_back(tail ? ~(long(f - libc::kFunctions) | block << 8) : long(f - libc::kFunctions));
           libcCall.before(last, site, reg(Reg::rdi), reg(Reg::rsi), reg(Reg::rdx));
           if (!tail) libcResult.after(last, site, reg(Reg::rax));
         } else if (!callee.empty() && !own.count(callee)) {

@@ -25,10 +25,10 @@ offline).
 trace's library calls (their arguments recorded, docs/trace.md "Library
 references") -- and the libc rows compared too: the total and each
 function's Dr, Dw and misses (pieces of 32 bytes on both sides: every data
-line here is at least 32 bytes).  The program must call only functions the
-trace models (the online tool also models strcpy, strcmp, strncmp, memcmp,
-bcmp and tail jumps to calloc/strlen/strnlen/stpcpy, which a trace leaves
-plain calls): a function modelled online only is named as a failure.
+line here is at least 32 bytes).  Both model the same calls (the string
+lengths measured in memory online, and by the trace's recorder at the call
+where the result does not give them: strcpy, strncpy, the comparisons, tail
+jumps); a function modelled on one side only is named as a failure.
 """
 import argparse
 import json
