@@ -166,6 +166,10 @@ typedef struct AtomxDescriptor {
   /* ATOMX_END_DIR_ENV's value at start-up (empty: the working directory at
    * the end): where the dump goes. */
   char endDir[1024];
+  /* The trace's loops that hold the cursor in a register
+   * (AtomxCursorRegion[cursorRegionCount], include/atomx/address_map.h). */
+  uint64_t cursorRegions;
+  uint64_t cursorRegionCount;
 } AtomxDescriptor;
 
 /* Deferred end (atomx --defer-end): the dump a process leaves and `atomx

@@ -100,6 +100,17 @@ static inline void set_cursor(uint8_t *c) {
   __asm__ volatile("mov %0, %%fs:%c1" : : "r"(c), "i"(ATOMX_TRACE_CURSOR_OFFSET) : "memory");
 }
 
+/* The word a promoted loop keeps its register's value in,
+ * %fs:ATOMX_TRACE_SPILL_OFFSET (runtime/trace/stores.h). */
+static inline uint64_t spill_word(void) {
+  uint64_t v;
+  __asm__ volatile("mov %%fs:%c1, %0" : "=r"(v) : "i"(ATOMX_TRACE_SPILL_OFFSET));
+  return v;
+}
+static inline void set_spill_word(uint64_t v) {
+  __asm__ volatile("mov %0, %%fs:%c1" : : "r"(v), "i"(ATOMX_TRACE_SPILL_OFFSET) : "memory");
+}
+
 /* recorder.c: the session. */
 extern char traceDir[4096]; /* $ATOMX_TRACE_DIR */
 extern int discarding;      /* it is unset: the bytes are dropped */
@@ -159,6 +170,9 @@ void wake_writer(void);
 
 /* marks.c: where a signal interrupted the thread. */
 int in_moved_code(uint64_t pc);
+int cursor_register_at(uint64_t pc);
+extern int noCursorSync;
+void sync_cursor(greg_t *g, int back);
 uint64_t interrupted_at(ucontext_t *uc);
 void add_mark(uint16_t kind, int sig, uint64_t pc);
 

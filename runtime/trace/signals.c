@@ -35,6 +35,7 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
   const int fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) && info && info->si_code > 0;
   const uint64_t pc = interrupted_at(uc);
   const greg_t rip = uc->uc_mcontext.gregs[REG_RIP];
+  sync_cursor(uc->uc_mcontext.gregs, 0); /* the mark and the handler's records go where the loop is */
   if (pc) add_mark(fault && pc != ATOMX_TRACE_MARK_UNKNOWN ? ATOMX_TRACE_MARK_FAULTED : ATOMX_TRACE_MARK_DELIVERED, sig, pc);
   sigset_t mask = uc->uc_sigmask;
   for (int s = 1; s < NSIG; s++)
@@ -42,11 +43,16 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
   if (!(act.sa_flags & SA_NODEFER)) sigaddset(&mask, sig);
   sigdelset(&mask, SIGSEGV);
   pthread_sigmask(SIG_SETMASK, &mask, NULL);
+  /* A loop of the handler may keep its register's value in the spill
+   * word, which the interrupted loop's holds. */
+  const uint64_t spilled = spill_word();
   if (act.sa_flags & SA_SIGINFO) act.sa_sigaction(sig, info, context);
   else act.sa_handler(sig);
+  set_spill_word(spilled);
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, NULL);
+  sync_cursor(uc->uc_mcontext.gregs, 1); /* where the thread goes on, if a loop holds its cursor there */
   if (!pc) return;
   /* The handler returned (it did not longjmp or exit): where the thread
    * goes on, if the handler moved it. */
@@ -68,10 +74,12 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
   int reg, disp, width, src;
   /* A witness store's fault is at an instruction of the moved code, which
    * can be read; the pc of another fault may not be (a call through a null
-   * pointer faults at 0). */
-  if (in_moved_code((uint64_t)g[REG_RIP]) && atomx_stores_decode_store((const uint8_t *)g[REG_RIP], &reg, &disp, &width, &src) &&
-      swap_buffer(g, reg, cursor(), (uintptr_t)info->si_addr))
-    return;
+   * pointer faults at 0).  Its register holds the cursor: %fs's copy, or,
+   * in a loop that keeps the cursor in that register, the register. */
+  if (in_moved_code((uint64_t)g[REG_RIP]) && atomx_stores_decode_store((const uint8_t *)g[REG_RIP], &reg, &disp, &width, &src)) {
+    uint8_t *slot = cursor_register_at((uint64_t)g[REG_RIP]) == reg ? (uint8_t *)g[kGreg[reg]] : cursor();
+    if (swap_buffer(g, reg, slot, (uintptr_t)info->si_addr)) return;
+  }
   /* Not ours: the program's own handler, if it set one ... */
   struct sigaction *program = &programActs[SIGSEGV];
   if (program->sa_handler != SIG_DFL && program->sa_handler != SIG_IGN) {
@@ -79,6 +87,7 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
     return;
   }
   /* ... else keep what the trace has, and let the fault take its course. */
+  sync_cursor(g, 0);
   flush_all();
   event("killed", "%d", sig);
   struct sigaction dfl;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "elf/ElfImage.h"
 #include "support/Error.h"
@@ -284,6 +285,61 @@ void Instrumenter::addressMap(const layout::CodeLayout& layout, uint64_t mapBase
   if (!unique.empty()) std::memcpy(out.data() + where, unique.data(), unique.size() * sizeof(AtomxAddressPair));
 }
 
+void Instrumenter::cursorRegions(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const {
+  std::vector<AtomxCursorRegion> regions;
+  std::map<uint32_t, const layout::MovedProc*> moved;
+  for (const layout::MovedProc& m : layout.moved()) moved[m.proc] = &m;
+  auto offsetOf = [&](uint64_t address) {
+    if (address < mapBase || address - mapBase >= ATOMX_MAP_INSERTED)
+      throw InternalError("an address more than 2 GiB away from the address map's base");
+    return uint32_t(address - mapBase);
+  };
+  for (const CursorLoop& l : engine_.cursorLoops()) {
+    const ir::Procedure& p = *l.proc;
+    const auto it = moved.find(p.id);
+    if (it == moved.end()) throw InternalError("a promoted loop in a procedure left in place");
+    const layout::MovedProc& m = *it->second;
+    const uint64_t mainEnd = m.tailOffset - (m.needsStitch ? 5 : 0);
+    std::vector<bool> in(p.blocks.size(), false);
+    for (uint32_t b : l.blocks) in[b] = true;
+    // Each block: its code from its first instruction's inserted code to
+    // its last instruction's, the stores after it only where the
+    // fall-through stays in the loop (else they are the exit's, after its
+    // Save).
+    for (uint32_t b : l.blocks) {
+      const ir::Block& blk = p.blocks[b];
+      const uint32_t last = blk.firstInsn + blk.insnCount - 1;
+      uint64_t end = last + 1 < p.insns.size() ? m.offset[last + 1] : mainEnd;
+      for (const ir::Edge& e : blk.succs)
+        if (e.kind == ir::EdgeKind::FallThrough && !in[e.to] && !m.after.empty()) end -= m.after[last];
+      regions.push_back({offsetOf(m.newStart + m.offset[blk.firstInsn]), offsetOf(m.newStart + end), l.reg});
+    }
+    // The edge stubs whose stores are the loop's own (between two of its
+    // blocks): the stub's code and its jump.
+    if (const ProcSites* ps = plan_.procSites(p.id))
+      for (auto [site, offset] : ps->stubOffset) {
+        const Site& s = plan_.sites()[site];
+        if (std::none_of(s.stores.begin(), s.stores.end(), [&](const StoreRequest* st) {
+              const int64_t from = p.blockIndexAt(p.insns[st->insn].address);
+              return st->move == StoreRequest::Move::None && st->cursor >= 0 && from >= 0 && in[size_t(from)];
+            }))
+          continue;
+        const uint64_t start = m.newStart + m.tailOffset + offset;
+        regions.push_back({offsetOf(start), offsetOf(start + s.codeSize + kStubJumpSize), l.reg});
+      }
+  }
+  std::sort(regions.begin(), regions.end(),
+            [](const AtomxCursorRegion& a, const AtomxCursorRegion& b) { return a.newStart < b.newStart; });
+  for (size_t k = 1; k < regions.size(); ++k)
+    if (regions[k].newStart < regions[k - 1].newEnd) throw InternalError("promoted loops' code overlaps");
+  out.resize(alignUp(out.size(), 8));
+  offRegions_ = out.size();
+  regionCount_ = regions.size();
+  const size_t where = out.size();
+  out.resize(where + regions.size() * sizeof(AtomxCursorRegion));
+  if (!regions.empty()) std::memcpy(out.data() + where, regions.data(), regions.size() * sizeof(AtomxCursorRegion));
+}
+
 std::vector<uint8_t> Instrumenter::readOnlyBytes(const layout::CodeLayout& layout, uint64_t mapBase) const {
   std::vector<uint8_t> out(roSize_, 0);
   std::memcpy(out.data() + offAnalysis_, analysisObject_.data(), analysisObject_.size());
@@ -296,6 +352,7 @@ std::vector<uint8_t> Instrumenter::readOnlyBytes(const layout::CodeLayout& layou
   std::memcpy(out.data() + offProgramName_, programName_.c_str(), programName_.size() + 1);
   out.resize(offMap_);
   addressMap(layout, mapBase, out);
+  cursorRegions(layout, mapBase, out);
   return out;
 }
 
@@ -318,6 +375,8 @@ std::vector<uint8_t> Instrumenter::writableBytes(uint64_t originalEntry, uint64_
   d.afterCount = plan_.programAfter().size();
   d.addressMap = roAddress_ + offMap_;
   d.addressMapCount = mapCount_;
+  d.cursorRegions = roAddress_ + offRegions_;
+  d.cursorRegionCount = regionCount_;
   d.mapBase = mapBase;
   d.newCodeStart = newCodeStart;
   d.newCodeEnd = newCodeEnd;

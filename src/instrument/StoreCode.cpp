@@ -27,11 +27,34 @@ struct Piece {
 
 void emitStores(const Site& site, std::vector<uint8_t>& out) {
   if (site.stores.empty()) return;
+  // A promoted loop's cursor (TraceRecorder.h, promoteTraceCursor): saved
+  // on its exit edges before their stores, loaded on its entry edges after
+  // them; inside the loop the stores go through its register.
+  uint8_t form[ATOMX_STORES_MAX_FORM];
+  auto put = [&](unsigned n) { out.insert(out.end(), form, form + n); };
+  auto moves = [&](StoreRequest::Move m) {
+    for (const StoreRequest* st : site.stores) {
+      if (st->move != m) continue;
+      const unsigned r = unsigned(st->cursor);
+      const bool save = m == StoreRequest::Move::Save;
+      if (st->spilled && !save) put(atomx_stores_spill_move(form, r, 1));
+      put(atomx_stores_cursor_move(form, r, save));
+      if (st->spilled && save) put(atomx_stores_spill_move(form, r, 0));
+    }
+  };
+  moves(StoreRequest::Move::Save);
+  int promoted = -2;  // the body's cursor register, -1 for %fs (-2: no request yet)
+  for (const StoreRequest* st : site.stores) {
+    if (st->move != StoreRequest::Move::None) continue;
+    if (promoted != -2 && promoted != st->cursor) throw InternalError("a site's stores inside and outside a promoted loop");
+    promoted = st->cursor;
+  }
   // The record: every request's bytes, then its registers, in order.
   std::vector<uint8_t> bytes;
   std::vector<Piece> units;  // immediates' runs and registers, in record order
   uint16_t stored = 0;
   for (const StoreRequest* st : site.stores) {
+    if (st->move != StoreRequest::Move::None) continue;
     if (!st->bytes.empty()) {
       if (!units.empty() && units.back().src < 0) units.back().size += uint32_t(st->bytes.size());  // one run
       else units.push_back({uint32_t(bytes.size()), uint32_t(st->bytes.size()), -1});
@@ -45,10 +68,14 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
         stored |= uint16_t(1u << r);
       }
   }
-  if (bytes.empty()) return;
-  // The cursor's register: one dead here, or else, per sequence, one pushed
-  // (after the red-zone step) whose value that sequence does not store.
-  const bool saved = site.storeScratch == ZYDIS_REGISTER_NONE || (stored >> (site.storeScratch - ZYDIS_REGISTER_RAX) & 1);
+  if (bytes.empty()) return moves(StoreRequest::Move::Load);
+  // The cursor's register: a promoted loop's, or one dead here, or else,
+  // per sequence, one pushed (after the red-zone step) whose value that
+  // sequence does not store.
+  const bool inLoop = promoted >= 0;
+  if (inLoop && (stored >> promoted & 1)) throw InternalError("a promoted loop stores its cursor register's value");
+  const bool saved = !inLoop && (site.storeScratch == ZYDIS_REGISTER_NONE ||
+                                 (stored >> (site.storeScratch - ZYDIS_REGISTER_RAX) & 1));
   static constexpr unsigned kSaveable[] = {0, 1, 2, 3, 5, 6, 7};
   auto freeIn = [](uint16_t storedHere) {
     for (unsigned hw : kSaveable)
@@ -58,8 +85,6 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
   // The forms: runtime/trace/stores.h.  Sequences of at most
   // ATOMX_STORES_MAX_BYTES bytes, each cut at a unit's boundary (and, when
   // saving, before a unit that would leave no register to save).
-  uint8_t form[ATOMX_STORES_MAX_FORM];
-  auto put = [&](unsigned n) { out.insert(out.end(), form, form + n); };
   for (size_t first = 0; first < units.size();) {
     const uint32_t base = units[first].offset;
     size_t end = first;
@@ -71,14 +96,16 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
       ++end;
     }
     if (end == first) throw InternalError("a trace record longer than one store sequence");
-    const ZydisRegister r = saved ? ZydisRegister(ZYDIS_REGISTER_RAX + freeIn(storedHere)) : site.storeScratch;
+    const ZydisRegister r = inLoop  ? x86::reg64(unsigned(promoted))
+                            : saved ? ZydisRegister(ZYDIS_REGISTER_RAX + freeIn(storedHere))
+                                    : site.storeScratch;
     const unsigned hw = unsigned(r - ZYDIS_REGISTER_RAX);
     Assembler a(out, 0);
     if (saved) {
       a.stepOverRedZone();
       a.push(r);
     }
-    put(atomx_stores_cursor_move(form, hw, 0));
+    if (!inLoop) put(atomx_stores_cursor_move(form, hw, 0));
     std::vector<Piece> pieces;  // offsets within the sequence
     for (size_t u = first; u < end; ++u) {
       if (units[u].src >= 0) {
@@ -105,7 +132,7 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
     }
     const uint32_t length = units[end - 1].offset + units[end - 1].size - base;
     put(atomx_stores_advance(form, hw, length));
-    put(atomx_stores_cursor_move(form, hw, 1));
+    if (!inLoop) put(atomx_stores_cursor_move(form, hw, 1));
     if (saved) {
       Assembler b(out, 0);
       b.pop(r);
@@ -113,6 +140,7 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
     }
     first = end;
   }
+  moves(StoreRequest::Move::Load);
 }
 
 uint32_t storeCodeSize(const Site& site) {
