@@ -33,11 +33,12 @@ typedef struct AtomxAddressPair {
 
 /* Where a loop keeps the thread's trace cursor in a register instead of
  * %fs:ATOMX_TRACE_CURSOR_OFFSET (docs/trace.md, "What the program
- * writes"): [newStart, newEnd), offsets from mapBase as the pairs', is the
+ * writes"): [newStart, newEnd), offsets from mapBase as the pairs', is
  * code of the loop's blocks (their instructions and the stores inserted
- * among them, not those of an edge that leaves the loop) or an edge stub
- * between two of them, where general register `reg` (a hardware number)
- * holds the cursor and the thread pointer's copy may be behind it.  An
+ * among them and after them) or of an edge stub of their branches, up to
+ * the Save of an edge that leaves the loop, where general register `reg`
+ * (a hardware number) holds the cursor and the thread pointer's copy may
+ * be behind it.  An
  * array sorted by newStart, not overlapping; the trace recorder looks it
  * up on signals and faults only (runtime/trace/marks.c). */
 typedef struct AtomxCursorRegion {

@@ -37,9 +37,10 @@
  *
  * In a loop that keeps the cursor in a register %R (docs/trace.md, "Loops
  * that keep the cursor in a register"; AtomxCursorRegion), a site's
- * sequence is the one above without its cursor moves, through %R; the
- * loop's entry edges end with [mov %R,%fs:SPILL] mov %fs:CURSOR,%R, its
- * exit edges begin with mov %R,%fs:CURSOR [mov %fs:SPILL,%R]
+ * sequence is the one above without its cursor moves, through %R (on its
+ * exit edges too); the loop's entry edges end with [mov %R,%fs:SPILL]
+ * mov %fs:CURSOR,%R, its exit edges with mov %R,%fs:CURSOR
+ * [mov %fs:SPILL,%R]
  * (atomx_stores_spill_move: the program's value of %R kept aside at
  * ATOMX_TRACE_SPILL_OFFSET while the loop runs). */
 #ifndef ATOMX_TRACE_STORES_H

@@ -147,11 +147,11 @@ struct StoreRequest {
   uint16_t registers = 0;
   uint8_t widths[16] = {};
   // A loop that holds the cursor in a register (TraceRecorder.h,
-  // promoteTraceCursor): inside it, its stores go through `cursor` (a
-  // hardware register number; -1: through %fs, as everywhere else); on its
-  // entry edges a request that moves nothing but Loads the cursor into it
-  // (after the edge's own stores), on its exit edges one that Saves it back
-  // (before them).
+  // promoteTraceCursor): inside it and on its exit edges, its stores go
+  // through `cursor` (a hardware register number; -1: through %fs, as
+  // everywhere else); on its entry edges a request that stores nothing
+  // but Loads the cursor into it (after the edge's own stores), on its
+  // exit edges one that Saves it back (after them too).
   int8_t cursor = -1;
   enum class Move : uint8_t { None, Load, Save } move = Move::None;
   // The register holds a program value across the loop: a Load keeps it

@@ -302,30 +302,37 @@ void Instrumenter::cursorRegions(const layout::CodeLayout& layout, uint64_t mapB
     const uint64_t mainEnd = m.tailOffset - (m.needsStitch ? 5 : 0);
     std::vector<bool> in(p.blocks.size(), false);
     for (uint32_t b : l.blocks) in[b] = true;
+    // The bytes of a site's cursor moves, which end its code (emitStores).
+    auto movesOf = [](const Site& s) {
+      uint64_t n = 0;
+      for (const StoreRequest* st : s.stores)
+        if (st->move != StoreRequest::Move::None) n += 9 * (st->spilled ? 2 : 1);
+      return n;
+    };
+    const ProcSites* ps = plan_.procSites(p.id);
     // Each block: its code from its first instruction's inserted code to
-    // its last instruction's, the stores after it only where the
-    // fall-through stays in the loop (else they are the exit's, after its
-    // Save).
+    // its last instruction's, and the stores after it up to an exit's Save.
     for (uint32_t b : l.blocks) {
       const ir::Block& blk = p.blocks[b];
       const uint32_t last = blk.firstInsn + blk.insnCount - 1;
       uint64_t end = last + 1 < p.insns.size() ? m.offset[last + 1] : mainEnd;
-      for (const ir::Edge& e : blk.succs)
-        if (e.kind == ir::EdgeKind::FallThrough && !in[e.to] && !m.after.empty()) end -= m.after[last];
+      if (ps)
+        if (const auto after = ps->after.find(last); after != ps->after.end()) end -= movesOf(plan_.sites()[after->second]);
       regions.push_back({offsetOf(m.newStart + m.offset[blk.firstInsn]), offsetOf(m.newStart + end), l.reg});
     }
-    // The edge stubs whose stores are the loop's own (between two of its
-    // blocks): the stub's code and its jump.
-    if (const ProcSites* ps = plan_.procSites(p.id))
+    // The edge stubs of its blocks' branches: the stores, and the jump of
+    // one that stays in the loop (an exit's Save and jump are not).
+    if (ps)
       for (auto [site, offset] : ps->stubOffset) {
         const Site& s = plan_.sites()[site];
         if (std::none_of(s.stores.begin(), s.stores.end(), [&](const StoreRequest* st) {
               const int64_t from = p.blockIndexAt(p.insns[st->insn].address);
-              return st->move == StoreRequest::Move::None && st->cursor >= 0 && from >= 0 && in[size_t(from)];
+              return st->cursor == int8_t(l.reg) && from >= 0 && in[size_t(from)];
             }))
           continue;
-        const uint64_t start = m.newStart + m.tailOffset + offset;
-        regions.push_back({offsetOf(start), offsetOf(start + s.codeSize + kStubJumpSize), l.reg});
+        const uint64_t start = m.newStart + m.tailOffset + offset, moves = movesOf(s);
+        const uint64_t end = moves ? start + s.codeSize - moves : start + s.codeSize + kStubJumpSize;
+        if (end > start) regions.push_back({offsetOf(start), offsetOf(end), l.reg});
       }
   }
   std::sort(regions.begin(), regions.end(),

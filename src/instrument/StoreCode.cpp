@@ -27,9 +27,11 @@ struct Piece {
 
 void emitStores(const Site& site, std::vector<uint8_t>& out) {
   if (site.stores.empty()) return;
-  // A promoted loop's cursor (TraceRecorder.h, promoteTraceCursor): saved
-  // on its exit edges before their stores, loaded on its entry edges after
-  // them; inside the loop the stores go through its register.
+  // A promoted loop's cursor (TraceRecorder.h, promoteTraceCursor): inside
+  // the loop and on its exit edges the stores go through its register,
+  // which an exit then Saves to %fs; an entry edge Loads it after its own
+  // stores.  An edge out of one loop into another: its stores through the
+  // first loop's register, its Save, the next one's Load.
   uint8_t form[ATOMX_STORES_MAX_FORM];
   auto put = [&](unsigned n) { out.insert(out.end(), form, form + n); };
   auto moves = [&](StoreRequest::Move m) {
@@ -42,7 +44,6 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
       if (st->spilled && save) put(atomx_stores_spill_move(form, r, 0));
     }
   };
-  moves(StoreRequest::Move::Save);
   int promoted = -2;  // the body's cursor register, -1 for %fs (-2: no request yet)
   for (const StoreRequest* st : site.stores) {
     if (st->move != StoreRequest::Move::None) continue;
@@ -68,7 +69,6 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
         stored |= uint16_t(1u << r);
       }
   }
-  if (bytes.empty()) return moves(StoreRequest::Move::Load);
   // The cursor's register: a promoted loop's, or one dead here, or else,
   // per sequence, one pushed (after the red-zone step) whose value that
   // sequence does not store.
@@ -140,6 +140,7 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
     }
     first = end;
   }
+  moves(StoreRequest::Move::Save);
   moves(StoreRequest::Move::Load);
 }
 

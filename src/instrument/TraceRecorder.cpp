@@ -186,22 +186,12 @@ size_t promoteTraceCursor(Engine& engine) {
       const bool spilled = l.counters.front().spilled;
       std::vector<bool> in(p.blocks.size(), false);
       for (uint32_t b : l.blocks) in[b] = true;
-      // The loop's own stores: at its instructions, and on edges between
-      // its blocks (an edge out of it is an exit, whose stores run after
-      // the Save).
+      // The loop's own stores: at its instructions, and on the edges out of
+      // its blocks (an exit's run before its Save).
       for (StoreRequest& st : engine.stores()) {
         if (st.proc != &p || st.at == At::TableTarget) continue;
         const int64_t b = p.blockIndexAt(p.insns[st.insn].address);
-        if (b < 0 || !in[size_t(b)]) continue;
-        const ir::Block& blk = p.blocks[size_t(b)];
-        const bool last = st.insn == blk.firstInsn + blk.insnCount - 1;
-        bool inside = true;
-        if (last && (st.at == At::After || st.at == At::Taken)) {
-          const ir::EdgeKind kind = st.at == At::Taken ? ir::EdgeKind::Taken : ir::EdgeKind::FallThrough;
-          for (const ir::Edge& e : blk.succs)
-            if (e.kind == kind && !in[e.to]) inside = false;
-        }
-        if (inside) st.cursor = int8_t(reg);
+        if (b >= 0 && in[size_t(b)]) st.cursor = int8_t(reg);
       }
       auto move = [&](std::pair<uint32_t, uint32_t> edge, StoreRequest::Move m) {
         const ir::Block& blk = p.blocks[edge.first];

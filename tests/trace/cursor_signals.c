@@ -13,12 +13,11 @@
  * ("ticks N"), which varies.  Usage: cursor_signals [ITERATIONS] */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/time.h>
+
+#include "alarm_timer.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -63,21 +62,13 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
   const long n = argc > 1 ? atol(argv[1]) : 3000000;
-  struct sigaction act;
-  memset(&act, 0, sizeof act);
-  act.sa_handler = on_alarm;
-  act.sa_flags = SA_RESTART | SA_NODEFER;
-  sigemptyset(&act.sa_mask);
-  sigaction(SIGALRM, &act, NULL);
-  struct itimerval every = {{0, 50}, {0, 50}};
-  setitimer(ITIMER_REAL, &every, NULL);
+  start_alarm_timer(on_alarm);
   struct job job = {23, n, 0};
   pthread_t t;
   pthread_create(&t, NULL, worker, &job);
   const unsigned long mine = spin(5, n);
   pthread_join(t, NULL);
-  struct itimerval off = {{0, 0}, {0, 0}};
-  setitimer(ITIMER_REAL, &off, NULL);
+  stop_alarm_timer();
   printf("main %lu\nworker %lu\n", mine, job.result);
   fprintf(stderr, "ticks %ld\n", ticks);
   return 0;

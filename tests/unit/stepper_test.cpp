@@ -277,9 +277,9 @@ TEST(TraceStepper, RunsTheStoresOfRegisterValues) {
 // choose, spilled or not: on an entry edge the edge's stores through %fs
 // then the Load (the register's value to the spill word first); inside
 // the loop stores through the register alone, the cursor in %fs left
-// behind, in a buffer and at a full buffer's end; on an exit edge the Save
-// (the register's value back from the spill word), then the edge's stores
-// through %fs.
+// behind, in a buffer and at a full buffer's end; on an exit edge the
+// edge's stores through the register, then the Save (the register's value
+// back from the spill word).
 TEST(TraceStepper, RunsThePromotedLoopsForms) {
   using Move = instrument::StoreRequest::Move;
   for (unsigned hw : {11u, 10u, 9u, 8u, 7u, 6u, 1u, 2u, 3u, 5u, 13u, 14u, 15u})
@@ -294,9 +294,9 @@ TEST(TraceStepper, RunsThePromotedLoopsForms) {
           move.move = part == 0 ? Move::Load : Move::Save;
           instrument::Site site;
           site.storeScratch = ZYDIS_REGISTER_RAX;
-          if (part == 1 || part == 2) edge.cursor = int8_t(hw), site.stores = {&edge};
-          else site.stores = part == 0 ? std::vector<const instrument::StoreRequest*>{&edge, &move}
-                                       : std::vector<const instrument::StoreRequest*>{&move, &edge};
+          if (part != 0) edge.cursor = int8_t(hw);
+          if (part == 1 || part == 2) site.stores = {&edge};
+          else site.stores = {&edge, &move};
           std::vector<uint8_t> code;
           instrument::emitStores(site, code);
 
@@ -304,7 +304,7 @@ TEST(TraceStepper, RunsThePromotedLoopsForms) {
           world = Buffers{};
           world.base = buffer.data(), world.size = buffer.size(), world.cursor = buffer.data() + 8;
           world.fresh = fresh.data(), world.freshSize = fresh.size();
-          world.promoted = part == 1 || part == 2 ? int(hw) : -1;
+          world.promoted = part != 0 ? int(hw) : -1;
           world.spill = 0x5151;
           gregset_t g;
           for (int i = 0; i < NGREG; ++i) g[i] = greg_t(0x1000 * (i + 1));
@@ -325,9 +325,9 @@ TEST(TraceStepper, RunsThePromotedLoopsForms) {
             EXPECT_EQ(world.cursor, buffer.data() + 8 + n);
             EXPECT_EQ(g[kGreg[hw]], reinterpret_cast<greg_t>(world.cursor));
             EXPECT_EQ(world.spill, spilled ? uint64_t(before[kGreg[hw]]) : 0x5151u);
-          } else if (part == 3) {  // the loop's cursor saved, then the edge's bytes
+          } else if (part == 3) {  // the edge's bytes through the register, then the cursor saved
             EXPECT_EQ(world.cursor, loopAt + n);
-            EXPECT_EQ(g[kGreg[hw]], spilled ? greg_t(0x5151) : before[kGreg[hw]]);
+            EXPECT_EQ(g[kGreg[hw]], spilled ? greg_t(0x5151) : reinterpret_cast<greg_t>(loopAt + n));
           } else {  // the register moves on, %fs's cursor is left behind (or given the fresh buffer)
             EXPECT_EQ(g[kGreg[hw]], reinterpret_cast<greg_t>(wrote + n));
             EXPECT_EQ(world.cursor, part == 2 ? fresh.data() : buffer.data() + 8);
