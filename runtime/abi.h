@@ -78,7 +78,9 @@ enum {
  * thread that needs one.  ProgramAfter adds every copy to the section before
  * the ProgramAfter calls, which see the totals there. */
 #define ATOMX_COUNTERS_OWNER_OFFSET 0x88 /* tcbhead_t.__glibc_unused2, after the trace cursor */
-/* (0x90, the word after it: the trace recorder's, runtime/trace/recorder.h ATOMX_TRACE_LIBRARY_SLOT) */
+/* (0x90 and 0x98, the words after it: the trace recorder's library slot and
+ * spill word, runtime/trace/stores.h ATOMX_STORES_LIBRARY_SLOT and
+ * include/atomx/trace_format.h ATOMX_TRACE_SPILL_OFFSET) */
 #define ATOMX_GLIBC_TID_OFFSET 0x2d0     /* struct pthread.tid (glibc 2.3x, x86-64) */
 
 /* Site code (inserted by atomx before/after an application instruction):
@@ -167,6 +169,10 @@ typedef struct AtomxDescriptor {
   /* ATOMX_END_DIR_ENV's value at start-up (empty: the working directory at
    * the end): where the dump goes. */
   char endDir[1024];
+  /* The trace's loops that hold the cursor in a register
+   * (AtomxCursorRegion[cursorRegionCount], include/atomx/address_map.h). */
+  uint64_t cursorRegions;
+  uint64_t cursorRegionCount;
 } AtomxDescriptor;
 
 /* Deferred end (atomx --defer-end): the dump a process leaves and `atomx

@@ -31,6 +31,22 @@ typedef struct AtomxAddressPair {
 #define ATOMX_MAP_INSERTED 0x80000000u
 #define ATOMX_MAP_NONE 0xffffffffu
 
+/* Where a loop keeps the thread's trace cursor in a register instead of
+ * %fs:ATOMX_TRACE_CURSOR_OFFSET (docs/trace.md, "What the program
+ * writes"): [newStart, newEnd), offsets from mapBase as the pairs', is
+ * code of the loop's blocks (their instructions and the stores inserted
+ * among them and after them) or of an edge stub of their branches, up to
+ * the Save of an edge that leaves the loop, where general register `reg`
+ * (a hardware number) holds the cursor and the thread pointer's copy may
+ * be behind it.  An
+ * array sorted by newStart, not overlapping; the trace recorder looks it
+ * up on signals and faults only (runtime/trace/marks.c). */
+typedef struct AtomxCursorRegion {
+  uint32_t newStart;
+  uint32_t newEnd;
+  uint32_t reg;
+} AtomxCursorRegion;
+
 /* The map as the runtime hands it to an analysis object that asks for it
  * (it defines `AtomxCodeMap atomx_analysis_code_map`; the blob fills it in
  * before any ProgramBefore routine runs): run-time addresses. */
@@ -41,7 +57,20 @@ typedef struct AtomxCodeMap {
   uint64_t linkBase;  /* link-time mapBase: original addresses are linkBase + offset */
   uint64_t newStart;  /* run-time [newStart, newEnd): the moved code */
   uint64_t newEnd;
+  const AtomxCursorRegion *regions; /* regionCount of them, offsets from mapBase as the pairs' */
+  uint64_t regionCount;
 } AtomxCodeMap;
+
+/* The register that holds the cursor at offset `off` (from mapBase), or -1. */
+static inline int atomx_cursor_register(const AtomxCursorRegion *r, uint64_t count, uint64_t off) {
+  uint64_t lo = 0, hi = count; /* the first region at or after off is in [lo, hi] */
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (r[mid].newEnd <= off) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < count && r[lo].newStart <= off && off < r[lo].newEnd ? (int)r[lo].reg : -1;
+}
 
 /* The index of the pair that covers offset `off` (from mapBase), or -1 when
  * `off` lies before the first pair. */

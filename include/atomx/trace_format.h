@@ -71,6 +71,12 @@
  * offset from the thread pointer (%fs).  It is the first word of glibc's
  * tcbhead_t.__glibc_unused2 on x86-64, which glibc keeps and never uses. */
 #define ATOMX_TRACE_CURSOR_OFFSET 0x80
+/* Where a loop that holds the cursor in a register whose value the program
+ * keeps across the loop saves that value meanwhile (runtime/trace/stores.h):
+ * the fourth word of __glibc_unused2 (the second is the per-thread
+ * counters' owner, runtime/abi.h; the third the recorder's library slot,
+ * runtime/trace/stores.h ATOMX_STORES_LIBRARY_SLOT). */
+#define ATOMX_TRACE_SPILL_OFFSET 0x98
 
 /* Every stream begins with ATOMX_TRACE_STREAM_HEADER bytes (a forked or
  * vfork'd child's stream begins with its parent's): two uint64_t, the

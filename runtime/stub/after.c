@@ -3,6 +3,7 @@
  * fatal signals. */
 #include "stub.h"
 #include "../sys.h"
+#include "../../include/atomx/trace_format.h"
 
 /* Slot 8.  Inside the moved code: the greatest map entry whose new offset is
  * at or below the address, plus the distance from it (inserted code: the
@@ -88,12 +89,31 @@ void atomx_program_after(void) {
 /* Registered with the program's __cxa_atexit at start-up. */
 void atomx_after_at_exit(void *unused) { atomx_program_after(); }
 
+/* A fatal signal in a loop that keeps the trace's cursor in a register
+ * (AtomxCursorRegion, include/atomx/address_map.h): the thread pointer's
+ * copy is made current first, so that the trace recorder's last chunk,
+ * which ProgramAfter writes, has the loop's records.  `context` is the
+ * kernel's ucontext: its general registers from byte 40, in the kernel's
+ * order (REG_R8 = 0 ... REG_RIP = 16). */
+static void sync_trace_cursor(const void *context) {
+  const AtomxDescriptor *d = stub_descriptor();
+  if (!context || !d->cursorRegionCount) return;
+  static const int kIndex[16] = {13, 14, 12, 11, 15, 10, 9, 8, 0, 1, 2, 3, 4, 5, 6, 7}; /* hardware number -> gregs */
+  const uint64_t *gregs = (const uint64_t *)((const char *)context + 40);
+  const uint64_t rip = gregs[16] - d->bias;
+  if (rip < d->newCodeStart || rip >= d->newCodeEnd) return;
+  const int r = atomx_cursor_register((const AtomxCursorRegion *)(d->cursorRegions + d->bias), d->cursorRegionCount,
+                                      rip - d->mapBase);
+  if (r >= 0) __asm__ volatile("mov %0, %%fs:%c1" : : "r"(gregs[kIndex[r]]), "i"(ATOMX_TRACE_CURSOR_OFFSET) : "memory");
+}
+
 /* Installed on fatal signals left at SIG_DFL.  Runs ProgramAfter, then puts
  * SIG_DFL back and sends the signal again to this thread: it is blocked until
  * this handler returns (the handler's mask blocks everything), then kills the
  * process exactly as the first one would have (status, core dump).  A
  * synchronous fault would also recur when the instruction is re-executed. */
 void atomx_after_fatal_signal(int sig, void *info, void *context) {
+  sync_trace_cursor(context);
   atomx_program_after();
   struct stub_kernel_sigaction dfl;
   memset(&dfl, 0, sizeof dfl);

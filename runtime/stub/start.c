@@ -101,6 +101,8 @@ static void resolve_routines(AtomxDescriptor *d, const struct stub_libc *libc, v
     map->linkBase = d->mapBase;
     map->newStart = d->newCodeStart + d->bias;
     map->newEnd = d->newCodeEnd + d->bias;
+    map->regions = (const AtomxCursorRegion *)(d->cursorRegions + d->bias);
+    map->regionCount = d->cursorRegionCount;
   }
   /* A replay of a deferred end: the process whose outputs these are. */
   uint64_t *endProcess = (uint64_t *)optional_symbol(libc, handle, "atomx_analysis_end_process");

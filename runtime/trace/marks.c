@@ -18,6 +18,31 @@ int in_moved_code(uint64_t pc) {
   return m->pairs && pc >= m->newStart && pc < m->newEnd;
 }
 
+/* The register that holds the thread's cursor at pc, in a loop that
+ * keeps it there (AtomxCursorRegion), or -1: the cursor is %fs's. */
+int cursor_register_at(uint64_t pc) {
+  const AtomxCodeMap *m = &atomx_analysis_code_map;
+  if (!in_moved_code(pc) || !m->regions) return -1;
+  return atomx_cursor_register(m->regions, m->regionCount, pc - m->base);
+}
+
+/* ATOMX_TEST_NO_CURSOR_SYNC=1 (a test's hook): signals leave the cursor
+ * of a promoted loop alone, so that a handler's records land where the
+ * loop's next ones go. */
+int noCursorSync;
+
+/* A signal interrupted the thread at g: where a loop holds the cursor in a
+ * register, the thread pointer's copy is made current (before a handler
+ * of the program runs, or the streams are written), or, `back`, the
+ * register is given the copy (when the handler returns: it may have
+ * recorded, or a mark have ended the chunk). */
+void sync_cursor(greg_t *g, int back) {
+  const int r = cursor_register_at((uint64_t)g[REG_RIP]);
+  if (r < 0 || noCursorSync) return;
+  if (back) g[kGreg[r]] = (greg_t)cursor();
+  else set_cursor((uint8_t *)g[kGreg[r]]);
+}
+
 /* Where the interrupted thread is in the program's traced code: the
  * original address of the instruction it runs next, 0 outside that code
  * (a library, the recorder, code atomx left in place), or

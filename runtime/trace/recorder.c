@@ -63,6 +63,8 @@ __attribute__((constructor)) static void start_recorder(void) {
     strcpy(traceDir, dir);
     discarding = 0;
   }
+  const char *noSync = getenv("ATOMX_TEST_NO_CURSOR_SYNC");
+  noCursorSync = noSync && *noSync == '1';
   /* The program's own libc runs its threads' key destructors. */
   void *libc = dlmopen(LM_ID_BASE, "libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
   if (libc) catch_thread_ends(libc);

@@ -111,6 +111,16 @@ void library_slot_put(uint64_t v);
 uint64_t library_interrupted(greg_t *g);
 /* The routine's write faulted (a full buffer, or none yet): answered. */
 int library_store_fault(greg_t *g, uintptr_t addr);
+/* The word a promoted loop keeps its register's value in,
+ * %fs:ATOMX_TRACE_SPILL_OFFSET (runtime/trace/stores.h). */
+static inline uint64_t spill_word(void) {
+  uint64_t v;
+  __asm__ volatile("mov %%fs:%c1, %0" : "=r"(v) : "i"(ATOMX_TRACE_SPILL_OFFSET));
+  return v;
+}
+static inline void set_spill_word(uint64_t v) {
+  __asm__ volatile("mov %0, %%fs:%c1" : : "r"(v), "i"(ATOMX_TRACE_SPILL_OFFSET) : "memory");
+}
 
 /* recorder.c: the session. */
 extern char traceDir[4096]; /* $ATOMX_TRACE_DIR */
@@ -171,6 +181,9 @@ void wake_writer(void);
 
 /* marks.c: where a signal interrupted the thread. */
 int in_moved_code(uint64_t pc);
+int cursor_register_at(uint64_t pc);
+extern int noCursorSync;
+void sync_cursor(greg_t *g, int back);
 uint64_t interrupted_at(ucontext_t *uc);
 void add_mark(uint16_t kind, int sig, uint64_t pc);
 

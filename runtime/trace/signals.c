@@ -35,11 +35,14 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
   const int fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) && info && info->si_code > 0;
   const uint64_t pc = interrupted_at(uc);
   const greg_t rip = uc->uc_mcontext.gregs[REG_RIP];
+  sync_cursor(uc->uc_mcontext.gregs, 0); /* the mark and the handler's records go where the loop is */
   if (pc) add_mark(fault && pc != ATOMX_TRACE_MARK_UNKNOWN ? ATOMX_TRACE_MARK_FAULTED : ATOMX_TRACE_MARK_DELIVERED, sig, pc);
   if (pc && pc != ATOMX_TRACE_MARK_UNKNOWN) { /* the registers, by hardware number: ATOMX_TRACE_MARK_REGISTER */
-    static const int kGreg[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
-                                  REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
-    for (int r = 0; r < 16; r++) add_mark(ATOMX_TRACE_MARK_REGISTER, r, (uint64_t)uc->uc_mcontext.gregs[kGreg[r]]);
+    /* In a loop that holds the cursor in a register, the program's value of
+     * that register is in the spill word (or it is dead there). */
+    const int held = cursor_register_at((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
+    for (int r = 0; r < 16; r++)
+      add_mark(ATOMX_TRACE_MARK_REGISTER, r, r == held ? spill_word() : (uint64_t)uc->uc_mcontext.gregs[kGreg[r]]);
   }
   sigset_t mask = uc->uc_sigmask;
   for (int s = 1; s < NSIG; s++)
@@ -50,12 +53,17 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
    * own calls use the slot. */
   const uint64_t library = library_slot_take();
   pthread_sigmask(SIG_SETMASK, &mask, NULL);
+  /* A loop of the handler may keep its register's value in the spill
+   * word, which the interrupted loop's holds. */
+  const uint64_t spilled = spill_word();
   if (act.sa_flags & SA_SIGINFO) act.sa_sigaction(sig, info, context);
   else act.sa_handler(sig);
+  set_spill_word(spilled);
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, NULL);
   library_slot_put(library);
+  sync_cursor(uc->uc_mcontext.gregs, 1); /* where the thread goes on, if a loop holds its cursor there */
   if (!pc) return;
   /* The handler returned (it did not longjmp or exit): where the thread
    * goes on, if the handler moved it. */
@@ -77,10 +85,12 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
   int reg, disp, width, src;
   /* A witness store's fault is at an instruction of the moved code, which
    * can be read; the pc of another fault may not be (a call through a null
-   * pointer faults at 0). */
-  if (in_moved_code((uint64_t)g[REG_RIP]) && atomx_stores_decode_store((const uint8_t *)g[REG_RIP], &reg, &disp, &width, &src) &&
-      swap_buffer(g, reg, cursor(), (uintptr_t)info->si_addr))
-    return;
+   * pointer faults at 0).  Its register holds the cursor: %fs's copy, or,
+   * in a loop that keeps the cursor in that register, the register. */
+  if (in_moved_code((uint64_t)g[REG_RIP]) && atomx_stores_decode_store((const uint8_t *)g[REG_RIP], &reg, &disp, &width, &src)) {
+    uint8_t *slot = cursor_register_at((uint64_t)g[REG_RIP]) == reg ? (uint8_t *)g[kGreg[reg]] : cursor();
+    if (swap_buffer(g, reg, slot, (uintptr_t)info->si_addr)) return;
+  }
   if (library_store_fault(g, (uintptr_t)info->si_addr)) return; /* the measured length's (library.c) */
   /* Not ours: the program's own handler, if it set one ... */
   struct sigaction *program = &programActs[SIGSEGV];
@@ -89,6 +99,7 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
     return;
   }
   /* ... else keep what the trace has, and let the fault take its course. */
+  sync_cursor(g, 0);
   flush_all();
   event("killed", "%d", sig);
   struct sigaction dfl;

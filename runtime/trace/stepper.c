@@ -11,7 +11,7 @@ const int kGreg[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG
 
 int step_inserted(greg_t *g) {
   uint8_t *p = (uint8_t *)g[REG_RIP];
-  int reg, disp, width, src, save, len;
+  int reg, disp, width, src, save, spill, len;
   int32_t imm;
   if ((len = atomx_stores_decode_store(p, &reg, &disp, &width, &src))) {
     /* A register's value: as it is in the context before the store (the
@@ -34,8 +34,10 @@ int step_inserted(greg_t *g) {
     g[REG_RIP] += len;
     return 1;
   }
-  if ((len = atomx_stores_decode_cursor_move(p, &reg, &save))) {
-    if (save) step_set_cursor((uint8_t *)g[kGreg[reg]]);
+  if ((len = atomx_stores_decode_fs_move(p, &reg, &save, &spill))) {
+    if (spill && save) step_set_spill((uint64_t)g[kGreg[reg]]);
+    else if (spill) g[kGreg[reg]] = (greg_t)step_spill();
+    else if (save) step_set_cursor((uint8_t *)g[kGreg[reg]]);
     else g[kGreg[reg]] = (greg_t)step_cursor();
     g[REG_RIP] += len;
     return 1;

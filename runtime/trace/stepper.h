@@ -6,7 +6,7 @@
  * inside a sequence that has read the cursor but not yet moved it.
  *
  * stepper.c needs only what is declared here, so that a unit test can run
- * it on its own (tests/unit/stepper_test.cpp): the three functions under
+ * it on its own (tests/unit/stepper_test.cpp): the functions under
  * "Given by" are the recorder's (buffer.c) or the test's. */
 #ifndef ATOMX_TRACE_STEPPER_H
 #define ATOMX_TRACE_STEPPER_H
@@ -36,6 +36,9 @@ uint8_t *step_cursor(void);
 void step_set_cursor(uint8_t *c);
 /* The thread's library slot (stores.h, atomx_stores_library_site), set. */
 void step_set_library_slot(uint32_t site);
+/* The thread's word at ATOMX_TRACE_SPILL_OFFSET, read and set. */
+uint64_t step_spill(void);
+void step_set_spill(uint64_t v);
 uint8_t *step_store_at(greg_t *g, int reg, int disp, int width);
 
 #pragma GCC visibility pop

@@ -37,7 +37,16 @@
  * need a SIB byte, which these forms have no room for.  The red-zone steps
  * are the Assembler's (x86/Assembler.h); the stepper runs any
  * lea disp8/disp32(%rsp),%rsp, and push and pop of rax ... rdi.  A site of
- * more than ATOMX_STORES_MAX_BYTES bytes is several such sequences. */
+ * more than ATOMX_STORES_MAX_BYTES bytes is several such sequences.
+ *
+ * In a loop that keeps the cursor in a register %R (docs/trace.md, "Loops
+ * that keep the cursor in a register"; AtomxCursorRegion), a site's
+ * sequence is the one above without its cursor moves, through %R (on its
+ * exit edges too); the loop's entry edges end with [mov %R,%fs:SPILL]
+ * mov %fs:CURSOR,%R, its exit edges with mov %R,%fs:CURSOR
+ * [mov %fs:SPILL,%R]
+ * (atomx_stores_spill_move: the program's value of %R kept aside at
+ * ATOMX_TRACE_SPILL_OFFSET while the loop runs). */
 #ifndef ATOMX_TRACE_STORES_H
 #define ATOMX_TRACE_STORES_H
 
@@ -73,16 +82,26 @@ static inline unsigned atomx_stores_piece(unsigned left) { return left >= 4 ? 4 
 
 /* mov %fs:CURSOR,%r (save 0) or mov %r,%fs:CURSOR (save 1), %r the
  * hardware register number `reg`: 64 REX.W(R) 8B|89 modrm(00 r 100) 25
- * disp32.  Writes it to out; its length. */
-static inline unsigned atomx_stores_cursor_move(uint8_t *out, unsigned reg, int save) {
+ * disp32; with SPILL for CURSOR, atomx_stores_spill_move.  Writes it to
+ * out; its length. */
+static inline unsigned atomx_stores_fs_move(uint8_t *out, unsigned reg, int save, unsigned offset) {
   out[0] = ATOMX_STORES_FS;
   out[1] = (uint8_t)(ATOMX_STORES_REX_W | (reg >= 8 ? 4u : 0u));
   out[2] = (uint8_t)(save ? ATOMX_STORES_SAVE : ATOMX_STORES_LOAD);
   out[3] = (uint8_t)(0x04u | (reg & 7) << 3);
   out[4] = 0x25;
-  out[5] = ATOMX_TRACE_CURSOR_OFFSET;
+  out[5] = (uint8_t)offset;
   out[6] = out[7] = out[8] = 0;
   return 9;
+}
+static inline unsigned atomx_stores_cursor_move(uint8_t *out, unsigned reg, int save) {
+  return atomx_stores_fs_move(out, reg, save, ATOMX_TRACE_CURSOR_OFFSET);
+}
+/* mov %r,%fs:SPILL (save 1) or mov %fs:SPILL,%r (save 0): a promoted
+ * loop's register's program value, kept aside while the loop holds the
+ * cursor in it. */
+static inline unsigned atomx_stores_spill_move(uint8_t *out, unsigned reg, int save) {
+  return atomx_stores_fs_move(out, reg, save, ATOMX_TRACE_SPILL_OFFSET);
 }
 
 /* mov $bytes[0..width),offset(%r), width 1, 2 or 4: 66? REX.B? C6|C7
@@ -184,15 +203,19 @@ static inline int atomx_stores_decode_add(const uint8_t *p, int *reg, int *disp,
   return 8;
 }
 
-/* A cursor move (64 REX.W(R) 8B|89 modrm(00 r 100) 25 CURSOR 0 0 0): its
- * length, its register in *reg and in *save whether it saves the cursor
- * (else it loads it); 0 for another instruction. */
-static inline int atomx_stores_decode_cursor_move(const uint8_t *p, int *reg, int *save) {
+/* A cursor move (64 REX.W(R) 8B|89 modrm(00 r 100) 25 CURSOR 0 0 0), or a
+ * spill move (the same with SPILL): its length,
+ * its register in *reg, in *save whether it writes %fs's word (else it
+ * reads it) and in *spill whether that word is SPILL; 0 for another
+ * instruction. */
+static inline int atomx_stores_decode_fs_move(const uint8_t *p, int *reg, int *save, int *spill) {
   if (!(p[0] == ATOMX_STORES_FS && (p[1] & 0xfb) == ATOMX_STORES_REX_W && (p[2] == ATOMX_STORES_LOAD || p[2] == ATOMX_STORES_SAVE) &&
-        (p[3] & 0xc7) == 0x04 && p[4] == 0x25 && p[5] == ATOMX_TRACE_CURSOR_OFFSET && !p[6] && !p[7] && !p[8]))
+        (p[3] & 0xc7) == 0x04 && p[4] == 0x25 &&
+        (p[5] == ATOMX_TRACE_CURSOR_OFFSET || p[5] == ATOMX_TRACE_SPILL_OFFSET) && !p[6] && !p[7] && !p[8]))
     return 0;
   *reg = ((p[1] & 4) << 1) | ((p[3] >> 3) & 7);
   *save = p[2] == ATOMX_STORES_SAVE;
+  *spill = p[5] == ATOMX_TRACE_SPILL_OFFSET;
   return 9;
 }
 

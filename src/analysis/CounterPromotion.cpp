@@ -62,6 +62,25 @@ bool eligible(const ir::Procedure& proc, const Loop& loop, const std::vector<boo
   return !out.entries.empty() && !out.exits.empty();
 }
 
+// The registers an instruction of the loop reads or writes.
+x86::RegSet touchedIn(const ir::Procedure& proc, const Loop& loop, const RegisterLiveness& registers) {
+  x86::RegSet touched;
+  for (uint32_t b : loop.body) {
+    const ir::Block& blk = proc.blocks[b];
+    for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) touched |= registers.touched(i);
+  }
+  return touched;
+}
+
+// `touched`, and the registers live at the loop's header or where one of
+// its exits arrives: a register outside it is free through the loop.
+x86::RegSet busyAround(const ir::Procedure& proc, const Loop& loop, const PromotedLoop& p,
+                       const RegisterLiveness& registers, x86::RegSet touched) {
+  touched |= registers.at(proc.blocks[loop.header].start);
+  for (auto [b, s] : p.exits) touched |= registers.at(proc.blocks[proc.blocks[b].succs[s].to].start);
+  return touched;
+}
+
 }  // namespace
 
 std::vector<Induction> findInductions(const ir::Procedure& proc,
@@ -145,18 +164,9 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
     }
     PromotedLoop p;
     if (wants.empty() || !eligible(proc, loop, live, p)) return;
-    const RegisterLiveness& registers = liveness();
-    // Registers touched by no instruction of the loop; free ones are also
-    // dead at its header and where each exit arrives.
-    x86::RegSet touched;
-    for (uint32_t b : loop.body) {
-      const ir::Block& blk = proc.blocks[b];
-      for (uint32_t i = blk.firstInsn; i < blk.firstInsn + blk.insnCount; ++i) touched |= registers.touched(i);
-    }
+    x86::RegSet touched = touchedIn(proc, loop, liveness());
     touched |= taken[k];  // the inner loops' counters
-    x86::RegSet busy = touched;
-    busy |= registers.at(proc.blocks[loop.header].start);
-    for (auto [b, s] : p.exits) busy |= registers.at(proc.blocks[proc.blocks[b].succs[s].to].start);
+    const x86::RegSet busy = busyAround(proc, loop, p, liveness(), touched);
     size_t next = 0;
     for (int pass = 0; pass < (spill ? 2 : 1); ++pass)
       for (unsigned hw : kOrder) {
@@ -177,6 +187,40 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
   for (size_t k = forest.loops.size(); k-- > 0;) {
     promote(k);
     if (forest.loops[k].parent >= 0) taken[size_t(forest.loops[k].parent)] |= taken[k];
+  }
+  return out;
+}
+
+std::vector<PromotedLoop> promoteCursor(const ir::Procedure& proc,
+                                        const std::function<const RegisterLiveness&()>& liveness,
+                                        const std::vector<bool>& wanted, const std::vector<bool>& refused) {
+  std::vector<PromotedLoop> out;
+  if (proc.blocks.empty()) return out;
+  const LoopForest forest = procedureLoops(proc);
+  const std::vector<bool> live = liveBlocks(proc);
+  std::vector<bool> covered(proc.blocks.size(), false);  // inside a loop already promoted
+  for (const Loop& loop : forest.loops) {  // outer loops first
+    if (loop.header >= proc.blocks.size() || covered[loop.header]) continue;
+    if (std::none_of(loop.body.begin(), loop.body.end(), [&](uint32_t b) { return wanted[b]; })) continue;
+    PromotedLoop p;
+    if (!eligible(proc, loop, live, p)) continue;
+    auto refuses = [&](uint32_t b) { return refused[b]; };
+    if (std::any_of(loop.body.begin(), loop.body.end(), refuses) ||
+        std::any_of(p.entries.begin(), p.entries.end(), [&](auto e) { return refused[e.first]; }) ||
+        std::any_of(p.exits.begin(), p.exits.end(), [&](auto e) { return refused[proc.blocks[e.first].succs[e.second].to]; }))
+      continue;
+    const RegisterLiveness& registers = liveness();
+    const x86::RegSet touched = touchedIn(proc, loop, registers);
+    const x86::RegSet busy = busyAround(proc, loop, p, registers, touched);
+    for (int pass = 0; pass < 2 && p.counters.empty(); ++pass)  // dead ones first, then ones to spill
+      for (unsigned hw : kOrder)
+        if (hw != 12 && !(pass ? touched : busy).has(hw)) {  // the stores' disp8(%r) has no room for %r12's SIB byte
+          p.counters.push_back({0, hw, pass == 1, false});
+          break;
+        }
+    if (p.counters.empty()) continue;
+    for (uint32_t b : loop.body) covered[b] = true;
+    out.push_back(std::move(p));
   }
   return out;
 }

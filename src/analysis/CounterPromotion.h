@@ -115,4 +115,21 @@ std::vector<PromotedLoop> promoteCounters(const ir::Procedure& proc, const Count
                                           const std::vector<uint32_t>& states = {},
                                           const std::vector<Induction>& inductions = {});
 
+// The loops of `proc` through which a register holds the thread's trace
+// cursor instead of %fs:ATOMX_TRACE_CURSOR_OFFSET (docs/trace.md, "What the
+// program writes"): the outermost loops that may hold a counter (the
+// conditions above but the register) and have a block of `wanted` (one
+// that stores trace bytes), where no block of the loop, none an entry edge
+// comes from and none an exit edge goes to is `refused` (inserted calls or
+// counters there: a signal inside a call would see the cursor stale), each
+// with the register (counters[0].reg and .spilled; nothing else of
+// counters[0] is meant) touched by no instruction of it, never %r12
+// (runtime/trace/stores.h): one dead where the loop is entered and left,
+// else one that holds a value across it (`spilled`: the caller saves it
+// around the loop).  A loop without one is skipped for the loops inside
+// it.
+std::vector<PromotedLoop> promoteCursor(const ir::Procedure& proc,
+                                        const std::function<const RegisterLiveness&()>& live,
+                                        const std::vector<bool>& wanted, const std::vector<bool>& refused);
+
 }  // namespace atomx::analysis

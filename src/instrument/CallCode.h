@@ -69,8 +69,11 @@ uint32_t incrementCodeSize(const Engine& engine, const Site& site, CounterMode m
 // The stores run from the highest offset down, so the first one is the
 // one that reaches past the buffer into its guard page, before any byte
 // is written; the recorder's fault handler (runtime/trace/signals.c)
-// decodes it, gives %r a fresh buffer and lets it run again.  The forms
-// are defined once, for both sides, in runtime/trace/stores.h.
+// decodes it, gives %r a fresh buffer and lets it run again.  Inside a
+// loop that keeps the cursor in a register (StoreRequest::cursor), and on
+// its exits, the stores go through it with no cursor move; a Save's moves
+// and then a Load's come after the site's stores.  The forms are defined
+// once, for both sides, in runtime/trace/stores.h.
 uint32_t storeCodeSize(const Site& site);
 // A site of Routine::beforeUnless: its inline tests and the call part that
 // runs when one fails (UnlessCode.cpp, emitUnless, shows the code).

@@ -150,6 +150,26 @@ struct StoreRequest {
   // library call whose length the recorder measures (runtime/trace/stores.h,
   // atomx_stores_library_site; instrument/TraceRecorder).
   uint32_t librarySite = 0;
+  // A loop that holds the cursor in a register (TraceRecorder.h,
+  // promoteTraceCursor): inside it and on its exit edges, its stores go
+  // through `cursor` (a hardware register number; -1: through %fs, as
+  // everywhere else); on its entry edges a request that stores nothing
+  // but Loads the cursor into it (after the edge's own stores), on its
+  // exit edges one that Saves it back (after them too).
+  int8_t cursor = -1;
+  enum class Move : uint8_t { None, Load, Save } move = Move::None;
+  // The register holds a program value across the loop: a Load keeps it
+  // at %fs:ATOMX_TRACE_SPILL_OFFSET first, a Save puts it back after.
+  bool spilled = false;
+};
+
+// A loop whose code holds the thread's trace cursor in general register
+// `reg` (its blocks; their stores' StoreRequest::cursor): the instrumenter
+// tells the recorder where (include/atomx/address_map.h, AtomxCursorRegion).
+struct CursorLoop {
+  const ir::Procedure* proc = nullptr;
+  std::vector<uint32_t> blocks;
+  unsigned reg = 0;
 };
 
 // BlockAfter runs after the block's last instruction when that instruction
@@ -236,6 +256,9 @@ class Engine {
   // Trace stores (StoreRequest), in the order they run where they share a site.
   void addStore(StoreRequest store) { stores_.push_back(std::move(store)); }
   const std::vector<StoreRequest>& stores() const { return stores_; }
+  std::vector<StoreRequest>& stores() { return stores_; }
+  void addCursorLoop(CursorLoop loop) { cursorLoops_.push_back(std::move(loop)); }
+  const std::vector<CursorLoop>& cursorLoops() const { return cursorLoops_; }
 
   // The instruction an argument is computed at, for a call at (point, where):
   // null for program points and edges.  Also used to name a call site.
@@ -297,6 +320,7 @@ class Engine {
   size_t firstCalls_ = 0;  // calls_ begins with the addFirst ones
   bool factsWanted_ = false, factOperandsWanted_ = false;
   std::vector<StoreRequest> stores_;
+  std::vector<CursorLoop> cursorLoops_;
   mutable std::unique_ptr<debuginfo::LineTable> lineTable_;
   const uint64_t id_;  // names this engine in each thread's described() cache
   mutable std::map<const ir::Procedure*, std::unique_ptr<analysis::FlagsLiveness>> flagsLiveness_;

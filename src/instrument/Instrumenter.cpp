@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "elf/ElfImage.h"
 #include "support/Error.h"
@@ -284,6 +285,68 @@ void Instrumenter::addressMap(const layout::CodeLayout& layout, uint64_t mapBase
   if (!unique.empty()) std::memcpy(out.data() + where, unique.data(), unique.size() * sizeof(AtomxAddressPair));
 }
 
+void Instrumenter::cursorRegions(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const {
+  std::vector<AtomxCursorRegion> regions;
+  std::map<uint32_t, const layout::MovedProc*> moved;
+  for (const layout::MovedProc& m : layout.moved()) moved[m.proc] = &m;
+  auto offsetOf = [&](uint64_t address) {
+    if (address < mapBase || address - mapBase >= ATOMX_MAP_INSERTED)
+      throw InternalError("an address more than 2 GiB away from the address map's base");
+    return uint32_t(address - mapBase);
+  };
+  for (const CursorLoop& l : engine_.cursorLoops()) {
+    const ir::Procedure& p = *l.proc;
+    const auto it = moved.find(p.id);
+    if (it == moved.end()) throw InternalError("a promoted loop in a procedure left in place");
+    const layout::MovedProc& m = *it->second;
+    const uint64_t mainEnd = m.tailOffset - (m.needsStitch ? 5 : 0);
+    std::vector<bool> in(p.blocks.size(), false);
+    for (uint32_t b : l.blocks) in[b] = true;
+    // The bytes of a site's cursor moves, which end its code (emitStores).
+    auto movesOf = [](const Site& s) {
+      uint64_t n = 0;
+      for (const StoreRequest* st : s.stores)
+        if (st->move != StoreRequest::Move::None) n += 9 * (st->spilled ? 2 : 1);
+      return n;
+    };
+    const ProcSites* ps = plan_.procSites(p.id);
+    // Each block: its code from its first instruction's inserted code to
+    // its last instruction's, and the stores after it up to an exit's Save.
+    for (uint32_t b : l.blocks) {
+      const ir::Block& blk = p.blocks[b];
+      const uint32_t last = blk.firstInsn + blk.insnCount - 1;
+      uint64_t end = last + 1 < p.insns.size() ? m.offset[last + 1] : mainEnd;
+      if (ps)
+        if (const auto after = ps->after.find(last); after != ps->after.end()) end -= movesOf(plan_.sites()[after->second]);
+      regions.push_back({offsetOf(m.newStart + m.offset[blk.firstInsn]), offsetOf(m.newStart + end), l.reg});
+    }
+    // The edge stubs of its blocks' branches: the stores, and the jump of
+    // one that stays in the loop (an exit's Save and jump are not).
+    if (ps)
+      for (auto [site, offset] : ps->stubOffset) {
+        const Site& s = plan_.sites()[site];
+        if (std::none_of(s.stores.begin(), s.stores.end(), [&](const StoreRequest* st) {
+              const int64_t from = p.blockIndexAt(p.insns[st->insn].address);
+              return st->cursor == int8_t(l.reg) && from >= 0 && in[size_t(from)];
+            }))
+          continue;
+        const uint64_t start = m.newStart + m.tailOffset + offset, moves = movesOf(s);
+        const uint64_t end = moves ? start + s.codeSize - moves : start + s.codeSize + kStubJumpSize;
+        if (end > start) regions.push_back({offsetOf(start), offsetOf(end), l.reg});
+      }
+  }
+  std::sort(regions.begin(), regions.end(),
+            [](const AtomxCursorRegion& a, const AtomxCursorRegion& b) { return a.newStart < b.newStart; });
+  for (size_t k = 1; k < regions.size(); ++k)
+    if (regions[k].newStart < regions[k - 1].newEnd) throw InternalError("promoted loops' code overlaps");
+  out.resize(alignUp(out.size(), 8));
+  offRegions_ = out.size();
+  regionCount_ = regions.size();
+  const size_t where = out.size();
+  out.resize(where + regions.size() * sizeof(AtomxCursorRegion));
+  if (!regions.empty()) std::memcpy(out.data() + where, regions.data(), regions.size() * sizeof(AtomxCursorRegion));
+}
+
 std::vector<uint8_t> Instrumenter::readOnlyBytes(const layout::CodeLayout& layout, uint64_t mapBase) const {
   std::vector<uint8_t> out(roSize_, 0);
   std::memcpy(out.data() + offAnalysis_, analysisObject_.data(), analysisObject_.size());
@@ -296,6 +359,7 @@ std::vector<uint8_t> Instrumenter::readOnlyBytes(const layout::CodeLayout& layou
   std::memcpy(out.data() + offProgramName_, programName_.c_str(), programName_.size() + 1);
   out.resize(offMap_);
   addressMap(layout, mapBase, out);
+  cursorRegions(layout, mapBase, out);
   return out;
 }
 
@@ -318,6 +382,8 @@ std::vector<uint8_t> Instrumenter::writableBytes(uint64_t originalEntry, uint64_
   d.afterCount = plan_.programAfter().size();
   d.addressMap = roAddress_ + offMap_;
   d.addressMapCount = mapCount_;
+  d.cursorRegions = roAddress_ + offRegions_;
+  d.cursorRegionCount = regionCount_;
   d.mapBase = mapBase;
   d.newCodeStart = newCodeStart;
   d.newCodeEnd = newCodeEnd;

@@ -81,6 +81,8 @@ class Instrumenter final : public rewrite::CodeAdditions {
   void layOutData();
   void chooseEnters();
   void addressMap(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const;
+  // The promoted loops' code (Engine::cursorLoops), as AtomxCursorRegions.
+  void cursorRegions(const layout::CodeLayout& layout, uint64_t mapBase, std::vector<uint8_t>& out) const;
 
   const Engine& engine_;
   bool deferEnd_ = false;
@@ -100,6 +102,7 @@ class Instrumenter final : public rewrite::CodeAdditions {
   uint64_t roAddress_ = 0, rwAddress_ = 0;
   uint64_t offAnalysis_ = 0, offNames_ = 0, offPool_ = 0, offMap_ = 0, offProgramName_ = 0, roSize_ = 0;
   mutable uint64_t mapCount_ = 0;
+  mutable uint64_t offRegions_ = 0, regionCount_ = 0;
   // Writable layout.
   uint64_t offTable_ = 0, offBefore_ = 0, offAfter_ = 0, rwSize_ = 0;
   // The counters, after the writable data (offsets from its end).

@@ -26,6 +26,7 @@ elf::PatchedFile Session::run() {
     analyze();
     phases.time("runInstrument", [&] { runInstrument(); });
     phases.time("placeCounts", [&] { placeCounts(); });
+    if (options_.trace) phases.time("promoteCursor", [&] { traceStores_.cursorLoops = promoteTraceCursor(*engine_); });
     phases.time("embedFacts", [&] { embedFacts(); });
     phases.time("checkRoutines", [&] { checkRoutines(); });
     phases.time("plan", [&] { plan(); });
@@ -136,7 +137,8 @@ std::vector<std::string> Session::summary() const {
     lines.push_back(out + ": trace stores: " + std::to_string(traceStores_.witnesses) + " witness(es), " +
                     std::to_string(traceStores_.entries) + " entry tag(s), " + std::to_string(traceStores_.returns) +
                      " return tag(s), " + std::to_string(traceStores_.blockTags) + " block tag(s), " +
-                    std::to_string(traceStores_.tableTargets) + " jump-table target(s)");
+                    std::to_string(traceStores_.tableTargets) + " jump-table target(s), " +
+                    std::to_string(traceStores_.cursorLoops) + " loop(s) with the cursor in a register");
   if (factsBytes_)
     lines.push_back(out + ": the program's facts embedded for the analysis code (" + std::to_string(factsBytes_) +
                     " bytes)");

@@ -12,6 +12,8 @@
 //                     (SessionOptions::trace), the trace plan's stores
 //                     instead (TraceRecorder.h)
 //   placeCounts       the increments behind Counters::count (CountPlan.h)
+//   promoteCursor     for a trace, the loops that hold the cursor in a
+//                     register (TraceRecorder.h, promoteTraceCursor)
 //   embedFacts        the facts of the program, if the tool wants them (Facts.h)
 //   checkRoutines     every declared routine is defined
 //   plan              counters' thread model, sites, inserted code

@@ -42,11 +42,35 @@ void emitStores(const Site& site, std::vector<uint8_t>& out) {
 namespace {
 
 void emitRecords(const Site& site, std::vector<uint8_t>& out) {
+  // A promoted loop's cursor (TraceRecorder.h, promoteTraceCursor): inside
+  // the loop and on its exit edges the stores go through its register,
+  // which an exit then Saves to %fs; an entry edge Loads it after its own
+  // stores.  An edge out of one loop into another: its stores through the
+  // first loop's register, its Save, the next one's Load.
+  uint8_t form[ATOMX_STORES_MAX_FORM];
+  auto put = [&](unsigned n) { out.insert(out.end(), form, form + n); };
+  auto moves = [&](StoreRequest::Move m) {
+    for (const StoreRequest* st : site.stores) {
+      if (st->move != m) continue;
+      const unsigned r = unsigned(st->cursor);
+      const bool save = m == StoreRequest::Move::Save;
+      if (st->spilled && !save) put(atomx_stores_spill_move(form, r, 1));
+      put(atomx_stores_cursor_move(form, r, save));
+      if (st->spilled && save) put(atomx_stores_spill_move(form, r, 0));
+    }
+  };
+  int promoted = -2;  // the body's cursor register, -1 for %fs (-2: no request yet)
+  for (const StoreRequest* st : site.stores) {
+    if (st->move != StoreRequest::Move::None) continue;
+    if (promoted != -2 && promoted != st->cursor) throw InternalError("a site's stores inside and outside a promoted loop");
+    promoted = st->cursor;
+  }
   // The record: every request's bytes, then its registers, in order.
   std::vector<uint8_t> bytes;
   std::vector<Piece> units;  // immediates' runs and registers, in record order
   uint16_t stored = 0;
   for (const StoreRequest* st : site.stores) {
+    if (st->move != StoreRequest::Move::None) continue;
     if (!st->bytes.empty()) {
       if (!units.empty() && units.back().src < 0) units.back().size += uint32_t(st->bytes.size());  // one run
       else units.push_back({uint32_t(bytes.size()), uint32_t(st->bytes.size()), -1});
@@ -60,10 +84,13 @@ void emitRecords(const Site& site, std::vector<uint8_t>& out) {
         stored |= uint16_t(1u << r);
       }
   }
-  if (bytes.empty()) return;
-  // The cursor's register: one dead here, or else, per sequence, one pushed
-  // (after the red-zone step) whose value that sequence does not store.
-  const bool saved = site.storeScratch == ZYDIS_REGISTER_NONE || (stored >> (site.storeScratch - ZYDIS_REGISTER_RAX) & 1);
+  // The cursor's register: a promoted loop's, or one dead here, or else,
+  // per sequence, one pushed (after the red-zone step) whose value that
+  // sequence does not store.
+  const bool inLoop = promoted >= 0;
+  if (inLoop && (stored >> promoted & 1)) throw InternalError("a promoted loop stores its cursor register's value");
+  const bool saved = !inLoop && (site.storeScratch == ZYDIS_REGISTER_NONE ||
+                                 (stored >> (site.storeScratch - ZYDIS_REGISTER_RAX) & 1));
   static constexpr unsigned kSaveable[] = {0, 1, 2, 3, 5, 6, 7};
   auto freeIn = [](uint16_t storedHere) {
     for (unsigned hw : kSaveable)
@@ -73,8 +100,6 @@ void emitRecords(const Site& site, std::vector<uint8_t>& out) {
   // The forms: runtime/trace/stores.h.  Sequences of at most
   // ATOMX_STORES_MAX_BYTES bytes, each cut at a unit's boundary (and, when
   // saving, before a unit that would leave no register to save).
-  uint8_t form[ATOMX_STORES_MAX_FORM];
-  auto put = [&](unsigned n) { out.insert(out.end(), form, form + n); };
   for (size_t first = 0; first < units.size();) {
     const uint32_t base = units[first].offset;
     size_t end = first;
@@ -86,14 +111,16 @@ void emitRecords(const Site& site, std::vector<uint8_t>& out) {
       ++end;
     }
     if (end == first) throw InternalError("a trace record longer than one store sequence");
-    const ZydisRegister r = saved ? ZydisRegister(ZYDIS_REGISTER_RAX + freeIn(storedHere)) : site.storeScratch;
+    const ZydisRegister r = inLoop  ? x86::reg64(unsigned(promoted))
+                            : saved ? ZydisRegister(ZYDIS_REGISTER_RAX + freeIn(storedHere))
+                                    : site.storeScratch;
     const unsigned hw = unsigned(r - ZYDIS_REGISTER_RAX);
     Assembler a(out, 0);
     if (saved) {
       a.stepOverRedZone();
       a.push(r);
     }
-    put(atomx_stores_cursor_move(form, hw, 0));
+    if (!inLoop) put(atomx_stores_cursor_move(form, hw, 0));
     std::vector<Piece> pieces;  // offsets within the sequence
     for (size_t u = first; u < end; ++u) {
       if (units[u].src >= 0) {
@@ -120,7 +147,7 @@ void emitRecords(const Site& site, std::vector<uint8_t>& out) {
     }
     const uint32_t length = units[end - 1].offset + units[end - 1].size - base;
     put(atomx_stores_advance(form, hw, length));
-    put(atomx_stores_cursor_move(form, hw, 1));
+    if (!inLoop) put(atomx_stores_cursor_move(form, hw, 1));
     if (saved) {
       Assembler b(out, 0);
       b.pop(r);
@@ -128,6 +155,8 @@ void emitRecords(const Site& site, std::vector<uint8_t>& out) {
     }
     first = end;
   }
+  moves(StoreRequest::Move::Save);
+  moves(StoreRequest::Move::Load);
 }
 
 }  // namespace

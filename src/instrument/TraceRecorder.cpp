@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <bit>
 #include <initializer_list>
+#include <memory>
 #include <set>
 
 #include "support/Error.h"
+#include "analysis/CounterPromotion.h"
 
 namespace atomx::instrument {
 
@@ -156,6 +158,105 @@ TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan)
   addMeasuredCalls(engine, measured);
   counts.measured = measured.size();
   return counts;
+}
+
+namespace {
+
+// Per procedure, per block: whether a tool's call or counter is in it, or
+// on an edge from or to it (promoteTraceCursor refuses loops there).
+std::vector<std::vector<bool>> blocksWithTools(const Engine& engine) {
+  const ir::Program& program = engine.program();
+  std::vector<std::vector<bool>> refused(program.procs.size());
+  for (const ir::Procedure& p : program.procs) refused[p.id].assign(p.blocks.size(), false);
+  auto mark = [&](const detail::BlockData* b) { refused[b->proc->proc->id][b->block] = true; };
+  auto at = [&](Point point, const void* where) {
+    if (!where) return;
+    switch (point) {
+      case Point::InstBefore:
+      case Point::InstAfter: return mark(static_cast<const detail::InstData*>(where)->block);
+      case Point::BlockBefore:
+      case Point::BlockAfter: return mark(static_cast<const detail::BlockData*>(where));
+      case Point::Edge: {
+        auto* e = static_cast<const detail::EdgeData*>(where);
+        mark(e->from);
+        if (e->to) mark(e->to);
+        return;
+      }
+      case Point::ProcBefore:
+      case Point::ProcAfter: {
+        auto* pd = static_cast<const detail::ProcData*>(where);
+        refused[pd->proc->id].assign(pd->proc->blocks.size(), true);
+        return;
+      }
+      default: return;
+    }
+  };
+  for (const CallRequest& c : engine.calls()) at(c.point, c.where);
+  for (const IncrementRequest& i : engine.increments()) at(i.point, i.where);
+  for (const RegisterReservation& r : engine.reservations())
+    for (auto [first, count] : r.insns) {
+      const ir::Procedure& p = *r.proc;
+      for (uint32_t b = 0; b < p.blocks.size(); ++b)
+        if (p.blocks[b].firstInsn < first + count && first < p.blocks[b].firstInsn + p.blocks[b].insnCount)
+          refused[p.id][b] = true;
+    }
+  return refused;
+}
+
+}  // namespace
+
+size_t promoteTraceCursor(Engine& engine) {
+  using At = StoreRequest::At;
+  const ir::Program& program = engine.program();
+  std::vector<std::vector<bool>> wanted(program.procs.size());
+  for (const StoreRequest& st : engine.stores()) {
+    if (st.at == At::TableTarget) continue;
+    const ir::Procedure& p = *st.proc;
+    std::vector<bool>& w = wanted[p.id];
+    if (w.empty()) w.assign(p.blocks.size(), false);
+    const int64_t b = p.blockIndexAt(p.insns[st.insn].address);
+    if (b >= 0) w[size_t(b)] = true;
+  }
+  const std::vector<std::vector<bool>> refused = blocksWithTools(engine);
+  size_t loops = 0;
+  for (const ir::Procedure& p : program.procs) {
+    if (wanted[p.id].empty()) continue;
+    std::unique_ptr<analysis::RegisterLiveness> live;
+    auto liveness = [&]() -> const analysis::RegisterLiveness& {
+      if (!live) live = std::make_unique<analysis::RegisterLiveness>(program, p, engine.decoder());
+      return *live;
+    };
+    for (const analysis::PromotedLoop& l : analysis::promoteCursor(p, liveness, wanted[p.id], refused[p.id])) {
+      const unsigned reg = l.counters.front().reg;
+      const bool spilled = l.counters.front().spilled;
+      std::vector<bool> in(p.blocks.size(), false);
+      for (uint32_t b : l.blocks) in[b] = true;
+      // The loop's own stores: at its instructions, and on the edges out of
+      // its blocks (an exit's run before its Save).
+      for (StoreRequest& st : engine.stores()) {
+        if (st.proc != &p || st.at == At::TableTarget) continue;
+        const int64_t b = p.blockIndexAt(p.insns[st.insn].address);
+        if (b >= 0 && in[size_t(b)]) st.cursor = int8_t(reg);
+      }
+      auto move = [&](std::pair<uint32_t, uint32_t> edge, StoreRequest::Move m) {
+        const ir::Block& blk = p.blocks[edge.first];
+        const uint32_t lastInsn = blk.firstInsn + blk.insnCount - 1;
+        StoreRequest st{blk.succs[edge.second].kind == ir::EdgeKind::Taken ? At::Taken : At::After, &p, lastInsn, 0, {}};
+        st.cursor = int8_t(reg);
+        st.move = m;
+        st.spilled = spilled;
+        engine.addStore(std::move(st));
+      };
+      for (auto e : l.exits) move(e, StoreRequest::Move::Save);
+      for (auto e : l.entries) move(e, StoreRequest::Move::Load);
+      RegisterReservation r{&p, {}, x86::RegSet::gpr(reg)};
+      for (uint32_t b : l.blocks) r.insns.push_back({p.blocks[b].firstInsn, p.blocks[b].insnCount});
+      engine.reserveRegisters(std::move(r));
+      engine.addCursorLoop({&p, l.blocks, reg});
+      ++loops;
+    }
+  }
+  return loops;
 }
 
 }  // namespace atomx::instrument

@@ -30,8 +30,19 @@ struct TraceStoreCounts {
   uint64_t entries = 0, returns = 0, witnesses = 0, tableTargets = 0, blockTags = 0;
   uint64_t values = 0;  // registers a data trace stores, over all sites
   uint64_t measured = 0;  // library calls whose length the recorder measures (a call before each)
+  uint64_t cursorLoops = 0;  // loops holding the cursor in a register (promoteTraceCursor)
 };
 
 TraceStoreCounts addTraceStores(Engine& engine, const analysis::TracePlan& plan);
+
+// The loops whose stores keep the cursor in a register
+// (analysis::promoteCursor): each loop's stores are marked
+// (StoreRequest::cursor), a Load request goes on each of its entry edges
+// and a Save on each of its exit edges, the register is reserved from
+// other inserted code in it, and the loop is listed for the recorder
+// (Engine::cursorLoops).  After every tool has added its calls and
+// counters (addTraceStores's requests are only read): a loop where one
+// is, or on whose edges, keeps %fs.  The number of loops.
+size_t promoteTraceCursor(Engine& engine);
 
 }  // namespace atomx::instrument

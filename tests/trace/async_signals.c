@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "alarm_timer.h"
+
 #define NOINLINE __attribute__((noinline))
 
 static volatile long ticks;
@@ -109,21 +111,13 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
   const int rounds = argc > 1 ? atoi(argv[1]) : 20;
-  struct sigaction act;
-  memset(&act, 0, sizeof act);
-  act.sa_handler = on_alarm;
-  act.sa_flags = SA_RESTART | SA_NODEFER;
-  sigemptyset(&act.sa_mask);
-  sigaction(SIGALRM, &act, NULL);
-  struct itimerval every = {{0, 50}, {0, 50}};
-  setitimer(ITIMER_REAL, &every, NULL);
+  start_alarm_timer(on_alarm);
   struct job jobs[2] = {{17, rounds, 0}, {23, rounds, 0}};
   pthread_t t[2];
   for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, worker, &jobs[i]);
   const unsigned long mine = work(5, rounds);
   for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
-  struct itimerval off = {{0, 0}, {0, 0}};
-  setitimer(ITIMER_REAL, &off, NULL);
+  stop_alarm_timer();
   printf("main %lu\nworker 1 %lu\nworker 2 %lu\n", mine, jobs[0].result, jobs[1].result);
   fprintf(stderr, "ticks %ld\n", ticks);
   return 0;

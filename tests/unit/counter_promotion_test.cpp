@@ -293,3 +293,64 @@ TEST_F(CounterPromotionTest, AnInductionsBlockIsAChordItsLoopHolds) {
 
 }  // namespace
 }  // namespace atomx
+
+// analysis::promoteCursor: which loops hold the trace's cursor in a
+// register, and which register (whether the trace stays exact is
+// trace.regen.cursor_signals' business).
+namespace atomx {
+namespace {
+
+class CursorPromotionTest : public CounterPromotionTest {
+ protected:
+  // promoteCursor on the procedure of `mark`: every block wanted but those
+  // of `unwanted`, the blocks of `refused` refused.
+  std::vector<analysis::PromotedLoop> cursor(const char* mark, const std::vector<const char*>& refused = {},
+                                             const std::vector<const char*>& unwanted = {}) {
+    const ir::Procedure* p = at(mark).first;
+    if (!p) return {};
+    proc_ = p;
+    live_ = std::make_unique<analysis::RegisterLiveness>(model().program, *p, model().decoder);
+    std::vector<bool> wanted(p->blocks.size(), true), no(p->blocks.size(), false);
+    for (const char* s : unwanted) wanted[block(*p, s)] = false;
+    for (const char* s : refused) no[block(*p, s)] = true;
+    return analysis::promoteCursor(*p, [&]() -> const analysis::RegisterLiveness& { return *live_; }, wanted, no);
+  }
+};
+
+TEST_F(CursorPromotionTest, ALoopThatCallsNothingHoldsTheCursorInARegisterItLeavesAlone) {
+  const std::vector<analysis::PromotedLoop> loops = cursor("s_head");
+  ASSERT_EQ(loops.size(), 1u);
+  ASSERT_EQ(loops[0].counters.size(), 1u);
+  const analysis::PromotedCounter& c = loops[0].counters[0];
+  EXPECT_FALSE(touched(loops[0]).has(c.reg));
+  EXPECT_NE(c.reg, 12u);  // the stores' disp8 form has no room for its SIB byte
+  EXPECT_NE(c.reg, 4u);
+  EXPECT_FALSE(c.spilled);  // r8-r11 are dead there
+  EXPECT_FALSE(loops[0].entries.empty());
+  EXPECT_FALSE(loops[0].exits.empty());
+  EXPECT_TRUE(cursor("s_head", {}, {"s_head", "s_odd", "s_skip"}).empty()) << "a loop that stores nothing";
+}
+
+TEST_F(CursorPromotionTest, ALoopThatCallsKeepsTheCursorInMemory) { EXPECT_TRUE(cursor("c_head").empty()); }
+
+TEST_F(CursorPromotionTest, TheOnlyRegisterALoopLeavesAloneIsTheCursors) {
+  const std::vector<analysis::PromotedLoop> loops = cursor("k_head");
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].counters[0].reg, 11u);
+}
+
+TEST_F(CursorPromotionTest, TheOutermostLoopHoldsItUnlessAToolIsInItOrOnItsEdges) {
+  const ir::Procedure* p = at("n_outer").first;
+  ASSERT_NE(p, nullptr);
+  std::vector<analysis::PromotedLoop> loops = cursor("n_outer", {}, {"n_outer", "n_latch"});
+  ASSERT_EQ(loops.size(), 1u);  // the inner loop's stores are the outer loop's too
+  EXPECT_TRUE(std::count(loops[0].blocks.begin(), loops[0].blocks.end(), block(*p, "n_outer")));
+  EXPECT_TRUE(std::count(loops[0].blocks.begin(), loops[0].blocks.end(), block(*p, "n_inner")));
+  // A call or a counter of a tool's in the outer loop, where the inner
+  // one is left (its exit edge would hold the Save), or in the inner one.
+  EXPECT_TRUE(cursor("n_outer", {"n_latch"}).empty());
+  EXPECT_TRUE(cursor("n_outer", {"n_inner"}).empty());
+}
+
+}  // namespace
+}  // namespace atomx

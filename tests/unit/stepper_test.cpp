@@ -9,6 +9,9 @@
 // register it used, which then holds the cursor; and likewise when its
 // first store finds the buffer full, or the thread with no buffer yet (the
 // stepper then gets a fresh one, as the recorder's fault handler would).
+// And the forms of a loop that holds the cursor in a register
+// (instrument::promoteTraceCursor): its entry's Load, its stores through
+// the register, its exit's Save, with the register's value spilled or not.
 #include <gtest/gtest.h>
 
 #include <runtime/trace/stepper.h>
@@ -37,6 +40,8 @@ struct Buffers {
   size_t freshSize = 0;
   int swaps = 0;
   uint32_t librarySlot = 0;
+  int promoted = -1;   // a promoted loop's register: it holds the cursor (the recorder's AtomxCursorRegion)
+  uint64_t spill = 0;  // %fs:ATOMX_TRACE_SPILL_OFFSET
 };
 Buffers world;
 
@@ -46,6 +51,8 @@ extern "C" {
 uint8_t* step_cursor(void) { return world.cursor; }
 void step_set_cursor(uint8_t* c) { world.cursor = c; }
 void step_set_library_slot(uint32_t site) { world.librarySlot = site; }
+uint64_t step_spill(void) { return world.spill; }
+void step_set_spill(uint64_t v) { world.spill = v; }
 // As buffer.c's: inside the buffer the register points into, or, when the
 // register holds the cursor, a fresh buffer for a thread's first store (the
 // cursor is 0) or one that reaches past the buffer's end.
@@ -53,7 +60,7 @@ uint8_t* step_store_at(greg_t* g, int reg, int disp, int width) {
   uint8_t* r = reinterpret_cast<uint8_t*>(g[kGreg[reg]]);
   uint8_t* at = r + disp;
   if (world.base && r >= world.base && at >= world.base && at + width <= world.base + world.size) return at;
-  if (r != world.cursor || !world.fresh) return nullptr;
+  if ((reg != world.promoted && r != world.cursor) || !world.fresh) return nullptr;
   world.base = world.fresh, world.size = world.freshSize, world.fresh = nullptr;
   ++world.swaps;
   g[kGreg[reg]] = reinterpret_cast<greg_t>(world.base);
@@ -299,4 +306,70 @@ TEST(TraceStepper, RunsTheStoresOfRegisterValues) {
         for (int i = 0; i < NGREG; ++i)
           if (i != REG_RIP && i != (cursorReg >= 0 ? kGreg[cursorReg] : -1)) EXPECT_EQ(g[i], before[i]) << "gregs[" << i << "]";
       }
+}
+
+// A promoted loop's forms, for every register analysis::promoteCursor may
+// choose, spilled or not: on an entry edge the edge's stores through %fs
+// then the Load (the register's value to the spill word first); inside
+// the loop stores through the register alone, the cursor in %fs left
+// behind, in a buffer and at a full buffer's end; on an exit edge the
+// edge's stores through the register, then the Save (the register's value
+// back from the spill word).
+TEST(TraceStepper, RunsThePromotedLoopsForms) {
+  using Move = instrument::StoreRequest::Move;
+  for (unsigned hw : {11u, 10u, 9u, 8u, 7u, 6u, 1u, 2u, 3u, 5u, 13u, 14u, 15u})
+    for (bool spilled : {false, true})
+      for (size_t n : {size_t(1), size_t(6), size_t(ATOMX_STORES_MAX_BYTES)})
+        for (int part = 0; part < 4; ++part) {  // entry, inside, inside at a full buffer, exit
+          SCOPED_TRACE(std::string(ZydisRegisterGetString(x86::reg64(hw))) + (spilled ? " spilled" : "") + ", " +
+                       std::to_string(n) + " bytes, part " + std::to_string(part));
+          instrument::StoreRequest edge, move;
+          edge.bytes = witnesses(n);
+          move.cursor = int8_t(hw), move.spilled = spilled;
+          move.move = part == 0 ? Move::Load : Move::Save;
+          instrument::Site site;
+          site.storeScratch = ZYDIS_REGISTER_RAX;
+          if (part != 0) edge.cursor = int8_t(hw);
+          if (part == 1 || part == 2) site.stores = {&edge};
+          else site.stores = {&edge, &move};
+          std::vector<uint8_t> code;
+          instrument::emitStores(site, code);
+
+          std::vector<uint8_t> buffer(256, 0), fresh(256, 0);
+          world = Buffers{};
+          world.base = buffer.data(), world.size = buffer.size(), world.cursor = buffer.data() + 8;
+          world.fresh = fresh.data(), world.freshSize = fresh.size();
+          world.promoted = part != 0 ? int(hw) : -1;
+          world.spill = 0x5151;
+          gregset_t g;
+          for (int i = 0; i < NGREG; ++i) g[i] = greg_t(0x1000 * (i + 1));
+          uint8_t* const loopAt = part == 2 ? buffer.data() + buffer.size() - n + 1 : buffer.data() + 40;
+          if (part != 0) g[kGreg[hw]] = reinterpret_cast<greg_t>(loopAt);  // the loop's cursor
+          g[REG_RIP] = reinterpret_cast<greg_t>(code.data());
+          gregset_t before;
+          std::memcpy(before, g, sizeof g);
+          const greg_t end = reinterpret_cast<greg_t>(code.data() + code.size());
+          for (int steps = 0; g[REG_RIP] != end; ++steps) {
+            ASSERT_LT(steps, 200);
+            ASSERT_EQ(step_inserted(g), 1);
+          }
+          const std::vector<uint8_t> bytes = witnesses(n);
+          const uint8_t* wrote = part == 0 ? buffer.data() + 8 : part == 2 ? fresh.data() : loopAt;
+          EXPECT_EQ(std::vector<uint8_t>(wrote, wrote + n), bytes);
+          if (part == 0) {  // the cursor past the edge's bytes, in the register too
+            EXPECT_EQ(world.cursor, buffer.data() + 8 + n);
+            EXPECT_EQ(g[kGreg[hw]], reinterpret_cast<greg_t>(world.cursor));
+            EXPECT_EQ(world.spill, spilled ? uint64_t(before[kGreg[hw]]) : 0x5151u);
+          } else if (part == 3) {  // the edge's bytes through the register, then the cursor saved
+            EXPECT_EQ(world.cursor, loopAt + n);
+            EXPECT_EQ(g[kGreg[hw]], spilled ? greg_t(0x5151) : reinterpret_cast<greg_t>(loopAt + n));
+          } else {  // the register moves on, %fs's cursor is left behind (or given the fresh buffer)
+            EXPECT_EQ(g[kGreg[hw]], reinterpret_cast<greg_t>(wrote + n));
+            EXPECT_EQ(world.cursor, part == 2 ? fresh.data() : buffer.data() + 8);
+            EXPECT_EQ(world.swaps, part == 2 ? 1 : 0);
+          }
+          for (int i = 0; i < NGREG; ++i)
+            if (i != REG_RIP && i != kGreg[hw] && i != REG_RAX) EXPECT_EQ(g[i], before[i]) << "gregs[" << i << "]";
+          if (HasFatalFailure() || HasNonfatalFailure()) return;
+        }
 }
