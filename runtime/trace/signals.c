@@ -37,7 +37,14 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
   const greg_t rip = uc->uc_mcontext.gregs[REG_RIP];
   sync_cursor(uc->uc_mcontext.gregs, 0); /* the mark and the handler's records go where the loop is */
   if (pc) add_mark(fault && pc != ATOMX_TRACE_MARK_UNKNOWN ? ATOMX_TRACE_MARK_FAULTED : ATOMX_TRACE_MARK_DELIVERED, sig, pc);
-  if (pc && pc != ATOMX_TRACE_MARK_UNKNOWN) { /* the registers, by hardware number: ATOMX_TRACE_MARK_REGISTER */
+  /* The measured library call the thread is in (library.c): the handler's
+   * own calls use the slot. */
+  const uint64_t library = library_slot_take();
+  /* The registers, by hardware number (ATOMX_TRACE_MARK_REGISTER), where
+   * they are the program's at pc: not inside a measured library call's
+   * code (its red-zone step, the recorder's routine), whose mark needs no
+   * registers (the call's RETURN tells its visits apart). */
+  if (pc && pc != ATOMX_TRACE_MARK_UNKNOWN && !library) {
     /* In a loop that holds the cursor in a register, the program's value of
      * that register is in the spill word (or it is dead there). */
     const int held = cursor_register_at((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
@@ -49,9 +56,6 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
     if (sigismember(&act.sa_mask, s)) sigaddset(&mask, s);
   if (!(act.sa_flags & SA_NODEFER)) sigaddset(&mask, sig);
   sigdelset(&mask, SIGSEGV);
-  /* The measured library call the thread is in (library.c): the handler's
-   * own calls use the slot. */
-  const uint64_t library = library_slot_take();
   pthread_sigmask(SIG_SETMASK, &mask, NULL);
   /* A loop of the handler may keep its register's value in the spill
    * word, which the interrupted loop's holds. */
