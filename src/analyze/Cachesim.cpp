@@ -553,7 +553,10 @@ class Relay {
 
 // One shard of the fan-out: group 0's consumer on this thread, the others'
 // on threads of their own for the length of the shard (threadBegin to
-// threadEnd, which waits for them).
+// threadEnd, which waits for them).  ATOMX_TEST_CACHESIM_FANOUT=drop-ref
+// (the must-fail twin of the test that a sweep's bytes do not depend on
+// -j, over a data trace): the other groups' copy of a block run lacks its
+// last data reference.
 class FanoutShard : public trace::Consumer {
  public:
   explicit FanoutShard(std::vector<std::unique_ptr<trace::Consumer>> groups) : groups_(std::move(groups)) {}
@@ -576,7 +579,8 @@ class FanoutShard : public trace::Consumer {
     groups_[0]->block(b);
     Chunk::Event e{};
     e.kind = Chunk::kBlock, e.refsAt = chunk_->refs.size(), e.block = b;
-    chunk_->refs.insert(chunk_->refs.end(), b.refs, b.refs + b.refCount);
+    if (dropRef_ && e.block.refCount) --e.block.refCount;
+    chunk_->refs.insert(chunk_->refs.end(), b.refs, b.refs + e.block.refCount);
     add(e);
   }
   void libraryCall(const trace::LibraryCall& c) override {
@@ -643,6 +647,10 @@ class FanoutShard : public trace::Consumer {
   }
 
   std::vector<std::unique_ptr<trace::Consumer>> groups_;
+  const bool dropRef_ = [] {
+    const char* v = std::getenv("ATOMX_TEST_CACHESIM_FANOUT");
+    return v && std::strcmp(v, "drop-ref") == 0;
+  }();
   std::unique_ptr<Relay> relay_;
   std::shared_ptr<Chunk> chunk_;
   std::vector<std::thread> readers_;
