@@ -493,21 +493,29 @@ size_t streamCount(const std::string& dir) {
 namespace {
 
 // A sweep's groups of configurations over one regeneration: the
-// regenerating thread simulates group 0 as it goes and hands the events,
-// copied in chunks, to one thread per other group, which simulates its
-// configurations from them in order (the simulators' state per shard is
-// each group's own, so the results are those of a regeneration per group).
-// Regenerating once keeps the sweep from paying the regeneration per
-// group, which made it no faster on more cores than on one.
+// regenerating thread copies the events the simulator reads (load bias,
+// block runs with their data references, library calls) in chunks and
+// hands them to one thread per group, which simulates its configurations
+// from them in order (the simulators' state per shard is each group's own,
+// so the results are those of a regeneration per group).  Regenerating
+// once keeps the sweep from paying the regeneration per group, which made
+// it no faster on more cores than on one; the regenerating thread
+// simulates nothing itself, so that it is never the group that waits.
 struct Chunk {
   enum Kind : uint8_t { kBias, kBlock, kLibrary };
+  // One event in 40 bytes (a copy of a BlockRun and a LibraryCall side by
+  // side was three times that, and the copying showed in the profile).
   struct Event {
+    const void* what;       // kBlock: the instructions; kLibrary: the function's name
+    const char* procedure;  // kBlock
+    uint64_t value;         // kBias: the bias; kBlock: the start; kLibrary: the call site
+    uint32_t count;         // kBlock: instructions
+    uint32_t refs;          // its references, the next ones in `refs`
+    int32_t thread;
     Kind kind;
-    size_t refsAt;  // its references' first index in `refs`
-    uint64_t bias;  // kBias
-    BlockRun block;  // kBlock (refs: from refsAt)
-    trace::LibraryCall call;  // kLibrary (refs: from refsAt)
+    uint8_t flags;  // kInherited, kContinued
   };
+  enum : uint8_t { kInherited = 1, kContinued = 2 };
   std::vector<Event> events;
   std::vector<DataRef> refs;
 };
@@ -551,11 +559,11 @@ class Relay {
   bool closed_ = false;
 };
 
-// One shard of the fan-out: group 0's consumer on this thread, the others'
-// on threads of their own for the length of the shard (threadBegin to
-// threadEnd, which waits for them).  ATOMX_TEST_CACHESIM_FANOUT=drop-ref
-// (the must-fail twin of the test that a sweep's bytes do not depend on
-// -j, over a data trace): the other groups' copy of a block run lacks its
+// One shard of the fan-out: each group's consumer on a thread of its own
+// for the length of the shard (threadBegin to threadEnd, which waits for
+// them).  ATOMX_TEST_CACHESIM_FANOUT=drop-ref (the must-fail twin of the
+// test that a sweep's bytes do not depend on -j, over a data trace): the
+// copy of a block run that every group but the first receives lacks its
 // last data reference.
 class FanoutShard : public trace::Consumer {
  public:
@@ -563,43 +571,35 @@ class FanoutShard : public trace::Consumer {
   ~FanoutShard() override { finish(false); }
 
   void threadBegin(int t) override {
-    groups_[0]->threadBegin(t);
-    relay_ = std::make_unique<Relay>(groups_.size() - 1);
-    chunk_ = std::make_shared<Chunk>();
-    chunk_->events.reserve(kEvents);
-    for (size_t g = 1; g < groups_.size(); ++g) readers_.emplace_back([this, g] { read(g); });
+    for (auto& g : groups_) g->threadBegin(t);
+    relay_ = std::make_unique<Relay>(groups_.size());
+    fresh();
+    for (size_t g = 0; g < groups_.size(); ++g) readers_.emplace_back([this, g] { read(g); });
   }
-  void loadBias(int t, uint64_t bias) override {
-    groups_[0]->loadBias(t, bias);
-    Chunk::Event e{};
-    e.kind = Chunk::kBias, e.bias = bias, e.block.thread = t;
-    add(e);
-  }
+  void loadBias(int t, uint64_t bias) override { add({nullptr, nullptr, bias, 0, 0, t, Chunk::kBias, 0}); }
   void block(const BlockRun& b) override {
-    groups_[0]->block(b);
-    Chunk::Event e{};
-    e.kind = Chunk::kBlock, e.refsAt = chunk_->refs.size(), e.block = b;
-    if (dropRef_ && e.block.refCount) --e.block.refCount;
-    chunk_->refs.insert(chunk_->refs.end(), b.refs, b.refs + e.block.refCount);
-    add(e);
+    const uint8_t flags = uint8_t((b.inherited ? Chunk::kInherited : 0) | (b.continued ? Chunk::kContinued : 0));
+    chunk_->refs.insert(chunk_->refs.end(), b.refs, b.refs + b.refCount);
+    add({b.insns, b.procedure, b.start, uint32_t(b.count), uint32_t(b.refCount), b.thread, Chunk::kBlock, flags});
   }
   void libraryCall(const trace::LibraryCall& c) override {
-    groups_[0]->libraryCall(c);
-    Chunk::Event e{};
-    e.kind = Chunk::kLibrary, e.refsAt = chunk_->refs.size(), e.call = c;
     chunk_->refs.insert(chunk_->refs.end(), c.refs, c.refs + c.refCount);
-    add(e);
+    add({c.function, nullptr, c.callSite, 0, uint32_t(c.refCount), c.thread, Chunk::kLibrary,
+         uint8_t(c.inherited ? Chunk::kInherited : 0)});
   }
-  void outsideCall(int t, uint64_t site, const std::string& name) override { groups_[0]->outsideCall(t, site, name); }
-  void signal(const trace::SignalEvent& e) override { groups_[0]->signal(e); }
   void threadEnd(int t, const std::string& problem) override {
     finish();
-    groups_[0]->threadEnd(t, problem);
+    for (auto& g : groups_) g->threadEnd(t, problem);
   }
   std::vector<std::unique_ptr<trace::Consumer>>& groups() { return groups_; }
 
  private:
-  static constexpr size_t kEvents = 8192, kRefs = 32768;
+  static constexpr size_t kEvents = 16384, kRefs = 32768;
+  void fresh() {
+    chunk_ = std::make_shared<Chunk>();
+    chunk_->events.reserve(kEvents);
+    chunk_->refs.reserve(kRefs + 1024);
+  }
   void add(const Chunk::Event& e) {
     chunk_->events.push_back(e);
     if (chunk_->events.size() >= kEvents || chunk_->refs.size() >= kRefs) send();
@@ -607,8 +607,7 @@ class FanoutShard : public trace::Consumer {
   void send() {
     if (!chunk_ || chunk_->events.empty()) return;
     relay_->push(std::move(chunk_));
-    chunk_ = std::make_shared<Chunk>();
-    chunk_->events.reserve(kEvents);
+    fresh();
   }
   // The rest sent, the readers done (the events they consume point into
   // the regenerating thread's instruction lists, which outlive the shard).
@@ -624,25 +623,26 @@ class FanoutShard : public trace::Consumer {
   void read(size_t g) {
     try {
       trace::Consumer& c = *groups_[g];
-      while (std::shared_ptr<const Chunk> chunk = relay_->take(g - 1))
+      const bool drop = dropRef_ && g > 0;
+      while (std::shared_ptr<const Chunk> chunk = relay_->take(g)) {
+        const DataRef* refs = chunk->refs.data();
         for (const Chunk::Event& e : chunk->events) {
-          const DataRef* refs = chunk->refs.data() + e.refsAt;
           if (e.kind == Chunk::kBias) {
-            c.loadBias(e.block.thread, e.bias);
+            c.loadBias(e.thread, e.value);
           } else if (e.kind == Chunk::kBlock) {
-            BlockRun b = e.block;
-            b.refs = refs;
-            c.block(b);
+            c.block({e.thread, e.value, static_cast<const trace::Instruction*>(e.what), e.count, e.procedure,
+                     bool(e.flags & Chunk::kInherited), bool(e.flags & Chunk::kContinued), refs,
+                     e.refs - (drop && e.refs)});
           } else {
-            trace::LibraryCall l = e.call;
-            l.refs = refs;
-            c.libraryCall(l);
+            c.libraryCall({e.thread, e.value, static_cast<const char*>(e.what), refs, e.refs, bool(e.flags & Chunk::kInherited)});
           }
+          refs += e.refs;
         }
+      }
     } catch (...) {
       const std::lock_guard<std::mutex> lock(failed_);
       if (!error_) error_ = std::current_exception();
-      while (relay_->take(g - 1)) {}  // let the producer go on
+      while (relay_->take(g)) {}  // let the producer go on
     }
   }
 
