@@ -382,7 +382,7 @@ class Walker {
     resumed_ = true;
     mode_ = Mode::Block;
     tail_ = false;
-    return "";
+    return {};
   }
 
   // At a predicate whose witness would come after the signal: the arc from
@@ -466,11 +466,11 @@ class Walker {
   // The function a call or jump through a GOT slot at `site` (the last
   // instruction of block b_) reaches: "NAME@got", or "" (another pointer).
   std::string gotCallee(uint64_t site) const {
-    if (!p_) return "";
+    if (!p_) return {};
     const ir::Block& blk = p_->blocks[b_];
     const x86::Insn& in = p_->insns[blk.firstInsn + blk.insnCount - 1];
     if (in.address != site || !(in.flow == x86::Flow::IndirectCall || in.flow == x86::Flow::IndirectJump) || !in.isRipRelative())
-      return "";
+      return {};
     auto it = prog_.gotNames.find(in.target);
     return it == prog_.gotNames.end() ? "" : it->second + "@got";
   }
@@ -564,7 +564,7 @@ class Walker {
   // Leaves every frame above the innermost activation of procedure `id`
   // (the current one, or a caller's), which becomes the current one.
   std::string unwindTo(uint32_t id) {
-    if (p_ && p_->id == id) return "";
+    if (p_ && p_->id == id) return {};
     for (size_t i = stack_.size(); i-- > 0;)
       if (stack_[i].p && stack_[i].p->id == id && !stack_[i].signal) {
         p_ = stack_[i].p;
@@ -572,7 +572,7 @@ class Walker {
         stack_.resize(i);
         lib_ = {};  // a library call left by longjmp or an exception
         while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();  // left by longjmp
-        return "";
+        return {};
       }
     return "control came back to " + prog_.procs[id].name + ", which has no activation" + at();
   }
@@ -597,7 +597,7 @@ class Walker {
   // innermost activation of `id`.
   std::string unwindToPad(uint32_t id, uint32_t block) {
     const uint64_t pad = prog_.procs[id].blocks[block].start;
-    if (p_ && p_->id == id && padOf(*p_, b_) == pad) return "";
+    if (p_ && p_->id == id && padOf(*p_, b_) == pad) return {};
     for (size_t i = stack_.size(); i-- > 0;)
       if (stack_[i].p && stack_[i].p->id == id && !stack_[i].signal && padOf(*stack_[i].p, stack_[i].block) == pad) {
         p_ = stack_[i].p;
@@ -605,7 +605,7 @@ class Walker {
         stack_.resize(i);
         lib_ = {};  // a library call left by longjmp or an exception
         while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();
-        return "";
+        return {};
       }
     return unwindTo(id);
   }
@@ -630,12 +630,12 @@ class Walker {
     }
     if (!way) {
       stopThread();  // a no-return call's block: the callee did return (or ended the thread)
-      return "";
+      return {};
     }
     const x86::Insn& last = p_->insns[blk.firstInsn + blk.insnCount - 1];
     switch (way->kind) {
-      case ir::EdgeKind::Return: returnFromProc(); return "";
-      case ir::EdgeKind::Stop: stopThread(); return "";
+      case ir::EdgeKind::Return: returnFromProc(); return {};
+      case ir::EdgeKind::Stop: stopThread(); return {};
       default: break;
     }
     if (way->kind == ir::EdgeKind::TailCall && way->target)
@@ -644,12 +644,12 @@ class Walker {
         b_ = uint32_t(q->blockIndexAt(way->target));
         entryConsumed_ = blockConsumed_ = false;
         mode_ = Mode::Block;
-        return "";
+        return {};
       }
     outsideCall(last.address, way->target);
     mode_ = Mode::Tags;
     tail_ = true;
-    return "";
+    return {};
   }
 
   // Where a jump table that also reaches other procedures (a .cold part)
@@ -657,7 +657,7 @@ class Walker {
   // own for another), or ENTRY of another procedure's entry.
   std::string crossTableTarget(bool& ended) {
     uint64_t tag, id, block = 0;
-    if (!read(1, tag) || !read(4, id) || (tag == ATOMX_TRACE_BLOCK && !read(4, block))) return ended = true, "";
+    if (!read(1, tag) || !read(4, id) || (tag == ATOMX_TRACE_BLOCK && !read(4, block))) return ended = true, std::string();
     if ((tag != ATOMX_TRACE_BLOCK && tag != ATOMX_TRACE_ENTRY) || id >= plan_.procs.size() || !plan_.procs[id].traced)
       return "tag " + std::to_string(tag) + "/" + std::to_string(id) + " where a jump table's target was due" + at();
     const bool here = id == p_->id;
@@ -667,7 +667,7 @@ class Walker {
     entryConsumed_ = tag == ATOMX_TRACE_ENTRY;
     blockConsumed_ = tag == ATOMX_TRACE_BLOCK && !here;
     mode_ = Mode::Block;
-    return "";
+    return {};
   }
 
   // Takes block b_'s way on, after its instructions (and its call).
@@ -677,12 +677,12 @@ class Walker {
     const std::vector<uint32_t>& outs = g.out[b_];
     if (outs.empty()) {
       stopThread();
-      return "";
+      return {};
     }
     if (g.flags[b_] & analysis::TraceGraph::kIndirect) {
       if (t.crossTables) return crossTableTarget(ended);
       uint64_t target;
-      if (!read(t.tableWidth, target)) return ended = true, "";
+      if (!read(t.tableWidth, target)) return ended = true, std::string();
       ++sum_.tableTargets;
       bool known = false;
       for (uint32_t k : outs) known |= g.arcs[k].to == target;
@@ -690,7 +690,7 @@ class Walker {
       b_ = uint32_t(target);
       entryConsumed_ = blockConsumed_ = false;
       mode_ = Mode::Block;
-      return "";
+      return {};
     }
     if (earlyDone_) {  // read before the last instruction ran
       earlyDone_ = false;
@@ -706,11 +706,11 @@ class Walker {
       b_ = to;
       entryConsumed_ = blockConsumed_ = false;
       mode_ = Mode::Block;
-      return "";
+      return {};
     }
     if (outs.size() > 1) {
       uint64_t w;
-      if (!peek(t.plan.width, w)) return ended = true, "";
+      if (!peek(t.plan.width, w)) return ended = true, std::string();
       bool found = false;
       const BlockFacts& f = facts();
       for (const auto* c = facts_.choose.data() + f.chooseAt, *end = c + f.chooseCount; c != end; ++c)
@@ -722,7 +722,7 @@ class Walker {
     }
     if (t.plan.witness[arc] >= 0) {
       uint64_t w;
-      if (!read(t.plan.width, w)) return ended = true, "";
+      if (!read(t.plan.width, w)) return ended = true, std::string();
       ++sum_.witnesses;
       if (w != uint64_t(t.plan.witness[arc]))
         return "witness " + std::to_string(w) + " where " + std::to_string(t.plan.witness[arc]) + " was due" + at();
@@ -732,7 +732,7 @@ class Walker {
     b_ = to;
     entryConsumed_ = blockConsumed_ = false;
     mode_ = Mode::Block;
-    return "";
+    return {};
   }
 
   std::string walk() {
@@ -894,7 +894,7 @@ class Walker {
       }
       if (!problem.empty()) return problem;
     }
-    return "";
+    return {};
   }
 
   // The share of the stream walked up to `pos`, added to progress_.
