@@ -4,12 +4,16 @@
 #include <atomx/libc_model.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "analyze/Analyzers.h"
@@ -121,7 +125,9 @@ class HierarchyShard {
 
   void setBias(uint64_t bias) {
     bias_ = bias;
+    settle();
     plans_.clear();  // their fetch addresses were at the old bias
+    recent_.fill({});
   }
 
   void block(const BlockRun& b) {
@@ -139,7 +145,7 @@ class HierarchyShard {
       }
       if (sim_.switching() && sim_.tick(b.count, b.count, firstMisses)) flushTail();
     }
-    for (size_t k = 0; k < b.count; ++k) ++row(k)[ev_.ir()];
+    p.runs += counting;  // its instructions' Ir, added to their rows by settle()
     if (split_.whole.dPath.empty()) return;
     for (size_t k = 0; k < b.refCount; ++k) {
       const DataRef& r = b.refs[k];
@@ -171,6 +177,7 @@ class HierarchyShard {
   bool deferredAny() const { return !deferred_.empty(); }
 
   void addTo(CachesimCounts& c) {
+    settle();
     for (auto& [pc, cost] : perPc_) {
       auto [it, fresh] = c.perPc.try_emplace(pc, cost.first, Row());
       if (fresh) it->second.second = std::move(cost.second);
@@ -189,18 +196,51 @@ class HierarchyShard {
   struct Plan {
     const trace::Instruction* insns;
     size_t count;
+    uint64_t runs = 0;  // counted runs whose Ir are not in `rows` yet
     std::vector<Fetch> fetches;
     std::vector<uint64_t*> rows;  // per instruction: its pc's events
   };
 
   // The run's fetches and rows, made the first time a run of these
   // instructions is met.
+  // A direct-mapped table of the plans met last in front of the map (a
+  // map lookup per block run was half of the simulator's time).
+  struct Recent {
+    const trace::Instruction* insns = nullptr;
+    size_t count = 0;
+    Plan* plan = nullptr;
+  };
+  static constexpr size_t kRecent = 4096;
+  static size_t recentSlot(const trace::Instruction* insns, size_t count) {
+    return ((reinterpret_cast<uintptr_t>(insns) >> 4) ^ (count << 7)) & (kRecent - 1);
+  }
   Plan& plan(const BlockRun& b) {
+    Recent& r = recent_[recentSlot(b.insns, b.count)];
+    if (r.insns == b.insns && r.count == b.count) return *r.plan;
+    Plan& p = mapPlan(b);
+    r = {b.insns, b.count, &p};
+    return p;
+  }
+  // Every plan's counted runs added to its instructions' Ir.
+  void settle() {
+    for (auto& [key, p] : plans_) settle(p);
+  }
+  void settle(Plan& p) {
+    if (p.runs)
+      for (uint64_t* r : p.rows) r[ev_.ir()] += p.runs;
+    p.runs = 0;
+  }
+  Plan& mapPlan(const BlockRun& b) {
     const uint64_t key = uint64_t(reinterpret_cast<uintptr_t>(b.insns)) * 31 + b.count;
     auto [it, fresh] = plans_.try_emplace(key);
     Plan& p = it->second;
     if (!fresh && p.insns == b.insns && p.count == b.count) return p;
-    p = Plan{b.insns, b.count, {}, {}};
+    if (!fresh) {  // another run's plan with the same key goes
+      settle(p);
+      Recent& old = recent_[recentSlot(p.insns, p.count)];
+      if (old.plan == &p) old = {};
+    }
+    p = Plan{b.insns, b.count, 0, {}, {}};
     for (size_t k = 0; k < b.count; ++k) {
       auto [c, added] = perPc_.try_emplace(b.insns[k].pc, b.procedure, Row());
       if (added) c->second.second.assign(ev_.size(), 0);
@@ -257,6 +297,7 @@ class HierarchyShard {
   uint64_t bias_ = 0;
   std::unordered_map<uint64_t, std::pair<const char*, Row>> perPc_;
   std::unordered_map<uint64_t, Plan> plans_;
+  std::array<Recent, kRecent> recent_{};
   std::vector<Row> libc_;
   Row sink_;  // what inherited blocks (the parent's, before a fork) would count: simulated, not counted
   std::vector<Deferred> deferred_;
@@ -449,6 +490,198 @@ size_t streamCount(const std::string& dir) {
 
 }  // namespace
 
+namespace {
+
+// A sweep's groups of configurations over one regeneration: the
+// regenerating thread copies the events the simulator reads (load bias,
+// block runs with their data references, library calls) in chunks and
+// hands them to one thread per group, which simulates its configurations
+// from them in order (the simulators' state per shard is each group's own,
+// so the results are those of a regeneration per group).  Regenerating
+// once keeps the sweep from paying the regeneration per group, which made
+// it no faster on more cores than on one; the regenerating thread
+// simulates nothing itself, so that it is never the group that waits.
+struct Chunk {
+  enum Kind : uint8_t { kBias, kBlock, kLibrary };
+  // One event in 40 bytes (a copy of a BlockRun and a LibraryCall side by
+  // side was three times that, and the copying showed in the profile).
+  struct Event {
+    const void* what;       // kBlock: the instructions; kLibrary: the function's name
+    const char* procedure;  // kBlock
+    uint64_t value;         // kBias: the bias; kBlock: the start; kLibrary: the call site
+    uint32_t count;         // kBlock: instructions
+    uint32_t refs;          // its references, the next ones in `refs`
+    int32_t thread;
+    Kind kind;
+    uint8_t flags;  // kInherited, kContinued
+  };
+  enum : uint8_t { kInherited = 1, kContinued = 2 };
+  std::vector<Event> events;
+  std::vector<DataRef> refs;
+};
+
+// One producer, `readers` threads that each see every chunk, in order; at
+// most kDepth chunks held.
+class Relay {
+ public:
+  static constexpr size_t kDepth = 4;
+  explicit Relay(size_t readers) : next_(readers, 0) {}
+  void push(std::shared_ptr<const Chunk> c) {
+    std::unique_lock<std::mutex> lock(m_);
+    room_.wait(lock, [&] { return chunks_.size() < kDepth; });
+    chunks_.push_back(std::move(c));
+    ready_.notify_all();
+  }
+  void close() {
+    const std::lock_guard<std::mutex> lock(m_);
+    closed_ = true;
+    ready_.notify_all();
+  }
+  // Reader r's next chunk; null once the producer closed and all are read.
+  std::shared_ptr<const Chunk> take(size_t r) {
+    std::unique_lock<std::mutex> lock(m_);
+    ready_.wait(lock, [&] { return next_[r] < first_ + chunks_.size() || closed_; });
+    if (next_[r] == first_ + chunks_.size()) return nullptr;
+    std::shared_ptr<const Chunk> c = chunks_[size_t(next_[r]++ - first_)];
+    // Chunks every reader has passed go.
+    const uint64_t low = *std::min_element(next_.begin(), next_.end());
+    for (; first_ < low; ++first_) chunks_.pop_front();
+    room_.notify_all();
+    return c;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable ready_, room_;
+  std::deque<std::shared_ptr<const Chunk>> chunks_;
+  uint64_t first_ = 0;  // chunks_.front()'s number
+  std::vector<uint64_t> next_;
+  bool closed_ = false;
+};
+
+// One shard of the fan-out: each group's consumer on a thread of its own
+// for the length of the shard (threadBegin to threadEnd, which waits for
+// them).  ATOMX_TEST_CACHESIM_FANOUT=drop-ref (the must-fail twin of the
+// test that a sweep's bytes do not depend on -j, over a data trace): the
+// copy of a block run that every group but the first receives lacks its
+// last data reference.
+class FanoutShard : public trace::Consumer {
+ public:
+  explicit FanoutShard(std::vector<std::unique_ptr<trace::Consumer>> groups) : groups_(std::move(groups)) {}
+  ~FanoutShard() override { finish(false); }
+
+  void threadBegin(int t) override {
+    for (auto& g : groups_) g->threadBegin(t);
+    relay_ = std::make_unique<Relay>(groups_.size());
+    fresh();
+    for (size_t g = 0; g < groups_.size(); ++g) readers_.emplace_back([this, g] { read(g); });
+  }
+  void loadBias(int t, uint64_t bias) override { add({nullptr, nullptr, bias, 0, 0, t, Chunk::kBias, 0}); }
+  void block(const BlockRun& b) override {
+    const uint8_t flags = uint8_t((b.inherited ? Chunk::kInherited : 0) | (b.continued ? Chunk::kContinued : 0));
+    chunk_->refs.insert(chunk_->refs.end(), b.refs, b.refs + b.refCount);
+    add({b.insns, b.procedure, b.start, uint32_t(b.count), uint32_t(b.refCount), b.thread, Chunk::kBlock, flags});
+  }
+  void libraryCall(const trace::LibraryCall& c) override {
+    chunk_->refs.insert(chunk_->refs.end(), c.refs, c.refs + c.refCount);
+    add({c.function, nullptr, c.callSite, 0, uint32_t(c.refCount), c.thread, Chunk::kLibrary,
+         uint8_t(c.inherited ? Chunk::kInherited : 0)});
+  }
+  void threadEnd(int t, const std::string& problem) override {
+    finish();
+    for (auto& g : groups_) g->threadEnd(t, problem);
+  }
+  std::vector<std::unique_ptr<trace::Consumer>>& groups() { return groups_; }
+
+ private:
+  static constexpr size_t kEvents = 16384, kRefs = 32768;
+  void fresh() {
+    chunk_ = std::make_shared<Chunk>();
+    chunk_->events.reserve(kEvents);
+    chunk_->refs.reserve(kRefs + 1024);
+  }
+  void add(const Chunk::Event& e) {
+    chunk_->events.push_back(e);
+    if (chunk_->events.size() >= kEvents || chunk_->refs.size() >= kRefs) send();
+  }
+  void send() {
+    if (!chunk_ || chunk_->events.empty()) return;
+    relay_->push(std::move(chunk_));
+    fresh();
+  }
+  // The rest sent, the readers done (the events they consume point into
+  // the regenerating thread's instruction lists, which outlive the shard).
+  void finish(bool rethrow = true) {
+    if (!relay_) return;
+    send();
+    relay_->close();
+    for (std::thread& t : readers_) t.join();
+    readers_.clear();
+    relay_.reset();
+    if (error_ && rethrow) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+  void read(size_t g) {
+    try {
+      trace::Consumer& c = *groups_[g];
+      const bool drop = dropRef_ && g > 0;
+      while (std::shared_ptr<const Chunk> chunk = relay_->take(g)) {
+        const DataRef* refs = chunk->refs.data();
+        for (const Chunk::Event& e : chunk->events) {
+          if (e.kind == Chunk::kBias) {
+            c.loadBias(e.thread, e.value);
+          } else if (e.kind == Chunk::kBlock) {
+            c.block({e.thread, e.value, static_cast<const trace::Instruction*>(e.what), e.count, e.procedure,
+                     bool(e.flags & Chunk::kInherited), bool(e.flags & Chunk::kContinued), refs,
+                     e.refs - (drop && e.refs)});
+          } else {
+            c.libraryCall({e.thread, e.value, static_cast<const char*>(e.what), refs, e.refs, bool(e.flags & Chunk::kInherited)});
+          }
+          refs += e.refs;
+        }
+      }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(failed_);
+      if (!error_) error_ = std::current_exception();
+      while (relay_->take(g)) {}  // let the producer go on
+    }
+  }
+
+  std::vector<std::unique_ptr<trace::Consumer>> groups_;
+  const bool dropRef_ = [] {
+    const char* v = std::getenv("ATOMX_TEST_CACHESIM_FANOUT");
+    return v && std::strcmp(v, "drop-ref") == 0;
+  }();
+  std::unique_ptr<Relay> relay_;
+  std::shared_ptr<Chunk> chunk_;
+  std::vector<std::thread> readers_;
+  std::mutex failed_;
+  std::exception_ptr error_;
+};
+
+// The groups' analysers as one: a shard of each, fanned out.
+class FanoutAnalyzer : public trace::Analyzer {
+ public:
+  explicit FanoutAnalyzer(std::vector<trace::Analyzer*> groups) : groups_(std::move(groups)) {}
+  const char* name() const override { return "cachesim"; }
+  std::unique_ptr<trace::Consumer> shard(const trace::Shard& shard) override {
+    std::vector<std::unique_ptr<trace::Consumer>> to;
+    for (trace::Analyzer* a : groups_) to.push_back(a->shard(shard));
+    return std::make_unique<FanoutShard>(std::move(to));
+  }
+  void merge(std::vector<std::unique_ptr<trace::Consumer>>& shards) override {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      std::vector<std::unique_ptr<trace::Consumer>> mine;
+      for (auto& s : shards) mine.push_back(s ? std::move(static_cast<FanoutShard&>(*s).groups()[g]) : nullptr);
+      groups_[g]->merge(mine);
+    }
+  }
+
+ private:
+  std::vector<trace::Analyzer*> groups_;
+};
+
+}  // namespace
+
 bool simulateConfigurations(const trace::TraceReader& trace, const cs::Config& config, const std::vector<size_t>& which,
                             const CachesimRun& run, trace::Progress* progress, std::vector<CachesimOutput>& outputs,
                             uint64_t& threads) {
@@ -458,34 +691,24 @@ bool simulateConfigurations(const trace::TraceReader& trace, const cs::Config& c
   if (!n) return true;
   const unsigned cores = run.jobs ? run.jobs : std::max(1u, std::thread::hardware_concurrency());
   const size_t streams = std::max<size_t>(1, streamCount(trace.dir()));
-  // Groups of configurations that run at once, each over its own
-  // regeneration: as many as the cores the threads alone leave idle.
+  // Groups of configurations simulated at once over one regeneration (a
+  // FanoutAnalyzer): as many as the cores the threads alone leave idle.
   const size_t groups = run.sweep ? std::clamp<size_t>(cores / streams, 1, n) : 1;
   const unsigned jobsPer = std::max(1u, unsigned(cores / groups));
   std::vector<std::unique_ptr<CachesimAnalyzer>> analyzers(groups);
   std::vector<std::vector<size_t>> members(groups);  // positions in `which`
   for (size_t k = 0; k < n; ++k) members[k % groups].push_back(k);
-  std::vector<trace::Summary> sums(groups);
-  std::vector<std::exception_ptr> errors(groups);
-  auto work = [&](size_t g) {
-    try {
-      std::vector<cs::Hierarchy> hs;
-      for (size_t k : members[g]) hs.push_back(config.hierarchies[which[k]]);
-      analyzers[g] = std::make_unique<CachesimAnalyzer>(std::move(hs), run.libc);
-      std::unique_ptr<trace::Analyzer> problems;
-      std::vector<trace::Analyzer*> list = {analyzers[g].get()};
-      if (g == 0) problems = makeAnalyzer("problems", "-", trace.program(), run.command), list.push_back(problems.get());
-      sums[g] = trace.analyze(list, jobsPer, g == 0 ? progress : nullptr);
-    } catch (...) {
-      errors[g] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t g = 1; g < groups; ++g) pool.emplace_back(work, g);
-  work(0);
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+  std::vector<trace::Analyzer*> parts;
+  for (size_t g = 0; g < groups; ++g) {
+    std::vector<cs::Hierarchy> hs;
+    for (size_t k : members[g]) hs.push_back(config.hierarchies[which[k]]);
+    analyzers[g] = std::make_unique<CachesimAnalyzer>(std::move(hs), run.libc);
+    parts.push_back(analyzers[g].get());
+  }
+  FanoutAnalyzer fanout(parts);
+  std::unique_ptr<trace::Analyzer> problems = makeAnalyzer("problems", "-", trace.program(), run.command);
+  const trace::Summary sum =
+      trace.analyze({groups > 1 ? static_cast<trace::Analyzer*>(&fanout) : parts[0], problems.get()}, jobsPer, progress);
   ProgramNames names(trace);
   // ATOMX_TEST_CACHESIM_ORDER=scheduled (the must-fail twin of the test
   // that a sweep's bytes do not depend on -j or the ranks): the outputs
@@ -498,8 +721,8 @@ bool simulateConfigurations(const trace::TraceReader& trace, const cs::Config& c
       const size_t k = members[g][m];
       outputs[scheduled ? at : k] = output(config, config.hierarchies[which[k]], analyzers[g]->counts()[m], names, run.command);
     }
-  threads = sums[0].threads;
-  return sums[0].incompleteThreads == 0;
+  threads = sum.threads;
+  return sum.incompleteThreads == 0;
 }
 
 namespace {

@@ -31,6 +31,13 @@ const char* appendReferences(const analysis::DataSlices& slices, uint32_t i, con
   const analysis::InsnSlice& in = slices.insns[i];
   if (in.cacheControl || !in.memCount) return nullptr;
   const x86::MemOperand* mems = slices.mems.data() + in.firstMem;
+  if (in.memCount == 1 && iterations == 1 && in.source[0] != analysis::AddressSource::Recorded &&
+      mems[0].segment != x86::Segment::GS) {  // the common case, as the loops below would do it
+    const x86::MemOperand& m = mems[0];
+    const uint8_t kind = m.read ? (m.write ? kModify : kRead) : kWrite;
+    out.push_back({addressOf(m, in.source[0], state, 0), at, m.size, kind, in.locked && m.read && m.write});
+    return nullptr;
+  }
   for (unsigned k = 0; k < in.memCount; ++k) {
     if (in.source[k] == analysis::AddressSource::Recorded) return "an address the trace does not hold (a gather, or a string instruction where the direction flag may be set)";
     if (mems[k].segment == x86::Segment::GS) return "a %gs-relative address (the trace holds no %gs base)";

@@ -53,11 +53,80 @@ namespace atomx::trace {
 
 namespace {
 
+// What the walk asks of every executed block, worked out once per trace
+// from the plan (it was a search of the block's arcs and edges, and a
+// procedure lookup per call, each time the block ran).
+struct BlockFacts {
+  enum : uint8_t {
+    kEarly = 1,    // the witness of its arc to EXIT is stored before its last instruction (earlyWitness)
+    kCalls = 2,    // an out edge is a call or an exit call
+    kReturns = 4,  // an out edge is a call (that returns)
+    kWritesReturn = 8,  // its direct call to `callee`'s entry writes RETURN (analysis::callWritesReturn)
+  };
+  uint8_t flags = 0;
+  int32_t earlyDue = -1;      // kEarly: the witness due on the arc to EXIT
+  uint32_t chooseAt = 0, chooseCount = 0;  // a predicate's (first witness, arc) pairs in WalkFacts::choose
+  const ir::Procedure* callee = nullptr;   // its direct call reaches this traced procedure's entry
+  uint32_t calleeBlock = 0;
+};
+
+struct WalkFacts {
+  std::vector<std::vector<BlockFacts>> blocks;  // by procedure id, block
+  // Per predicate, in its arcs' order, each first witness with its arc: the
+  // first pair whose witness is the one read gives the arc.
+  std::vector<std::pair<uint32_t, uint32_t>> choose;
+  std::vector<uint32_t> slots;  // by procedure id: the stack slots a frame keeps (min(slots, kSlots))
+
+  WalkFacts(const ir::Program& prog, const analysis::TracePlan& plan) {
+    blocks.resize(prog.procs.size());
+    slots.assign(prog.procs.size(), 0);
+    for (const ir::Procedure& p : prog.procs) {
+      const analysis::ProcTrace& t = plan.procs[p.id];
+      if (!t.traced) continue;
+      slots[p.id] = uint32_t(std::min<size_t>(t.slices.slots.size(), x86::kSlots));
+      const analysis::TraceGraph& g = t.graph;
+      std::vector<BlockFacts>& out = blocks[p.id];
+      out.resize(p.blocks.size());
+      for (uint32_t b = 0; b < p.blocks.size(); ++b) {
+        BlockFacts& f = out[b];
+        const ir::Block& blk = p.blocks[b];
+        if (!blk.insnCount) continue;
+        const x86::Insn& last = p.insns[blk.firstInsn + blk.insnCount - 1];
+        if (b < g.out.size()) {
+          bool early = false;
+          for (uint32_t k : g.out[b])
+            if (g.arcs[k].to == g.exit) {
+              early |= t.plan.witness[k] >= 0;
+              f.earlyDue = t.plan.witness[k];
+            }
+          if (early && last.flow != x86::Flow::CondBranch) f.flags |= BlockFacts::kEarly;
+          if (g.out[b].size() > 1) {
+            f.chooseAt = uint32_t(choose.size());
+            for (uint32_t k : g.out[b])
+              for (uint32_t v : t.firstWitnesses[k]) choose.emplace_back(v, k);
+            f.chooseCount = uint32_t(choose.size()) - f.chooseAt;
+          }
+        }
+        for (const ir::OutEdge& e : blk.outs) {
+          if (e.kind == ir::EdgeKind::Call || e.kind == ir::EdgeKind::Exit) f.flags |= BlockFacts::kCalls;
+          if (e.kind == ir::EdgeKind::Call) f.flags |= BlockFacts::kReturns;
+        }
+        const uint64_t target = last.flow == x86::Flow::Call ? last.target : 0;
+        if (const ir::Procedure* q = target ? analysis::tracedCode(prog, plan, target) : nullptr; q && q->start == target) {
+          f.callee = q;
+          f.calleeBlock = uint32_t(q->blockIndexAt(target));
+          if (analysis::callWritesReturn(prog, plan, target)) f.flags |= BlockFacts::kWritesReturn;
+        }
+      }
+    }
+  }
+};
+
 class Walker {
  public:
-  Walker(const ir::Program& program, const unwind::EhFrameInfo& unwind, const analysis::TracePlan& plan, Consumer& out,
-         Summary& sum, std::vector<std::vector<Instruction>>& insns)
-      : prog_(program), unwind_(unwind), plan_(plan), out_(out), sum_(sum), insns_(insns) {}
+  Walker(const ir::Program& program, const unwind::EhFrameInfo& unwind, const analysis::TracePlan& plan,
+         const WalkFacts& facts, Consumer& out, Summary& sum, std::vector<std::vector<Instruction>>& insns)
+      : prog_(program), unwind_(unwind), plan_(plan), facts_(facts), out_(out), sum_(sum), insns_(insns) {}
 
   // The thread ATOMX_TEST_REGEN_STRAY gives a block of this stream to.
   void strayTo(int tid) { strayTid_ = tid; }
@@ -74,6 +143,7 @@ class Walker {
     s_ = &s.bytes;
     marks_ = &s.marks;
     nextMark_ = 0;
+    markAt_ = marks_->empty() ? UINT64_MAX : (*marks_)[0].pos;
     open_.clear();
     childFrom_ = s.childFrom;
     pos_ = 0;
@@ -123,7 +193,10 @@ class Walker {
     bool signal = false;     // a signal interrupted the block: go on at `resume`
     uint32_t resume = 0;     // its instruction (index in the block)
     bool earlyDone = false;  // its early witness was read already
-    x86::RegisterFile regs{};  // a data trace: the registers as they were (the caller's at its call)
+    // A data trace: the registers as they were (the caller's at its call),
+    // and the stack slots `p` uses, at slotsAt in slotPool_ (save, restore).
+    uint64_t gpr[16] = {};
+    uint32_t slotsAt = 0, slots = 0;
     PendingLibrary lib{};      // a signal or ENTRY frame: the library call in progress (its result still due)
     uint8_t evalFlags = 0;     // a signal frame: the flags an evaluated predicate's setter left
   };
@@ -146,7 +219,11 @@ class Walker {
   std::string at() const {
     return " (stream byte " + std::to_string(pos_) + ", in " + (p_ ? p_->name + " block " + hex(p_->blocks[b_].start) : std::string("no procedure")) + ")";
   }
-  uint64_t markPos() const { return nextMark_ < marks_->size() ? (*marks_)[nextMark_].pos : UINT64_MAX; }
+  uint64_t markPos() const { return markAt_; }
+  void nextMark() {
+    ++nextMark_;
+    markAt_ = nextMark_ < marks_->size() ? (*marks_)[nextMark_].pos : UINT64_MAX;
+  }
   // The next mark, if it is a delivery at the current position.
   const SignalMark* deliveryHere() const {
     if (pos_ != markPos()) return nullptr;
@@ -181,14 +258,8 @@ class Walker {
   }
   // The recorder stores the witness of a block's arc to EXIT before its
   // last instruction, unless that is a conditional branch (TraceRecorder).
-  bool earlyWitness() const {
-    const analysis::ProcTrace& t = plan_.procs[p_->id];
-    const ir::Block& blk = p_->blocks[b_];
-    if (p_->insns[blk.firstInsn + blk.insnCount - 1].flow == x86::Flow::CondBranch) return false;
-    for (uint32_t k : t.graph.out[b_])
-      if (t.graph.arcs[k].to == t.graph.exit && t.plan.witness[k] >= 0) return true;
-    return false;
-  }
+  bool earlyWitness() const { return facts().flags & BlockFacts::kEarly; }
+  const BlockFacts& facts() const { return facts_.blocks[p_->id][b_]; }
 
   // Runs block b_ from its instruction from_ on, reading its early witness
   // where it is due; false when a signal cut it (the walk is in the
@@ -226,9 +297,7 @@ class Walker {
       uint64_t w;
       if (!read(t.plan.width, w)) return ended = true, false;
       ++sum_.witnesses;
-      int32_t due = -1;
-      for (uint32_t k : t.graph.out[b_])
-        if (t.graph.arcs[k].to == t.graph.exit) due = t.plan.witness[k];
+      const int32_t due = facts().earlyDue;
       if (w != uint64_t(due))
         return problem = "witness " + std::to_string(w) + " where " + std::to_string(due) + " was due" + at(), false;
       earlyDone_ = true;
@@ -296,15 +365,15 @@ class Walker {
     const bool faulted = m.kind == ATOMX_TRACE_MARK_FAULTED;
     emitBlock(from_, k, faulted);  // a block whose first instruction faults was entered: a run of none
     out_.signal({tid_, m.signo, m.pc, false, faulted, childFrom_ && pos_ <= childFrom_});
-    ++nextMark_;
+    nextMark();
     Frame f{p_, b_, false, false};
     f.signal = true;
     f.resume = k;
     f.earlyDone = earlyDone_;
-    if (plan_.data) f.regs = data_.regs;  // sigreturn gives them all back
     f.evalFlags = evalFlags_;
     f.lib = lib_;
     stack_.push_back(f);
+    if (plan_.data) save(stack_.back());  // sigreturn gives them all back
     open_.push_back({stack_.size(), m.signo});
     from_ = 0;
     p_ = nullptr;
@@ -323,10 +392,10 @@ class Walker {
     const Frame f = stack_.back();
     stack_.pop_back();
     open_.pop_back();
-    if (plan_.data) data_.regs = f.regs;
+    if (plan_.data) restore(f);
     evalFlags_ = f.evalFlags;
     lib_ = f.lib;
-    ++nextMark_;
+    nextMark();
     p_ = f.p;
     b_ = f.block;
     from_ = f.resume;
@@ -348,7 +417,7 @@ class Walker {
     resumed_ = true;
     mode_ = Mode::Block;
     tail_ = false;
-    return "";
+    return {};
   }
 
   // At a predicate whose witness would come after the signal: the arc from
@@ -432,11 +501,11 @@ class Walker {
   // The function a call or jump through a GOT slot at `site` (the last
   // instruction of block b_) reaches: "NAME@got", or "" (another pointer).
   std::string gotCallee(uint64_t site) const {
-    if (!p_) return "";
+    if (!p_) return {};
     const ir::Block& blk = p_->blocks[b_];
     const x86::Insn& in = p_->insns[blk.firstInsn + blk.insnCount - 1];
     if (in.address != site || !(in.flow == x86::Flow::IndirectCall || in.flow == x86::Flow::IndirectJump) || !in.isRipRelative())
-      return "";
+      return {};
     auto it = prog_.gotNames.find(in.target);
     return it == prog_.gotNames.end() ? "" : it->second + "@got";
   }
@@ -502,13 +571,13 @@ class Walker {
       tail_ = false;
       return;
     }
-    const Frame f = stack_.back();
-    stack_.pop_back();
+    const Frame& f = stack_.back();
     if (f.signal) {
+      stack_.pop_back();
       pending_ = "a procedure returned into the code a signal interrupted, without the handler's return" + at();
       return;
     }
-    if (plan_.data) data_.regs = f.regs;  // the ABI keeps %rsp and the callee-saved ones; the rest are recorded
+    if (plan_.data) restore(f);  // the ABI keeps %rsp and the callee-saved ones; the rest are recorded
     lib_ = f.lib;
     p_ = f.p;
     b_ = f.block;
@@ -522,20 +591,37 @@ class Walker {
       mode_ = Mode::Tags;
       tail_ = f.flag;
     }
+    stack_.pop_back();
+  }
+
+  // A frame keeps the registers and the stack slots its procedure uses
+  // (no other slot is read before it is stored again: DataSlices), not the
+  // whole register file: a copy per call was most of a call's cost.
+  void save(Frame& f) {
+    std::memcpy(f.gpr, data_.regs.gpr, sizeof f.gpr);
+    f.slotsAt = uint32_t(slotPool_.size());
+    f.slots = f.p ? facts_.slots[f.p->id] : 0;
+    slotPool_.insert(slotPool_.end(), data_.regs.slot, data_.regs.slot + f.slots);
+  }
+  // Frame f's registers back; the frames above it, and f, are left.
+  void restore(const Frame& f) {
+    std::memcpy(data_.regs.gpr, f.gpr, sizeof f.gpr);
+    std::copy_n(slotPool_.data() + f.slotsAt, f.slots, data_.regs.slot);
+    slotPool_.resize(f.slotsAt);
   }
 
   // Leaves every frame above the innermost activation of procedure `id`
   // (the current one, or a caller's), which becomes the current one.
   std::string unwindTo(uint32_t id) {
-    if (p_ && p_->id == id) return "";
+    if (p_ && p_->id == id) return {};
     for (size_t i = stack_.size(); i-- > 0;)
       if (stack_[i].p && stack_[i].p->id == id && !stack_[i].signal) {
         p_ = stack_[i].p;
-        if (plan_.data) data_.regs = stack_[i].regs;
+        if (plan_.data) restore(stack_[i]);
         stack_.resize(i);
         lib_ = {};  // a library call left by longjmp or an exception
         while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();  // left by longjmp
-        return "";
+        return {};
       }
     return "control came back to " + prog_.procs[id].name + ", which has no activation" + at();
   }
@@ -560,21 +646,22 @@ class Walker {
   // innermost activation of `id`.
   std::string unwindToPad(uint32_t id, uint32_t block) {
     const uint64_t pad = prog_.procs[id].blocks[block].start;
-    if (p_ && p_->id == id && padOf(*p_, b_) == pad) return "";
+    if (p_ && p_->id == id && padOf(*p_, b_) == pad) return {};
     for (size_t i = stack_.size(); i-- > 0;)
       if (stack_[i].p && stack_[i].p->id == id && !stack_[i].signal && padOf(*stack_[i].p, stack_[i].block) == pad) {
         p_ = stack_[i].p;
-        if (plan_.data) data_.regs = stack_[i].regs;
+        if (plan_.data) restore(stack_[i]);
         stack_.resize(i);
         lib_ = {};  // a library call left by longjmp or an exception
         while (!open_.empty() && open_.back().depth > stack_.size()) open_.pop_back();
-        return "";
+        return {};
       }
     return unwindTo(id);
   }
 
   void stopThread() {
     stack_.clear();
+    slotPool_.clear();
     open_.clear();
     p_ = nullptr;
     mode_ = Mode::Tags;
@@ -592,12 +679,12 @@ class Walker {
     }
     if (!way) {
       stopThread();  // a no-return call's block: the callee did return (or ended the thread)
-      return "";
+      return {};
     }
     const x86::Insn& last = p_->insns[blk.firstInsn + blk.insnCount - 1];
     switch (way->kind) {
-      case ir::EdgeKind::Return: returnFromProc(); return "";
-      case ir::EdgeKind::Stop: stopThread(); return "";
+      case ir::EdgeKind::Return: returnFromProc(); return {};
+      case ir::EdgeKind::Stop: stopThread(); return {};
       default: break;
     }
     if (way->kind == ir::EdgeKind::TailCall && way->target)
@@ -606,12 +693,12 @@ class Walker {
         b_ = uint32_t(q->blockIndexAt(way->target));
         entryConsumed_ = blockConsumed_ = false;
         mode_ = Mode::Block;
-        return "";
+        return {};
       }
     outsideCall(last.address, way->target);
     mode_ = Mode::Tags;
     tail_ = true;
-    return "";
+    return {};
   }
 
   // Where a jump table that also reaches other procedures (a .cold part)
@@ -619,7 +706,7 @@ class Walker {
   // own for another), or ENTRY of another procedure's entry.
   std::string crossTableTarget(bool& ended) {
     uint64_t tag, id, block = 0;
-    if (!read(1, tag) || !read(4, id) || (tag == ATOMX_TRACE_BLOCK && !read(4, block))) return ended = true, "";
+    if (!read(1, tag) || !read(4, id) || (tag == ATOMX_TRACE_BLOCK && !read(4, block))) return ended = true, std::string();
     if ((tag != ATOMX_TRACE_BLOCK && tag != ATOMX_TRACE_ENTRY) || id >= plan_.procs.size() || !plan_.procs[id].traced)
       return "tag " + std::to_string(tag) + "/" + std::to_string(id) + " where a jump table's target was due" + at();
     const bool here = id == p_->id;
@@ -629,7 +716,7 @@ class Walker {
     entryConsumed_ = tag == ATOMX_TRACE_ENTRY;
     blockConsumed_ = tag == ATOMX_TRACE_BLOCK && !here;
     mode_ = Mode::Block;
-    return "";
+    return {};
   }
 
   // Takes block b_'s way on, after its instructions (and its call).
@@ -639,12 +726,12 @@ class Walker {
     const std::vector<uint32_t>& outs = g.out[b_];
     if (outs.empty()) {
       stopThread();
-      return "";
+      return {};
     }
     if (g.flags[b_] & analysis::TraceGraph::kIndirect) {
       if (t.crossTables) return crossTableTarget(ended);
       uint64_t target;
-      if (!read(t.tableWidth, target)) return ended = true, "";
+      if (!read(t.tableWidth, target)) return ended = true, std::string();
       ++sum_.tableTargets;
       bool known = false;
       for (uint32_t k : outs) known |= g.arcs[k].to == target;
@@ -652,7 +739,7 @@ class Walker {
       b_ = uint32_t(target);
       entryConsumed_ = blockConsumed_ = false;
       mode_ = Mode::Block;
-      return "";
+      return {};
     }
     if (g.flags[b_] & analysis::TraceGraph::kEvaluated) return evaluatedWay();
     if (earlyDone_) {  // read before the last instruction ran
@@ -669,20 +756,23 @@ class Walker {
       b_ = to;
       entryConsumed_ = blockConsumed_ = false;
       mode_ = Mode::Block;
-      return "";
+      return {};
     }
     if (outs.size() > 1) {
       uint64_t w;
-      if (!peek(t.plan.width, w)) return ended = true, "";
+      if (!peek(t.plan.width, w)) return ended = true, std::string();
       bool found = false;
-      for (uint32_t k : outs)
-        for (uint32_t v : t.firstWitnesses[k])
-          if (v == w && !found) arc = k, found = true;
+      const BlockFacts& f = facts();
+      for (const auto* c = facts_.choose.data() + f.chooseAt, *end = c + f.chooseCount; c != end; ++c)
+        if (c->first == w) {
+          arc = c->second, found = true;
+          break;
+        }
       if (!found) return "witness " + std::to_string(w) + " fits no successor" + at();
     }
     if (t.plan.witness[arc] >= 0) {
       uint64_t w;
-      if (!read(t.plan.width, w)) return ended = true, "";
+      if (!read(t.plan.width, w)) return ended = true, std::string();
       ++sum_.witnesses;
       if (w != uint64_t(t.plan.witness[arc]))
         return "witness " + std::to_string(w) + " where " + std::to_string(t.plan.witness[arc]) + " was due" + at();
@@ -692,7 +782,7 @@ class Walker {
     b_ = to;
     entryConsumed_ = blockConsumed_ = false;
     mode_ = Mode::Block;
-    return "";
+    return {};
   }
 
   // An evaluated predicate's way on: its jcc's condition on the flags its
@@ -729,9 +819,10 @@ class Walker {
     p_ = nullptr;
     tail_ = false;
     stack_.clear();
+    slotPool_.clear();
     bool ended = false;
+    std::string problem;  // (empty until the walk returns it)
     while (!ended) {
-      std::string problem;
       if (!pending_.empty()) return pending_;
       if (pos_ > markPos())
         return "the signal at stream byte " + std::to_string(markPos()) + " (before " + hex((*marks_)[nextMark_].pc) +
@@ -801,7 +892,7 @@ class Walker {
           }
           if (id >= plan_.procs.size() || !plan_.procs[id].enterable) return "ENTRY of " + std::to_string(id) + ", no such procedure" + at();
           stack_.push_back({p_, b_, false, tail_});
-          if (plan_.data) stack_.back().regs = data_.regs;
+          if (plan_.data) save(stack_.back());
           stack_.back().lib = lib_;  // a callback (or a handler) during a library call: its own calls are its own
           p_ = &prog_.procs[id];
           b_ = plan_.procs[id].entryBlock;
@@ -841,22 +932,20 @@ class Walker {
           if (!runBlock(problem, ended)) break;
           const ir::Block& blk = p_->blocks[b_];
           const x86::Insn& last = p_->insns[blk.firstInsn + blk.insnCount - 1];
-          bool calls = false;
-          for (const ir::OutEdge& e : blk.outs) calls |= e.kind == ir::EdgeKind::Call || e.kind == ir::EdgeKind::Exit;
-          if (!calls) {
+          const BlockFacts& facts = this->facts();
+          if (!(facts.flags & BlockFacts::kCalls)) {
             problem = wayOn(ended);
             break;
           }
           const uint64_t target = last.flow == x86::Flow::Call ? last.target : 0;
-          const ir::Procedure* q = target ? analysis::tracedCode(prog_, plan_, target) : nullptr;
-          if (q && q->start == target) {
-            stack_.push_back({p_, b_, true, analysis::callWritesReturn(prog_, plan_, target)});
+          if (const ir::Procedure* q = facts.callee) {
+            stack_.push_back({p_, b_, true, bool(facts.flags & BlockFacts::kWritesReturn)});
             if (plan_.data) {
-              stack_.back().regs = data_.regs;
+              save(stack_.back());
               data_.regs.gpr[4] -= 8;  // the callee's %rsp, which its entry may carry in (DataSlices::carriedIn)
             }
             p_ = q;
-            b_ = uint32_t(q->blockIndexAt(target));
+            b_ = facts.calleeBlock;
             entryConsumed_ = blockConsumed_ = false;
             break;
           }
@@ -867,9 +956,7 @@ class Walker {
         }
         case Mode::AfterCall: {
           const ir::Block& blk = p_->blocks[b_];
-          bool returns = false;
-          for (const ir::OutEdge& e : blk.outs) returns |= e.kind == ir::EdgeKind::Call;
-          if (!returns) {
+          if (!(facts().flags & BlockFacts::kReturns)) {
             stopThread();
             break;
           }
@@ -886,7 +973,7 @@ class Walker {
       }
       if (!problem.empty()) return problem;
     }
-    return "";
+    return {};
   }
 
   // The share of the stream walked up to `pos`, added to progress_.
@@ -900,6 +987,7 @@ class Walker {
   const ir::Program& prog_;
   const unwind::EhFrameInfo& unwind_;
   const analysis::TracePlan& plan_;
+  const WalkFacts& facts_;
   Consumer& out_;
   Summary& sum_;
   std::vector<std::vector<Instruction>>& insns_;
@@ -914,11 +1002,13 @@ class Walker {
   bool entryConsumed_ = false;  // the current block's ENTRY was read already
   bool blockConsumed_ = false;  // its BLOCK was
   std::vector<Frame> stack_;
+  std::vector<uint64_t> slotPool_;  // the frames' stack slots (Frame::slotsAt)
   uint64_t emitted_ = 0;
   int strayTid_ = 0;
   uint64_t strayCount_ = 0;
   const std::vector<SignalMark>* marks_ = nullptr;
   size_t nextMark_ = 0;
+  uint64_t markAt_ = UINT64_MAX;  // the next mark's stream position (markPos)
   std::vector<Open> open_;
   uint32_t from_ = 0;        // block b_ runs from this instruction (the rest after a signal)
   bool earlyDone_ = false;   // block b_'s early witness was read
@@ -946,6 +1036,7 @@ struct TraceReader::Impl {
   std::unique_ptr<elf::ElfImage> image;
   std::unique_ptr<analysis::ProgramModel> model;
   analysis::TracePlan plan;
+  std::unique_ptr<WalkFacts> facts;
 
   Impl(const std::string& d, const std::string& given)
       : dir(d), manifest(readManifest(d)), program(given.empty() ? manifest.program : given) {
@@ -971,6 +1062,7 @@ struct TraceReader::Impl {
     plan = analysis::planTrace(model->program, m.profile ? &profile : nullptr, m.data ? &model->decoder : nullptr);
     if (plan.digest != m.placement)
       throw Error(dir + ": the trace's witness placement differs from this atomx's (recorded by another version?)");
+    facts = std::make_unique<WalkFacts>(model->program, plan);
   }
 
   // Regenerates one stream into `consumer` with a walker of its own: the
@@ -985,7 +1077,7 @@ struct TraceReader::Impl {
     readStream(s);
     ++sum.threads;
     sum.streamBytes += s.bytes.size();
-    Walker walker(model->program, model->unwind, plan, consumer, sum, insns);
+    Walker walker(model->program, model->unwind, plan, *facts, consumer, sum, insns);
     if (progress) walker.reportTo(progress, ec ? 0 : weight);
     walker.strayTo(strayTid);
     walker.run(s);

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# offline_sweep.sh ATOMX jobs|mpi PROG [ARG...]: traces PROG once (in a
-# scratch directory holding a small text file `input`), then requires
+# offline_sweep.sh ATOMX jobs|jobs-data|mpi PROG [ARG...]: traces PROG once
+# (in a scratch directory holding a small text file `input`), then requires
 # `atomx cachesim TRACE --sweep FILE` to write the same bytes (text report,
 # JSON, every configuration's cachegrind file):
 #   jobs  with -j1, -j2 and -j3 (configuration groups x threads spread over
-#         the cores), and the JSON equal to --config's (one regeneration);
+#         the cores: groups after the first simulate from events the one
+#         regeneration relays to them), and the JSON equal to --config's;
+#   jobs-data  the same over a trace recorded with --data (the relayed
+#         events carry data references and library calls);
 #   mpi   under `mpirun --oversubscribe -np 2` and in one process (exit 77,
 #         skipped, when atomx was built without MPI or mpirun is missing).
 # Prints `FAIL FILE differs: A and B` for each difference and exits 1.
@@ -39,7 +42,9 @@ LL size=16K assoc=4 line=64
 context-switch every=5000 unit=work
 EOF
 status=0
-"$atomx" trace -q -o trace -- "$prog" "$@" >prog.out || status=$?
+data=()
+if [[ $mode == jobs-data ]]; then data=(--data); fi
+"$atomx" trace -q "${data[@]}" -o trace -- "$prog" "$@" >prog.out || status=$?
 if ((status >= 128)); then
   echo "FAIL atomx trace: exit status $status"
   exit 1
@@ -68,7 +73,7 @@ compare() {  # compare A B: every output of run A against run B's
 
 fails=0
 case $mode in
-  jobs)
+  jobs | jobs-data)
     run j1 -- --sweep "$w/sweep.cache" -j1
     n=$(ls j1/out.*.cg | wc -l)
     if ((n != 5)); then
@@ -101,7 +106,7 @@ case $mode in
     compare single mpi || fails=1
     ;;
   *)
-    echo "usage: offline_sweep.sh ATOMX jobs|mpi PROG [ARG...]" >&2
+    echo "usage: offline_sweep.sh ATOMX jobs|jobs-data|mpi PROG [ARG...]" >&2
     exit 2
     ;;
 esac
