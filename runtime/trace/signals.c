@@ -35,7 +35,10 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
   const int fault = (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) && info && info->si_code > 0;
   const uint64_t pc = interrupted_at(uc);
   const greg_t rip = uc->uc_mcontext.gregs[REG_RIP];
-  sync_cursor(uc->uc_mcontext.gregs, 0); /* the mark and the handler's records go where the loop is */
+  /* A loop that holds the cursor in a register: the mark and the handler's
+   * records go where the loop is. */
+  const int held = noCursorSync ? -1 : cursor_register_at((uint64_t)rip);
+  sync_cursor(uc->uc_mcontext.gregs, 0);
   if (pc) add_mark(fault && pc != ATOMX_TRACE_MARK_UNKNOWN ? ATOMX_TRACE_MARK_FAULTED : ATOMX_TRACE_MARK_DELIVERED, sig, pc);
   /* The measured library call the thread is in (library.c): the handler's
    * own calls use the slot. */
@@ -47,7 +50,6 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
   if (pc && pc != ATOMX_TRACE_MARK_UNKNOWN && !library) {
     /* In a loop that holds the cursor in a register, the program's value of
      * that register is in the spill word (or it is dead there). */
-    const int held = cursor_register_at((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
     for (int r = 0; r < 16; r++)
       add_mark(ATOMX_TRACE_MARK_REGISTER, r, r == held ? spill_word() : (uint64_t)uc->uc_mcontext.gregs[kGreg[r]]);
   }
@@ -58,11 +60,18 @@ static void deliver(int sig, siginfo_t *info, void *context, struct sigaction *s
   sigdelset(&mask, SIGSEGV);
   pthread_sigmask(SIG_SETMASK, &mask, NULL);
   /* A loop of the handler may keep its register's value in the spill
-   * word, which the interrupted loop's holds. */
+   * word, which the interrupted loop's holds.  The handler sees the
+   * program's registers: the loop's register holds the program's value
+   * (the spill word's; a dead one's is any) while it runs. */
   const uint64_t spilled = spill_word();
+  greg_t *g = uc->uc_mcontext.gregs;
+  if (held >= 0) g[kGreg[held]] = (greg_t)spilled;
   if (act.sa_flags & SA_SIGINFO) act.sa_sigaction(sig, info, context);
   else act.sa_handler(sig);
-  set_spill_word(spilled);
+  /* Back in that loop (the handler may have moved the thread, or changed
+   * the register): its value is the spill word's again, and the register
+   * the cursor (below). */
+  set_spill_word(held >= 0 && cursor_register_at((uint64_t)g[REG_RIP]) == held ? (uint64_t)g[kGreg[held]] : spilled);
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, NULL);
