@@ -19,7 +19,9 @@ atomx instruments and Valgrind names (a sized function symbol):
     per execution on both sides: Valgrind counts one Ir per iteration, its
     executions are its Ir less its jumps to itself, from a callgrind run),
     Dr and Dw (less the accesses cachegrind counts for register-by-register
-    bit tests, which the CPU does not make: tests/tools/cache);
+    bit tests, which the CPU does not make: tests/tools/cache; cachegrind
+    at --vex-iropt-level=0, where it keeps the dead loads its optimiser
+    otherwise drops: every_load() there);
   - misses, exactly (I1mr, ILmr, D1mr, DLmr, D1mw, DLmw) for the procedures
     named by --exact (or all, --all-exact): those that start from a known
     cache state and whose references run with no library call in between;
