@@ -180,7 +180,7 @@ def main():
             with open(cfg, "w") as f:
                 f.write(" ".join(g) + "\n")
             # Each process's cachesim.json into a directory of its own.
-            _wrapper(run._binary, f'(exec -a "$0" "{run.atom}" "$@"); rc=$?\n'
+            _wrapper(run._binary, f'(exec -a {run.argv0} "{run.atom}" "$@"); rc=$?\n'
                                   'd="$ATOMX_TOOL_OUT/$$.$(date +%s%N)"\n'
                                   '[ -f cachesim.json ] && mkdir -p "$d" && mv cachesim.json "$d/"\n'
                                   'rm -f cachesim.out cachesim.cg\nexit $rc\n')
