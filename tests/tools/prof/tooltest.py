@@ -48,6 +48,7 @@ import bisect
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -303,8 +304,10 @@ def check_annotate(cgfile, data, tool):
             rest = rest.strip()
             if rest.startswith("("):
                 rest = rest.split(")", 1)[1].strip()
-            if rest.endswith("]") and " [" in rest:
-                rest = rest[:rest.rindex(" [")]
+            # callgrind_annotate names the object ("[/path/prog]") on some
+            # lines only; a C++ clone's name ends in "]" too ("... [clone
+            # .isra.0]": lzip, pbzip2), so only a bracketed path is the object.
+            rest = re.sub(r" \[/[^\]]*\]$", "", rest)
             fn = rest.split(":", 1)[1] if ":" in rest else rest
             got[fn] += int(count.replace(",", ""))
         elif section == 1 and s.startswith("-----") and got:
@@ -322,4 +325,8 @@ def check_annotate(cgfile, data, tool):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--annotate"]:  # annotate CGFILE TOOL.json TOOL: check_annotate alone (tests/oracles)
+        problems = check_annotate(sys.argv[2], json.load(open(sys.argv[3])), sys.argv[4])
+        print("\n".join(problems) or "OK")
+        sys.exit(1 if problems else 0)
     sys.exit(main())
