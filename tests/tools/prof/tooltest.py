@@ -285,11 +285,13 @@ def check_annotate(cgfile, data, tool):
     if not os.path.exists(cgfile):
         return [f"no callgrind file {os.path.basename(cgfile)}"]
     args = ["callgrind_annotate", "--threshold=100"] + (["--inclusive=yes"] if tool == "gprof" else []) + [cgfile]
-    r = subprocess.run(args, capture_output=True, text=True)
+    # (errors="replace": it prints the sources it finds, whose bytes may not be
+    # UTF-8: muparser's, --full oracles-b)
+    r = subprocess.run(args, capture_output=True, text=True, errors="replace")
     if r.returncode != 0 or "PROGRAM TOTALS" not in r.stdout:
         return [f"callgrind_annotate failed on {os.path.basename(cgfile)}: {r.stderr.strip()[:300]}"]
     if tool == "gprof":  # inclusive figures: only check it ran; self totals below
-        r = subprocess.run(["callgrind_annotate", "--threshold=100", cgfile], capture_output=True, text=True)
+        r = subprocess.run(["callgrind_annotate", "--threshold=100", cgfile], capture_output=True, text=True, errors="replace")
     got = collections.Counter()
     total = None
     section = 0
