@@ -55,6 +55,17 @@ LineTable::LineTable(const std::string& path) {
           if (added) files_.push_back(it->first);
           file = it->second;
         }
+        // libdw sorts a unit's rows by address, an end of sequence before a
+        // row at the same address, so a row at its own sequence's end
+        // address (covering no byte: gcc ends pbzip2's main with 0x4b47
+        // line 795, 0x4b57 line 795, end 0x4b57) comes after the end and
+        // would give its line to the code up to the unit's next row
+        // (_start, which has none).  It repeats the row before the end;
+        // a row that starts another sequence there would not, in practice.
+        const size_t n = rows_.size();
+        if (!end && n >= 2 && rows_[n - 1].file == kEndOfSequence && rows_[n - 1].address == addr &&
+            rows_[n - 2].file == file && rows_[n - 2].line == uint32_t(lineNo))
+          continue;
         rows_.push_back({addr, file, uint32_t(lineNo)});
       }
     }
