@@ -58,19 +58,6 @@ from vgharness import Run, Symbols, harness_args, setaside, disassembly, callgri
 BIT_TEST_ACCESSES = {"bt": (1, 1), "bts": (2, 1), "btr": (2, 1), "btc": (2, 1)}
 
 
-def every_load():
-    """cachegrind's option that keeps every load the program makes.  At its
-    default optimisation VEX drops a load whose value is never used before
-    the superblock overwrites it (`pop %rdx` discarding a call's stack
-    arguments, %rdx overwritten next: lzip's main, tls_threads' main), so
-    cachegrind counts, and simulates, one read fewer than the CPU makes and
-    atomx counts; at --vex-iropt-level=0 the load stays (Ir and every other
-    reference are unchanged: tls_threads' main, Dr 62 at level 2, 67 at 0 as
-    atomx).  ATOMX_TEST_VEX_IROPT=2 (the must-fail twins) gives Valgrind its
-    default back."""
-    return [f"--vex-iropt-level={os.environ.get('ATOMX_TEST_VEX_IROPT', '0')}"]
-
-
 def register_bit_tests(prog):
     """{address: (reads, writes) cachegrind counts} of PROG's register-by-
     register bit tests (objdump)."""
@@ -127,7 +114,7 @@ def main():
     run = Run(o.atomx, o.prog, "cache", tool_args=geometry + o.tool_arg, workload=o.workload, args=o.args,
               runs=o.runs, timeout=o.timeout, valgrind="cachegrind",
               valgrind_opts=["--cache-sim=yes", f"--D1={size},{o.assoc},{o.line}", "--I1=32768,8,64",
-                             "--LL=8388608,16,64"] + every_load(),
+                             "--LL=8388608,16,64"],
               discard=["cache.out"], keep=o.keep)
     try:
         try:

@@ -19,9 +19,7 @@ atomx instruments and Valgrind names (a sized function symbol):
     per execution on both sides: Valgrind counts one Ir per iteration, its
     executions are its Ir less its jumps to itself, from a callgrind run),
     Dr and Dw (less the accesses cachegrind counts for register-by-register
-    bit tests, which the CPU does not make: tests/tools/cache; cachegrind
-    at --vex-iropt-level=0, where it keeps the dead loads its optimiser
-    otherwise drops: every_load() there);
+    bit tests, which the CPU does not make: tests/tools/cache);
   - misses, exactly (I1mr, ILmr, D1mr, DLmr, D1mw, DLmw) for the procedures
     named by --exact (or all, --all-exact): those that start from a known
     cache state and whose references run with no library call in between;
@@ -43,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dyninst"))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "cache"))
 from vgharness import Run, Symbols, harness_args, setaside, callgrind_file, rep_addresses, _wrapper  # noqa: E402
-from cache_vs_cachegrind import every_load, register_bit_tests  # noqa: E402
+from cache_vs_cachegrind import register_bit_tests  # noqa: E402
 
 MISSES = ["I1mr", "ILmr", "D1mr", "DLmr", "D1mw", "DLmw"]
 EVENTS = ["Ir", "Dr", "Dw"] + MISSES
@@ -101,7 +99,7 @@ def main():
     o = ap.parse_args()
     geometries = [g.split() for g in o.geometry]
     run = Run(o.atomx, o.prog, "cachesim", tool_args=o.tool_arg, workload=o.workload, args=o.args, runs=o.runs,
-              timeout=o.timeout, valgrind="cachegrind", valgrind_opts=["--cache-sim=yes"] + every_load() + geometries[0],
+              timeout=o.timeout, valgrind="cachegrind", valgrind_opts=["--cache-sim=yes"] + geometries[0],
               discard=["cachesim.cg", "cachesim.*.cg"], keep=o.keep)
     failures = []
     try:
@@ -129,7 +127,7 @@ def main():
         for k, g in enumerate(geometries[1:], 1):
             out = os.path.join(run.work, f"cg{k}")
             os.mkdir(out)
-            _wrapper(run._binary, f"exec valgrind -q --tool=cachegrind --cache-sim=yes --demangle=no {' '.join(every_load() + g)}"
+            _wrapper(run._binary, f"exec valgrind -q --tool=cachegrind --cache-sim=yes --demangle=no {' '.join(g)}"
                                   f' --cachegrind-out-file="{out}/cg.%p" "{run._cg_binary}" "$@"\n')
             d = os.path.join(run.work, f"run8.{k}.d")  # as long as the others
             os.mkdir(d)
