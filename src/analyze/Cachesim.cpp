@@ -146,7 +146,8 @@ class HierarchyShard {
       if (sim_.switching() && sim_.tick(b.count, b.count, firstMisses)) flushTail();
     }
     p.runs += counting;  // its instructions' Ir, added to their rows by settle()
-    if (split_.whole.dPath.empty()) return;
+    // Without a data level the references are still counted (Dr, Dw), as
+    // the online tool counts them in every configuration (data(), below).
     for (size_t k = 0; k < b.refCount; ++k) {
       const DataRef& r = b.refs[k];
       reference(r, r.insn < b.count ? row(r.insn) : sink_.data());
@@ -267,6 +268,7 @@ class HierarchyShard {
   }
   void data(uint64_t addr, uint32_t size, bool write, uint64_t* row) {
     ++row[write ? ev_.dw() : ev_.dr()];
+    if (split_.whole.dPath.empty()) return;  // counted, with nothing to simulate it in
     unsigned missed = sim_.data(addr, size, write);
     if (int(missed) == split_.dCut && split_.dTail) missed += tail(write ? kWrite : kRead, addr, size, row);
     for (unsigned k = 0; k < missed; ++k) ++row[write ? ev_.dwmiss(int(k)) : ev_.drmiss(int(k))];

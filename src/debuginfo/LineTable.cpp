@@ -32,6 +32,10 @@ LineTable::LineTable(const std::string& path) {
     Dwarf_Lines* lines;
     size_t count;
     if (dwarf_offdie(dwarf, offset + headerSize, &cu) && dwarf_getsrclines(&cu, &lines, &count) == 0) {
+      // The unit's code: a row's line holds only there (below, lookup).
+      Dwarf_Addr base, start, stop;
+      for (ptrdiff_t r = 0; (r = dwarf_ranges(&cu, r, &base, &start, &stop)) > 0;)
+        if (stop > start) code_.push_back({start, stop});
       // A relative name (a source named relative to where the compiler ran)
       // is joined to the unit's compilation directory, as Valgrind does, so
       // that tools reading the name from elsewhere find the file.
@@ -65,6 +69,7 @@ LineTable::LineTable(const std::string& path) {
   // Within one address, the last row of a line program wins (later rows
   // refine earlier ones); an end of sequence sorts before a row that starts
   // the next sequence at the same address.
+  std::sort(code_.begin(), code_.end());
   std::stable_sort(rows_.begin(), rows_.end(), [](const Row& a, const Row& b) {
     if (a.address != b.address) return a.address < b.address;
     return a.file == kEndOfSequence && b.file != kEndOfSequence;
@@ -76,6 +81,15 @@ SourceLine LineTable::lookup(uint64_t address) const {
   if (it == rows_.begin()) return {};
   --it;
   if (it->file == kEndOfSequence || it->line == 0) return {};
+  // Outside every unit's code no row holds, whatever its sequence says: gcc
+  // ends pbzip2's main with a row at its sequence's end address (0x4b57
+  // line 795, the end also at 0x4b57), which libdw sorts after the end, so
+  // it reached to the next row and gave _start (crt1.o, no DWARF) main's
+  // last line.  (A unit without ranges leaves the rows as they are.)
+  if (!code_.empty()) {
+    auto c = std::upper_bound(code_.begin(), code_.end(), std::pair<uint64_t, uint64_t>(address, UINT64_MAX));
+    if (c == code_.begin() || address >= std::prev(c)->second) return {};
+  }
   return {&files_[it->file], it->line};
 }
 

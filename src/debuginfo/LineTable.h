@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace atomx::debuginfo {
@@ -31,6 +32,7 @@ class LineTable {
     uint32_t line;
   };
   std::vector<Row> rows_;  // sorted by address
+  std::vector<std::pair<uint64_t, uint64_t>> code_;  // the units' address ranges, sorted
   std::vector<std::string> files_;
 };
 

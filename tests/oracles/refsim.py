@@ -60,9 +60,28 @@ newest (FIFO, random) first.  Its conventions, each docs/cachesim.md's:
     through memory below the stack pointer, make no reference (the CPU
     makes none; tests/tools/cache/cache_vs_cachegrind.py finds them).
 
+--offline: atomx's side is the offline simulator instead, `atomx cachesim
+TRACE --config FILE --libc none` (docs/cachesim.md, "Offline") over a trace
+recorded with data: `atomx trace --data --instrument` writes the traced
+program (beside the rewritten one's path, of the same length), which runs
+once under Valgrind as the rewritten program does in 2. (the same
+environment, ATOMX_TRACE_DIR naming the trace directory in both runs), so
+that the trace's regenerated addresses -- the code at Valgrind's load base,
+its stack, the heap's page offsets -- are those of lackey's stream; every
+configuration file is then simulated over that one trace and compared as in
+3.  The traced run needs --vex-iropt-register-updates=allregs-at-mem-access
+(both runs have it, so their options keep their lengths): the recorder's
+SIGSEGV handler reads the register that holds the stream cursor from the
+signal's context (docs/trace.md, "Buffers"), and at Valgrind's default only
+the stack and frame pointers are exact at a faulting access -- the handler
+saw a stale register, did not recognise its own fault, and the program
+died at its first witness store.
+
 Test hooks: ATOMX_TEST_MISCOUNT (atomx's side, include/atomx/json.hpp) and
 ATOMX_TEST_REFSIM_DROP=N (this side: the N-th kept data reference of the
-stream is dropped) must each make it fail naming function, level and count.
+stream is dropped) must each make it fail naming function, level and count;
+offline, ATOMX_TEST_REGEN_REF=N too (the regenerator moves a stream's N-th
+data reference a line up, a read made a write: src/trace/Regenerate.cpp).
 """
 import argparse
 import bisect
@@ -358,6 +377,8 @@ def main():
                     help="exit 77 (ctest's skip) when PROG does not exist (a corpus program not built)")
     ap.add_argument("--set-aside", action="append", default=[], metavar="FUNC=REASON",
                     help="leave FUNC out of the comparison, for REASON (printed)")
+    ap.add_argument("--offline", action="store_true",
+                    help="compare with `atomx cachesim` over a trace recorded with --data (module docstring)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     ap.add_argument("prog")
     ap.add_argument("args", nargs="*")
@@ -396,6 +417,16 @@ def compare(o):
         if r.returncode:
             print(f"FAIL {o.prog}: atomx failed:\n{r.stderr}")
             return 1
+        trace = os.path.join(work, "t")
+        if o.offline:
+            # The traced program in the rewritten one's place (the rewrite
+            # above still gives the report: what atomx leaves in place, the
+            # same for the trace's rewrite).
+            r = subprocess.run([o.atomx, "trace", "-q", "--data", "--instrument", atom, "-o", trace, "--", orig],
+                               capture_output=True, text=True)
+            if r.returncode:
+                print(f"FAIL {o.prog}: atomx trace failed:\n{r.stderr}")
+                return 1
         with open(report) as f:
             unmoved = [(u["address"], u["address"] + u["size"], u["name"], u["reason"]) for u in json.load(f)["unmoved"]]
         configs = []
@@ -413,7 +444,10 @@ def compare(o):
 
         def run(cmd, cwd, config):
             env = dict(os.environ, ATOMX_CACHE_CONFIG=config, GLIBC_TUNABLES="glibc.malloc.mmap_threshold=0")
+            if o.offline:  # in both runs: the same environment
+                env["ATOMX_TRACE_DIR"] = trace
             env.pop("ATOMX_TEST_REFSIM_DROP", None)
+            env.pop("ATOMX_TEST_REGEN_REF", None)
             with open(stdin, "rb") as f:
                 p = subprocess.run(cmd, cwd=cwd, env=env, stdin=f, capture_output=True, timeout=1800)
             return p.returncode, p.stdout
@@ -422,9 +456,18 @@ def compare(o):
         # (under --tool=none the rewritten program's stack was seen to lie
         # elsewhere in ctest's environment; the rewritten run's log, lackey's
         # counts, is not read).
-        native = run(["valgrind", "-q", "--tool=lackey", "--trace-mem=yes", "--basic-counts=no", "--vex-guest-chase=no",
-                      f"--log-file={stream}", orig] + o.args,
+        exact_regs = ["--vex-iropt-register-updates=allregs-at-mem-access"] if o.offline else []
+        native = run(["valgrind", "-q", "--tool=lackey", "--trace-mem=yes", "--basic-counts=no", "--vex-guest-chase=no"] +
+                     exact_regs + [f"--log-file={stream}", orig] + o.args,
                      os.path.join(work, "r00"), os.path.join(work, "c", "00.cache"))
+        if o.offline:  # one traced run; every configuration file over its trace
+            os.mkdir(os.path.join(work, "r01"))
+            got = run(["valgrind", "-q", "--tool=lackey", "--trace-mem=no", "--basic-counts=yes", "--vex-guest-chase=no"] +
+                      exact_regs + [f"--log-file={stream[:-4]}.001", atom] + o.args,
+                      os.path.join(work, "r01"), configs[0][1])
+            if got != native:
+                failures.append(f"[trace] the traced program's output or status differs from the original's"
+                                f" (status {native[0]} -> {got[0]})")
 
         # A procedure atomx leaves in place is not instrumented: like a
         # library's code, it is not simulated (docs/cachesim.md).
@@ -435,18 +478,27 @@ def compare(o):
                        block_executions(stream, orig, o.atomx, syms))
         summary = []
         for k, (label, path, parsed) in enumerate(configs, 1):
-            d = os.path.join(work, f"r{k:02d}")
-            os.mkdir(d)
-            got = run(["valgrind", "-q", "--tool=lackey", "--trace-mem=no", "--basic-counts=yes", "--vex-guest-chase=no",
-                       f"--log-file={stream[:-4]}.{k:03d}", atom] + o.args, d, path)
-            if got != native:
-                failures.append(f"[{label}] the rewritten program's output or status differs from the original's"
-                                f" (status {native[0]} -> {got[0]})")
+            if o.offline:
+                report = os.path.join(work, f"offline.{k:02d}.json")
+                r = subprocess.run([o.atomx, "cachesim", trace, "--config", path, "--libc", "none", "--json", report,
+                                    "-q", "-o", os.path.join(work, f"offline.{k:02d}.txt")], capture_output=True, text=True)
+                if r.returncode:
+                    failures.append(f"[{label}] atomx cachesim failed: {r.stderr.strip()}")
+                    continue
+            else:
+                d = os.path.join(work, f"r{k:02d}")
+                os.mkdir(d)
+                got = run(["valgrind", "-q", "--tool=lackey", "--trace-mem=no", "--basic-counts=yes", "--vex-guest-chase=no",
+                           f"--log-file={stream[:-4]}.{k:03d}", atom] + o.args, d, path)
+                if got != native:
+                    failures.append(f"[{label}] the rewritten program's output or status differs from the original's"
+                                    f" (status {native[0]} -> {got[0]})")
+                report = os.path.join(d, "cachesim.json")
             try:
-                with open(os.path.join(d, "cachesim.json")) as f:
+                with open(report) as f:
                     doc = json.load(f)
             except (OSError, ValueError) as e:
-                failures.append(f"[{label}] no cachesim.json: {e}")
+                failures.append(f"[{label}] no {os.path.basename(report)}: {e}")
                 continue
             for index, (name, levels) in enumerate(parsed):
                 tool, mine = atomx_counts(doc, index, syms), ref[f"{k}:{name}"]
@@ -471,7 +523,7 @@ def compare(o):
             for f in failures[:40]:
                 print("   ", f)
             return 1
-        print(f"PASS {o.prog}: every function's Ir, Dr, Dw and misses per level equal the reference's in"
+        print(f"PASS {o.prog}: every function's Ir, Dr, Dw and misses per level {'(atomx cachesim over the trace) ' if o.offline else ''}equal the reference's in"
               f" {sum(len(p) for _, _, p in configs)} configurations")
         return 0
     finally:

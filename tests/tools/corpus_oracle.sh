@@ -17,9 +17,11 @@
 #                                                      callgrind_annotate reads its file
 #   gprof    prof/tooltest.py --tool gprof             calls per arc, Ir per function
 #   inline   prof/tooltest.py --tool inline            calls per call site
-#   cachesim cachesim/cachesim_vs_cachegrind.py        Ir/Dr/Dw exact; I1mr ILmr D1mr DLmr D1mw
-#                                                      DLmw for cachegrind's default geometry
-#                                                      within 5% in total (I1mr 10%)
+#   cachesim cachesim/cachesim_vs_cachegrind.py        Ir/Dr/Dw exact per procedure; I1mr ILmr
+#                                                      D1mr DLmr D1mw DLmw for cachegrind's
+#                                                      default geometry, summed over the
+#                                                      compared procedures, within 5% (I1mr
+#                                                      10%) or 16 misses (lua, pbzip2: below)
 #   cache    cache/cache_vs_cachegrind.py              Dr/Dw exact; for D1=32K,8-way,64B,
 #                                                      D1mr+D1mw within CACHE_TOLERANCE% (5)
 #                                                      or, threaded, CACHE_TOLERANCE_THREADS%
@@ -35,6 +37,15 @@
 # varies between runs without being named there, and below a floor of
 # compared events: tests/setaside.py); every program runs its workload 3
 # times instrumented, xz single-threaded (WORKLOAD_ONE_THREAD=1).  Besides:
+#   - cachesim: the misses cannot be equal either, for the same reasons:
+#     cachegrind simulates the whole process (ld.so, libc, libstdc++: their
+#     code in I1, their data in D1, both in LL), cachesim the program's own
+#     code and references plus libc's memory and string functions modelled
+#     from their arguments; each thread its own first levels.  Exactness is
+#     checked where it holds: against the reference simulator on lackey's
+#     stream (tool.cachesim.refsim.*, trace.cachesim.refsim.*, gzip among
+#     them).  Per program (runs of 2026-11-28): gzip, lzip within 3.3%;
+#     lua and pbzip2 need the options below and corpus/set_aside.txt's lines;
 #   - cache: the misses cannot be equal.  ld.so and libc are not simulated
 #     (atomx does not instrument them) but share cachegrind's cache, and the
 #     stack and heap lie elsewhere relative to static data under Valgrind;
@@ -143,7 +154,24 @@ options() {
         # memcpy, which slides deflate's window, is modelled from its
         # arguments; before the model, 95% apart).
         cachesim:*) printf '%s\n' "--geometry=--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64" \
-                      --miss-tolerance=5 --event-tolerance=I1mr=10 ;;
+                      --miss-tolerance=5 --event-tolerance=I1mr=10 ;;&
+        # lua: its I1 misses under cachegrind are libc's evictions, not the
+        # program's: luaO_pushfstring's and lua_Number2str's snprintf
+        # (__vfprintf_internal, __printf_fp_l) and luaD_rawrunprotected's
+        # setjmp (__pthread_cleanup_upto) run through the same 32 KB I1 and
+        # evict the interpreter's lines once per call (luaV_execute 96,134
+        # I1 misses there, 483 in cachesim; luaD_rawrunprotected 81,887
+        # against 53, as many as __pthread_cleanup_upto's own 81,811): 854,099
+        # against 10,941 in all, so the total is printed, not compared.  LL
+        # is unified, and libc's malloc traffic (808,000 of its LL data
+        # misses) evicts code lines there: ILmr 8% under cachegrind's.
+        cachesim:lua) printf '%s\n' --event-tolerance=I1mr=none --event-tolerance=ILmr=10 ;;
+        # pbzip2: cachegrind runs its five threads one at a time through ONE
+        # I1, with libc's code; cachesim gives each thread its own
+        # (docs/cachesim.md, "Threads"): the compressors' I1 misses double
+        # there (BZ2_compressBlock 5,253 against 2,141; 11,969 against 5,882
+        # in all).  Its data misses agree within 0.2%.
+        cachesim:pbzip2) echo --event-tolerance=I1mr=none ;;
       esac ;;
   esac
 }

@@ -319,17 +319,26 @@ def cachesim(r, lines, j):
                [first(p) for p in procs[:len(parsed)]])
         if not parsed and procs:
             r.problems.append(f'{os.path.basename(r.path)}: no {what} procedure row printed, {r.tool}.json has {len(procs)}')
-        by_name = {p['name']: p for p in procs}
+        # Two procedures may have one name (local symbols of two translation
+        # units: lzip has two `..._M_construct...isra.0`): a row is checked
+        # against the JSON's procedure of its name whose counts it prints,
+        # else the first of them not yet shown, and each is shown once.
+        checks = [('first-level misses', 1, first), ('Ir', 2, lambda p: p['Ir']), ('Dr', 3, lambda p: p['Dr']),
+                  ('Dw', 4, lambda p: p['Dw']),
+                  ('misses at all levels', 5, lambda p: sum(sum(v.values()) for v in p['misses'].values()))]
+        by_name = collections.defaultdict(list)
+        for p in procs:
+            by_name[p['name']].append(p)
         for row in parsed:
-            p = by_name.get(row[0])
-            if p is None:
+            same_name = by_name.get(row[0])
+            if not same_name:
                 r.problems.append(f'{os.path.basename(r.path)}: {what} procedure {row[0]}: printed, not in {r.tool}.json '
-                                  'with first-level misses')
+                                  'with first-level misses' + (' (or printed twice)' if row[0] in by_name else ''))
                 continue
-            for label, i, key in [('first-level misses', 1, first), ('Ir', 2, 'Ir'), ('Dr', 3, 'Dr'), ('Dw', 4, 'Dw'),
-                                  ('misses at all levels', 5,
-                                   lambda p: sum(sum(v.values()) for v in p['misses'].values()))]:
-                r.same(f'{what} procedure {row[0]} {label}', row[i], key(p) if callable(key) else p[key])
+            p = next((q for q in same_name if all(row[i] == key(q) for _, i, key in checks)), same_name[0])
+            same_name.remove(p)
+            for label, i, key in checks:
+                r.same(f'{what} procedure {row[0]} {label}', row[i], key(p))
 
 
 def syscall(r, lines, j):

@@ -172,11 +172,23 @@ class Run:
         os.mkdir(self.cgdir)
         # TOOL.out beside TOOL.json: out_problems() compares them.
         kept = " ".join(f"{n} {n}.*" for n in [f"{self.tool}.json", f"{self.tool}.out"] + self.collect)
+        # argv[0]: Valgrind cannot set it, its program is named by the
+        # copy's path; so every run is named by that path (exec -a), not
+        # only by one of its length.  A program's work may depend on its
+        # name's bytes: lua interns argv[0] (a short string), whose hash
+        # decides which chains internshrstr walks, so lua's internshrstr and
+        # tablerehash differed from Valgrind's by a few instructions, or
+        # not, with the scratch directory's random name (pipe, --full
+        # oracles-b; tool.dyninst.argv0: a program whose work is its
+        # name's bytes).  ATOMX_TEST_ARGV0=wrapper names the native and
+        # instrumented runs by the wrapper's path again (its must-fail twin).
+        name = '"$0"' if os.environ.get("ATOMX_TEST_ARGV0") == "wrapper" else f'"{cg_binary}"'
+        self.argv0 = name
         wrappers = [
-            ("native", f'exec -a "$0" "{self.prog}" "$@"\n'),
+            ("native", f'exec -a {name} "{self.prog}" "$@"\n'),
             # One directory per process, so that the files it wrote stay
             # together; NAME.PID: written by a forked child (AtomxOutputPath).
-            ("atom", f'(exec -a "$0" "{self.atom}" "$@"); rc=$?\n'
+            ("atom", f'(exec -a {name} "{self.atom}" "$@"); rc=$?\n'
                      'd="$ATOMX_TOOL_OUT/$$.$(date +%s%N)"\n'
                      f'for f in {kept}; do [ -f "$f" ] && mkdir -p "$d" && mv "$f" "$d/"; done\n'
                      + "".join(f'rm -f {n} {n}.*\n' for n in self.discard)
