@@ -369,6 +369,7 @@ def tables(progs, rows, args):
         d = rows.get(pr.prog)
         if pr.error or d is None:
             t.append(f"| {pr.variant} | {pr.error or 'no data'} |" + " |" * 10)
+            flagged.append(f"{pr.variant}: {pr.error or 'no data'}")  # a run that measured nothing fails the run
             continue
         if d.get("error"):
             flagged.append(f"{pr.variant}: {d['error']}")
@@ -461,7 +462,11 @@ def main(argv=None):
         shutil.rmtree(work, ignore_errors=True)
     main_t, peer_t, geo, flagged = tables(progs, rows, args)
     for pr in progs:
-        for pb in (rows.get(pr.prog) or {}).get("problems", []):
+        row = rows.get(pr.prog) or {}
+        if row and row.get("raw_bytes_per_ref") is None:  # a run that measured nothing fails the benchmark
+            why = (row.get("offline") or {}).get("error") or row.get("error") or "no trace measured"
+            flagged.append(f"{pr.variant}: nothing measured: {why}")
+        for pb in row.get("problems", []):
             if not pb.startswith("peer:"):
                 flagged.append(f"{pr.variant}: {pb}")
     elapsed = time.perf_counter() - t_start
@@ -474,9 +479,12 @@ def main(argv=None):
                           ("regen_refs_per_s", "regeneration ≥ 200 M references/s", lambda x: x < TARGET_REGEN),
                           ("cachesim_refs_per_s", "cachesim ≥ 100 M references/s per configuration per core",
                            lambda x: x < TARGET_CACHESIM)):
-        missed = [pr.variant for pr in progs if rows.get(pr.prog) and rows[pr.prog].get(k) is not None
-                  and bad(rows[pr.prog][k])]
-        misses.append(f"- {label}: " + (f"missed by {', '.join(missed)}" if missed else "met by every program"))
+        measured = [pr for pr in progs if rows.get(pr.prog) and rows[pr.prog].get(k) is not None]
+        missed = [pr.variant for pr in measured if bad(rows[pr.prog][k])]
+        unmeasured = [pr.variant for pr in progs if pr not in measured]
+        said = ([f"missed by {', '.join(missed)}"] if missed else []) + \
+               ([f"not measured for {', '.join(unmeasured)}"] if unmeasured else [])
+        misses.append(f"- {label}: " + ("; ".join(said) if said else "met by every program"))
     header = (f"Data-trace benchmark (`bench/trace.py --data`), {info['date']}: {info['nproc']} CPUs "
               f"({info['cpu_model']}), Linux {info['kernel']}, atomx {info['atomx_commit']}"
               f"{' (+ uncommitted changes)' if info['atomx_tree_dirty'] else ''}; load average "
