@@ -94,6 +94,10 @@ std::vector<ProgramCache::Entry> ProgramCache::trim(uint64_t maxBytes, const std
   for (const Entry& e : all) {
     if (total <= maxBytes) break;
     if (e.path == keep || (spareSeconds && e.lastUse >= recent)) continue;
+    // Used since the listing (another atomx's hit touches it just before
+    // running it): kept.
+    struct stat now;
+    if (spareSeconds && stat(e.path.c_str(), &now) == 0 && int64_t(now.st_atime) >= recent) continue;
     std::error_code ec;
     std::filesystem::remove(e.path, ec);
     std::filesystem::remove(e.path + ".placement", ec);
