@@ -1,14 +1,11 @@
 #include "driver/Process.h"
 
-#include <fcntl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <iterator>
 
@@ -42,26 +39,14 @@ int runChild(const std::string& exe, const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  // The file is opened first and run through its descriptor: another atomx
-  // that trims the program cache (ProgramCache::keepToSize) may remove the
-  // entry between the lookup and the exec, and an open file stays.
-  const int fd = open(exe.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot run " + exe + ": " + std::strerror(errno));
-  // For tests only (tests/cli): the file removed once it is open, as a
-  // trim would; "path" runs it by its path as before (which then fails).
-  const char* vanish = std::getenv("ATOMX_TEST_EXEC_VANISHED");
-  if (vanish && *vanish) unlink(exe.c_str());
-  const bool byPath = vanish && std::strcmp(vanish, "path") == 0;
   std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) throw Error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
-    if (!byPath) syscall(SYS_execveat, fd, "", args.data(), environ, AT_EMPTY_PATH);
-    if (byPath || errno == ENOSYS) execv(exe.c_str(), args.data());
+    execv(exe.c_str(), args.data());
     std::fprintf(stderr, "atomx: cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
     _exit(127);
   }
-  close(fd);
   signal(SIGINT, SIG_IGN);
   signal(SIGQUIT, SIG_IGN);
   child = pid;

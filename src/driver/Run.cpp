@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <atomx/end_format.h>
 #include <atomx/output_dir.h>
 
@@ -216,7 +218,10 @@ int runWithTool(const RunRequest& r) {
     // under nothing, and never reused).
     if (const std::optional<uint64_t> built = instrument::ToolBuild::cachedInputs(r.tool); built != inputs) {
       const std::string filed = keyWithInputs(built);
-      if (rename(cached.c_str(), filed.c_str()) == 0) cached = filed;
+      // Another atomx that built the same program at the same time may have
+      // filed it first (its rename took ours): then theirs is the one.
+      if (rename(cached.c_str(), filed.c_str()) == 0 || (errno == ENOENT && access(filed.c_str(), X_OK) == 0))
+        cached = filed;
     }
     cache.keepToSize(cached);
     if (terminal) std::fprintf(stderr, "\r\033[K"), clear.on = false;
