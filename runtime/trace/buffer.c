@@ -261,8 +261,7 @@ void step_set_cursor(uint8_t *c) { set_cursor(c); }
 uint64_t step_spill(void) { return spill_word(); }
 void step_set_spill(uint64_t v) { set_spill_word(v); }
 uint8_t *step_store_at(greg_t *g, int reg, int disp, int width) {
-  /* In a loop that keeps the cursor in %r, %r is the cursor. */
-  uint8_t *slot = cursor_register_at((uint64_t)g[REG_RIP]) == reg ? (uint8_t *)g[kGreg[reg]] : cursor();
+  uint8_t *slot = store_cursor(g, reg);
   uint8_t *at = (uint8_t *)g[kGreg[reg]] + disp;
   struct buffer *b = own_buffer();
   const int inside = b && (uint8_t *)g[kGreg[reg]] >= b->base && at >= b->base && at + width <= b->base + BUFFER_BYTES;

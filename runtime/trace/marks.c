@@ -26,6 +26,13 @@ int cursor_register_at(uint64_t pc) {
   return atomx_cursor_register(m->regions, m->regionCount, pc - m->base);
 }
 
+/* The cursor a witness store through register `reg` at g's pc writes at:
+ * the register itself in a loop that keeps the cursor there, else %fs's
+ * copy (the fault handler's and the stepper's full-buffer swap). */
+uint8_t *store_cursor(const greg_t *g, int reg) {
+  return cursor_register_at((uint64_t)g[REG_RIP]) == reg ? (uint8_t *)g[kGreg[reg]] : cursor();
+}
+
 /* ATOMX_TEST_NO_CURSOR_SYNC=1 (a test's hook): signals leave the cursor
  * of a promoted loop alone, so that a handler's records land where the
  * loop's next ones go. */

@@ -182,6 +182,7 @@ void wake_writer(void);
 /* marks.c: where a signal interrupted the thread. */
 int in_moved_code(uint64_t pc);
 int cursor_register_at(uint64_t pc);
+uint8_t *store_cursor(const greg_t *g, int reg);
 extern int noCursorSync;
 void sync_cursor(greg_t *g, int back);
 uint64_t interrupted_at(ucontext_t *uc);

@@ -101,7 +101,7 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
    * pointer faults at 0).  Its register holds the cursor: %fs's copy, or,
    * in a loop that keeps the cursor in that register, the register. */
   if (in_moved_code((uint64_t)g[REG_RIP]) && atomx_stores_decode_store((const uint8_t *)g[REG_RIP], &reg, &disp, &width, &src)) {
-    uint8_t *slot = cursor_register_at((uint64_t)g[REG_RIP]) == reg ? (uint8_t *)g[kGreg[reg]] : cursor();
+    uint8_t *slot = store_cursor(g, reg);
     if (swap_buffer(g, reg, slot, (uintptr_t)info->si_addr)) return;
   }
   if (library_store_fault(g, (uintptr_t)info->si_addr)) return; /* the measured length's (library.c) */
