@@ -209,6 +209,14 @@ typedef struct {
  * addresses from (analysis/DataSlices.h), and the trace plan makes every
  * block that records one a recording node. */
 #define ATOMX_TRACE_KEY_DATA "data"
+/* `program-K SIZE HASH PLACEMENT PATH` (K = 2, 3, ...): a workload's
+ * further programs (`atomx trace -- sh -c ...`: src/driver/Workload.h
+ * instruments each program the workload execs on first use, and Record.cpp
+ * writes the manifest again with each), as the keys above are the first's;
+ * no profile weighs them.  Read by src/trace (TraceFiles.cpp), which ties
+ * each stream to its program through the event log's `program K PATH`
+ * lines, written by the same supervisor (trace::streamPrograms). */
+#define ATOMX_TRACE_KEY_PROGRAM_N "program-"
 
 /* `atomx regen --binary FILE`: the regenerated instruction stream for
  * other programs (docs/trace.md).  A header (magic, version: two uint32_t),

@@ -32,8 +32,31 @@ void forward(int sig) {
   if (child > 0) kill(pid_t(child), sig);
 }
 constexpr int kForwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
+struct sigaction previous[std::size(kForwarded)];
 
 }  // namespace
+
+ForwardedSignals::ForwardedSignals(int pid) {
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  child = pid;
+  struct sigaction fwd {};
+  fwd.sa_handler = forward;
+  sigemptyset(&fwd.sa_mask);
+  for (size_t k = 0; k < std::size(kForwarded); ++k) sigaction(kForwarded[k], &fwd, &previous[k]);
+}
+
+ForwardedSignals::~ForwardedSignals() {
+  for (size_t k = 0; k < std::size(kForwarded); ++k) sigaction(kForwarded[k], &previous[k], nullptr);
+  child = 0;
+  signal(SIGINT, SIG_DFL);
+  signal(SIGQUIT, SIG_DFL);
+}
+
+int shellStatus(int status) {
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
 
 int runChild(const std::string& exe, const std::vector<std::string>& argv) {
   std::vector<char*> args;
@@ -47,22 +70,11 @@ int runChild(const std::string& exe, const std::vector<std::string>& argv) {
     std::fprintf(stderr, "atomx: cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
     _exit(127);
   }
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
-  child = pid;
-  struct sigaction fwd {}, old[std::size(kForwarded)];
-  fwd.sa_handler = forward;
-  sigemptyset(&fwd.sa_mask);
-  for (size_t k = 0; k < std::size(kForwarded); ++k) sigaction(kForwarded[k], &fwd, &old[k]);
+  const ForwardedSignals forwarded(pid);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  for (size_t k = 0; k < std::size(kForwarded); ++k) sigaction(kForwarded[k], &old[k], nullptr);
-  child = 0;
-  signal(SIGINT, SIG_DFL);
-  signal(SIGQUIT, SIG_DFL);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
+  return shellStatus(status);
 }
 
 }  // namespace atomx::driver

@@ -8,11 +8,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/ProgramModel.h"
 #include "analysis/TracePlan.h"
 #include "driver/Process.h"
 #include "driver/ProgramCache.h"
 #include "driver/Profiles.h"
 #include "driver/Rewrite.h"
+#include "driver/Workload.h"
+#include "elf/ElfImage.h"
 #include "elf/OutputFile.h"
 #include "support/Error.h"
 #include "trace/TraceFiles.h"
@@ -76,19 +79,79 @@ void prepareDirectory(const std::string& dir) {
   }
 }
 
-void writeManifest(const std::string& dir, const std::string& prog, uint64_t placement,
+trace::ProgramFile programFile(const std::string& prog, uint64_t placement) {
+  return {prog, std::filesystem::file_size(prog), trace::fileHash(prog), placement};
+}
+
+void writeManifest(const std::string& dir, const std::vector<trace::ProgramFile>& programs,
                    const analysis::BlockProfile& profile, uint64_t profileHash, bool data) {
   trace::Manifest m;
   m.version = ATOMX_TRACE_VERSION;
-  m.program = prog;
-  m.programSize = std::filesystem::file_size(prog);
-  m.programHash = trace::fileHash(prog);
-  m.placement = placement;
+  m.program = programs.at(0).path;
+  m.programSize = programs[0].size;
+  m.programHash = programs[0].hash;
+  m.placement = programs[0].placement;
+  m.others.assign(programs.begin() + 1, programs.end());
   m.profile = profileHash;
   m.data = data;
   if (profileHash) trace::writeProfile(dir, profile);
   trace::writeManifest(dir, m);
 }
+
+// What atomx cannot instrument (analysis::fileObstacle, the policy `atomx
+// run` enforces), said as one reason; "" for a program it can.
+std::string obstacle(const std::string& prog) {
+  try {
+    return analysis::fileObstacle(elf::ElfImage::load(prog));
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+// The programs of a workload (Workload.h): each one instrumented on first
+// use with the same tool and options, and added to the manifest (the
+// named program first, with the profile, when atomx traces it).
+class TracedPrograms : public WorkloadPrograms {
+ public:
+  TracedPrograms(const RecordRequest& r, const analysis::BlockProfile& profile, uint64_t profileHash)
+      : r_(r), profile_(profile), profileHash_(profileHash) {}
+  void addFirst(const std::string& prog, const Instrumented& traced) {
+    programs_.push_back(programFile(prog, traced.placement));
+    copies_.push_back(traced.path);
+    canonical_.push_back(std::filesystem::weakly_canonical(prog).string());
+  }
+  const std::vector<trace::ProgramFile>& programs() const { return programs_; }
+
+  int trace(const std::string& path, std::string& instrumented, std::string& why) override {
+    for (size_t k = 0; k < programs_.size(); ++k)
+      if (canonical_[k] == path) return instrumented = copies_[k], int(k) + 1;
+    if (!(why = obstacle(path)).empty()) {
+      if (!r_.quiet) std::fprintf(stderr, "atomx: %s runs untraced: %s\n", path.c_str(), why.c_str());
+      return 0;
+    }
+    Instrumented traced;
+    try {
+      traced = instrument(path, {}, 0, r_);
+    } catch (const Error& e) {
+      why = e.what();
+      std::fprintf(stderr, "atomx: %s runs untraced: %s\n", path.c_str(), why.c_str());
+      return 0;
+    }
+    programs_.push_back(programFile(path, traced.placement));
+    copies_.push_back(instrumented = traced.path);
+    canonical_.push_back(path);
+    writeManifest(r_.dir, programs_, profile_, programs_.size() == 1 ? 0 : profileHash_, r_.data);
+    return int(programs_.size());
+  }
+
+ private:
+  const RecordRequest& r_;
+  const analysis::BlockProfile& profile_;
+  uint64_t profileHash_;
+  std::vector<trace::ProgramFile> programs_;
+  std::vector<std::string> copies_;     // their instrumented files
+  std::vector<std::string> canonical_;  // their paths, links resolved
+};
 
 // The traced program for someone else to run (a test harness, a workload
 // that runs it many times): every process of it that runs with
@@ -103,13 +166,18 @@ void handOver(const std::string& cached, const RecordRequest& r) {
                  ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str());
 }
 
-void report(const std::string& dir) {
+void report(const std::string& dir, const WorkloadRun& run, size_t programs) {
   uint64_t bytes = 0, streams = 0;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.path().extension() == ".axt") ++streams, bytes += e.file_size();
-  std::fprintf(stderr, "atomx: trace in %s: %llu thread stream(s), %llu bytes (atomx regen %s)\n", dir.c_str(),
-               static_cast<unsigned long long>(streams), static_cast<unsigned long long>(bytes), dir.c_str());
+  std::string workload;
+  if (run.supervised && (programs > 1 || run.untraced))
+    workload = " of " + std::to_string(programs) + " program(s), " + std::to_string(run.untraced) +
+               " untraced exec(s) (atomx regen " + dir + " --untraced)";
+  std::fprintf(stderr, "atomx: trace in %s: %llu thread stream(s)%s, %llu bytes (atomx regen %s)\n", dir.c_str(),
+               static_cast<unsigned long long>(streams), workload.c_str(), static_cast<unsigned long long>(bytes),
+               dir.c_str());
 }
 
 }  // namespace
@@ -118,18 +186,29 @@ int recordTrace(const RecordRequest& r) {
   const std::string prog = std::filesystem::absolute(findProgram(r.argv.at(0))).string();
   const analysis::BlockProfile profile = readBlockProfile(r.profileFiles);
   const uint64_t profileHash = profile.empty() ? 0 : trace::profileHash(profile);
-  const Instrumented traced = instrument(prog, profile, profileHash, r);
+  // A command whose program atomx cannot instrument (sh -c ..., make) is
+  // traced through the programs it runs; with --instrument OUT, PROG must be
+  // one (instrument says why not).
+  const bool named = !r.instrumentTo.empty() || obstacle(prog).empty();
+  TracedPrograms programs(r, profile, profileHash);
+  std::string copy;  // the named program's instrumented file
+  if (named) {
+    const Instrumented traced = instrument(prog, profile, profileHash, r);
+    programs.addFirst(prog, traced);
+    copy = traced.path;
+  }
   prepareDirectory(r.dir);
-  writeManifest(r.dir, prog, traced.placement, profile, profileHash, r.data);
+  if (named) writeManifest(r.dir, programs.programs(), profile, profileHash, r.data);
   if (!r.instrumentTo.empty()) {
-    handOver(traced.path, r);
+    handOver(copy, r);
     return 0;
   }
   setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str(), 1);
-  const int status = runChild(traced.path, r.argv);
+  const WorkloadRun run = runWorkload(prog, named ? copy : prog, r.argv,
+                                      r.dir + "/" + ATOMX_TRACE_EVENTS, programs);
   unsetenv(ATOMX_TRACE_DIR_ENV);
-  if (!r.quiet) report(r.dir);
-  return status;
+  if (!r.quiet) report(r.dir, run, programs.programs().size());
+  return run.status;
 }
 
 }  // namespace atomx::driver

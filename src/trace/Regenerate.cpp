@@ -1029,60 +1029,108 @@ class Walker {
 }  // namespace
 
 // The program a trace names, checked, with its model and trace plan.
-struct TraceReader::Impl {
-  std::string dir;
-  Manifest manifest;
-  std::string program;  // the file read: the manifest's, or the one given
+// One program of the trace: its file, model and plan (a workload's trace
+// has several: each stream is one program's, Stream::program).
+struct LoadedProgram {
+  std::string path;
   std::unique_ptr<elf::ElfImage> image;
   std::unique_ptr<analysis::ProgramModel> model;
   analysis::TracePlan plan;
   std::unique_ptr<WalkFacts> facts;
 
+  // `given`: a copy of the file (--program), checked as the file is.
+  LoadedProgram(const std::string& dir, const ProgramFile& recorded, const std::string& given,
+                const analysis::BlockProfile* profile, bool data)
+      : path(given.empty() ? recorded.path : given) {
+    try {
+      image = std::make_unique<elf::ElfImage>(elf::ElfImage::load(path));
+    } catch (const Error& e) {
+      throw Error(dir + ": the traced program " + path + " cannot be read: " + e.what());
+    }
+    const bool same = image->bytes().size() == recorded.size && fileHash(path) == recorded.hash;
+    if (!same && given.empty())
+      throw Error(dir + ": " + recorded.path + " has changed since it was traced (its size or hash differs); "
+                  "give a saved copy of the traced file with --program FILE");
+    if (!same)
+      throw Error(dir + ": " + path + " is not the program this trace was recorded from (its size or hash differs from " +
+                  recorded.path + "'s when it was traced)");
+    model = analysis::analyzeProgram(*image);
+    plan = analysis::planTrace(model->program, profile, data ? &model->decoder : nullptr);
+    if (plan.digest != recorded.placement)
+      throw Error(dir + ": the trace's witness placement" + (given.empty() ? " of " + recorded.path : std::string()) +
+                  " differs from this atomx's (recorded by another version?)");
+    facts = std::make_unique<WalkFacts>(model->program, plan);
+  }
+};
+
+struct TraceReader::Impl {
+  std::string dir;
+  Manifest manifest;
+  std::string program;  // the file read: the manifest's, or the one given
+  std::vector<std::unique_ptr<LoadedProgram>> programs;  // the first, then the manifest's others
+  // The first program's, as before a trace had several.
+  const analysis::ProgramModel* model = nullptr;
+  const analysis::TracePlan* plan = nullptr;
+
   Impl(const std::string& d, const std::string& given)
       : dir(d), manifest(readManifest(d)), program(given.empty() ? manifest.program : given) {
     const Manifest& m = manifest;
-    try {
-      image = std::make_unique<elf::ElfImage>(elf::ElfImage::load(program));
-    } catch (const Error& e) {
-      throw Error(dir + ": the traced program " + program + " cannot be read: " + e.what());
-    }
-    const bool same = image->bytes().size() == m.programSize && fileHash(program) == m.programHash;
-    if (!same && given.empty())
-      throw Error(dir + ": " + m.program + " has changed since it was traced (its size or hash differs); "
-                  "give a saved copy of the traced file with --program FILE");
-    if (!same)
-      throw Error(dir + ": " + program + " is not the program this trace was recorded from (its size or hash differs from " +
-                  m.program + "'s when it was traced)");
-    model = analysis::analyzeProgram(*image);
     analysis::BlockProfile profile;
     if (m.profile) {
       profile = readProfile(dir);
       if (profileHash(profile) != m.profile) throw Error(dir + ": the trace's profile file has changed since it was traced");
     }
-    plan = analysis::planTrace(model->program, m.profile ? &profile : nullptr, m.data ? &model->decoder : nullptr);
-    if (plan.digest != m.placement)
-      throw Error(dir + ": the trace's witness placement differs from this atomx's (recorded by another version?)");
-    facts = std::make_unique<WalkFacts>(model->program, plan);
+    programs.push_back(std::make_unique<LoadedProgram>(dir, ProgramFile{m.program, m.programSize, m.programHash, m.placement},
+                                                       given, m.profile ? &profile : nullptr, m.data));
+    for (const ProgramFile& other : m.others)
+      programs.push_back(std::make_unique<LoadedProgram>(dir, other, "", nullptr, m.data));
+    model = programs[0]->model.get();
+    plan = &programs[0]->plan;
+  }
+
+  // Each program's instruction lists (Walker's `insns`), one set per walker.
+  using Instructions = std::vector<std::vector<std::vector<Instruction>>>;
+  Instructions instructions() const {
+    Instructions out(programs.size());
+    for (size_t k = 0; k < programs.size(); ++k) out[k].resize(programs[k]->model->program.procs.size());
+    return out;
+  }
+
+  // The stream's program.  ATOMX_TEST_WRONG_PROGRAM=1 (the must-fail twin
+  // of trace.workload.*): every stream read as the next program's.
+  const LoadedProgram& programOf(const Stream& s) const {
+    static const bool wrong = [] {
+      const char* w = std::getenv("ATOMX_TEST_WRONG_PROGRAM");
+      return w && *w == '1';
+    }();
+    const size_t k = s.program < programs.size() ? s.program : 0;
+    return *programs[wrong ? (k + 1) % programs.size() : k];
   }
 
   // Regenerates one stream into `consumer` with a walker of its own: the
-  // instruction lists (`insns`, per procedure, filled as met) belong to one
-  // thread; walkers on several threads share only what nothing writes.
-  // `strayTid`: the first stream's thread, when `s` is the second
-  // (ATOMX_TEST_REGEN_STRAY).
-  void walk(Stream& s, Consumer& consumer, Summary& sum, std::vector<std::vector<Instruction>>& insns,
-            Progress* progress, int strayTid) const {
+  // instruction lists (`insns`, per program and procedure, filled as met)
+  // belong to one thread; walkers on several threads share only what
+  // nothing writes.  `strayTid`: the first stream's thread, when `s` is the
+  // second (ATOMX_TEST_REGEN_STRAY).
+  void walk(Stream& s, Consumer& consumer, Summary& sum, Instructions& insns, Progress* progress, int strayTid) const {
     std::error_code ec;
     const uint64_t weight = progress ? std::filesystem::file_size(s.path, ec) : 0;
     readStream(s);
     ++sum.threads;
     sum.streamBytes += s.bytes.size();
-    Walker walker(model->program, model->unwind, plan, *facts, consumer, sum, insns);
+    const LoadedProgram& p = programOf(s);
+    Walker walker(p.model->program, p.model->unwind, p.plan, *p.facts, consumer, sum, insns[indexOf(p)]);
     if (progress) walker.reportTo(progress, ec ? 0 : weight);
     walker.strayTo(strayTid);
     walker.run(s);
     s.bytes = {};
     s.marks = {};
+  }
+
+  size_t indexOf(const LoadedProgram& p) const {
+    for (size_t k = 0; k < programs.size(); ++k)
+      if (programs[k].get() == &p) return k;
+    return 0;
   }
 };
 
@@ -1127,7 +1175,7 @@ void setTotal(Progress* progress, const std::vector<Stream>& streams) {
 
 Summary TraceReader::regenerate(Consumer& consumer, Progress* progress) const {
   Summary sum;
-  std::vector<std::vector<Instruction>> insns(impl_->model->program.procs.size());
+  TraceReader::Impl::Instructions insns = impl_->instructions();
   std::vector<Stream> streams = listStreams(impl_->dir);
   setTotal(progress, streams);
   // One stream in memory at a time.
@@ -1215,7 +1263,7 @@ Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned j
   std::exception_ptr error;
   size_t errorAt = n;
   auto worker = [&] {
-    std::vector<std::vector<Instruction>> insns(impl_->model->program.procs.size());
+    TraceReader::Impl::Instructions insns = impl_->instructions();
     for (size_t i; (i = next.fetch_add(1)) < n;) {
       const size_t k = order[i];
       try {
@@ -1278,7 +1326,7 @@ std::vector<UntracedProcedure> untracedProcedures(const std::string& dir, const 
   const TraceReader::Impl t(dir, program);
   std::vector<UntracedProcedure> out;
   for (const ir::Procedure& p : t.model->program.procs) {
-    const analysis::ProcTrace& pt = t.plan.procs[p.id];
+    const analysis::ProcTrace& pt = t.plan->procs[p.id];
     if (pt.traced) continue;
     std::string why = pt.early ? "runs before the entry point, or is called by code that does"
                       : !p.isMovable() ? "left in place by atomx: " + p.reason

@@ -35,6 +35,11 @@ void writeManifest(const std::string& dir, const Manifest& m) {
       << ATOMX_TRACE_KEY_PLACEMENT << " " << hex16(m.placement) << "\n";
   if (m.profile) out << ATOMX_TRACE_KEY_PROFILE << " " << hex16(m.profile) << "\n";
   if (m.data) out << ATOMX_TRACE_KEY_DATA << " 1\n";
+  for (size_t k = 0; k < m.others.size(); ++k) {
+    const ProgramFile& p = m.others[k];
+    out << ATOMX_TRACE_KEY_PROGRAM_N << k + 2 << " " << p.size << " " << hex16(p.hash) << " " << hex16(p.placement) << " "
+        << p.path << "\n";
+  }
   if (!out.flush()) throw Error(path + ": write failed");
 }
 
@@ -66,6 +71,18 @@ Manifest readManifest(const std::string& dir) {
     m.placement = std::stoull(need(ATOMX_TRACE_KEY_PLACEMENT), nullptr, 16);
     if (auto it = kv.find(ATOMX_TRACE_KEY_PROFILE); it != kv.end()) m.profile = std::stoull(it->second, nullptr, 16);
     if (auto it = kv.find(ATOMX_TRACE_KEY_DATA); it != kv.end()) m.data = it->second == "1";
+    for (size_t k = 2;; ++k) {
+      const auto it = kv.find(ATOMX_TRACE_KEY_PROGRAM_N + std::to_string(k));
+      if (it == kv.end()) break;
+      std::istringstream fields(it->second);
+      ProgramFile p;
+      std::string hash, placement;
+      if (!(fields >> p.size >> hash >> placement) || !std::getline(fields >> std::ws, p.path) || p.path.empty())
+        throw Error(path + ": malformed '" ATOMX_TRACE_KEY_PROGRAM_N + std::to_string(k) + "' line");
+      p.hash = std::stoull(hash, nullptr, 16);
+      p.placement = std::stoull(placement, nullptr, 16);
+      m.others.push_back(std::move(p));
+    }
   } catch (const std::logic_error&) {
     throw Error(path + ": malformed number");
   }
@@ -93,7 +110,35 @@ std::vector<Stream> listStreams(const std::string& dir) {
   std::sort(streams.begin(), streams.end(), [](const Stream& a, const Stream& b) {
     return a.thread != b.thread ? a.thread < b.thread : a.name < b.name;
   });
+  const std::map<std::string, size_t> programs = streamPrograms(dir);
+  for (Stream& s : streams)
+    if (const auto it = programs.find(s.name); it != programs.end()) s.program = it->second;
   return streams;
+}
+
+std::map<std::string, size_t> streamPrograms(const std::string& dir) {
+  std::map<std::string, size_t> out;
+  std::map<int, size_t> running;  // process -> its program, 1-based (0: untraced)
+  std::ifstream in(dir + "/" ATOMX_TRACE_EVENTS);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    uint64_t ns;
+    int pid, tid;
+    std::string kind, detail;
+    if (!(fields >> ns >> pid >> tid >> kind)) continue;  // events() says so
+    if (kind == "program") {
+      size_t k = 0;
+      fields >> k;
+      running[pid] = k;
+    } else if (kind == "untraced") {
+      running[pid] = 0;
+    } else if (kind == "stream" && fields >> detail) {
+      const auto it = running.find(pid);
+      out[detail] = it == running.end() || it->second == 0 ? 0 : it->second - 1;
+    }
+  }
+  return out;
 }
 
 void readStream(Stream& s) {

@@ -4,12 +4,22 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "analysis/TracePlan.h"
 
 namespace atomx::trace {
+
+// A program of a workload's trace beyond the first (the manifest's
+// `program-K` lines, K = 2, 3, ...: docs/trace.md "Tracing a whole workload").
+struct ProgramFile {
+  std::string path;
+  uint64_t size = 0;
+  uint64_t hash = 0;
+  uint64_t placement = 0;
+};
 
 struct Manifest {
   uint32_t version = 0;
@@ -19,6 +29,7 @@ struct Manifest {
   uint64_t placement = 0;
   uint64_t profile = 0;  // profileHash of the trace's profile file; 0: none
   bool data = false;     // recorded with data (the values data addresses are computed from)
+  std::vector<ProgramFile> others;  // a workload's further programs: program 2, 3, ... (no profile)
 };
 
 // FNV-1a (64 bits) of a file's bytes: ties a trace to its program.
@@ -58,10 +69,17 @@ struct Stream {
   bool complete = false;       // the last chunk read is the thread's final one
   uint64_t childFrom = 0;      // a forked child's: where its own bytes begin (before: its parent's)
   std::string problem;         // why the stream ends early ("" when whole)
+  size_t program = 0;          // its program: 0 the manifest's first, k its others[k - 1]
 };
 // Every thread.TID.axt (and thread.TID-K.axt: K-th program exec'd in the
 // same thread) of `dir`, by thread id, not yet read (bytes empty).
 std::vector<Stream> listStreams(const std::string& dir);
+// Which program wrote each stream of a workload's trace (stream file ->
+// 0 for the manifest's first, k for its others[k - 1]), from the event log
+// in file order: a stream is its process's program at its `stream` line,
+// as the supervisor's `program K` lines (driver/Workload.h) set it; 1 for
+// a process no such line names (a trace of one program).
+std::map<std::string, size_t> streamPrograms(const std::string& dir);
 // Reads and decodes one listed stream's chunks into s.bytes.  A stream
 // whose last chunk is cut short (the process was killed) keeps its whole
 // chunks and says so in s.problem.
