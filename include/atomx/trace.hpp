@@ -151,8 +151,21 @@ struct UntracedProcedure {
   std::string name;
   uint64_t start, end;
   std::string why;
+  // Its program: 1 the manifest's first (the one `program` replaces), 2, 3,
+  // ... a workload's further ones (docs/trace.md, "Tracing a whole workload").
+  int programIndex = 1;
+  std::string programFile;
 };
+// Every program's, the first's first.
 std::vector<UntracedProcedure> untracedProcedures(const std::string& dir, const std::string& program = "");
+
+// A process of a workload's trace that ran a program atomx did not trace:
+// the supervisor's `untraced` events (its path, then its argv).
+struct UntracedProcess {
+  int pid;
+  std::vector<std::string> words;
+};
+std::vector<UntracedProcess> untracedProcesses(const std::string& dir);
 
 // The trace's event log (include/atomx/trace_format.h, ATOMX_TRACE_EVENTS):
 // processes and threads starting and ending, fork, exec, in the order they

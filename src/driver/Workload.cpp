@@ -176,7 +176,7 @@ class Supervisor {
         const auto it = program_.find(pid_t(parent));
         if (it != program_.end() && it->second) {
           program_[tid] = it->second;
-          line(tid, "program " + std::to_string(it->second) + " " + path_[it->second]);
+          line(tid, "program " + std::to_string(it->second) + " fork " + path_[it->second]);
         }
       }
     }
@@ -287,7 +287,7 @@ class Supervisor {
       Pending& p = it->second;
       program_[pid] = p.program;
       if (p.program) {
-        line(pid, "program " + std::to_string(p.program) + " " + p.path);
+        line(pid, "program " + std::to_string(p.program) + " exec " + p.path);
       } else {
         ++untraced_;
         std::string words = escapeWord(p.path);

@@ -9,9 +9,10 @@
 // file: device, inode, modification time, size) and, when it does, points
 // the exec at the instrumented copy (a path written below the caller's red
 // zone).  It writes to the trace's event log, when the exec succeeded,
-//   NS PID PID program K PATH    process PID runs the manifest's program K
-//                                (an exec of it, or a fork of a process
-//                                running it)
+//   NS PID PID program K HOW PATH  process PID runs the manifest's program
+//                                K from here on: HOW `exec` (it exec'd it)
+//                                or `fork` (a new process, of a process
+//                                running it: fork, vfork, posix_spawn)
 //   NS PID PID untraced PATH ARGV...  an exec of a program atomx does not
 //                                trace (words escaped: escapeWord)
 // which is how the regenerator ties each stream to its program

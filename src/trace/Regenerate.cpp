@@ -1325,13 +1325,16 @@ void OrderedOutput::drainTo(std::FILE* to) {
 std::vector<UntracedProcedure> untracedProcedures(const std::string& dir, const std::string& program) {
   const TraceReader::Impl t(dir, program);
   std::vector<UntracedProcedure> out;
-  for (const ir::Procedure& p : t.model->program.procs) {
-    const analysis::ProcTrace& pt = t.plan->procs[p.id];
-    if (pt.traced) continue;
-    std::string why = pt.early ? "runs before the entry point, or is called by code that does"
-                      : !p.isMovable() ? "left in place by atomx: " + p.reason
-                                       : "holds no code";
-    out.push_back({p.name, p.start, p.end, why});
+  for (size_t k = 0; k < t.programs.size(); ++k) {
+    const LoadedProgram& lp = *t.programs[k];
+    for (const ir::Procedure& p : lp.model->program.procs) {
+      const analysis::ProcTrace& pt = lp.plan.procs[p.id];
+      if (pt.traced) continue;
+      std::string why = pt.early ? "runs before the entry point, or is called by code that does"
+                        : !p.isMovable() ? "left in place by atomx: " + p.reason
+                                         : "holds no code";
+      out.push_back({p.name, p.start, p.end, why, int(k) + 1, lp.path});
+    }
   }
   return out;
 }

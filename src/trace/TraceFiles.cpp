@@ -6,6 +6,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -288,6 +289,27 @@ std::vector<Event> events(const std::string& dir) {
     out.push_back(std::move(e));
   }
   std::stable_sort(out.begin(), out.end(), [](const Event& a, const Event& b) { return a.ns < b.ns; });
+  return out;
+}
+
+std::vector<UntracedProcess> untracedProcesses(const std::string& dir) {
+  std::vector<UntracedProcess> out;
+  for (const Event& e : events(dir)) {
+    if (e.kind != "untraced") continue;
+    UntracedProcess p{e.pid, {}};
+    std::istringstream words(e.detail);
+    for (std::string w; words >> w;) {
+      std::string plain;  // \ooo: driver::escapeWord
+      for (size_t i = 0; i < w.size(); ++i)
+        if (w[i] == '\\' && i + 3 < w.size() && std::isdigit(static_cast<unsigned char>(w[i + 1])))
+          plain += char(std::stoi(w.substr(i + 1, 3), nullptr, 8)), i += 3;
+        else
+          plain += w[i];
+      if (plain == std::string(1, '\0')) plain.clear();
+      p.words.push_back(std::move(plain));
+    }
+    out.push_back(std::move(p));
+  }
   return out;
 }
 

@@ -141,6 +141,19 @@ constexpr const char* kUsage = R"(usage:
       edges, run it with ARGS (its output stays its own; -q silences atomx's
       line), and write TRACE/: a manifest tying the trace to PROG's bytes,
       and one stream per thread.  Exits with PROG's status.  docs/trace.md.
+      A whole workload: every process PROG starts (sh -c 'a | b | c', make
+      -j2, posix_spawn, system(), vfork+exec) whose program atomx can
+      instrument (linked with relocations, as run needs) is instrumented on
+      first use with the same options and runs in place of the original;
+      the others (sh, make, stripped programs) run as they are and appear
+      in the event log as untraced processes with their command lines
+      (regen --untraced).  atomx follows the processes with ptrace and a
+      seccomp filter that stops only exec: the programs see their
+      instrumented copy as /proc/self/exe and AT_EXECFN, cannot be traced
+      by gdb or strace themselves, and run with no_new_privs (setuid bits do
+      nothing).  Under strace -f or gdb, atomx cannot follow them: PROG
+      alone is traced, as said on stderr (docs/trace.md, "Tracing a whole
+      workload").
       --data             record data too: the few register values from which
                          every data address of PROG's own code is computed
                          again (docs/trace.md, "Data addresses"); regen then
@@ -192,11 +205,14 @@ constexpr const char* kUsage = R"(usage:
       (a thread of a killed process that had not filled a buffer: the
       totals line ends `streamless-threads N`); the reason is on stderr.
       --untraced lists the procedures whose instructions the trace does not
-      hold (`NAME START END WHY`): calls to them are outside calls.
+      hold (`NAME START END WHY`): calls to them are outside calls; in a
+      workload's trace each further program's under a line `program K
+      PATH`, then each process whose program was not traced (`process PID
+      PATH ARGV...`).
       --events prints the processes' and threads' events in order (`US PID
       TID EVENT [ARG]`, US microseconds since the first): process, thread,
-      stream, thread-end, fork, forked, exec, exec-failed, exit, killed
-      (docs/trace.md).
+      stream, thread-end, fork, forked, exec, exec-failed, exit, killed;
+      in a workload's, program K PATH and untraced PATH ARGV (docs/trace.md).
   atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE] [-q]
       Run trace analysers over one regeneration of TRACE: each keeps its
       state per thread's stream (a shard), the shards run on up to N cores
@@ -612,9 +628,20 @@ int runRegen(int argc, char** argv) {
     return 0;
   }
   if (untraced) {
-    for (const atomx::trace::UntracedProcedure& p : atomx::trace::untracedProcedures(dir, program))
+    // The first program's procedures as a trace of one program lists them;
+    // a workload's further programs each under a `program K PATH` line;
+    // then the processes whose programs were not traced.
+    int shown = 1;
+    for (const atomx::trace::UntracedProcedure& p : atomx::trace::untracedProcedures(dir, program)) {
+      if (p.programIndex != shown) std::printf("program %d %s\n", shown = p.programIndex, p.programFile.c_str());
       std::printf("%s %llx %llx %s\n", p.name.c_str(), static_cast<unsigned long long>(p.start),
                   static_cast<unsigned long long>(p.end), p.why.c_str());
+    }
+    for (const atomx::trace::UntracedProcess& p : atomx::trace::untracedProcesses(dir)) {
+      std::printf("process %d", p.pid);
+      for (const std::string& w : p.words) std::printf(" %s", w.c_str());
+      std::printf("\n");
+    }
     return 0;
   }
   if (int(blocks) + int(summaryOnly) + int(counts) > 1) usageError("--blocks, --counts and --summary do not combine");
