@@ -349,17 +349,23 @@ WorkloadRun runWorkload(const std::string& exe, const std::string& fallback, con
   close(go[0]);
   const long options = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
                        PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
-  const bool seized = std::getenv("ATOMX_TEST_NO_PTRACE") == nullptr &&
-                      ptrace(PTRACE_SEIZE, pid, nullptr, reinterpret_cast<void*>(options)) == 0;
-  const int seizeErrno = errno;
+  // ATOMX_TEST_NO_PTRACE: as if atomx could not ptrace (it runs under strace -f).
+  bool seized = false;
+  int seizeErrno = EPERM;
+  if (!std::getenv("ATOMX_TEST_NO_PTRACE")) {
+    seized = ptrace(PTRACE_SEIZE, pid, nullptr, reinterpret_cast<void*>(options)) == 0;
+    seizeErrno = errno;
+  }
   const char word = seized ? 'S' : 'F';
   if (write(go[1], &word, 1) != 1) {
   }
   close(go[1]);
   const ForwardedSignals forwarded(pid);
   if (!seized) {
-    std::fprintf(stderr, "atomx: cannot follow the command's processes (ptrace: %s; atomx itself is being traced?): "
-                 "only %s is traced\n", std::strerror(seizeErrno), fallback.c_str());
+    std::fprintf(stderr, "atomx: cannot follow the command's processes (ptrace: %s; is atomx itself traced?): %s\n",
+                 std::strerror(seizeErrno),
+                 fallback == exe ? ("nothing is traced (" + exe + " is not a program atomx traces)").c_str()
+                                 : ("only " + exe + " is traced").c_str());
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

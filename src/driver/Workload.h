@@ -42,8 +42,9 @@ struct WorkloadRun {
 // Runs the command `argv` (argv[0] the program as given, `exe` its file)
 // with its processes' execs redirected as above, the event log `events`;
 // waits for every process of it.  When atomx cannot ptrace its child
-// (atomx itself runs under strace -f or gdb), `fallback` runs instead,
-// as runChild does, with nothing followed.
+// (atomx itself runs under strace -f or gdb), `fallback` runs instead
+// (`exe`'s instrumented copy, or `exe` when atomx does not trace it), as
+// runChild does, with nothing followed; one line on stderr says so.
 WorkloadRun runWorkload(const std::string& exe, const std::string& fallback, const std::vector<std::string>& argv,
                         const std::string& events, WorkloadPrograms& programs);
 
