@@ -204,6 +204,12 @@ int recordTrace(const RecordRequest& r) {
     return 0;
   }
   setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str(), 1);
+  if (named && !r.follow) {  // the program alone, as before workloads
+    const int status = runChild(copy, r.argv);
+    unsetenv(ATOMX_TRACE_DIR_ENV);
+    if (!r.quiet) report(r.dir, WorkloadRun{status, false, 0}, 1);
+    return status;
+  }
   const WorkloadRun run = runWorkload(prog, named ? copy : prog, r.argv,
                                       r.dir + "/" + ATOMX_TRACE_EVENTS, programs);
   unsetenv(ATOMX_TRACE_DIR_ENV);

@@ -8,7 +8,9 @@
 //                     earlier trace there removed
 //   writeManifest     what ties the trace to PROG's bytes and placement
 //                     (and the profile that weighed it)
-//   run               PROG ARGS with ATOMX_TRACE_DIR=TRACE, or, with
+//   run               PROG ARGS with ATOMX_TRACE_DIR=TRACE (its whole
+//                     workload with -f or when PROG is not instrumentable:
+//                     Workload.h), or, with
 //                     --instrument OUT, the instrumented program handed
 //                     over instead
 //   report            one line: streams and bytes written
@@ -28,6 +30,11 @@ struct RecordRequest {
   // --data: record the values data addresses are computed from (the
   // regenerated trace then carries every data reference).
   bool data = false;
+  // -f: trace every process the command starts (driver/Workload.h), also
+  // when PROG is a program atomx instruments; a PROG atomx cannot instrument
+  // (sh -c ..., make) always is.  Without, PROG alone runs, not followed:
+  // the supervisor's ptrace makes each signal a stop (docs/trace.md).
+  bool follow = false;
   // --with INST ANAL... [--with-arg ARG]...: a tool of the user's runs in
   // the same run as the recorder (its calls beside the trace's stores).
   std::vector<std::string> withTool;

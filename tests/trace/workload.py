@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A whole workload traced with no preparation (`atomx trace -- COMMAND`).
 
-    workload.py --atomx ATOMX [--programs N] [--untraced-argv WORD]... [--vfork]
-                [--input FILE] -- COMMAND [ARGS...]
+    workload.py --atomx ATOMX [--programs N] [--untraced-argv WORD]... [--vfork] [--follow]
+                -- COMMAND [ARGS...]
 
 Runs COMMAND natively, under `strace -f -e trace=execve` (natively: strace
 is the oracle of which programs the workload execs), and traced together
@@ -141,6 +141,7 @@ def main():
     ap.add_argument("--programs", type=int, default=1)
     ap.add_argument("--untraced-argv", action="append", default=[])
     ap.add_argument("--vfork", action="store_true")
+    ap.add_argument("--follow", action="store_true", help="atomx trace -f (COMMAND's program is instrumentable)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     o = ap.parse_args()
@@ -156,7 +157,7 @@ def main():
         trace, naive_dir = os.path.join(w, "trace"), os.path.join(w, "naive")
         os.mkdir(naive_dir)
         tool = [x for f in ("naive_inst.cpp", "naive_anal.c") for x in ("--with", os.path.join(HERE, f))]
-        traced = run([atomx, "trace", "-q", "--cache-dir", os.path.join(w, "cache"), "-o", trace] + tool + ["--"] + cmd,
+        traced = run([atomx, "trace", "-q"] + (["-f"] if o.follow else []) + ["--cache-dir", os.path.join(w, "cache"), "-o", trace] + tool + ["--"] + cmd,
                      dict(os.environ, ATOMX_NAIVE_DIR=naive_dir, ATOMX_NAIVE_VFORK="1" if o.vfork else ""))
         if traced != native:
             failures.append(f"the workload's output changed when traced (status {native[0]} -> {traced[0]},"

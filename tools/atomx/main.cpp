@@ -135,14 +135,15 @@ constexpr const char* kUsage = R"(usage:
       directory its process ended in, reads the counters back and runs only
       the tool's end, which writes its outputs as the process would have;
       the dump is then removed.
-  atomx trace [-q] [--data] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
+  atomx trace [-q] [-f] [--data] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
       Record an abstract-execution trace: instrument PROG (cached as with
       run) so that it writes a few witness bytes on a minimal set of CFG
       edges, run it with ARGS (its output stays its own; -q silences atomx's
       line), and write TRACE/: a manifest tying the trace to PROG's bytes,
       and one stream per thread.  Exits with PROG's status.  docs/trace.md.
-      A whole workload: every process PROG starts (sh -c 'a | b | c', make
-      -j2, posix_spawn, system(), vfork+exec) whose program atomx can
+      A whole workload (-f, and whenever atomx cannot instrument PROG
+      itself: sh -c 'a | b | c', make -j2): every process PROG starts
+      (posix_spawn, system(), vfork+exec too) whose program atomx can
       instrument (linked with relocations, as run needs) is instrumented on
       first use with the same options and runs in place of the original;
       the others (sh, make, stripped programs) run as they are and appear
@@ -151,9 +152,13 @@ constexpr const char* kUsage = R"(usage:
       seccomp filter that stops only exec: the programs see their
       instrumented copy as /proc/self/exe and AT_EXECFN, cannot be traced
       by gdb or strace themselves, and run with no_new_privs (setuid bits do
-      nothing).  Under strace -f or gdb, atomx cannot follow them: PROG
+      nothing); each signal they take costs a round trip through atomx (a
+      timer every few microseconds starves them: trace such a program alone,
+      without -f).  Under strace -f or gdb, atomx cannot follow them: PROG
       alone is traced, as said on stderr (docs/trace.md, "Tracing a whole
       workload").
+      -f, --follow       trace the whole workload even though atomx can
+                         instrument PROG (PROG runs other programs)
       --data             record data too: the few register values from which
                          every data address of PROG's own code is computed
                          again (docs/trace.md, "Data addresses"); regen then
@@ -513,7 +518,7 @@ int runRun(int argc, char** argv) {
 int runTrace(int argc, char** argv) {
   std::string dir, cacheDir, instrumentTo;
   std::vector<std::string> profileFiles;
-  bool quiet = false, data = false;
+  bool quiet = false, data = false, follow = false;
   std::vector<std::string> withTool, withArgs;
   int i = 2;
   for (; i < argc; ++i) {
@@ -522,6 +527,10 @@ int runTrace(int argc, char** argv) {
     if (a == "--help" || a == "-h") return helpSection("  atomx trace "), 0;
     if (a == "--data") {
       data = true;
+      continue;
+    }
+    if (a == "-f" || a == "--follow") {
+      follow = true;
       continue;
     }
     if (a == "--with" || a == "--with-arg") {
@@ -550,6 +559,8 @@ int runTrace(int argc, char** argv) {
   request.profileFiles = profileFiles;
   request.quiet = quiet;
   request.data = data;
+  request.follow = follow;
+  if (!instrumentTo.empty() && follow) usageError("--instrument runs nothing: no --follow");
   if (withTool.size() == 1) usageError("--with needs an instrumentation file and at least one analysis file");
   request.withTool = withTool;
   request.withArgs = withArgs;
