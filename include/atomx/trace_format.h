@@ -189,6 +189,12 @@ typedef struct {
  *                    own _exit, a fatal signal the atomx runtime catches;
  *                    a vfork child: _exit or _Exit through the GOT)
  *   killed SIGNAL    a fatal signal the recorder saw (its streams written)
+ * and, in a workload's trace (`atomx trace -f`, or a PROG atomx cannot
+ * instrument), written by atomx's supervisor (src/driver/Workload.cpp),
+ * read by src/trace (streamPrograms, untracedProcesses):
+ *   program K HOW PATH  process PID runs the manifest's program K from here
+ *                    on (HOW: exec, or fork for a new process of one)
+ *   untraced PATH ARGV...  it exec'd a program atomx does not trace
  * A process killed by SIGKILL, or ended by _exit, has no last line. */
 #define ATOMX_TRACE_EVENTS "events"
 
