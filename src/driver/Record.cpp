@@ -171,6 +171,11 @@ void report(const std::string& dir, const WorkloadRun& run, size_t programs) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.path().extension() == ".axt") ++streams, bytes += e.file_size();
+  if (programs == 0) {  // (no manifest: `atomx regen` has nothing to read)
+    std::fprintf(stderr, "atomx: no program of the workload could be traced (%d untraced exec(s): %s/%s)\n", run.untraced,
+                 dir.c_str(), ATOMX_TRACE_EVENTS);
+    return;
+  }
   std::string workload;
   if (run.supervised && (programs > 1 || run.untraced))
     workload = " of " + std::to_string(programs) + " program(s), " + std::to_string(run.untraced) +
