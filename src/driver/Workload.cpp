@@ -174,10 +174,8 @@ class Supervisor {
       if (statusField(tid, "Tgid") == tid) {
         const long parent = statusField(tid, "PPid");
         const auto it = program_.find(pid_t(parent));
-        if (it != program_.end() && it->second) {
-          program_[tid] = it->second;
-          line(tid, "program " + std::to_string(it->second) + " fork " + path_[it->second]);
-        }
+        const int program = program_[tid] = it == program_.end() ? 0 : it->second;  // (a reused pid's is gone)
+        if (program) line(tid, "program " + std::to_string(program) + " fork " + path_[program]);
       }
     }
     if (sig == SIGTRAP && event == PTRACE_EVENT_SECCOMP) return exec(tid);
