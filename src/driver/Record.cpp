@@ -119,6 +119,7 @@ class TracedPrograms : public WorkloadPrograms {
     programs_.push_back(programFile(prog, traced.placement));
     copies_.push_back(traced.path);
     canonical_.push_back(std::filesystem::weakly_canonical(prog).string());
+    namedFirst_ = true;
   }
   const std::vector<trace::ProgramFile>& programs() const { return programs_; }
 
@@ -140,7 +141,8 @@ class TracedPrograms : public WorkloadPrograms {
     programs_.push_back(programFile(path, traced.placement));
     copies_.push_back(instrumented = traced.path);
     canonical_.push_back(path);
-    writeManifest(r_.dir, programs_, profile_, programs_.size() == 1 ? 0 : profileHash_, r_.data);
+    // (The profile weighed the named program only, when it is the first.)
+    writeManifest(r_.dir, programs_, profile_, namedFirst_ ? profileHash_ : 0, r_.data);
     return int(programs_.size());
   }
 
@@ -148,6 +150,7 @@ class TracedPrograms : public WorkloadPrograms {
   const RecordRequest& r_;
   const analysis::BlockProfile& profile_;
   uint64_t profileHash_;
+  bool namedFirst_ = false;  // the first program is the named one
   std::vector<trace::ProgramFile> programs_;
   std::vector<std::string> copies_;     // their instrumented files
   std::vector<std::string> canonical_;  // their paths, links resolved
