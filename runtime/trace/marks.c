@@ -95,6 +95,7 @@ void add_mark(uint16_t kind, int sig, uint64_t pc) {
     c = b->base;
     set_cursor(c);
   }
+  publish(b);
   b->marks[b->markCount++] = (AtomxTraceMark){(uint32_t)(c - b->base), kind, (uint16_t)sig, pc};
 }
 

@@ -21,6 +21,7 @@ static void fork_begins(void) {
       if (cursor() > b->base || b->markCount) {
         flush(b, cursor(), 0);
         set_cursor(b->base);
+        publish(b);
       }
     }
     unlock_buffer(b);
@@ -92,11 +93,13 @@ void atomx_trace_vfork_child(uint64_t mask) {
   struct buffer *b = vfork_buffer();
   /* Its stream holds its parent's chunks up to here, or else begins anew. */
   if (b) set_cursor(b->sequence ? b->base : stream_begin(b));
+  publish(b);
   sys_sigprocmask_set(&mask, NULL);
 }
 long atomx_trace_vfork_returned(long child, uint8_t *c, uint64_t mask) {
   set_cursor(c);
   if (child > 0) vfork_ended((pid_t)child);
+  publish(own_buffer()); /* the child's were in the same words */
   sys_sigprocmask_set(&mask, NULL);
   if (child < 0) {
     if (programErrno) *programErrno() = (int)-child;

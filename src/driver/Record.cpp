@@ -13,6 +13,7 @@
 #include "driver/ProgramCache.h"
 #include "driver/Profiles.h"
 #include "driver/Rewrite.h"
+#include "driver/ScheduleLog.h"
 #include "elf/OutputFile.h"
 #include "support/Error.h"
 #include "trace/TraceFiles.h"
@@ -70,14 +71,14 @@ void prepareDirectory(const std::string& dir) {
   if (ec || !std::filesystem::is_directory(dir)) throw Error(dir + ": cannot create the trace directory");
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string f = e.path().filename().string();
-    if (f == ATOMX_TRACE_MANIFEST || f == ATOMX_TRACE_EVENTS || f == ATOMX_TRACE_PROFILE ||
+    if (f == ATOMX_TRACE_MANIFEST || f == ATOMX_TRACE_EVENTS || f == ATOMX_TRACE_PROFILE || f == ATOMX_TRACE_SCHEDULE ||
         (f.rfind("thread.", 0) == 0 && e.path().extension() == ".axt"))
       std::filesystem::remove(e.path(), ec);
   }
 }
 
 void writeManifest(const std::string& dir, const std::string& prog, uint64_t placement,
-                   const analysis::BlockProfile& profile, uint64_t profileHash, bool data) {
+                   const analysis::BlockProfile& profile, uint64_t profileHash, bool data, const std::string& schedule) {
   trace::Manifest m;
   m.version = ATOMX_TRACE_VERSION;
   m.program = prog;
@@ -86,6 +87,7 @@ void writeManifest(const std::string& dir, const std::string& prog, uint64_t pla
   m.placement = placement;
   m.profile = profileHash;
   m.data = data;
+  m.schedule = schedule;
   if (profileHash) trace::writeProfile(dir, profile);
   trace::writeManifest(dir, m);
 }
@@ -103,13 +105,19 @@ void handOver(const std::string& cached, const RecordRequest& r) {
                  ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str());
 }
 
-void report(const std::string& dir) {
+void report(const std::string& dir, const ScheduleLog* schedule = nullptr) {
   uint64_t bytes = 0, streams = 0;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.path().extension() == ".axt") ++streams, bytes += e.file_size();
-  std::fprintf(stderr, "atomx: trace in %s: %llu thread stream(s), %llu bytes (atomx regen %s)\n", dir.c_str(),
-               static_cast<unsigned long long>(streams), static_cast<unsigned long long>(bytes), dir.c_str());
+  std::string switches;
+  if (schedule) {
+    switches = ", " + std::to_string(schedule->records()) + " switch(es) logged";
+    if (schedule->lost()) switches += " (" + std::to_string(schedule->lost()) + " lost: the ring buffer was full)";
+  }
+  std::fprintf(stderr, "atomx: trace in %s: %llu thread stream(s), %llu bytes%s (atomx regen %s)\n", dir.c_str(),
+               static_cast<unsigned long long>(streams), static_cast<unsigned long long>(bytes), switches.c_str(),
+               dir.c_str());
 }
 
 }  // namespace
@@ -120,15 +128,22 @@ int recordTrace(const RecordRequest& r) {
   const uint64_t profileHash = profile.empty() ? 0 : trace::profileHash(profile);
   const Instrumented traced = instrument(prog, profile, profileHash, r);
   prepareDirectory(r.dir);
-  writeManifest(r.dir, prog, traced.placement, profile, profileHash, r.data);
   if (!r.instrumentTo.empty()) {
+    writeManifest(r.dir, prog, traced.placement, profile, profileHash, r.data, "");
     handOver(traced.path, r);
     return 0;
   }
+  // The switches of every process of the run, where atomx may log them
+  // (docs/trace.md, "The privileged schedule log"); else one line says why.
+  std::string why;
+  std::unique_ptr<ScheduleLog> schedule = ScheduleLog::start(r.dir, why);
+  if (!schedule && !r.quiet) std::fprintf(stderr, "atomx: no schedule log: %s\n", why.c_str());
+  writeManifest(r.dir, prog, traced.placement, profile, profileHash, r.data, schedule ? "switches" : "");
   setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str(), 1);
   const int status = runChild(traced.path, r.argv);
   unsetenv(ATOMX_TRACE_DIR_ENV);
-  if (!r.quiet) report(r.dir);
+  if (schedule) schedule->stop();
+  if (!r.quiet) report(r.dir, schedule.get());
   return status;
 }
 

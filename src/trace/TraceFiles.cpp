@@ -35,6 +35,7 @@ void writeManifest(const std::string& dir, const Manifest& m) {
       << ATOMX_TRACE_KEY_PLACEMENT << " " << hex16(m.placement) << "\n";
   if (m.profile) out << ATOMX_TRACE_KEY_PROFILE << " " << hex16(m.profile) << "\n";
   if (m.data) out << ATOMX_TRACE_KEY_DATA << " 1\n";
+  if (!m.schedule.empty()) out << ATOMX_TRACE_KEY_SCHEDULE << " " << m.schedule << "\n";
   if (!out.flush()) throw Error(path + ": write failed");
 }
 
@@ -66,6 +67,7 @@ Manifest readManifest(const std::string& dir) {
     m.placement = std::stoull(need(ATOMX_TRACE_KEY_PLACEMENT), nullptr, 16);
     if (auto it = kv.find(ATOMX_TRACE_KEY_PROFILE); it != kv.end()) m.profile = std::stoull(it->second, nullptr, 16);
     if (auto it = kv.find(ATOMX_TRACE_KEY_DATA); it != kv.end()) m.data = it->second == "1";
+    if (auto it = kv.find(ATOMX_TRACE_KEY_SCHEDULE); it != kv.end()) m.schedule = it->second;
   } catch (const std::logic_error&) {
     throw Error(path + ": malformed number");
   }
@@ -94,6 +96,20 @@ std::vector<Stream> listStreams(const std::string& dir) {
     return a.thread != b.thread ? a.thread < b.thread : a.name < b.name;
   });
   return streams;
+}
+
+std::vector<uint64_t> chunkStarts(const std::string& path) {
+  std::vector<uint64_t> starts;
+  std::ifstream in(path, std::ios::binary);
+  uint64_t raw = 0;
+  AtomxTraceChunk h;
+  while (in.read(reinterpret_cast<char*>(&h), sizeof h) && h.magic == ATOMX_TRACE_CHUNK_MAGIC && h.sequence == starts.size()) {
+    starts.push_back(raw);
+    raw += h.rawSize;
+    if (!in.seekg(std::streamoff(h.storedSize) + std::streamoff(h.marks) * std::streamoff(sizeof(AtomxTraceMark)), std::ios::cur))
+      break;
+  }
+  return starts;
 }
 
 void readStream(Stream& s) {

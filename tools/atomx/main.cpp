@@ -34,8 +34,10 @@
 #include "driver/Record.h"
 #include "driver/Rewrite.h"
 #include "driver/Run.h"
+#include "driver/ScheduleLog.h"
 #include "elf/ElfImage.h"
 #include "support/Error.h"
+#include "trace/Schedule.h"
 #include "EaseReport.h"
 #include "EndCommand.h"
 #include "HugePages.h"
@@ -141,6 +143,9 @@ constexpr const char* kUsage = R"(usage:
       edges, run it with ARGS (its output stays its own; -q silences atomx's
       line), and write TRACE/: a manifest tying the trace to PROG's bytes,
       and one stream per thread.  Exits with PROG's status.  docs/trace.md.
+      As root (or with CAP_BPF and CAP_PERFMON) it also logs every context
+      switch of the run's threads, TRACE/schedule (regen --switches); else
+      one line says why not.
       --data             record data too: the few register values from which
                          every data address of PROG's own code is computed
                          again (docs/trace.md, "Data addresses"); regen then
@@ -158,7 +163,7 @@ constexpr const char* kUsage = R"(usage:
                          an earlier run of PROG (dyninst.json or prof.json of
                          `atomx run -T dyninst|prof`; several are summed):
                          witnesses go where the program ran least
-  atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events]
+  atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events | --switches]
                     [--cachegrind-out FILE] [--binary FILE] [-j N] [--program FILE] [-q]
       Regenerate the exact instruction trace of every thread from TRACE and
       the program file alone: one line per executed instruction (`TID PC`,
@@ -197,6 +202,13 @@ constexpr const char* kUsage = R"(usage:
       TID EVENT [ARG]`, US microseconds since the first): process, thread,
       stream, thread-end, fork, forked, exec, exec-failed, exit, killed
       (docs/trace.md).
+      --switches lists the privileged schedule log's context switches (a
+      trace recorded as root; docs/trace.md), in time order, each placed in
+      its thread's path: `NS CPU TID out|in OTHER INDEX PC FLAGS` (NS the
+      event log's clock; OTHER the thread that took or left the CPU, 0 none
+      of the trace; INDEX the thread's instructions before the switch, PC
+      the original instruction it stopped at, `-` when unknown; FLAGS
+      preempted, untraced, inserted, pending, register, exiting, or `-`).
   atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE] [-q]
       Run trace analysers over one regeneration of TRACE: each keeps its
       state per thread's stream (a shard), the shards run on up to N cores
@@ -503,7 +515,13 @@ int runTrace(int argc, char** argv) {
   for (; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--") break;
-    if (a == "--help" || a == "-h") return helpSection("  atomx trace "), 0;
+    if (a == "--help" || a == "-h") {
+      helpSection("  atomx trace ");
+      std::puts(atomx::driver::scheduleLogBuiltIn()
+                    ? "\nSchedule log: built in (as root: docs/trace.md, \"The privileged schedule log\")"
+                    : "\nSchedule log: not built in (no libbpf, clang or bpftool at build time: docs/DEPENDENCIES.md)");
+      return 0;
+    }
     if (a == "--data") {
       data = true;
       continue;
@@ -574,12 +592,12 @@ atomx::trace::Summary analyzeTrace(const atomx::trace::TraceReader& trace,
 }
 
 constexpr const char* kRegenUsage =
-    "atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events] [--cachegrind-out FILE] [--binary FILE] [-j N] "
+    "atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events | --switches] [--cachegrind-out FILE] [--binary FILE] [-j N] "
     "[--program FILE]";
 
 int runRegen(int argc, char** argv) {
   std::string dir, cachegrindOut, binaryOut, program;
-  bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false, quiet = false;
+  bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false, switches = false, quiet = false;
   std::optional<unsigned> jobs;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -590,6 +608,7 @@ int runRegen(int argc, char** argv) {
     else if (a == "--untraced") untraced = true;
     else if (a == "--counts") counts = true;
     else if (a == "--events") events = true;
+    else if (a == "--switches") switches = true;
     else if (a == "--program" && i + 1 < argc) program = argv[++i];
     else if (a == "--program") usageError("--program needs the traced program's file");
     else if (a == "--cachegrind-out" && i + 1 < argc) cachegrindOut = argv[++i];
@@ -601,8 +620,14 @@ int runRegen(int argc, char** argv) {
     else usageError("more than one trace directory given");
   }
   if (dir.empty()) usageError(std::string("regen needs a trace directory (") + kRegenUsage + ")");
-  if ((untraced || events) && (untraced + events + blocks + summaryOnly + counts > 1 || !cachegrindOut.empty() || !binaryOut.empty()))
-    usageError(std::string(untraced ? "--untraced" : "--events") + " combines with no other output");
+  if ((untraced || events || switches) &&
+      (untraced + events + switches + blocks + summaryOnly + counts > 1 || !cachegrindOut.empty() || !binaryOut.empty()))
+    usageError(std::string(untraced ? "--untraced" : events ? "--events" : "--switches") + " combines with no other output");
+  if (switches) {
+    const atomx::trace::TraceReader trace(dir, program);
+    for (const atomx::trace::SwitchPoint& p : atomx::trace::switchPoints(trace)) std::printf("%s\n", atomx::trace::switchLine(p).c_str());
+    return 0;
+  }
   if (events) {
     const std::vector<atomx::trace::Event> log = atomx::trace::events(dir);
     if (log.empty()) throw atomx::Error(dir + ": the trace has no event log");

@@ -1,0 +1,248 @@
+// Placing the schedule log's switches in the threads' paths (Schedule.h).
+// A switch-out's record holds the thread's stream position (chunk, offset)
+// and the instruction it was at (trace_format.h, AtomxScheduleRecord).
+// Within one witness-free stretch of a path an instruction occurs at most
+// once, so, as for a signal mark, the position and the instruction fix the
+// point: the first visit of the instruction where the walk stands at that
+// position (BlockRun::streamPos; the block's last instruction stands after
+// the witness stored before it, streamEnd).  A thread switched out
+// - outside the traced code (a library, a system call, the recorder) is
+//   cut at its last record: after every block that stands at or before
+//   the position;
+// - inside code atomx inserted before an instruction, whose cursor move is
+//   still to come (PENDING): its stores' bytes are after the position, so
+//   the point is the first visit of that instruction past the position;
+//   else, as in the program's own code, at it;
+// - with no buffer yet (its first record still to come), or whose words
+//   cannot be read before its first position (atomx's child before it
+//   execs the program): before its first instruction; with no buffer any
+//   more, or exiting: after its last.
+#include "trace/Schedule.h"
+
+#include <atomx/trace.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include "support/Error.h"
+#include "support/Hex.h"
+#include "trace/TraceFiles.h"
+
+namespace atomx::trace {
+
+ScheduleFile readSchedule(const std::string& dir) {
+  const std::string path = dir + "/" ATOMX_TRACE_SCHEDULE;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": no schedule log (the trace was recorded without privilege, or by an atomx built without libbpf)");
+  AtomxScheduleHeader h{};
+  if (!in.read(reinterpret_cast<char*>(&h), sizeof h) || h.magic != ATOMX_SCHEDULE_MAGIC)
+    throw InputError(path + ": not a schedule log");
+  if (h.version != ATOMX_SCHEDULE_VERSION || h.recordSize != sizeof(AtomxScheduleRecord))
+    throw InputError(path + ": a schedule log of version " + std::to_string(h.version) + " (this atomx reads version " +
+                     std::to_string(ATOMX_SCHEDULE_VERSION) + ")");
+  ScheduleFile f;
+  f.lost = h.lost;
+  AtomxScheduleRecord r;
+  while (in.read(reinterpret_cast<char*>(&r), sizeof r)) f.records.push_back(r);
+  if (in.gcount() != 0) throw InputError(path + ": the schedule log ends inside a record");
+  std::stable_sort(f.records.begin(), f.records.end(),
+                   [](const AtomxScheduleRecord& a, const AtomxScheduleRecord& b) { return a.ns < b.ns; });
+  return f;
+}
+
+namespace {
+
+// Places one thread's switch-outs (in the order of their positions) as its
+// blocks go by: each at or after the one before.
+class Placer {
+ public:
+  explicit Placer(std::vector<SwitchPoint*> outs) : outs_(std::move(outs)) {}
+
+  void block(const BlockRun& b) {
+    while (next_ < outs_.size() && decide(*outs_[next_], b)) ++next_;
+    count_ += b.count;
+  }
+  void end() {
+    for (; next_ < outs_.size(); ++next_) {
+      SwitchPoint& s = *outs_[next_];
+      if ((s.flags & ATOMX_SCHEDULE_EXITING) ||
+          (s.positioned ? (s.flags & ATOMX_SCHEDULE_UNTRACED_PC) : (s.flags & ATOMX_SCHEDULE_NO_BUFFER)))
+        place(s, count_);  // after its last record, or it ended
+      else if (s.positioned)
+        s.why = "the instruction " + hex(s.pc) + " at stream byte " + std::to_string(s.pos) + " is not on the path";
+      else if (s.why.empty())
+        s.why = s.flags & ATOMX_SCHEDULE_RECORDER ? "no stream position (switched out while the recorder changed its buffer)"
+                                                  : "its thread's words were not readable";
+    }
+  }
+
+ private:
+  void place(SwitchPoint& s, uint64_t index) {
+    s.placed = true;
+    s.index = index;
+    last_ = s.index;
+    seenPosition_ |= s.positioned;
+  }
+  // Whether the front switch is decided before or in block b.
+  bool decide(SwitchPoint& s, const BlockRun& b) {
+    if (s.flags & ATOMX_SCHEDULE_EXITING) return false;  // after its last record (end)
+    if (!s.positioned) {
+      // Before its first record: no buffer yet, or (its words unreadable)
+      // its process not yet the program (atomx's child before its exec).
+      if ((s.flags & ATOMX_SCHEDULE_NO_BUFFER) || !(s.flags & ATOMX_SCHEDULE_RECORDER))
+        if (!seenPosition_ && count_ == 0) return place(s, 0), true;
+      if (!(s.flags & ATOMX_SCHEDULE_RECORDER)) {
+        s.why = "its thread's words were not readable";
+        return true;
+      }
+      if (!(s.flags & ATOMX_SCHEDULE_NO_BUFFER)) {
+        s.why = "no stream position (switched out while the recorder changed its buffer)";
+        return true;
+      }
+      return false;  // it ended: after its last (end)
+    }
+    const uint64_t P = s.pos;
+    if (s.flags & ATOMX_SCHEDULE_UNTRACED_PC) {
+      if (b.streamPos > P) return place(s, count_), true;
+      return false;
+    }
+    const bool pending = s.flags & ATOMX_SCHEDULE_PENDING;
+    for (size_t j = 0; j < b.count; ++j) {
+      if (count_ + j < last_ || b.insns[j].pc != s.pc) continue;
+      const uint64_t at = j + 1 == b.count ? b.streamEnd : b.streamPos;
+      if (pending ? at > P : at == P) return place(s, count_ + j), true;
+    }
+    if (b.streamPos > P + (pending ? 64 : 0)) {
+      s.why = "the instruction " + hex(s.pc) + " at stream byte " + std::to_string(P) + " is not on the path";
+      return true;
+    }
+    return false;
+  }
+
+  std::vector<SwitchPoint*> outs_;
+  size_t next_ = 0;
+  uint64_t count_ = 0, last_ = 0;
+  bool seenPosition_ = false;
+};
+
+class Cutter : public Consumer {
+ public:
+  Cutter(std::vector<Stream> streams, std::map<int, Placer>& placers) : streams_(std::move(streams)), placers_(placers) {}
+  void threadBegin(int thread) override {
+    const Stream& s = streams_.at(k_++);
+    active_ = nullptr;
+    if (s.name == "thread." + std::to_string(thread) + ".axt")
+      if (auto it = placers_.find(thread); it != placers_.end()) active_ = &it->second;
+  }
+  void block(const BlockRun& b) override {
+    if (active_) active_->block(b);
+  }
+  void threadEnd(int, const std::string&) override {
+    if (active_) active_->end();
+    active_ = nullptr;
+  }
+
+ private:
+  std::vector<Stream> streams_;
+  std::map<int, Placer>& placers_;
+  size_t k_ = 0;
+  Placer* active_ = nullptr;
+};
+
+}  // namespace
+
+std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
+  const ScheduleFile log = readSchedule(reader.dir());
+  std::vector<Stream> streams = listStreams(reader.dir());
+  std::map<int, std::vector<uint64_t>> starts;  // by thread: where each chunk of thread.TID.axt begins
+  for (const Stream& s : streams)
+    if (s.name == "thread." + std::to_string(s.thread) + ".axt") starts[s.thread] = chunkStarts(s.path);
+  std::vector<SwitchPoint> points;
+  for (const AtomxScheduleRecord& r : log.records) {
+    if (r.flags & ATOMX_SCHEDULE_OUT) {
+      SwitchPoint s;
+      s.ns = r.ns, s.cpu = r.cpu, s.tid = int(r.prevTid), s.pid = int(r.prevPid), s.out = true, s.flags = r.flags;
+      s.other = r.flags & ATOMX_SCHEDULE_IN ? int(r.nextTid) : 0;
+      s.pc = r.flags & ATOMX_SCHEDULE_REGISTERS ? r.pc : 0;
+      if (r.flags & ATOMX_SCHEDULE_POSITION) {
+        const auto it = starts.find(s.tid);
+        if (it != starts.end() && r.chunk < it->second.size()) {
+          s.positioned = true;
+          s.pos = it->second[r.chunk] + r.offset;
+        } else {
+          s.why = "its chunk " + std::to_string(r.chunk) + " is not in the thread's stream";
+        }
+      }
+      points.push_back(s);
+    }
+    if (r.flags & ATOMX_SCHEDULE_IN) {
+      SwitchPoint s;
+      s.ns = r.ns, s.cpu = r.cpu, s.tid = int(r.nextTid), s.pid = int(r.nextPid), s.out = false, s.flags = 0;
+      s.other = r.flags & ATOMX_SCHEDULE_OUT ? int(r.prevTid) : 0;
+      points.push_back(s);
+    }
+  }
+  // Each thread's switch-outs are placed in the order of their positions,
+  // not of their times, so that a log whose positions go back in time
+  // shows as indices that do (the consistency a test checks).  One with no
+  // position: before the first (no buffer yet), or after the last (it was
+  // ending).
+  std::map<int, std::vector<SwitchPoint*>> outs;
+  std::map<int, uint64_t> firstPositioned;  // by thread: the time of its first positioned switch-out
+  for (SwitchPoint& s : points)
+    if (s.out && s.positioned && !firstPositioned.count(s.tid)) firstPositioned[s.tid] = s.ns;
+  auto key = [&](const SwitchPoint* s) -> uint64_t {
+    if (s->flags & ATOMX_SCHEDULE_EXITING) return UINT64_MAX;
+    if (s->positioned) return s->pos;
+    const auto it = firstPositioned.find(s->tid);
+    return (s->flags & ATOMX_SCHEDULE_NO_BUFFER) && it != firstPositioned.end() && s->ns > it->second ? UINT64_MAX : 0;
+  };
+  for (SwitchPoint& s : points)
+    if (s.out && (s.positioned || s.why.empty())) outs[s.tid].push_back(&s);
+  std::map<int, Placer> placers;
+  for (auto& [tid, list] : outs) {
+    std::stable_sort(list.begin(), list.end(), [&](const SwitchPoint* a, const SwitchPoint* b) { return key(a) < key(b); });
+    placers.emplace(tid, Placer(list));
+  }
+  Cutter cutter(streams, placers);
+  reader.regenerate(cutter);
+  for (SwitchPoint& s : points)
+    if (s.out && !s.placed && s.why.empty()) s.why = "its thread left no stream (thread." + std::to_string(s.tid) + ".axt)";
+  // A switch-in resumes where the thread's last switch-out left it.
+  std::map<int, const SwitchPoint*> lastOut;
+  for (SwitchPoint& s : points) {
+    if (s.out) {
+      lastOut[s.tid] = &s;
+      continue;
+    }
+    const auto it = lastOut.find(s.tid);
+    if (it == lastOut.end()) s.placed = true, s.index = 0;
+    else if (it->second->placed) s.placed = true, s.index = it->second->index;
+    else s.why = "its last switch-out is not placed";
+  }
+  return points;
+}
+
+std::string switchLine(const SwitchPoint& s) {
+  std::string flags;
+  auto add = [&](uint32_t bit, const char* name) {
+    if (s.flags & bit) flags += (flags.empty() ? "" : ",") + std::string(name);
+  };
+  add(ATOMX_SCHEDULE_PREEMPTED, "preempted");
+  add(ATOMX_SCHEDULE_UNTRACED_PC, "untraced");
+  add(ATOMX_SCHEDULE_INSERTED, "inserted");
+  add(ATOMX_SCHEDULE_PENDING, "pending");
+  add(ATOMX_SCHEDULE_CURSOR_REGISTER, "register");
+  add(ATOMX_SCHEDULE_EXITING, "exiting");
+  const bool pc = s.out && (s.flags & ATOMX_SCHEDULE_REGISTERS) && !(s.flags & ATOMX_SCHEDULE_UNTRACED_PC);
+  char line[256];
+  std::snprintf(line, sizeof line, "%llu %u %d %s %d %s %s %s", static_cast<unsigned long long>(s.ns), s.cpu, s.tid,
+                s.out ? "out" : "in", s.other, s.placed ? std::to_string(s.index).c_str() : "-",
+                pc ? hex(s.pc).c_str() : "-", flags.empty() ? "-" : flags.c_str());
+  return s.placed || !s.out ? std::string(line) : std::string(line) + "  # " + s.why;
+}
+
+}  // namespace atomx::trace

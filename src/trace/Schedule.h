@@ -1,0 +1,57 @@
+// The privileged schedule log (DIR/schedule, include/atomx/trace_format.h
+// AtomxScheduleRecord; docs/trace.md, "The privileged schedule log") read
+// back, and each switch placed in its thread's regenerated path: the cut
+// points that order the threads' paths against each other.  `atomx regen
+// --switches` lists them; a merge of the streams (issue 38, item 3) cuts
+// each thread's path at them.
+#pragma once
+
+#include <atomx/trace_format.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace atomx::trace {
+
+class TraceReader;
+
+struct ScheduleFile {
+  std::vector<AtomxScheduleRecord> records;  // in time order (ns; stable)
+  uint64_t lost = 0;                         // switches the ring buffer had no room for
+};
+// Throws atomx::InputError when the file is missing, of another version,
+// or cut inside a record.
+ScheduleFile readSchedule(const std::string& dir);
+
+// One thread switched out of or into a CPU, and where in its path: before
+// instruction `index` of its regenerated sequence (the count of its
+// instructions that ran before the switch; a switch-in's is its previous
+// switch-out's, 0 the first time).
+struct SwitchPoint {
+  uint64_t ns = 0;     // CLOCK_MONOTONIC, the event log's clock
+  uint32_t cpu = 0;
+  int tid = 0, pid = 0;
+  bool out = false;    // switched out (else in)
+  int other = 0;       // the thread that took its place (out) or that it replaced (in); 0: none of the trace
+  uint32_t flags = 0;  // its record's ATOMX_SCHEDULE_*
+  uint64_t pc = 0;     // out, traced code: the original instruction it was about to run
+  bool positioned = false;
+  uint64_t pos = 0;    // positioned: its stream position
+  bool placed = false;
+  uint64_t index = 0;  // placed: as above
+  std::string why;     // not placed: why
+};
+
+// Every switch of the log, in time order, each placed in its thread's path
+// (the trace regenerated once).  Only a thread's first stream
+// (thread.TID.axt) is cut: a program it exec'd is not yet placed.
+std::vector<SwitchPoint> switchPoints(const TraceReader& reader);
+
+// `NS CPU TID out|in OTHER INDEX PC FLAGS` (INDEX and PC `-` when unknown;
+// FLAGS a comma list: preempted, untraced, inserted, pending, register, exiting,
+// or `-`; a switch-out not placed ends `  # WHY`), as `atomx regen
+// --switches` prints it.
+std::string switchLine(const SwitchPoint& s);
+
+}  // namespace atomx::trace

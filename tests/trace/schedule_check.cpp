@@ -1,0 +1,173 @@
+// The privileged schedule log's checks (docs/trace.md, "The privileged
+// schedule log"), on a trace recorded as root:
+//
+//   schedule_check TRACE --consistent
+//     every switch-out of a thread that has a stream is placed in its path,
+//     at an index no greater than the thread's length, and a thread's
+//     indices never decrease in time order;
+//   schedule_check TRACE --tickets RECORD PC
+//     the interleaving oracle: RECORD is the program's own record of the
+//     tickets each thread took from a shared counter (tickets.c: `TID T0 T1
+//     ...` per thread), PC the address of the instruction that takes one
+//     (lock xadd, found by objdump).  Each thread's regenerated path is cut
+//     into runs at its switch-outs; the runs, in the order of the switches
+//     that end them, must take the tickets 0, 1, 2, ... in turn: a run that
+//     executed PC c times took the thread's next c tickets, which must be
+//     the next c of the whole sequence.  Fails naming the first ticket out
+//     of order.
+//
+// The counting here is naive (every instruction of every block, compared
+// with PC); the order it is checked against is the program's.
+#include <atomx/trace.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "trace/Schedule.h"
+
+namespace {
+
+using atomx::trace::SwitchPoint;
+
+// Per thread: its length, and at each requested index how many times PC
+// ran before it.
+struct Counter : atomx::trace::Consumer {
+  uint64_t pc = 0;
+  std::map<int, std::vector<uint64_t>> want;  // sorted indices, by thread
+  std::map<int, std::map<uint64_t, uint64_t>> before;
+  std::map<int, uint64_t> length, total;
+  int tid = 0;
+  bool first = false;
+  uint64_t count = 0, hits = 0;
+  size_t next = 0;
+  void threadBegin(int t) override {
+    first = !length.count(t);  // thread.TID.axt comes before thread.TID-K.axt
+    tid = t, count = 0, hits = 0, next = 0;
+  }
+  void block(const atomx::trace::BlockRun& b) override {
+    if (!first) return;
+    const std::vector<uint64_t>& w = want[tid];
+    for (size_t j = 0; j < b.count; ++j) {
+      while (next < w.size() && w[next] == count) before[tid][w[next++]] = hits;
+      hits += b.insns[j].pc == pc;
+      ++count;
+    }
+  }
+  void threadEnd(int t, const std::string&) override {
+    if (!first) return;
+    const std::vector<uint64_t>& w = want[t];
+    while (next < w.size() && w[next] == count) before[t][w[next++]] = hits;
+    length[t] = count;
+    total[t] = hits;
+  }
+};
+
+int fail(const std::string& why) {
+  std::fprintf(stderr, "schedule_check: %s\n", why.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) return std::fprintf(stderr, "usage: schedule_check TRACE --consistent | --tickets RECORD PC\n"), 2;
+  const std::string dir = argv[1], mode = argv[2];
+  try {
+    const atomx::trace::TraceReader reader(dir);
+    const std::vector<SwitchPoint> points = atomx::trace::switchPoints(reader);
+    Counter c;
+    if (mode == "--tickets" && argc == 5) c.pc = std::strtoull(argv[4], nullptr, 16);
+    else if (mode != "--consistent") return std::fprintf(stderr, "schedule_check: unknown mode %s\n", mode.c_str()), 2;
+    for (const SwitchPoint& s : points)
+      if (s.out && s.placed) c.want[s.tid].push_back(s.index);
+    for (auto& [t, w] : c.want) {
+      std::sort(w.begin(), w.end());
+      w.erase(std::unique(w.begin(), w.end()), w.end());
+    }
+    reader.regenerate(c);
+    if (mode == "--consistent") {
+      std::map<int, uint64_t> last;
+      uint64_t placed = 0;
+      for (const SwitchPoint& s : points) {
+        if (!s.out || !c.length.count(s.tid)) continue;  // a thread without a stream: the writer, a process not traced
+        const std::string at = "thread " + std::to_string(s.tid) + "'s switch-out at " + std::to_string(s.ns);
+        if (!s.placed) return fail(at + " is not placed: " + s.why);
+        if (s.index > c.length[s.tid])
+          return fail(at + ": index " + std::to_string(s.index) + " beyond its length " + std::to_string(c.length[s.tid]));
+        if (last.count(s.tid) && s.index < last[s.tid])
+          return fail(at + ": index " + std::to_string(s.index) + " before its previous switch-out's " + std::to_string(last[s.tid]));
+        last[s.tid] = s.index;
+        ++placed;
+      }
+      if (placed == 0) return fail("no switch-out of a thread with a stream");
+      std::printf("schedule_check: %llu switch-outs of %zu threads placed, in order\n", static_cast<unsigned long long>(placed),
+                  last.size());
+      return 0;
+    }
+    // --tickets: the program's record.
+    std::map<int, std::vector<uint64_t>> record;
+    std::ifstream in(argv[3]);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream ls(line);
+      int tid;
+      ls >> tid;
+      for (uint64_t t; ls >> t;) record[tid].push_back(t);
+    }
+    if (record.empty()) return fail(std::string(argv[3]) + ": no tickets recorded");
+    // The runs: each taker's path cut at its placed switch-outs, ended by
+    // them in time order; the last ends with the thread.
+    struct Run {
+      uint64_t ns;
+      int tid;
+      uint64_t from, to;  // tickets taken: [from, to) of the thread's record
+    };
+    std::vector<Run> runs;
+    std::map<int, uint64_t> taken;
+    size_t unplaced = 0, inTraced = 0;
+    for (const SwitchPoint& s : points) {
+      if (!s.out || !record.count(s.tid)) continue;
+      if (!s.placed) {
+        ++unplaced;
+        continue;
+      }
+      inTraced += (s.flags & ATOMX_SCHEDULE_REGISTERS) && !(s.flags & ATOMX_SCHEDULE_UNTRACED_PC) &&
+                  !(s.flags & ATOMX_SCHEDULE_EXITING);
+      const uint64_t upTo = c.before[s.tid][s.index];
+      if (upTo < taken[s.tid]) return fail("thread " + std::to_string(s.tid) + "'s switch-outs go back in its path");
+      runs.push_back({s.ns, s.tid, taken[s.tid], upTo});
+      taken[s.tid] = upTo;
+    }
+    for (const auto& [tid, list] : record) {
+      if (c.total[tid] != list.size())
+        return fail("thread " + std::to_string(tid) + " ran the ticket instruction " + std::to_string(c.total[tid]) +
+                    " times in its regenerated path; it recorded " + std::to_string(list.size()) + " tickets");
+      if (taken[tid] < list.size()) runs.push_back({UINT64_MAX, tid, taken[tid], list.size()});
+    }
+    std::stable_sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.ns < b.ns; });
+    uint64_t next = 0, switchedRuns = 0;
+    for (const Run& r : runs) {
+      for (uint64_t k = r.from; k < r.to; ++k, ++next)
+        if (record[r.tid][k] != next)
+          return fail("ticket " + std::to_string(record[r.tid][k]) + " out of order: thread " + std::to_string(r.tid) +
+                      " took it in its run ending at " + (r.ns == UINT64_MAX ? std::string("its end") : std::to_string(r.ns)) +
+                      ", where the log's order gives ticket " + std::to_string(next));
+      switchedRuns += r.to > r.from;
+    }
+    if (unplaced) return fail(std::to_string(unplaced) + " switch-out(s) of the ticket takers not placed in their paths");
+    if (switchedRuns < 4) return fail("only " + std::to_string(switchedRuns) + " runs took tickets: the threads did not interleave");
+    // At least one run must end at an instruction of the traced code (the
+    // exact cut; the others stopped in a library or the recorder).
+    if (inTraced == 0) return fail("no switch-out of the ticket takers was in their traced code");
+    std::printf("schedule_check: %llu tickets in %llu runs of %zu threads, in the log's order (%zu switch-outs in traced code)\n",
+                static_cast<unsigned long long>(next), static_cast<unsigned long long>(switchedRuns), record.size(), inTraced);
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}

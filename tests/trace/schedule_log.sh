@@ -1,0 +1,36 @@
+#!/bin/bash
+# The privileged schedule log's tests (docs/trace.md, "The privileged
+# schedule log"): trace PROG ARGS on one CPU (taskset -c 0, so that its
+# threads preempt one another) and run schedule_check on the trace.
+#   schedule_log.sh ATOMX CHECKER tickets TICKETS_PROG   the interleaving oracle
+#   schedule_log.sh ATOMX CHECKER consistent PROG [ARGS...]
+# Exits 77 (skipped) where atomx has no schedule log: built without libbpf,
+# clang and bpftool, or run without root (CAP_BPF and CAP_PERFMON).
+# ATOMX_TEST_SCHEDULE_SHIFT / ATOMX_TEST_SCHEDULE_SWAP pass through to the
+# recording (the must-fail twins).
+set -euo pipefail
+atomx=$1 checker=$2 mode=$3 prog=$4
+shift 4
+if ! "$atomx" trace --help | grep -q '^Schedule log: built in'; then
+  echo "SKIP: atomx was built without the schedule log (libbpf, clang, bpftool)"
+  exit 77
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [ "$mode" = tickets ]; then
+  taskset -c 0 "$atomx" trace -o "$work/t" -- "$prog" "$work/record" 3 20000 400 2>"$work/err" ||
+    { cat "$work/err" >&2; exit 1; }
+else
+  taskset -c 0 "$atomx" trace -o "$work/t" -- "$prog" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+fi
+if ! grep -qx 'schedule switches' "$work/t/manifest"; then
+  echo "SKIP: no privileged schedule log in this run: $(grep 'no schedule log' "$work/err" || true)"
+  exit 77
+fi
+if [ "$mode" = tickets ]; then
+  # The ticket instruction, found by objdump (not by atomx).
+  pcs=$(objdump -d --no-show-raw-insn "$prog" | awk '/lock xadd/ { sub(":", "", $1); print $1 }')
+  [ "$(echo "$pcs" | wc -w)" = 1 ] || { echo "expected one lock xadd in $prog, found: $pcs" >&2; exit 1; }
+  exec "$checker" "$work/t" --tickets "$work/record" "$pcs"
+fi
+exec "$checker" "$work/t" --consistent
