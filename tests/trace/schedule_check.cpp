@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/Schedule.h"
+#include "trace/Switches.h"
 
 namespace {
 

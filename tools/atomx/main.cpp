@@ -37,7 +37,7 @@
 #include "driver/ScheduleLog.h"
 #include "elf/ElfImage.h"
 #include "support/Error.h"
-#include "trace/Schedule.h"
+#include "trace/Switches.h"
 #include "EaseReport.h"
 #include "EndCommand.h"
 #include "HugePages.h"

@@ -17,7 +17,7 @@
 //   cannot be read before its first position (atomx's child before it
 //   execs the program): before its first instruction; with no buffer any
 //   more, or exiting: after its last.
-#include "trace/Schedule.h"
+#include "trace/Switches.h"
 
 #include <atomx/trace.hpp>
 
