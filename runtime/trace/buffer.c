@@ -266,7 +266,11 @@ int swap_buffer(greg_t *g, int reg, uint8_t *slot, uintptr_t addr) {
                    addr < (uintptr_t)b->base + BUFFER_BYTES + GUARD_BYTES;
   if (!fresh && !full) return 0;
   uint8_t *c;
-  if (full) hand_off(b, slot);
+  /* In a loop that keeps the cursor in a register, %fs's copy is behind
+   * it: made current first, so that the schedule log, reading it while the
+   * thread waits here for the writer, finds the thread at its last record
+   * (the register is the cursor again below). */
+  if (full) set_cursor(slot), hand_off(b, slot);
   if (fresh && !b) {
     b = new_buffer();
     c = stream_begin(b);

@@ -62,6 +62,7 @@ class Placer {
   explicit Placer(std::vector<SwitchPoint*> outs) : outs_(std::move(outs)) {}
 
   void block(const BlockRun& b) {
+    if (b.inherited) return;  // its parent's, before the fork: not counted (CutPoint)
     while (next_ < outs_.size() && decide(*outs_[next_], b)) ++next_;
     count_ += b.count;
   }
@@ -224,6 +225,22 @@ std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
     else s.why = "its last switch-out is not placed";
   }
   return points;
+}
+
+std::vector<ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points) {
+  std::map<int, ThreadCuts> by;
+  for (const SwitchPoint& s : points) {
+    if (s.out || !s.placed) continue;
+    ThreadCuts& t = by[s.tid];
+    t.pid = s.pid, t.thread = s.tid;
+    t.cuts.push_back({s.index, s.ns, int(s.cpu)});
+  }
+  std::vector<ThreadCuts> out;
+  for (auto& [tid, t] : by) {
+    std::stable_sort(t.cuts.begin(), t.cuts.end(), [](const CutPoint& a, const CutPoint& b) { return a.index < b.index; });
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 std::string switchLine(const SwitchPoint& s) {

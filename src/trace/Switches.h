@@ -2,8 +2,8 @@
 // AtomxScheduleRecord; docs/trace.md, "The privileged schedule log") read
 // back, and each switch placed in its thread's regenerated path: the cut
 // points that order the threads' paths against each other.  `atomx regen
-// --switches` lists them; a merge of the streams (issue 38, item 3) cuts
-// each thread's path at them.
+// --switches` lists them; switchCuts gives them to the merge
+// (trace/Schedule.h, mergeSchedule) as each thread's cuts.
 #pragma once
 
 #include <atomx/trace_format.h>
@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "trace/Schedule.h"
 
 namespace atomx::trace {
 
@@ -25,9 +27,10 @@ struct ScheduleFile {
 ScheduleFile readSchedule(const std::string& dir);
 
 // One thread switched out of or into a CPU, and where in its path: before
-// instruction `index` of its regenerated sequence (the count of its
-// instructions that ran before the switch; a switch-in's is its previous
-// switch-out's, 0 the first time).
+// instruction `index` of its regenerated sequence (the count of its own
+// instructions that ran before the switch, as CutPoint counts them: a
+// forked child's inherited ones are its parent's; a switch-in's is its
+// previous switch-out's, 0 the first time).
 struct SwitchPoint {
   uint64_t ns = 0;     // CLOCK_MONOTONIC, the event log's clock
   uint32_t cpu = 0;
@@ -47,6 +50,11 @@ struct SwitchPoint {
 // (the trace regenerated once).  Only a thread's first stream
 // (thread.TID.axt) is cut: a program it exec'd is not yet placed.
 std::vector<SwitchPoint> switchPoints(const TraceReader& reader);
+
+// The merge's input (trace/Schedule.h): per thread, a cut at each placed
+// switch-in, keyed by its time, on its CPU -- the thread runs from there
+// to its next switch-out, and nothing until its next switch-in.
+std::vector<ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points);
 
 // `NS CPU TID out|in OTHER INDEX PC FLAGS` (INDEX and PC `-` when unknown;
 // FLAGS a comma list: preempted, untraced, inserted, pending, register, exiting,

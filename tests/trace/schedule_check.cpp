@@ -10,8 +10,9 @@
 //     tickets each thread took from a shared counter (tickets.c: `TID T0 T1
 //     ...` per thread), PC the address of the instruction that takes one
 //     (lock xadd, found by objdump).  Each thread's regenerated path is cut
-//     into runs at its switch-outs; the runs, in the order of the switches
-//     that end them, must take the tickets 0, 1, 2, ... in turn: a run that
+//     into runs where it was switched in (switchCuts: the merge's input);
+//     the runs, in the order of their times, must take the tickets 0, 1,
+//     2, ... in turn: a run that
 //     executed PC c times took the thread's next c tickets, which must be
 //     the next c of the whole sequence.  Fails naming the first ticket out
 //     of order.
@@ -51,7 +52,7 @@ struct Counter : atomx::trace::Consumer {
     tid = t, count = 0, hits = 0, next = 0;
   }
   void block(const atomx::trace::BlockRun& b) override {
-    if (!first) return;
+    if (!first || b.inherited) return;  // a forked child's parent's blocks: not its own (SwitchPoint::index)
     const std::vector<uint64_t>& w = want[tid];
     for (size_t j = 0; j < b.count; ++j) {
       while (next < w.size() && w[next] == count) before[tid][w[next++]] = hits;
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
     if (mode == "--tickets" && argc == 5) c.pc = std::strtoull(argv[4], nullptr, 16);
     else if (mode != "--consistent") return std::fprintf(stderr, "schedule_check: unknown mode %s\n", mode.c_str()), 2;
     for (const SwitchPoint& s : points)
-      if (s.out && s.placed) c.want[s.tid].push_back(s.index);
+      if (s.placed) c.want[s.tid].push_back(s.index);
     for (auto& [t, w] : c.want) {
       std::sort(w.begin(), w.end());
       w.erase(std::unique(w.begin(), w.end()), w.end());
@@ -120,42 +121,44 @@ int main(int argc, char** argv) {
       for (uint64_t t; ls >> t;) record[tid].push_back(t);
     }
     if (record.empty()) return fail(std::string(argv[3]) + ": no tickets recorded");
-    // The runs: each taker's path cut at its placed switch-outs, ended by
-    // them in time order; the last ends with the thread.
+    // The runs: each taker's path cut where the log switched it in
+    // (switchCuts, the merge's input), each running at that time up to its
+    // next cut; the switch-outs must all be placed.
     struct Run {
       uint64_t ns;
       int tid;
       uint64_t from, to;  // tickets taken: [from, to) of the thread's record
     };
     std::vector<Run> runs;
-    std::map<int, uint64_t> taken;
     size_t unplaced = 0, inTraced = 0;
     for (const SwitchPoint& s : points) {
       if (!s.out || !record.count(s.tid)) continue;
-      if (!s.placed) {
-        ++unplaced;
-        continue;
-      }
-      inTraced += (s.flags & ATOMX_SCHEDULE_REGISTERS) && !(s.flags & ATOMX_SCHEDULE_UNTRACED_PC) &&
-                  !(s.flags & ATOMX_SCHEDULE_EXITING);
-      const uint64_t upTo = c.before[s.tid][s.index];
-      if (upTo < taken[s.tid]) return fail("thread " + std::to_string(s.tid) + "'s switch-outs go back in its path");
-      runs.push_back({s.ns, s.tid, taken[s.tid], upTo});
-      taken[s.tid] = upTo;
+      if (!s.placed) ++unplaced;
+      else
+        inTraced += (s.flags & ATOMX_SCHEDULE_REGISTERS) && !(s.flags & ATOMX_SCHEDULE_UNTRACED_PC) &&
+                    !(s.flags & ATOMX_SCHEDULE_EXITING);
     }
-    for (const auto& [tid, list] : record) {
+    for (const atomx::trace::ThreadCuts& t : atomx::trace::switchCuts(points)) {
+      if (!record.count(t.thread)) continue;
+      const auto& before = c.before[t.thread];
+      for (size_t k = 0; k < t.cuts.size(); ++k) {
+        const uint64_t from = before.at(t.cuts[k].index);
+        const uint64_t to = k + 1 < t.cuts.size() ? before.at(t.cuts[k + 1].index) : c.total[t.thread];
+        if (to < from) return fail("thread " + std::to_string(t.thread) + "'s cuts go back in its path");
+        runs.push_back({t.cuts[k].key, t.thread, from, to});
+      }
+    }
+    for (const auto& [tid, list] : record)
       if (c.total[tid] != list.size())
         return fail("thread " + std::to_string(tid) + " ran the ticket instruction " + std::to_string(c.total[tid]) +
                     " times in its regenerated path; it recorded " + std::to_string(list.size()) + " tickets");
-      if (taken[tid] < list.size()) runs.push_back({UINT64_MAX, tid, taken[tid], list.size()});
-    }
     std::stable_sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.ns < b.ns; });
     uint64_t next = 0, switchedRuns = 0;
     for (const Run& r : runs) {
       for (uint64_t k = r.from; k < r.to; ++k, ++next)
         if (record[r.tid][k] != next)
           return fail("ticket " + std::to_string(record[r.tid][k]) + " out of order: thread " + std::to_string(r.tid) +
-                      " took it in its run ending at " + (r.ns == UINT64_MAX ? std::string("its end") : std::to_string(r.ns)) +
+                      " took it in its run from " + std::to_string(r.ns) +
                       ", where the log's order gives ticket " + std::to_string(next));
       switchedRuns += r.to > r.from;
     }

@@ -206,7 +206,7 @@ constexpr const char* kUsage = R"(usage:
       trace recorded as root; docs/trace.md), in time order, each placed in
       its thread's path: `NS CPU TID out|in OTHER INDEX PC FLAGS` (NS the
       event log's clock; OTHER the thread that took or left the CPU, 0 none
-      of the trace; INDEX the thread's instructions before the switch, PC
+      of the trace; INDEX the thread's own instructions before the switch, PC
       the original instruction it stopped at, `-` when unknown; FLAGS
       preempted, untraced, inserted, pending, register, exiting, or `-`).
   atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE] [-q]
