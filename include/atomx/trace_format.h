@@ -11,6 +11,8 @@
  *                       (ATOMX_TRACE_EVENTS)
  *   profile             with --profile: the block counts the witness
  *                       placement was weighed with (ATOMX_TRACE_PROFILE)
+ *   schedule            as root: every context switch of the run's threads
+ *                       (ATOMX_TRACE_SCHEDULE, AtomxScheduleRecord)
  *
  * A stream is what the program's inserted stores wrote, cut into chunks at
  * buffer boundaries.  Each chunk is self-contained (a header, then its
