@@ -23,8 +23,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include "support/Error.h"
@@ -131,12 +133,12 @@ class Placer {
 
 class Cutter : public Consumer {
  public:
-  Cutter(std::vector<Stream> streams, std::map<int, Placer>& placers) : streams_(std::move(streams)), placers_(placers) {}
-  void threadBegin(int thread) override {
+  // (TraceReader::regenerate walks the streams in listStreams' order.)
+  Cutter(std::vector<Stream> streams, std::map<std::string, Placer>& placers) : streams_(std::move(streams)), placers_(placers) {}
+  void threadBegin(int) override {
     const Stream& s = streams_.at(k_++);
-    active_ = nullptr;
-    if (s.name == "thread." + std::to_string(thread) + ".axt")
-      if (auto it = placers_.find(thread); it != placers_.end()) active_ = &it->second;
+    const auto it = placers_.find(s.name);
+    active_ = it == placers_.end() ? nullptr : &it->second;
   }
   void block(const BlockRun& b) override {
     if (active_) active_->block(b);
@@ -148,9 +150,49 @@ class Cutter : public Consumer {
 
  private:
   std::vector<Stream> streams_;
-  std::map<int, Placer>& placers_;
+  std::map<std::string, Placer>& placers_;
   size_t k_ = 0;
   Placer* active_ = nullptr;
+};
+
+}  // namespace
+
+namespace {
+
+// Which stream of the thread a switch at time `ns` is in: a program exec'd
+// in the thread writes thread.TID-K.axt (K = 1, 2, ...), and each traced
+// program logs `process` as it starts (the event log's clock is the
+// schedule log's), so the streams of thread T, by K, are its programs' in
+// the order of T's `process` events; a switch before the first is in the
+// first stream (atomx's child before its exec: before its first record).
+class StreamOf {
+ public:
+  StreamOf(const std::string& dir, const std::vector<Stream>& streams) {
+    for (const Stream& s : streams) {
+      const std::string id = s.name.substr(7, s.name.size() - 11);  // TID or TID-K
+      const size_t dash = id.find('-');
+      const int k = dash == std::string::npos ? 0 : std::atoi(id.c_str() + dash + 1);
+      byK_[s.thread].emplace(k, s.name);
+    }
+    for (const Event& e : events(dir))
+      if (e.kind == "process" && e.pid == e.thread) starts_[e.thread].push_back(e.ns);
+    for (auto& [t, v] : starts_) std::sort(v.begin(), v.end());
+  }
+  // "" when the thread left no such stream.
+  std::string at(int tid, uint64_t ns) const {
+    size_t g = 0;
+    if (const auto it = starts_.find(tid); it != starts_.end()) {
+      const auto n = size_t(std::upper_bound(it->second.begin(), it->second.end(), ns) - it->second.begin());
+      g = n > 0 ? n - 1 : 0;
+    }
+    const auto it = byK_.find(tid);
+    if (it == byK_.end() || g >= it->second.size()) return {};
+    return std::next(it->second.begin(), long(g))->second;
+  }
+
+ private:
+  std::map<int, std::map<int, std::string>> byK_;  // by thread, by K: its streams' names
+  std::map<int, std::vector<uint64_t>> starts_;    // by thread: its programs' `process` times
 };
 
 }  // namespace
@@ -158,9 +200,9 @@ class Cutter : public Consumer {
 std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
   const ScheduleFile log = readSchedule(reader.dir());
   std::vector<Stream> streams = listStreams(reader.dir());
-  std::map<int, std::vector<uint64_t>> starts;  // by thread: where each chunk of thread.TID.axt begins
-  for (const Stream& s : streams)
-    if (s.name == "thread." + std::to_string(s.thread) + ".axt") starts[s.thread] = chunkStarts(s.path);
+  const StreamOf streamOf(reader.dir(), streams);
+  std::map<std::string, std::vector<uint64_t>> starts;  // by stream: where each chunk begins
+  for (const Stream& s : streams) starts[s.name] = chunkStarts(s.path);
   std::vector<SwitchPoint> points;
   for (const AtomxScheduleRecord& r : log.records) {
     if (r.flags & ATOMX_SCHEDULE_OUT) {
@@ -168,13 +210,15 @@ std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
       s.ns = r.ns, s.cpu = r.cpu, s.tid = int(r.prevTid), s.pid = int(r.prevPid), s.out = true, s.flags = r.flags;
       s.other = r.flags & ATOMX_SCHEDULE_IN ? int(r.nextTid) : 0;
       s.pc = r.flags & ATOMX_SCHEDULE_REGISTERS ? r.pc : 0;
-      if (r.flags & ATOMX_SCHEDULE_POSITION) {
-        const auto it = starts.find(s.tid);
-        if (it != starts.end() && r.chunk < it->second.size()) {
+      s.stream = streamOf.at(s.tid, s.ns);
+      if (s.stream.empty()) s.why = "its thread left no stream for it";
+      else if (r.flags & ATOMX_SCHEDULE_POSITION) {
+        const std::vector<uint64_t>& chunks = starts[s.stream];
+        if (r.chunk < chunks.size()) {
           s.positioned = true;
-          s.pos = it->second[r.chunk] + r.offset;
+          s.pos = chunks[r.chunk] + r.offset;
         } else {
-          s.why = "its chunk " + std::to_string(r.chunk) + " is not in the thread's stream";
+          s.why = "its chunk " + std::to_string(r.chunk) + " is not in " + s.stream;
         }
       }
       points.push_back(s);
@@ -183,43 +227,49 @@ std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
       SwitchPoint s;
       s.ns = r.ns, s.cpu = r.cpu, s.tid = int(r.nextTid), s.pid = int(r.nextPid), s.out = false, s.flags = 0;
       s.other = r.flags & ATOMX_SCHEDULE_OUT ? int(r.prevTid) : 0;
+      s.stream = streamOf.at(s.tid, s.ns);
       points.push_back(s);
     }
   }
-  // Each thread's switch-outs are placed in the order of their positions,
+  // Each stream's switch-outs are placed in the order of their positions,
   // not of their times, so that a log whose positions go back in time
   // shows as indices that do (the consistency a test checks).  One with no
   // position: before the first (no buffer yet), or after the last (it was
   // ending).
-  std::map<int, std::vector<SwitchPoint*>> outs;
-  std::map<int, uint64_t> firstPositioned;  // by thread: the time of its first positioned switch-out
+  std::map<std::string, std::vector<SwitchPoint*>> outs;
+  std::map<std::string, uint64_t> firstPositioned;  // by stream: the time of its first positioned switch-out
   for (SwitchPoint& s : points)
-    if (s.out && s.positioned && !firstPositioned.count(s.tid)) firstPositioned[s.tid] = s.ns;
+    if (s.out && s.positioned && !firstPositioned.count(s.stream)) firstPositioned[s.stream] = s.ns;
   auto key = [&](const SwitchPoint* s) -> uint64_t {
     if (s->flags & ATOMX_SCHEDULE_EXITING) return UINT64_MAX;
     if (s->positioned) return s->pos;
-    const auto it = firstPositioned.find(s->tid);
+    const auto it = firstPositioned.find(s->stream);
     return (s->flags & ATOMX_SCHEDULE_NO_BUFFER) && it != firstPositioned.end() && s->ns > it->second ? UINT64_MAX : 0;
   };
   for (SwitchPoint& s : points)
-    if (s.out && (s.positioned || s.why.empty())) outs[s.tid].push_back(&s);
-  std::map<int, Placer> placers;
-  for (auto& [tid, list] : outs) {
+    if (s.out && s.why.empty()) outs[s.stream].push_back(&s);
+  std::map<std::string, Placer> placers;
+  for (auto& [name, list] : outs) {
     std::stable_sort(list.begin(), list.end(), [&](const SwitchPoint* a, const SwitchPoint* b) { return key(a) < key(b); });
-    placers.emplace(tid, Placer(list));
+    placers.emplace(name, Placer(list));
   }
   Cutter cutter(streams, placers);
   reader.regenerate(cutter);
   for (SwitchPoint& s : points)
-    if (s.out && !s.placed && s.why.empty()) s.why = "its thread left no stream (thread." + std::to_string(s.tid) + ".axt)";
-  // A switch-in resumes where the thread's last switch-out left it.
-  std::map<int, const SwitchPoint*> lastOut;
+    if (s.out && !s.placed && s.why.empty()) s.why = s.stream + " was not regenerated";
+  // A switch-in resumes where the thread's last switch-out left it (in the
+  // same stream: else it starts a program's).
+  std::map<std::string, const SwitchPoint*> lastOut;
   for (SwitchPoint& s : points) {
     if (s.out) {
-      lastOut[s.tid] = &s;
+      lastOut[s.stream] = &s;
       continue;
     }
-    const auto it = lastOut.find(s.tid);
+    if (s.stream.empty()) {
+      s.why = "its thread left no stream for it";
+      continue;
+    }
+    const auto it = lastOut.find(s.stream);
     if (it == lastOut.end()) s.placed = true, s.index = 0;
     else if (it->second->placed) s.placed = true, s.index = it->second->index;
     else s.why = "its last switch-out is not placed";
@@ -228,15 +278,15 @@ std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
 }
 
 std::vector<ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points) {
-  std::map<int, ThreadCuts> by;
+  std::map<std::string, ThreadCuts> by;  // by stream
   for (const SwitchPoint& s : points) {
     if (s.out || !s.placed) continue;
-    ThreadCuts& t = by[s.tid];
+    ThreadCuts& t = by[s.stream];
     t.pid = s.pid, t.thread = s.tid;
     t.cuts.push_back({s.index, s.ns, int(s.cpu)});
   }
   std::vector<ThreadCuts> out;
-  for (auto& [tid, t] : by) {
+  for (auto& [name, t] : by) {
     std::stable_sort(t.cuts.begin(), t.cuts.end(), [](const CutPoint& a, const CutPoint& b) { return a.index < b.index; });
     out.push_back(std::move(t));
   }

@@ -38,6 +38,7 @@ struct SwitchPoint {
   bool out = false;    // switched out (else in)
   int other = 0;       // the thread that took its place (out) or that it replaced (in); 0: none of the trace
   uint32_t flags = 0;  // its record's ATOMX_SCHEDULE_*
+  std::string stream;  // the stream (thread.TID.axt, or thread.TID-K.axt after exec) its index counts in
   uint64_t pc = 0;     // out, traced code: the original instruction it was about to run
   bool positioned = false;
   uint64_t pos = 0;    // positioned: its stream position
@@ -47,13 +48,14 @@ struct SwitchPoint {
 };
 
 // Every switch of the log, in time order, each placed in its thread's path
-// (the trace regenerated once).  Only a thread's first stream
-// (thread.TID.axt) is cut: a program it exec'd is not yet placed.
+// (the trace regenerated once): in the stream of the program the thread
+// ran then (a program exec'd in the thread writes thread.TID-K.axt; the
+// event log's `process` lines say when each began).
 std::vector<SwitchPoint> switchPoints(const TraceReader& reader);
 
-// The merge's input (trace/Schedule.h): per thread, a cut at each placed
-// switch-in, keyed by its time, on its CPU -- the thread runs from there
-// to its next switch-out, and nothing until its next switch-in.
+// The merge's input (trace/Schedule.h): per stream (by name), a cut at
+// each placed switch-in, keyed by its time, on its CPU -- the thread runs
+// from there to its next switch-out, and nothing until its next switch-in.
 std::vector<ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points);
 
 // `NS CPU TID out|in OTHER INDEX PC FLAGS` (INDEX and PC `-` when unknown;

@@ -31,41 +31,42 @@
 #include <vector>
 
 #include "trace/Switches.h"
+#include "trace/TraceFiles.h"
 
 namespace {
 
 using atomx::trace::SwitchPoint;
 
-// Per thread: its length, and at each requested index how many times PC
-// ran before it.
+// Per stream (by name; thread.TID.axt, thread.TID-K.axt): its length, and
+// at each requested index how many times PC ran before it.
 struct Counter : atomx::trace::Consumer {
+  explicit Counter(std::vector<atomx::trace::Stream> s) : streams(std::move(s)) {}
+  std::vector<atomx::trace::Stream> streams;  // in the order regenerate walks them
   uint64_t pc = 0;
-  std::map<int, std::vector<uint64_t>> want;  // sorted indices, by thread
-  std::map<int, std::map<uint64_t, uint64_t>> before;
-  std::map<int, uint64_t> length, total;
-  int tid = 0;
-  bool first = false;
+  std::map<std::string, std::vector<uint64_t>> want;  // sorted indices, by stream
+  std::map<std::string, std::map<uint64_t, uint64_t>> before;
+  std::map<std::string, uint64_t> length, total;
+  std::string name;
+  size_t k = 0, next = 0;
   uint64_t count = 0, hits = 0;
-  size_t next = 0;
-  void threadBegin(int t) override {
-    first = !length.count(t);  // thread.TID.axt comes before thread.TID-K.axt
-    tid = t, count = 0, hits = 0, next = 0;
+  void threadBegin(int) override {
+    name = streams.at(k++).name;
+    count = 0, hits = 0, next = 0;
   }
   void block(const atomx::trace::BlockRun& b) override {
-    if (!first || b.inherited) return;  // a forked child's parent's blocks: not its own (SwitchPoint::index)
-    const std::vector<uint64_t>& w = want[tid];
+    if (b.inherited) return;  // a forked child's parent's blocks: not its own (SwitchPoint::index)
+    const std::vector<uint64_t>& w = want[name];
     for (size_t j = 0; j < b.count; ++j) {
-      while (next < w.size() && w[next] == count) before[tid][w[next++]] = hits;
+      while (next < w.size() && w[next] == count) before[name][w[next++]] = hits;
       hits += b.insns[j].pc == pc;
       ++count;
     }
   }
-  void threadEnd(int t, const std::string&) override {
-    if (!first) return;
-    const std::vector<uint64_t>& w = want[t];
-    while (next < w.size() && w[next] == count) before[t][w[next++]] = hits;
-    length[t] = count;
-    total[t] = hits;
+  void threadEnd(int, const std::string&) override {
+    const std::vector<uint64_t>& w = want[name];
+    while (next < w.size() && w[next] == count) before[name][w[next++]] = hits;
+    length[name] = count;
+    total[name] = hits;
   }
 };
 
@@ -82,32 +83,32 @@ int main(int argc, char** argv) {
   try {
     const atomx::trace::TraceReader reader(dir);
     const std::vector<SwitchPoint> points = atomx::trace::switchPoints(reader);
-    Counter c;
+    Counter c(atomx::trace::listStreams(dir));
     if (mode == "--tickets" && argc == 5) c.pc = std::strtoull(argv[4], nullptr, 16);
     else if (mode != "--consistent") return std::fprintf(stderr, "schedule_check: unknown mode %s\n", mode.c_str()), 2;
     for (const SwitchPoint& s : points)
-      if (s.placed) c.want[s.tid].push_back(s.index);
+      if (s.placed) c.want[s.stream].push_back(s.index);
     for (auto& [t, w] : c.want) {
       std::sort(w.begin(), w.end());
       w.erase(std::unique(w.begin(), w.end()), w.end());
     }
     reader.regenerate(c);
     if (mode == "--consistent") {
-      std::map<int, uint64_t> last;
+      std::map<std::string, uint64_t> last;
       uint64_t placed = 0;
       for (const SwitchPoint& s : points) {
-        if (!s.out || !c.length.count(s.tid)) continue;  // a thread without a stream: the writer, a process not traced
-        const std::string at = "thread " + std::to_string(s.tid) + "'s switch-out at " + std::to_string(s.ns);
+        if (!s.out || !c.length.count(s.stream)) continue;  // a thread without a stream: the writer, a process not traced
+        const std::string at = "thread " + std::to_string(s.tid) + "'s switch-out at " + std::to_string(s.ns) + " (" + s.stream + ")";
         if (!s.placed) return fail(at + " is not placed: " + s.why);
-        if (s.index > c.length[s.tid])
-          return fail(at + ": index " + std::to_string(s.index) + " beyond its length " + std::to_string(c.length[s.tid]));
-        if (last.count(s.tid) && s.index < last[s.tid])
-          return fail(at + ": index " + std::to_string(s.index) + " before its previous switch-out's " + std::to_string(last[s.tid]));
-        last[s.tid] = s.index;
+        if (s.index > c.length[s.stream])
+          return fail(at + ": index " + std::to_string(s.index) + " beyond its length " + std::to_string(c.length[s.stream]));
+        if (last.count(s.stream) && s.index < last[s.stream])
+          return fail(at + ": index " + std::to_string(s.index) + " before its previous switch-out's " + std::to_string(last[s.stream]));
+        last[s.stream] = s.index;
         ++placed;
       }
       if (placed == 0) return fail("no switch-out of a thread with a stream");
-      std::printf("schedule_check: %llu switch-outs of %zu threads placed, in order\n", static_cast<unsigned long long>(placed),
+      std::printf("schedule_check: %llu switch-outs in %zu streams placed, in order\n", static_cast<unsigned long long>(placed),
                   last.size());
       return 0;
     }
@@ -138,19 +139,20 @@ int main(int argc, char** argv) {
         inTraced += (s.flags & ATOMX_SCHEDULE_REGISTERS) && !(s.flags & ATOMX_SCHEDULE_UNTRACED_PC) &&
                     !(s.flags & ATOMX_SCHEDULE_EXITING);
     }
+    auto streamOf = [](int tid) { return "thread." + std::to_string(tid) + ".axt"; };
     for (const atomx::trace::ThreadCuts& t : atomx::trace::switchCuts(points)) {
       if (!record.count(t.thread)) continue;
-      const auto& before = c.before[t.thread];
+      const auto& before = c.before[streamOf(t.thread)];
       for (size_t k = 0; k < t.cuts.size(); ++k) {
         const uint64_t from = before.at(t.cuts[k].index);
-        const uint64_t to = k + 1 < t.cuts.size() ? before.at(t.cuts[k + 1].index) : c.total[t.thread];
+        const uint64_t to = k + 1 < t.cuts.size() ? before.at(t.cuts[k + 1].index) : c.total[streamOf(t.thread)];
         if (to < from) return fail("thread " + std::to_string(t.thread) + "'s cuts go back in its path");
         runs.push_back({t.cuts[k].key, t.thread, from, to});
       }
     }
     for (const auto& [tid, list] : record)
-      if (c.total[tid] != list.size())
-        return fail("thread " + std::to_string(tid) + " ran the ticket instruction " + std::to_string(c.total[tid]) +
+      if (c.total[streamOf(tid)] != list.size())
+        return fail("thread " + std::to_string(tid) + " ran the ticket instruction " + std::to_string(c.total[streamOf(tid)]) +
                     " times in its regenerated path; it recorded " + std::to_string(list.size()) + " tickets");
     std::stable_sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.ns < b.ns; });
     uint64_t next = 0, switchedRuns = 0;
