@@ -33,6 +33,7 @@ struct task_struct {
   unsigned int flags;
   int pid;
   int tgid;
+  __u64 self_exec_id;
   struct thread_struct thread;
 } __attribute__((preserve_access_index));
 

@@ -145,11 +145,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
   if (in) {
     r->flags |= ATOMX_SCHEDULE_IN;
     r->nextTid = BPF_CORE_READ(next, pid);
+    r->nextExec = (__u32)BPF_CORE_READ(next, self_exec_id);
     r->nextPid = ntgid;
   }
   if (out) {
     r->flags |= ATOMX_SCHEDULE_OUT;
     r->prevTid = BPF_CORE_READ(prev, pid);
+    r->prevExec = (__u32)BPF_CORE_READ(prev, self_exec_id);
     r->prevPid = ptgid;
     /* prev is still current: its user memory is the one mapped. */
     __u64 regs[ATOMX_PT_REGS_WORDS];

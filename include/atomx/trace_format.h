@@ -259,6 +259,10 @@ typedef struct {
   uint64_t chunk;     /* POSITION: the stream position, chunk `chunk`'s ... */
   uint64_t offset;    /* ... raw byte `offset` (every record before is written) */
   uint64_t regs[16];  /* REGISTERS: the general registers, by hardware number (rax 0 ... r15 15) */
+  /* The kernel's count of execs each thread's process made (self_exec_id,
+   * inherited at fork): where it changes in a thread, the thread runs a
+   * program exec'd, whose stream is thread.TID-K.axt. */
+  uint32_t prevExec, nextExec;
 } AtomxScheduleRecord;
 #define ATOMX_SCHEDULE_OUT 1u           /* prev is a thread of the trace */
 #define ATOMX_SCHEDULE_IN 2u            /* next is */

@@ -161,30 +161,58 @@ namespace {
 
 // Which stream of the thread a switch at time `ns` is in: a program exec'd
 // in the thread writes thread.TID-K.axt (K = 1, 2, ...), and each traced
-// program logs `process` as it starts (the event log's clock is the
-// schedule log's), so the streams of thread T, by K, are its programs' in
-// the order of T's `process` events; a switch before the first is in the
-// first stream (atomx's child before its exec: before its first record).
+// program logs `exec` before it execs and `process` as it starts (the
+// event log's clock is the schedule log's), so the streams of thread T, by
+// K, are its traced programs', the K-th beginning at the K-th exec that a
+// `process` followed; a switch before any is in the first stream (also
+// atomx's child before its exec: before its first record).
 class StreamOf {
  public:
-  StreamOf(const std::string& dir, const std::vector<Stream>& streams) {
+  StreamOf(const std::string& dir, const std::vector<Stream>& streams, const std::vector<AtomxScheduleRecord>& records) {
     for (const Stream& s : streams) {
       const std::string id = s.name.substr(7, s.name.size() - 11);  // TID or TID-K
       const size_t dash = id.find('-');
       const int k = dash == std::string::npos ? 0 : std::atoi(id.c_str() + dash + 1);
       byK_[s.thread].emplace(k, s.name);
     }
-    for (const Event& e : events(dir))
-      if (e.kind == "process" && e.pid == e.thread) starts_[e.thread].push_back(e.ns);
-    for (auto& [t, v] : starts_) std::sort(v.begin(), v.end());
+    // Each thread's exec count at each record naming it, in time order.
+    std::map<int, std::vector<std::pair<uint64_t, uint32_t>>> seen;
+    for (const AtomxScheduleRecord& r : records) {
+      if (r.flags & ATOMX_SCHEDULE_OUT) seen[int(r.prevTid)].emplace_back(r.ns, r.prevExec);
+      if (r.flags & ATOMX_SCHEDULE_IN) seen[int(r.nextTid)].emplace_back(r.ns, r.nextExec);
+    }
+    // A program after the first begins at the exec that started it: an
+    // `exec` of the thread followed by a `process` of it (a traced program
+    // started) before its next `exec`.  The `exec` line is written before
+    // the old program's last chunks, so the boundary is the first record
+    // after it whose exec count differs from the one before it (else, with
+    // no switch in between, the `process` line).
+    std::vector<Event> log = events(dir);
+    std::stable_sort(log.begin(), log.end(), [](const Event& a, const Event& b) { return a.ns < b.ns; });
+    std::map<int, uint64_t> pending;  // by thread: its last exec not yet followed by a process
+    for (const Event& e : log) {
+      if (e.pid != e.thread) continue;
+      if (e.kind == "exec") pending[e.thread] = e.ns;
+      if (e.kind != "process" || !pending.count(e.thread)) continue;
+      const uint64_t from = pending[e.thread];
+      pending.erase(e.thread);
+      uint64_t boundary = e.ns;
+      const auto& v = seen[e.thread];
+      const auto first = std::lower_bound(v.begin(), v.end(), std::make_pair(from, uint32_t(0)));
+      if (first != v.begin())
+        for (auto it = first; it != v.end() && it->first <= e.ns; ++it)
+          if (it->second != std::prev(first)->second) {
+            boundary = it->first;
+            break;
+          }
+      starts_[e.thread].push_back(boundary);
+    }
   }
   // "" when the thread left no such stream.
   std::string at(int tid, uint64_t ns) const {
-    size_t g = 0;
-    if (const auto it = starts_.find(tid); it != starts_.end()) {
-      const auto n = size_t(std::upper_bound(it->second.begin(), it->second.end(), ns) - it->second.begin());
-      g = n > 0 ? n - 1 : 0;
-    }
+    size_t g = 0;  // the execs of traced programs before ns
+    if (const auto it = starts_.find(tid); it != starts_.end())
+      g = size_t(std::upper_bound(it->second.begin(), it->second.end(), ns) - it->second.begin());
     const auto it = byK_.find(tid);
     if (it == byK_.end() || g >= it->second.size()) return {};
     return std::next(it->second.begin(), long(g))->second;
@@ -192,7 +220,7 @@ class StreamOf {
 
  private:
   std::map<int, std::map<int, std::string>> byK_;  // by thread, by K: its streams' names
-  std::map<int, std::vector<uint64_t>> starts_;    // by thread: its programs' `process` times
+  std::map<int, std::vector<uint64_t>> starts_;    // by thread: when each program after its first began
 };
 
 }  // namespace
@@ -200,7 +228,7 @@ class StreamOf {
 std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
   const ScheduleFile log = readSchedule(reader.dir());
   std::vector<Stream> streams = listStreams(reader.dir());
-  const StreamOf streamOf(reader.dir(), streams);
+  const StreamOf streamOf(reader.dir(), streams, log.records);
   std::map<std::string, std::vector<uint64_t>> starts;  // by stream: where each chunk begins
   for (const Stream& s : streams) starts[s.name] = chunkStarts(s.path);
   std::vector<SwitchPoint> points;
