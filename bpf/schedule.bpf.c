@@ -163,10 +163,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
     }
     if (BPF_CORE_READ(prev, flags) & PF_EXITING) r->flags |= ATOMX_SCHEDULE_EXITING;
     const __u64 fs = BPF_CORE_READ(prev, thread.fsbase);
-    __u64 words[2], mapAt = 0, cursor = 0;
+    __u64 words[2], mapAt = 0, cursor = 0, owner = 0;
+    /* (words of another thread: a child on its parent's thread pointer,
+     * posix_spawn's, before its exec) */
     if (fs && !bpf_probe_read_user(&cursor, 8, (void *)(fs + ATOMX_TRACE_CURSOR_OFFSET)) &&
         !bpf_probe_read_user(words, sizeof words, (void *)(fs + ATOMX_TRACE_BUFFER_OFFSET)) &&
-        !bpf_probe_read_user(&mapAt, 8, (void *)(fs + ATOMX_TRACE_CODEMAP_OFFSET))) {
+        !bpf_probe_read_user(&mapAt, 8, (void *)(fs + ATOMX_TRACE_CODEMAP_OFFSET)) &&
+        !bpf_probe_read_user(&owner, 8, (void *)(fs + ATOMX_TRACE_OWNER_OFFSET)) &&
+        (owner == r->prevTid || (owner == 0 && words[0] == 0))) {
       r->flags |= ATOMX_SCHEDULE_RECORDER;
       AtomxCodeMap m;
       const __u64 ip = r->pc;

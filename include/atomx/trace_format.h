@@ -83,7 +83,7 @@
 /* The bytes of a thread's buffer: a chunk holds at most this many. */
 #define ATOMX_TRACE_BUFFER_BYTES (1u << 20)
 /* Words the recorder keeps beside the cursor, in __glibc_unused2's fifth
- * to seventh words, for the privileged schedule log's eBPF program
+ * to eighth words, for the privileged schedule log's eBPF program
  * (bpf/schedule.bpf.c) to read when the thread is switched out: the stream
  * position is ATOMX_TRACE_CHUNK_OFFSET's chunk, at the cursor's distance
  * from ATOMX_TRACE_BUFFER_OFFSET's base.  Written by runtime/trace
@@ -91,6 +91,10 @@
 #define ATOMX_TRACE_BUFFER_OFFSET 0xa0  /* the base of the buffer being filled (0: none yet) */
 #define ATOMX_TRACE_CHUNK_OFFSET 0xa8   /* the sequence number of the chunk that buffer becomes */
 #define ATOMX_TRACE_CODEMAP_OFFSET 0xb0 /* &atomx_analysis_code_map (include/atomx/address_map.h) */
+/* The thread the words are for (its tid): a child that runs on its
+ * parent's thread pointer (posix_spawn's clone, CLONE_VM without a TCB of
+ * its own) finds its parent's there. */
+#define ATOMX_TRACE_OWNER_OFFSET 0xb8
 
 /* Every stream begins with ATOMX_TRACE_STREAM_HEADER bytes (a forked or
  * vfork'd child's stream begins with its parent's): two uint64_t, the
@@ -268,7 +272,7 @@ typedef struct {
 #define ATOMX_SCHEDULE_IN 2u            /* next is */
 #define ATOMX_SCHEDULE_PREEMPTED 4u     /* prev was preempted (still runnable), else it blocked */
 #define ATOMX_SCHEDULE_REGISTERS 8u     /* pc and regs were read */
-#define ATOMX_SCHEDULE_RECORDER 16u     /* prev's words above were read (0 in a process without the recorder) */
+#define ATOMX_SCHEDULE_RECORDER 16u     /* prev's words above were read and are its own (0 in a process without the recorder) */
 #define ATOMX_SCHEDULE_POSITION 32u     /* chunk and offset hold its stream position */
 #define ATOMX_SCHEDULE_UNTRACED_PC 64u  /* pc is outside the traced code (a library, the recorder) */
 #define ATOMX_SCHEDULE_INSERTED 128u    /* pc: inside code atomx inserted, before the instruction at pc */

@@ -226,6 +226,13 @@ static uint64_t program_bias(void) {
  * fault a page in, can read them (a forked child's file-backed pages are
  * not mapped until it touches them). */
 extern AtomxCodeMap atomx_analysis_code_map; /* marks.c */
+/* The words are the calling thread's (ATOMX_TRACE_OWNER_OFFSET): at each
+ * publish, and in a forked child, whose copies of its parent's are its own
+ * (its stream begins with its parent's chunks). */
+void publish_owner(void) {
+  const uint64_t tid = (uint64_t)sys_gettid();
+  __asm__ volatile("mov %0, %%fs:%c1" : : "r"(tid), "i"(ATOMX_TRACE_OWNER_OFFSET) : "memory");
+}
 static pid_t mapTouched;
 void publish(const struct buffer *b) {
   const uint64_t words[3] = {b ? (uint64_t)(uintptr_t)b->base : 0, b ? b->sequence : 0,
@@ -235,6 +242,7 @@ void publish(const struct buffer *b) {
                    : "r"(words[0]), "r"(words[1]), "r"(words[2]), "i"(ATOMX_TRACE_BUFFER_OFFSET),
                      "i"(ATOMX_TRACE_CHUNK_OFFSET), "i"(ATOMX_TRACE_CODEMAP_OFFSET)
                    : "memory");
+  publish_owner();
   const pid_t pid = getpid();
   if (__atomic_load_n(&mapTouched, __ATOMIC_RELAXED) == pid) return;
   __atomic_store_n(&mapTouched, pid, __ATOMIC_RELAXED);

@@ -50,6 +50,10 @@ static void atfork_prepare(void) {
   fork_begins();
 }
 static void atfork_done(void) { restore_signals(&forkMask); }
+static void atfork_child(void) {
+  publish_owner(); /* the parent's words, copied, are the child's (publish) */
+  restore_signals(&forkMask);
+}
 
 /* vfork: the child runs in its parent's memory, on its stack and with its
  * thread pointer, so with the thread's cursor, until it execs or ends; the
@@ -247,7 +251,7 @@ void hook_process(void) {
   atomx_hook_import("fork", (void *)wrap_fork, (void **)&realFork);
   int (*registerAtfork)(void (*)(void), void (*)(void), void (*)(void), void *) =
       (int (*)(void (*)(void), void (*)(void), void (*)(void), void *))dlsym(programLibc, "__register_atfork");
-  if (registerAtfork) registerAtfork(atfork_prepare, atfork_done, atfork_done, NULL);
+  if (registerAtfork) registerAtfork(atfork_prepare, atfork_done, atfork_child, NULL);
   void *vfork = NULL; /* unused: wrap_vfork makes the system call */
   atomx_hook_import("vfork", (void *)atomx_trace_wrap_vfork, &vfork);
   programErrno = (int *(*)(void))dlsym(programLibc, "__errno_location");

@@ -144,6 +144,7 @@ uint8_t *stream_begin(struct buffer *b);
  * (ATOMX_TRACE_BUFFER_OFFSET...): b's buffer and chunk, in the calling
  * thread (NULL: none). */
 void publish(const struct buffer *b);
+void publish_owner(void);
 struct buffer *vfork_buffer(void);
 void vfork_started(void);
 void vfork_ended(pid_t child);

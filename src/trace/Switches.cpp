@@ -175,18 +175,26 @@ class StreamOf {
       const int k = dash == std::string::npos ? 0 : std::atoi(id.c_str() + dash + 1);
       byK_[s.thread].emplace(k, s.name);
     }
-    // Each thread's exec count at each record naming it, in time order.
-    std::map<int, std::vector<std::pair<uint64_t, uint32_t>>> seen;
+    // Each thread's exec count at each record naming it, in time order,
+    // and whether its words could not be read (in the exec system call,
+    // the old program's memory is gone before the count moves).
+    struct Seen {
+      uint64_t ns;
+      uint32_t exec;
+      bool unreadable;
+    };
+    std::map<int, std::vector<Seen>> seen;
     for (const AtomxScheduleRecord& r : records) {
-      if (r.flags & ATOMX_SCHEDULE_OUT) seen[int(r.prevTid)].emplace_back(r.ns, r.prevExec);
-      if (r.flags & ATOMX_SCHEDULE_IN) seen[int(r.nextTid)].emplace_back(r.ns, r.nextExec);
+      if (r.flags & ATOMX_SCHEDULE_OUT) seen[int(r.prevTid)].push_back({r.ns, r.prevExec, !(r.flags & ATOMX_SCHEDULE_RECORDER)});
+      if (r.flags & ATOMX_SCHEDULE_IN) seen[int(r.nextTid)].push_back({r.ns, r.nextExec, false});
     }
     // A program after the first begins at the exec that started it: an
     // `exec` of the thread followed by a `process` of it (a traced program
     // started) before its next `exec`.  The `exec` line is written before
     // the old program's last chunks, so the boundary is the first record
-    // after it whose exec count differs from the one before it (else, with
-    // no switch in between, the `process` line).
+    // after it whose exec count differs from the one before it, or whose
+    // words could not be read (else, with no switch in between, the
+    // `process` line).
     std::vector<Event> log = events(dir);
     std::stable_sort(log.begin(), log.end(), [](const Event& a, const Event& b) { return a.ns < b.ns; });
     std::map<int, uint64_t> pending;  // by thread: its last exec not yet followed by a process
@@ -198,11 +206,11 @@ class StreamOf {
       pending.erase(e.thread);
       uint64_t boundary = e.ns;
       const auto& v = seen[e.thread];
-      const auto first = std::lower_bound(v.begin(), v.end(), std::make_pair(from, uint32_t(0)));
+      const auto first = std::partition_point(v.begin(), v.end(), [&](const Seen& x) { return x.ns < from; });
       if (first != v.begin())
-        for (auto it = first; it != v.end() && it->first <= e.ns; ++it)
-          if (it->second != std::prev(first)->second) {
-            boundary = it->first;
+        for (auto it = first; it != v.end() && it->ns <= e.ns; ++it)
+          if (it->exec != std::prev(first)->exec || it->unreadable) {
+            boundary = it->ns;
             break;
           }
       starts_[e.thread].push_back(boundary);
