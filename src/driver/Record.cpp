@@ -135,9 +135,9 @@ int recordTrace(const RecordRequest& r) {
   }
   // The switches of every process of the run, where atomx may log them
   // (docs/trace.md, "The privileged schedule log"); else one line says why.
-  std::string why;
-  std::unique_ptr<ScheduleLog> schedule = ScheduleLog::start(r.dir, why);
-  if (!schedule && !r.quiet) std::fprintf(stderr, "atomx: no schedule log: %s\n", why.c_str());
+  std::string why = "--no-schedule";
+  std::unique_ptr<ScheduleLog> schedule = r.schedule ? ScheduleLog::start(r.dir, why) : nullptr;
+  if (!schedule && r.schedule && !r.quiet) std::fprintf(stderr, "atomx: no schedule log: %s\n", why.c_str());
   writeManifest(r.dir, prog, traced.placement, profile, profileHash, r.data, schedule ? "switches" : "");
   setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str(), 1);
   const int status = runChild(traced.path, r.argv);

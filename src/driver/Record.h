@@ -28,6 +28,9 @@ struct RecordRequest {
   // --data: record the values data addresses are computed from (the
   // regenerated trace then carries every data reference).
   bool data = false;
+  // --no-schedule: no privileged schedule log even where it could be made
+  // (its eBPF programs take some 70 ms to load).
+  bool schedule = true;
   // --with INST ANAL... [--with-arg ARG]...: a tool of the user's runs in
   // the same run as the recorder (its calls beside the trace's stores).
   std::vector<std::string> withTool;

@@ -137,7 +137,7 @@ constexpr const char* kUsage = R"(usage:
       directory its process ended in, reads the counters back and runs only
       the tool's end, which writes its outputs as the process would have;
       the dump is then removed.
-  atomx trace [-q] [--data] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
+  atomx trace [-q] [--data] [--no-schedule] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
       Record an abstract-execution trace: instrument PROG (cached as with
       run) so that it writes a few witness bytes on a minimal set of CFG
       edges, run it with ARGS (its output stays its own; -q silences atomx's
@@ -145,7 +145,8 @@ constexpr const char* kUsage = R"(usage:
       and one stream per thread.  Exits with PROG's status.  docs/trace.md.
       As root (or with CAP_BPF and CAP_PERFMON) it also logs every context
       switch of the run's threads, TRACE/schedule (regen --switches); else
-      one line says why not.
+      one line says why not.  --no-schedule: without it (its eBPF programs
+      take some 70 ms to load).
       --data             record data too: the few register values from which
                          every data address of PROG's own code is computed
                          again (docs/trace.md, "Data addresses"); regen then
@@ -509,7 +510,7 @@ int runRun(int argc, char** argv) {
 int runTrace(int argc, char** argv) {
   std::string dir, cacheDir, instrumentTo;
   std::vector<std::string> profileFiles;
-  bool quiet = false, data = false;
+  bool quiet = false, data = false, schedule = true;
   std::vector<std::string> withTool, withArgs;
   int i = 2;
   for (; i < argc; ++i) {
@@ -526,6 +527,10 @@ int runTrace(int argc, char** argv) {
       data = true;
       continue;
     }
+    if (a == "--no-schedule") {
+      schedule = false;
+      continue;
+    }
     if (a == "--with" || a == "--with-arg") {
       if (i + 1 >= argc) usageError(a + " needs a file" + (a == "--with" ? "" : " (an argument)"));
       (a == "--with" ? withTool : withArgs).push_back(argv[++i]);
@@ -540,7 +545,7 @@ int runTrace(int argc, char** argv) {
     else if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
     else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
     else if (a == "-q") quiet = true;
-    else usageError("unknown option " + a + " (atomx trace [-q] [--data] [--instrument OUT] [--profile JSON] -o DIR -- PROG [ARGS])");
+    else usageError("unknown option " + a + " (atomx trace [-q] [--data] [--no-schedule] [--instrument OUT] [--profile JSON] -o DIR -- PROG [ARGS])");
   }
   if (dir.empty()) usageError("trace needs an output directory: atomx trace -o DIR -- PROG [ARGS]");
   if (i + 1 >= argc) usageError("trace needs a program after --: atomx trace -o DIR -- PROG [ARGS]");
@@ -552,6 +557,7 @@ int runTrace(int argc, char** argv) {
   request.profileFiles = profileFiles;
   request.quiet = quiet;
   request.data = data;
+  request.schedule = schedule;
   if (withTool.size() == 1) usageError("--with needs an instrumentation file and at least one analysis file");
   request.withTool = withTool;
   request.withArgs = withArgs;
