@@ -129,6 +129,9 @@ std::unique_ptr<ScheduleLog> ScheduleLog::start(const std::string& dir, std::str
   impl->ring = ring_buffer__new(bpf_map__fd(impl->skel->maps.records), &Impl::take, impl.get(), nullptr);
   if (!impl->ring) {
     why = std::string("its ring buffer cannot be read (") + std::strerror(errno) + ")";
+    std::fclose(impl->out);
+    impl->out = nullptr;
+    std::remove(impl->path.c_str());  // (the manifest will name no schedule)
     return nullptr;
   }
   Impl* p = impl.get();
