@@ -43,8 +43,9 @@ ScheduleFile readSchedule(const std::string& dir) {
   if (!in.read(reinterpret_cast<char*>(&h), sizeof h) || h.magic != ATOMX_SCHEDULE_MAGIC)
     throw InputError(path + ": not a schedule log");
   if (h.version != ATOMX_SCHEDULE_VERSION || h.recordSize != sizeof(AtomxScheduleRecord))
-    throw InputError(path + ": a schedule log of version " + std::to_string(h.version) + " (this atomx reads version " +
-                     std::to_string(ATOMX_SCHEDULE_VERSION) + ")");
+    throw InputError(path + ": a schedule log of version " + std::to_string(h.version) + " with records of " +
+                     std::to_string(h.recordSize) + " bytes (this atomx reads version " + std::to_string(ATOMX_SCHEDULE_VERSION) +
+                     ", " + std::to_string(sizeof(AtomxScheduleRecord)) + " bytes)");
   ScheduleFile f;
   f.lost = h.lost;
   AtomxScheduleRecord r;
@@ -65,6 +66,7 @@ class Placer {
 
   void block(const BlockRun& b) {
     if (b.inherited) return;  // its parent's, before the fork: not counted (CutPoint)
+    watch(b);
     while (next_ < outs_.size() && decide(*outs_[next_], b)) ++next_;
     count_ += b.count;
   }
@@ -88,6 +90,23 @@ class Placer {
     s.index = index;
     last_ = s.index;
     seenPosition_ |= s.positioned;
+  }
+  // In a data trace's loop of evaluated predicates, which writes nothing
+  // per iteration, an instruction can come again at the same position: a
+  // switch placed at its first visit is then ambiguous (the registers in
+  // its record would tell the iterations apart; the walk's are not in
+  // BlockRun).  Each traced placement is watched until the position moves.
+  struct Watch {
+    SwitchPoint* s;
+    uint64_t at, index;
+  };
+  void watch(const BlockRun& b) {
+    std::erase_if(watches_, [&](const Watch& w) {
+      for (size_t k = 0; k < b.count; ++k)
+        if (count_ + k > w.index && b.insns[k].pc == w.s->pc && (k + 1 == b.count ? b.streamEnd : b.streamPos) == w.at)
+          return w.s->ambiguous = true;
+      return b.streamPos > w.at;
+    });
   }
   // Whether the front switch is decided before or in block b.
   bool decide(SwitchPoint& s, const BlockRun& b) {
@@ -116,7 +135,11 @@ class Placer {
     for (size_t j = 0; j < b.count; ++j) {
       if (count_ + j < last_ || b.insns[j].pc != s.pc) continue;
       const uint64_t at = j + 1 == b.count ? b.streamEnd : b.streamPos;
-      if (pending ? at > P : at == P) return place(s, count_ + j), true;
+      if (pending ? at > P : at == P) {
+        place(s, count_ + j);
+        watches_.push_back({&s, at, count_ + j});
+        return true;
+      }
     }
     if (b.streamPos > P + (pending ? 64 : 0)) {
       s.why = "the instruction " + hex(s.pc) + " at stream byte " + std::to_string(P) + " is not on the path";
@@ -126,6 +149,7 @@ class Placer {
   }
 
   std::vector<SwitchPoint*> outs_;
+  std::vector<Watch> watches_;
   size_t next_ = 0;
   uint64_t count_ = 0, last_ = 0;
   bool seenPosition_ = false;
@@ -340,6 +364,7 @@ std::string switchLine(const SwitchPoint& s) {
   add(ATOMX_SCHEDULE_PENDING, "pending");
   add(ATOMX_SCHEDULE_CURSOR_REGISTER, "register");
   add(ATOMX_SCHEDULE_EXITING, "exiting");
+  if (s.ambiguous) flags += (flags.empty() ? "" : ",") + std::string("ambiguous");
   const bool pc = s.out && (s.flags & ATOMX_SCHEDULE_REGISTERS) && !(s.flags & ATOMX_SCHEDULE_UNTRACED_PC);
   char line[256];
   std::snprintf(line, sizeof line, "%llu %u %d %s %d %s %s %s", static_cast<unsigned long long>(s.ns), s.cpu, s.tid,

@@ -44,6 +44,9 @@ struct SwitchPoint {
   uint64_t pos = 0;    // positioned: its stream position
   bool placed = false;
   uint64_t index = 0;  // placed: as above
+  // placed at the first of several visits of pc at its position (a data
+  // trace's loop of evaluated predicates): its iteration is not known
+  bool ambiguous = false;
   std::string why;     // not placed: why
 };
 
@@ -59,7 +62,7 @@ std::vector<SwitchPoint> switchPoints(const TraceReader& reader);
 std::vector<ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points);
 
 // `NS CPU TID out|in OTHER INDEX PC FLAGS` (INDEX and PC `-` when unknown;
-// FLAGS a comma list: preempted, untraced, inserted, pending, register, exiting,
+// FLAGS a comma list: preempted, untraced, inserted, pending, register, exiting, ambiguous,
 // or `-`; a switch-out not placed ends `  # WHY`), as `atomx regen
 // --switches` prints it.
 std::string switchLine(const SwitchPoint& s);

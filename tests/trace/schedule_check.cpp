@@ -3,8 +3,8 @@
 //
 //   schedule_check TRACE --consistent
 //     every switch-out of a thread that has a stream is placed in its path,
-//     at an index no greater than the thread's length, and a thread's
-//     indices never decrease in time order;
+//     unambiguously, at an index no greater than the thread's length, and a
+//     thread's indices never decrease in time order;
 //   schedule_check TRACE --tickets RECORD PC
 //     the interleaving oracle: RECORD is the program's own record of the
 //     tickets each thread took from a shared counter (tickets.c: `TID T0 T1
@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
         if (!s.out || !c.length.count(s.stream)) continue;  // a thread without a stream: the writer, a process not traced
         const std::string at = "thread " + std::to_string(s.tid) + "'s switch-out at " + std::to_string(s.ns) + " (" + s.stream + ")";
         if (!s.placed) return fail(at + " is not placed: " + s.why);
+        // (a trace without data has no loop that records nothing per iteration)
+        if (s.ambiguous) return fail(at + " is ambiguous: " + s.stream + " has its instruction twice at its position");
         if (s.index > c.length[s.stream])
           return fail(at + ": index " + std::to_string(s.index) + " beyond its length " + std::to_string(c.length[s.stream]));
         if (last.count(s.stream) && s.index < last[s.stream])

@@ -209,7 +209,9 @@ constexpr const char* kUsage = R"(usage:
       event log's clock; OTHER the thread that took or left the CPU, 0 none
       of the trace; INDEX the thread's own instructions before the switch, PC
       the original instruction it stopped at, `-` when unknown; FLAGS
-      preempted, untraced, inserted, pending, register, exiting, or `-`).
+      preempted, untraced, inserted, pending, register, exiting, ambiguous
+      (a data trace's loop of evaluated predicates: the iteration is not
+      known), or `-`).
   atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE] [-q]
       Run trace analysers over one regeneration of TRACE: each keeps its
       state per thread's stream (a shard), the shards run on up to N cores
