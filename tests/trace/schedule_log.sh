@@ -45,8 +45,9 @@ if [ "$mode" = tickets ]; then
   taskset -c 0 "$atomx" trace -o "$work/t" -- "$prog" "$work/record" 3 20000 400 2>"$work/err" ||
     { cat "$work/err" >&2; exit 1; }
 else
-  # (the program's own status is its own: fork_exec's is 9)
-  taskset -c 0 "$atomx" trace -o "$work/t" -- "$prog" "$@" >/dev/null 2>"$work/err" || true
+  # (the program's own status is its own: fork_exec's is 9; SCHEDULE_LOG_DATA=1:
+  # a trace with data, whose loops of evaluated predicates make switches ambiguous)
+  taskset -c 0 "$atomx" trace ${SCHEDULE_LOG_DATA:+--data} -o "$work/t" -- "$prog" "$@" >/dev/null 2>"$work/err" || true
   [ -f "$work/t/manifest" ] || { cat "$work/err" >&2; exit 1; }
 fi
 if ! grep -qx 'schedule switches' "$work/t/manifest"; then
