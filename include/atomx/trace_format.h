@@ -237,7 +237,8 @@ typedef struct {
  * AtomxScheduleRecord records in the order the collector drained them
  * (per CPU in time order; sort by ns for one order). */
 #define ATOMX_TRACE_SCHEDULE "schedule"
-#define ATOMX_TRACE_KEY_SCHEDULE "schedule" /* `switches`: this log */
+#define ATOMX_TRACE_KEY_SCHEDULE "schedule"
+#define ATOMX_TRACE_SCHEDULE_SWITCHES "switches" /* the manifest's `schedule switches`: this log */
 #define ATOMX_SCHEDULE_MAGIC 0x48535841u    /* "AXSH" */
 #define ATOMX_SCHEDULE_VERSION 1u
 typedef struct {

@@ -138,7 +138,7 @@ int recordTrace(const RecordRequest& r) {
   std::string why = "--no-schedule";
   std::unique_ptr<ScheduleLog> schedule = r.schedule ? ScheduleLog::start(r.dir, why) : nullptr;
   if (!schedule && r.schedule && !r.quiet) std::fprintf(stderr, "atomx: no schedule log: %s\n", why.c_str());
-  writeManifest(r.dir, prog, traced.placement, profile, profileHash, r.data, schedule ? "switches" : "");
+  writeManifest(r.dir, prog, traced.placement, profile, profileHash, r.data, schedule ? ATOMX_TRACE_SCHEDULE_SWITCHES : "");
   setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str(), 1);
   const int status = runChild(traced.path, r.argv);
   unsetenv(ATOMX_TRACE_DIR_ENV);

@@ -266,7 +266,7 @@ class Walker {
   // handler now).  In a trace with data, instruction by instruction: its
   // references, its emulation and the values recorded after it.
   bool runBlock(std::string& problem, bool& ended) {
-    runPos_ = pos_;  // BlockRun::streamPos (the schedule log's cut points, trace/Schedule.h)
+    runPos_ = pos_;  // BlockRun::streamPos (the schedule log's switch points, trace/Switches.h)
     const ir::Block& blk = p_->blocks[b_];
     const uint32_t last = blk.insnCount - 1;
     const bool early = !earlyDone_ && earlyWitness();
