@@ -159,7 +159,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
     if (pt && !bpf_probe_read_kernel(regs, sizeof regs, pt)) {
       for (int k = 0; k < 16; k++) r->regs[k] = regs[kPtRegs[k]];
       r->pc = regs[ATOMX_PT_REGS_IP];
-      r->flags |= ATOMX_SCHEDULE_REGISTERS;
+      /* the run-time PC, until the address map says which original one */
+      r->flags |= ATOMX_SCHEDULE_REGISTERS | ATOMX_SCHEDULE_UNTRACED_PC;
     }
     if (BPF_CORE_READ(prev, flags) & PF_EXITING) r->flags |= ATOMX_SCHEDULE_EXITING;
     const __u64 fs = BPF_CORE_READ(prev, thread.fsbase);
@@ -175,7 +176,6 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
       AtomxCodeMap m;
       const __u64 ip = r->pc;
       int reg = -1;
-      r->flags |= ATOMX_SCHEDULE_UNTRACED_PC;
       if ((r->flags & ATOMX_SCHEDULE_REGISTERS) && mapAt && !bpf_probe_read_user(&m, sizeof m, (void *)mapAt) && ip >= m.newStart &&
           ip < m.newEnd) {
         const __u64 off = ip - m.base;
