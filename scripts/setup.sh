@@ -17,6 +17,7 @@ packages=(
   python3 file binutils               # test and corpus scripts
   chromium                            # melt.html renders atomx melt --html headless (tests/melt)
   openmpi-bin libopenmpi-dev          # OPTIONAL: atomx cachesim --sweep under mpirun (docs/DEPENDENCIES.md)
+  libbpf-dev bpftool                  # OPTIONAL: atomx trace's privileged schedule log (bpf/; with clang above; docs/DEPENDENCIES.md)
   dpkg-dev tcl xz-utils bzip2         # the corpus build (corpus/build.sh: dpkg-source; tclsh for sqlite3)
   flex ed libreadline-dev libncurses-dev  # the corpus's bc: configure --with-readline insists on flex; ed makes libmath.h
 )

@@ -67,6 +67,12 @@ struct BlockRun {
   // recorded without data).
   const DataRef* refs = nullptr;
   size_t refCount = 0;
+  // The thread's stream position (bytes from its stream's start) before its
+  // first instruction, and after its last: they differ by the witness the
+  // recorder stores before a block's last instruction (a return, a jump
+  // out), and in a trace with data by the values read among its
+  // instructions.  What the schedule log's switch points are placed by.
+  uint64_t streamPos = 0, streamEnd = 0;
 };
 
 // A call from the trace into one of libc's memory and string functions

@@ -11,6 +11,8 @@
  *                       (ATOMX_TRACE_EVENTS)
  *   profile             with --profile: the block counts the witness
  *                       placement was weighed with (ATOMX_TRACE_PROFILE)
+ *   schedule            as root: every context switch of the run's threads
+ *                       (ATOMX_TRACE_SCHEDULE, AtomxScheduleRecord)
  *
  * A stream is what the program's inserted stores wrote, cut into chunks at
  * buffer boundaries.  Each chunk is self-contained (a header, then its
@@ -77,6 +79,22 @@
  * counters' owner, runtime/abi.h; the third the recorder's library slot,
  * runtime/trace/stores.h ATOMX_STORES_LIBRARY_SLOT). */
 #define ATOMX_TRACE_SPILL_OFFSET 0x98
+
+/* The bytes of a thread's buffer: a chunk holds at most this many. */
+#define ATOMX_TRACE_BUFFER_BYTES (1u << 20)
+/* Words the recorder keeps beside the cursor, in __glibc_unused2's fifth
+ * to eighth words, for the privileged schedule log's eBPF program
+ * (bpf/schedule.bpf.c) to read when the thread is switched out: the stream
+ * position is ATOMX_TRACE_CHUNK_OFFSET's chunk, at the cursor's distance
+ * from ATOMX_TRACE_BUFFER_OFFSET's base.  Written by runtime/trace
+ * (buffer.c, publish) whenever the thread's buffer or chunk changes. */
+#define ATOMX_TRACE_BUFFER_OFFSET 0xa0  /* the base of the buffer being filled (0: none yet) */
+#define ATOMX_TRACE_CHUNK_OFFSET 0xa8   /* the sequence number of the chunk that buffer becomes */
+#define ATOMX_TRACE_CODEMAP_OFFSET 0xb0 /* &atomx_analysis_code_map (include/atomx/address_map.h) */
+/* The thread the words are for (its tid): a child that runs on its
+ * parent's thread pointer (posix_spawn's clone, CLONE_VM without a TCB of
+ * its own) finds its parent's there. */
+#define ATOMX_TRACE_OWNER_OFFSET 0xb8
 
 /* Every stream begins with ATOMX_TRACE_STREAM_HEADER bytes (a forked or
  * vfork'd child's stream begins with its parent's): two uint64_t, the
@@ -223,6 +241,66 @@ typedef struct {
  * each stream to its program through the event log's `program K PATH`
  * lines, written by the same supervisor (trace::streamPrograms). */
 #define ATOMX_TRACE_KEY_PROGRAM_N "program-"
+
+/* The privileged schedule log, DIR/schedule (docs/trace.md, "The
+ * privileged schedule log"): written by `atomx trace` as root (the
+ * collector, src/driver/ScheduleLog.cpp, draining the eBPF program
+ * bpf/schedule.bpf.c on sched:sched_switch), read by src/trace/Schedule.cpp
+ * (`atomx regen --switches`).  The manifest then says `schedule switches`
+ * (ATOMX_TRACE_KEY_SCHEDULE).  The file: an AtomxScheduleHeader, then
+ * AtomxScheduleRecord records in the order the collector drained them
+ * (per CPU in time order; sort by ns for one order). */
+#define ATOMX_TRACE_SCHEDULE "schedule"
+#define ATOMX_TRACE_KEY_SCHEDULE "schedule"
+#define ATOMX_TRACE_SCHEDULE_SWITCHES "switches" /* the manifest's `schedule switches`: this log */
+#define ATOMX_SCHEDULE_MAGIC 0x48535841u    /* "AXSH" */
+#define ATOMX_SCHEDULE_VERSION 1u
+typedef struct {
+  uint32_t magic;      /* ATOMX_SCHEDULE_MAGIC */
+  uint32_t version;    /* ATOMX_SCHEDULE_VERSION */
+  uint32_t recordSize; /* sizeof(AtomxScheduleRecord) */
+  uint32_t reserved;   /* 0 */
+  uint64_t lost;       /* switches the ring buffer had no room for (written at the end) */
+} AtomxScheduleHeader;
+/* One context switch on `cpu` at `ns` (CLOCK_MONOTONIC, the event log's
+ * clock) that involves a thread of the trace: OUT, prev (the thread
+ * switched out) is one; IN, next is.  For OUT: */
+typedef struct {
+  uint64_t ns;
+  uint32_t cpu;
+  uint32_t flags;     /* ATOMX_SCHEDULE_* */
+  uint32_t prevTid, prevPid; /* OUT */
+  uint32_t nextTid, nextPid; /* IN */
+  /* REGISTERS: the user PC; in traced code (not UNTRACED_PC) the original
+   * address of the instruction the thread runs next (INSERTED: the one the
+   * inserted code it is in stands before), else the run-time PC. */
+  uint64_t pc;
+  uint64_t chunk;     /* POSITION: the stream position, chunk `chunk`'s ... */
+  uint64_t offset;    /* ... raw byte `offset` (every record before is written) */
+  uint64_t regs[16];  /* REGISTERS: the general registers, by hardware number (rax 0 ... r15 15) */
+  /* The kernel's count of execs each thread's process made (self_exec_id,
+   * inherited at fork): where it changes in a thread, the thread runs a
+   * program exec'd, whose stream is thread.TID-K.axt. */
+  uint32_t prevExec, nextExec;
+} AtomxScheduleRecord;
+#define ATOMX_SCHEDULE_OUT 1u           /* prev is a thread of the trace */
+#define ATOMX_SCHEDULE_IN 2u            /* next is */
+#define ATOMX_SCHEDULE_PREEMPTED 4u     /* prev was preempted (still runnable), else it blocked */
+#define ATOMX_SCHEDULE_REGISTERS 8u     /* pc and regs were read */
+#define ATOMX_SCHEDULE_RECORDER 16u     /* prev's words above were read and are its own (0 in a process without the recorder) */
+#define ATOMX_SCHEDULE_POSITION 32u     /* chunk and offset hold its stream position */
+#define ATOMX_SCHEDULE_UNTRACED_PC 64u  /* pc is outside the traced code (a library, the recorder) */
+#define ATOMX_SCHEDULE_INSERTED 128u    /* pc: inside code atomx inserted, before the instruction at pc */
+/* INSERTED: that code still moves the cursor on (its stores' bytes are
+ * after the position): the point is the first time the path reaches pc
+ * past the position, not at it. */
+#define ATOMX_SCHEDULE_PENDING 256u
+#define ATOMX_SCHEDULE_CURSOR_REGISTER 512u /* the cursor was a loop's register (AtomxCursorRegion) */
+/* RECORDER without POSITION: the thread had no buffer, before its first
+ * record or after its last chunk (it was ending). */
+#define ATOMX_SCHEDULE_NO_BUFFER 1024u
+/* prev was exiting (in the kernel's do_exit): after its last record */
+#define ATOMX_SCHEDULE_EXITING 2048u
 
 /* `atomx regen --binary FILE`: the regenerated instruction stream for
  * other programs (docs/trace.md).  A header (magic, version: two uint32_t),

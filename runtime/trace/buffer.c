@@ -8,6 +8,8 @@
 
 #include <sys/auxv.h>
 
+#include <atomx/address_map.h>
+
 #include <dlfcn.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -195,6 +197,7 @@ static void thread_ends(void *value) {
   unlock_buffer(b);
   event("thread-end", NULL);
   set_cursor(NULL);
+  publish(NULL);
   if (b->fd >= 0) close(b->fd);
   for (unsigned i = 0; i < POOL_BUFFERS; i++)
     if (b->pool[i]) munmap(b->pool[i], BUFFER_BYTES + GUARD_BYTES);
@@ -215,6 +218,44 @@ static uint64_t program_bias(void) {
   return 0;
 }
 
+/* The words beside the cursor that the privileged schedule log reads
+ * when the thread is switched out (include/atomx/trace_format.h,
+ * ATOMX_TRACE_BUFFER_OFFSET; bpf/schedule.bpf.c): the buffer the cursor
+ * points into and the chunk it becomes, and the address map, whose pages
+ * are touched once per process so that the eBPF program, which cannot
+ * fault a page in, can read them (a forked child's file-backed pages are
+ * not mapped until it touches them). */
+extern AtomxCodeMap atomx_analysis_code_map; /* marks.c */
+/* The words are the calling thread's (ATOMX_TRACE_OWNER_OFFSET): at each
+ * publish, and in a forked child, whose copies of its parent's are its own
+ * (its stream begins with its parent's chunks). */
+void publish_owner(void) {
+  const uint64_t tid = (uint64_t)sys_gettid();
+  __asm__ volatile("mov %0, %%fs:%c1" : : "r"(tid), "i"(ATOMX_TRACE_OWNER_OFFSET) : "memory");
+}
+static pid_t mapTouched;
+void publish(const struct buffer *b) {
+  const uint64_t words[3] = {b ? (uint64_t)(uintptr_t)b->base : 0, b ? b->sequence : 0,
+                             (uint64_t)(uintptr_t)&atomx_analysis_code_map};
+  __asm__ volatile("mov %0, %%fs:%c3\n\tmov %1, %%fs:%c4\n\tmov %2, %%fs:%c5"
+                   :
+                   : "r"(words[0]), "r"(words[1]), "r"(words[2]), "i"(ATOMX_TRACE_BUFFER_OFFSET),
+                     "i"(ATOMX_TRACE_CHUNK_OFFSET), "i"(ATOMX_TRACE_CODEMAP_OFFSET)
+                   : "memory");
+  publish_owner();
+  const pid_t pid = getpid();
+  if (__atomic_load_n(&mapTouched, __ATOMIC_RELAXED) == pid) return;
+  __atomic_store_n(&mapTouched, pid, __ATOMIC_RELAXED);
+  const AtomxCodeMap *m = &atomx_analysis_code_map;
+  volatile uint8_t sink = 0;
+  const uint8_t *pairs = (const uint8_t *)m->pairs, *regions = (const uint8_t *)m->regions;
+  for (uint64_t k = 0; pairs && k < m->count * sizeof *m->pairs; k += 4096) sink += pairs[k];
+  if (pairs && m->count) sink += pairs[m->count * sizeof *m->pairs - 1];
+  for (uint64_t k = 0; regions && k < m->regionCount * sizeof *m->regions; k += 4096) sink += regions[k];
+  if (regions && m->regionCount) sink += regions[m->regionCount * sizeof *m->regions - 1];
+  (void)sink;
+}
+
 uint8_t *stream_begin(struct buffer *b) {
   const uint64_t header[2] = {program_bias(), thread_pointer()};
   memcpy(b->base, header, sizeof header);
@@ -233,7 +274,11 @@ int swap_buffer(greg_t *g, int reg, uint8_t *slot, uintptr_t addr) {
                    addr < (uintptr_t)b->base + BUFFER_BYTES + GUARD_BYTES;
   if (!fresh && !full) return 0;
   uint8_t *c;
-  if (full) hand_off(b, slot);
+  /* In a loop that keeps the cursor in a register, %fs's copy is behind
+   * it: made current first, so that the schedule log, reading it while the
+   * thread waits here for the writer, finds the thread at its last record
+   * (the register is the cursor again below). */
+  if (full) set_cursor(slot), hand_off(b, slot);
   if (fresh && !b) {
     b = new_buffer();
     c = stream_begin(b);
@@ -242,6 +287,7 @@ int swap_buffer(greg_t *g, int reg, uint8_t *slot, uintptr_t addr) {
   }
   g[kGreg[reg]] = (greg_t)c;
   set_cursor(c);
+  publish(b);
   return 1;
 }
 

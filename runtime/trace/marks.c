@@ -81,20 +81,25 @@ uint64_t interrupted_at(ucontext_t *uc) {
  * the stream position). */
 void add_mark(uint16_t kind, int sig, uint64_t pc) {
   struct buffer *b = own_buffer();
+  int moved = 0; /* the thread's buffer or chunk changed (publish) */
   if (!b) {
     b = new_buffer();
     set_cursor(stream_begin(b));
+    moved = 1;
   }
   uint8_t *c = cursor();
   if (!c || c < b->base || c > b->base + BUFFER_BYTES) {
     c = b->base;
     set_cursor(c);
+    moved = 1;
   }
   if (b->markCount == MAX_MARKS) { /* the chunk ends here */
     hand_off(b, c);
     c = b->base;
     set_cursor(c);
+    moved = 1;
   }
+  if (moved) publish(b);
   b->marks[b->markCount++] = (AtomxTraceMark){(uint32_t)(c - b->base), kind, (uint16_t)sig, pc};
 }
 

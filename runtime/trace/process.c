@@ -21,6 +21,7 @@ static void fork_begins(void) {
       if (cursor() > b->base || b->markCount) {
         flush(b, cursor(), 0);
         set_cursor(b->base);
+        publish(b);
       }
     }
     unlock_buffer(b);
@@ -49,6 +50,10 @@ static void atfork_prepare(void) {
   fork_begins();
 }
 static void atfork_done(void) { restore_signals(&forkMask); }
+static void atfork_child(void) {
+  publish_owner(); /* the parent's words, copied, are the child's (publish) */
+  restore_signals(&forkMask);
+}
 
 /* vfork: the child runs in its parent's memory, on its stack and with its
  * thread pointer, so with the thread's cursor, until it execs or ends; the
@@ -92,11 +97,13 @@ void atomx_trace_vfork_child(uint64_t mask) {
   struct buffer *b = vfork_buffer();
   /* Its stream holds its parent's chunks up to here, or else begins anew. */
   if (b) set_cursor(b->sequence ? b->base : stream_begin(b));
+  publish(b);
   sys_sigprocmask_set(&mask, NULL);
 }
 long atomx_trace_vfork_returned(long child, uint8_t *c, uint64_t mask) {
   set_cursor(c);
   if (child > 0) vfork_ended((pid_t)child);
+  publish(own_buffer()); /* the child's were in the same words */
   sys_sigprocmask_set(&mask, NULL);
   if (child < 0) {
     if (programErrno) *programErrno() = (int)-child;
@@ -244,7 +251,7 @@ void hook_process(void) {
   atomx_hook_import("fork", (void *)wrap_fork, (void **)&realFork);
   int (*registerAtfork)(void (*)(void), void (*)(void), void (*)(void), void *) =
       (int (*)(void (*)(void), void (*)(void), void (*)(void), void *))dlsym(programLibc, "__register_atfork");
-  if (registerAtfork) registerAtfork(atfork_prepare, atfork_done, atfork_done, NULL);
+  if (registerAtfork) registerAtfork(atfork_prepare, atfork_done, atfork_child, NULL);
   void *vfork = NULL; /* unused: wrap_vfork makes the system call */
   atomx_hook_import("vfork", (void *)atomx_trace_wrap_vfork, &vfork);
   programErrno = (int *(*)(void))dlsym(programLibc, "__errno_location");

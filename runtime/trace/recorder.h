@@ -27,7 +27,7 @@
 
 #pragma GCC visibility push(hidden)
 
-#define BUFFER_BYTES (1u << 20)
+#define BUFFER_BYTES ATOMX_TRACE_BUFFER_BYTES
 #define GUARD_BYTES 4096u
 #define MAX_MARKS 256u /* signal marks per chunk; more: the chunk ends early */
 /* Buffers per thread: the one the thread fills, and up to POOL_BUFFERS - 1
@@ -140,6 +140,11 @@ struct buffer *new_buffer(void);
 /* Writes a stream's first bytes (ATOMX_TRACE_STREAM_HEADER) at b->base,
  * for a stream that begins there; where its records go. */
 uint8_t *stream_begin(struct buffer *b);
+/* The words the privileged schedule log reads beside the cursor
+ * (ATOMX_TRACE_BUFFER_OFFSET...): b's buffer and chunk, in the calling
+ * thread (NULL: none). */
+void publish(const struct buffer *b);
+void publish_owner(void);
 struct buffer *vfork_buffer(void);
 void vfork_started(void);
 void vfork_ended(pid_t child);

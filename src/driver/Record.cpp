@@ -16,6 +16,7 @@
 #include "driver/Rewrite.h"
 #include "driver/Workload.h"
 #include "elf/ElfImage.h"
+#include "driver/ScheduleLog.h"
 #include "elf/OutputFile.h"
 #include "support/Error.h"
 #include "trace/TraceFiles.h"
@@ -73,7 +74,7 @@ void prepareDirectory(const std::string& dir) {
   if (ec || !std::filesystem::is_directory(dir)) throw Error(dir + ": cannot create the trace directory");
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string f = e.path().filename().string();
-    if (f == ATOMX_TRACE_MANIFEST || f == ATOMX_TRACE_EVENTS || f == ATOMX_TRACE_PROFILE ||
+    if (f == ATOMX_TRACE_MANIFEST || f == ATOMX_TRACE_EVENTS || f == ATOMX_TRACE_PROFILE || f == ATOMX_TRACE_SCHEDULE ||
         (f.rfind("thread.", 0) == 0 && e.path().extension() == ".axt"))
       std::filesystem::remove(e.path(), ec);
   }
@@ -84,7 +85,8 @@ trace::ProgramFile programFile(const std::string& prog, uint64_t placement) {
 }
 
 void writeManifest(const std::string& dir, const std::vector<trace::ProgramFile>& programs,
-                   const analysis::BlockProfile& profile, uint64_t profileHash, bool data) {
+                   const analysis::BlockProfile& profile, uint64_t profileHash, bool data,
+                   const std::string& schedule) {
   trace::Manifest m;
   m.version = ATOMX_TRACE_VERSION;
   m.program = programs.at(0).path;
@@ -94,6 +96,7 @@ void writeManifest(const std::string& dir, const std::vector<trace::ProgramFile>
   m.others.assign(programs.begin() + 1, programs.end());
   m.profile = profileHash;
   m.data = data;
+  m.schedule = schedule;
   if (profileHash) trace::writeProfile(dir, profile);
   trace::writeManifest(dir, m);
 }
@@ -122,6 +125,10 @@ class TracedPrograms : public WorkloadPrograms {
     namedFirst_ = true;
   }
   const std::vector<trace::ProgramFile>& programs() const { return programs_; }
+  // The manifest's `schedule` (ATOMX_TRACE_KEY_SCHEDULE), kept when a
+  // program is added.
+  void setSchedule(const std::string& schedule) { schedule_ = schedule; }
+  const std::string& schedule() const { return schedule_; }
 
   int trace(const std::string& path, std::string& instrumented, std::string& why) override {
     for (size_t k = 0; k < programs_.size(); ++k)
@@ -142,7 +149,7 @@ class TracedPrograms : public WorkloadPrograms {
     copies_.push_back(instrumented = traced.path);
     canonical_.push_back(path);
     // (The profile weighed the named program only, when it is the first.)
-    writeManifest(r_.dir, programs_, profile_, namedFirst_ ? profileHash_ : 0, r_.data);
+    writeManifest(r_.dir, programs_, profile_, namedFirst_ ? profileHash_ : 0, r_.data, schedule_);
     return int(programs_.size());
   }
 
@@ -151,6 +158,7 @@ class TracedPrograms : public WorkloadPrograms {
   const analysis::BlockProfile& profile_;
   uint64_t profileHash_;
   bool namedFirst_ = false;  // the first program is the named one
+  std::string schedule_;
   std::vector<trace::ProgramFile> programs_;
   std::vector<std::string> copies_;     // their instrumented files
   std::vector<std::string> canonical_;  // their paths, links resolved
@@ -169,11 +177,16 @@ void handOver(const std::string& cached, const RecordRequest& r) {
                  ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str());
 }
 
-void report(const std::string& dir, const WorkloadRun& run, size_t programs) {
+void report(const std::string& dir, const WorkloadRun& run, size_t programs, const ScheduleLog* schedule) {
   uint64_t bytes = 0, streams = 0;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.path().extension() == ".axt") ++streams, bytes += e.file_size();
+  std::string switches;
+  if (schedule) {
+    switches = ", " + std::to_string(schedule->records()) + " switch(es) logged";
+    if (schedule->lost()) switches += " (" + std::to_string(schedule->lost()) + " lost: the ring buffer was full)";
+  }
   if (programs == 0) {  // (no manifest: `atomx regen` has nothing to read)
     std::fprintf(stderr, "atomx: no program of the workload could be traced (%d untraced exec(s): %s/%s)\n", run.untraced,
                  dir.c_str(), ATOMX_TRACE_EVENTS);
@@ -183,8 +196,9 @@ void report(const std::string& dir, const WorkloadRun& run, size_t programs) {
   if (run.supervised && (programs > 1 || run.untraced))
     workload = " of " + std::to_string(programs) + " program(s), " + std::to_string(run.untraced) +
                " untraced exec(s) (atomx regen " + dir + " --untraced)";
-  std::fprintf(stderr, "atomx: trace in %s: %llu thread stream(s)%s, %llu bytes (atomx regen %s)\n", dir.c_str(),
+  std::fprintf(stderr, "atomx: trace in %s: %llu thread stream(s)%s, %llu bytes%s (atomx regen %s)\n", dir.c_str(),
                static_cast<unsigned long long>(streams), workload.c_str(), static_cast<unsigned long long>(bytes),
+               switches.c_str(),
                dir.c_str());
 }
 
@@ -206,22 +220,31 @@ int recordTrace(const RecordRequest& r) {
     copy = traced.path;
   }
   prepareDirectory(r.dir);
-  if (named) writeManifest(r.dir, programs.programs(), profile, profileHash, r.data);
   if (!r.instrumentTo.empty()) {
+    writeManifest(r.dir, programs.programs(), profile, profileHash, r.data, "");
     handOver(copy, r);
     return 0;
   }
+  // The switches of every process of the run, where atomx may log them
+  // (docs/trace.md, "The privileged schedule log"); else one line says why.
+  std::string why = "--no-schedule";
+  std::unique_ptr<ScheduleLog> schedule = r.schedule ? ScheduleLog::start(r.dir, why) : nullptr;
+  if (!schedule && r.schedule && !r.quiet) std::fprintf(stderr, "atomx: no schedule log: %s\n", why.c_str());
+  programs.setSchedule(schedule ? ATOMX_TRACE_SCHEDULE_SWITCHES : "");
+  if (named) writeManifest(r.dir, programs.programs(), profile, profileHash, r.data, programs.schedule());
   setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str(), 1);
   if (named && !r.follow) {  // the program alone, as before workloads
     const int status = runChild(copy, r.argv);
     unsetenv(ATOMX_TRACE_DIR_ENV);
-    if (!r.quiet) report(r.dir, WorkloadRun{status, false, 0}, 1);
+    if (schedule) schedule->stop();
+    if (!r.quiet) report(r.dir, WorkloadRun{status, false, 0}, 1, schedule.get());
     return status;
   }
   const WorkloadRun run = runWorkload(prog, named ? copy : prog, r.argv,
                                       r.dir + "/" + ATOMX_TRACE_EVENTS, programs);
   unsetenv(ATOMX_TRACE_DIR_ENV);
-  if (!r.quiet) report(r.dir, run, programs.programs().size());
+  if (schedule) schedule->stop();
+  if (!r.quiet) report(r.dir, run, programs.programs().size(), schedule.get());
   return run.status;
 }
 

@@ -35,6 +35,9 @@ struct RecordRequest {
   // (sh -c ..., make) always is.  Without, PROG alone runs, not followed:
   // the supervisor's ptrace makes each signal a stop (docs/trace.md).
   bool follow = false;
+  // --no-schedule: no privileged schedule log even where it could be made
+  // (its eBPF programs take some 70 ms to load).
+  bool schedule = true;
   // --with INST ANAL... [--with-arg ARG]...: a tool of the user's runs in
   // the same run as the recorder (its calls beside the trace's stores).
   std::vector<std::string> withTool;

@@ -266,6 +266,7 @@ class Walker {
   // handler now).  In a trace with data, instruction by instruction: its
   // references, its emulation and the values recorded after it.
   bool runBlock(std::string& problem, bool& ended) {
+    runPos_ = pos_;  // BlockRun::streamPos (the schedule log's switch points, trace/Switches.h)
     const ir::Block& blk = p_->blocks[b_];
     const uint32_t last = blk.insnCount - 1;
     const bool early = !earlyDone_ && earlyWitness();
@@ -482,7 +483,7 @@ class Walker {
     }
     refsSeen_ += refs_.size();
     out_.block({tid, blk.start, all.data() + blk.firstInsn + from, to - from, p_->name.c_str(), inherited, from > 0,
-                refs_.data(), refs_.size()});
+                refs_.data(), refs_.size(), runPos_, pos_});
     sum_.dataRefs += refs_.size();
     refs_.clear();
     if (from == 0) ++sum_.blocks;
@@ -1009,6 +1010,7 @@ class Walker {
   const std::vector<SignalMark>* marks_ = nullptr;
   size_t nextMark_ = 0;
   uint64_t markAt_ = UINT64_MAX;  // the next mark's stream position (markPos)
+  uint64_t runPos_ = 0;           // the stream position where runBlock began
   std::vector<Open> open_;
   uint32_t from_ = 0;        // block b_ runs from this instruction (the rest after a signal)
   bool earlyDone_ = false;   // block b_'s early witness was read

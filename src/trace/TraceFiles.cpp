@@ -41,6 +41,7 @@ void writeManifest(const std::string& dir, const Manifest& m) {
     out << ATOMX_TRACE_KEY_PROGRAM_N << k + 2 << " " << p.size << " " << hex16(p.hash) << " " << hex16(p.placement) << " "
         << p.path << "\n";
   }
+  if (!m.schedule.empty()) out << ATOMX_TRACE_KEY_SCHEDULE << " " << m.schedule << "\n";
   if (!out.flush()) throw Error(path + ": write failed");
 }
 
@@ -84,6 +85,7 @@ Manifest readManifest(const std::string& dir) {
       p.placement = std::stoull(placement, nullptr, 16);
       m.others.push_back(std::move(p));
     }
+    if (auto it = kv.find(ATOMX_TRACE_KEY_SCHEDULE); it != kv.end()) m.schedule = it->second;
   } catch (const std::logic_error&) {
     throw Error(path + ": malformed number");
   }
@@ -140,6 +142,20 @@ std::map<std::string, size_t> streamPrograms(const std::string& dir) {
     }
   }
   return out;
+}
+
+std::vector<uint64_t> chunkStarts(const std::string& path) {
+  std::vector<uint64_t> starts;
+  std::ifstream in(path, std::ios::binary);
+  uint64_t raw = 0;
+  AtomxTraceChunk h;
+  while (in.read(reinterpret_cast<char*>(&h), sizeof h) && h.magic == ATOMX_TRACE_CHUNK_MAGIC && h.sequence == starts.size()) {
+    starts.push_back(raw);
+    raw += h.rawSize;
+    if (!in.seekg(std::streamoff(h.storedSize) + std::streamoff(h.marks) * std::streamoff(sizeof(AtomxTraceMark)), std::ios::cur))
+      break;
+  }
+  return starts;
 }
 
 void readStream(Stream& s) {

@@ -30,6 +30,9 @@ struct Manifest {
   uint64_t profile = 0;  // profileHash of the trace's profile file; 0: none
   bool data = false;     // recorded with data (the values data addresses are computed from)
   std::vector<ProgramFile> others;  // a workload's further programs: program 2, 3, ... (no profile)
+  // How the threads are ordered (ATOMX_TRACE_KEY_SCHEDULE): "switches", the
+  // privileged schedule log (DIR/schedule); "" none.
+  std::string schedule;
 };
 
 // FNV-1a (64 bits) of a file's bytes: ties a trace to its program.
@@ -84,6 +87,11 @@ std::map<std::string, size_t> streamPrograms(const std::string& dir);
 // whose last chunk is cut short (the process was killed) keeps its whole
 // chunks and says so in s.problem.
 void readStream(Stream& s);
+// Where each chunk of the stream file at `path` begins in the stream's
+// bytes (Stream::bytes), by sequence number: from the chunks' headers
+// alone, up to the first that is damaged or cut short.  The privileged
+// schedule log gives positions as (chunk, offset).
+std::vector<uint64_t> chunkStarts(const std::string& path);
 // The threads of `dir`'s event log that left no stream (Summary::streamless,
 // include/atomx/trace.hpp), and how many of them lost recorded bytes.
 std::vector<std::string> streamlessThreads(const std::string& dir, uint64_t& lost);

@@ -34,8 +34,10 @@
 #include "driver/Record.h"
 #include "driver/Rewrite.h"
 #include "driver/Run.h"
+#include "driver/ScheduleLog.h"
 #include "elf/ElfImage.h"
 #include "support/Error.h"
+#include "trace/Switches.h"
 #include "EaseReport.h"
 #include "EndCommand.h"
 #include "HugePages.h"
@@ -135,7 +137,7 @@ constexpr const char* kUsage = R"(usage:
       directory its process ended in, reads the counters back and runs only
       the tool's end, which writes its outputs as the process would have;
       the dump is then removed.
-  atomx trace [-q] [-f] [--data] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
+  atomx trace [-q] [-f] [--data] [--no-schedule] [--cache-dir DIR] [--instrument OUT] [--profile JSON]... -o TRACE -- PROG [ARGS...]
       Record an abstract-execution trace: instrument PROG (cached as with
       run) so that it writes a few witness bytes on a minimal set of CFG
       edges, run it with ARGS (its output stays its own; -q silences atomx's
@@ -159,6 +161,10 @@ constexpr const char* kUsage = R"(usage:
       workload").
       -f, --follow       trace the whole workload even though atomx can
                          instrument PROG (PROG runs other programs)
+      As root (or with CAP_BPF and CAP_PERFMON) it also logs every context
+      switch of the run's threads, TRACE/schedule (regen --switches); else
+      one line says why not.  --no-schedule: without it (its eBPF programs
+      take some 70 ms to load).
       --data             record data too: the few register values from which
                          every data address of PROG's own code is computed
                          again (docs/trace.md, "Data addresses"); regen then
@@ -176,7 +182,7 @@ constexpr const char* kUsage = R"(usage:
                          an earlier run of PROG (dyninst.json or prof.json of
                          `atomx run -T dyninst|prof`; several are summed):
                          witnesses go where the program ran least
-  atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events]
+  atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events | --switches]
                     [--cachegrind-out FILE] [--binary FILE] [-j N] [--program FILE] [-q]
       Regenerate the exact instruction trace of every thread from TRACE and
       the program file alone: one line per executed instruction (`TID PC`,
@@ -218,6 +224,17 @@ constexpr const char* kUsage = R"(usage:
       TID EVENT [ARG]`, US microseconds since the first): process, thread,
       stream, thread-end, fork, forked, exec, exec-failed, exit, killed;
       in a workload's, program K PATH and untraced PATH ARGV (docs/trace.md).
+      stream, thread-end, fork, forked, exec, exec-failed, exit, killed
+      (docs/trace.md).
+      --switches lists the privileged schedule log's context switches (a
+      trace recorded as root; docs/trace.md), in time order, each placed in
+      its thread's path: `NS CPU TID out|in OTHER INDEX PC FLAGS` (NS the
+      event log's clock; OTHER the thread that took or left the CPU, 0 none
+      of the trace; INDEX the thread's own instructions before the switch, PC
+      the original instruction it stopped at, `-` when unknown; FLAGS
+      preempted, untraced, inserted, pending, register, exiting, ambiguous
+      (a data trace's loop of evaluated predicates: the iteration is not
+      known), or `-`).
   atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE] [-q]
       Run trace analysers over one regeneration of TRACE: each keeps its
       state per thread's stream (a shard), the shards run on up to N cores
@@ -518,19 +535,29 @@ int runRun(int argc, char** argv) {
 int runTrace(int argc, char** argv) {
   std::string dir, cacheDir, instrumentTo;
   std::vector<std::string> profileFiles;
-  bool quiet = false, data = false, follow = false;
+  bool quiet = false, data = false, follow = false, schedule = true;
   std::vector<std::string> withTool, withArgs;
   int i = 2;
   for (; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--") break;
-    if (a == "--help" || a == "-h") return helpSection("  atomx trace "), 0;
+    if (a == "--help" || a == "-h") {
+      helpSection("  atomx trace ");
+      std::puts(atomx::driver::scheduleLogBuiltIn()
+                    ? "\nSchedule log: built in (as root: docs/trace.md, \"The privileged schedule log\")"
+                    : "\nSchedule log: not built in (no libbpf, clang or bpftool at build time: docs/DEPENDENCIES.md)");
+      return 0;
+    }
     if (a == "--data") {
       data = true;
       continue;
     }
     if (a == "-f" || a == "--follow") {
       follow = true;
+      continue;
+    }
+    if (a == "--no-schedule") {
+      schedule = false;
       continue;
     }
     if (a == "--with" || a == "--with-arg") {
@@ -547,7 +574,7 @@ int runTrace(int argc, char** argv) {
     else if (a == "--cache-dir" && i + 1 < argc) cacheDir = argv[++i];
     else if (a == "--cache-dir") usageError("--cache-dir needs a directory");
     else if (a == "-q") quiet = true;
-    else usageError("unknown option " + a + " (atomx trace [-q] [--data] [--instrument OUT] [--profile JSON] -o DIR -- PROG [ARGS])");
+    else usageError("unknown option " + a + " (atomx trace [-q] [-f] [--data] [--no-schedule] [--instrument OUT] [--profile JSON] -o DIR -- PROG [ARGS])");
   }
   if (dir.empty()) usageError("trace needs an output directory: atomx trace -o DIR -- PROG [ARGS]");
   if (i + 1 >= argc) usageError("trace needs a program after --: atomx trace -o DIR -- PROG [ARGS]");
@@ -561,6 +588,7 @@ int runTrace(int argc, char** argv) {
   request.data = data;
   request.follow = follow;
   if (!instrumentTo.empty() && follow) usageError("--instrument runs nothing: no --follow");
+  request.schedule = schedule;
   if (withTool.size() == 1) usageError("--with needs an instrumentation file and at least one analysis file");
   request.withTool = withTool;
   request.withArgs = withArgs;
@@ -601,12 +629,12 @@ atomx::trace::Summary analyzeTrace(const atomx::trace::TraceReader& trace,
 }
 
 constexpr const char* kRegenUsage =
-    "atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events] [--cachegrind-out FILE] [--binary FILE] [-j N] "
+    "atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events | --switches] [--cachegrind-out FILE] [--binary FILE] [-j N] "
     "[--program FILE]";
 
 int runRegen(int argc, char** argv) {
   std::string dir, cachegrindOut, binaryOut, program;
-  bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false, quiet = false;
+  bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false, switches = false, quiet = false;
   std::optional<unsigned> jobs;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -617,6 +645,7 @@ int runRegen(int argc, char** argv) {
     else if (a == "--untraced") untraced = true;
     else if (a == "--counts") counts = true;
     else if (a == "--events") events = true;
+    else if (a == "--switches") switches = true;
     else if (a == "--program" && i + 1 < argc) program = argv[++i];
     else if (a == "--program") usageError("--program needs the traced program's file");
     else if (a == "--cachegrind-out" && i + 1 < argc) cachegrindOut = argv[++i];
@@ -628,8 +657,14 @@ int runRegen(int argc, char** argv) {
     else usageError("more than one trace directory given");
   }
   if (dir.empty()) usageError(std::string("regen needs a trace directory (") + kRegenUsage + ")");
-  if ((untraced || events) && (untraced + events + blocks + summaryOnly + counts > 1 || !cachegrindOut.empty() || !binaryOut.empty()))
-    usageError(std::string(untraced ? "--untraced" : "--events") + " combines with no other output");
+  if ((untraced || events || switches) &&
+      (untraced + events + switches + blocks + summaryOnly + counts > 1 || !cachegrindOut.empty() || !binaryOut.empty()))
+    usageError(std::string(untraced ? "--untraced" : events ? "--events" : "--switches") + " combines with no other output");
+  if (switches) {
+    const atomx::trace::TraceReader trace(dir, program);
+    for (const atomx::trace::SwitchPoint& p : atomx::trace::switchPoints(trace)) std::printf("%s\n", atomx::trace::switchLine(p).c_str());
+    return 0;
+  }
   if (events) {
     const std::vector<atomx::trace::Event> log = atomx::trace::events(dir);
     if (log.empty()) throw atomx::Error(dir + ": the trace has no event log");

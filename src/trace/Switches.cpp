@@ -1,0 +1,376 @@
+// Placing the schedule log's switches in the threads' paths (Schedule.h).
+// A switch-out's record holds the thread's stream position (chunk, offset)
+// and the instruction it was at (trace_format.h, AtomxScheduleRecord).
+// Within one witness-free stretch of a path an instruction occurs at most
+// once, so, as for a signal mark, the position and the instruction fix the
+// point: the first visit of the instruction where the walk stands at that
+// position (BlockRun::streamPos; the block's last instruction stands after
+// the witness stored before it, streamEnd).  A thread switched out
+// - outside the traced code (a library, a system call, the recorder) is
+//   cut at its last record: after every block that stands at or before
+//   the position;
+// - inside code atomx inserted before an instruction, whose cursor move is
+//   still to come (PENDING): its stores' bytes are after the position, so
+//   the point is the first visit of that instruction past the position;
+//   else, as in the program's own code, at it;
+// - with no buffer yet (its first record still to come), or whose words
+//   cannot be read before its first position (atomx's child before it
+//   execs the program): before its first instruction; with no buffer any
+//   more, or exiting: after its last.
+#include "trace/Switches.h"
+
+#include <atomx/trace.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include "support/Error.h"
+#include "support/Hex.h"
+#include "trace/TraceFiles.h"
+
+namespace atomx::trace {
+
+ScheduleFile readSchedule(const std::string& dir) {
+  const std::string path = dir + "/" ATOMX_TRACE_SCHEDULE;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": no schedule log (the trace was recorded without privilege, or by an atomx built without libbpf)");
+  AtomxScheduleHeader h{};
+  if (!in.read(reinterpret_cast<char*>(&h), sizeof h) || h.magic != ATOMX_SCHEDULE_MAGIC)
+    throw InputError(path + ": not a schedule log");
+  if (h.version != ATOMX_SCHEDULE_VERSION || h.recordSize != sizeof(AtomxScheduleRecord))
+    throw InputError(path + ": a schedule log of version " + std::to_string(h.version) + " with records of " +
+                     std::to_string(h.recordSize) + " bytes (this atomx reads version " + std::to_string(ATOMX_SCHEDULE_VERSION) +
+                     ", " + std::to_string(sizeof(AtomxScheduleRecord)) + " bytes)");
+  ScheduleFile f;
+  f.lost = h.lost;
+  AtomxScheduleRecord r;
+  while (in.read(reinterpret_cast<char*>(&r), sizeof r)) f.records.push_back(r);
+  if (in.gcount() != 0) throw InputError(path + ": the schedule log ends inside a record");
+  std::stable_sort(f.records.begin(), f.records.end(),
+                   [](const AtomxScheduleRecord& a, const AtomxScheduleRecord& b) { return a.ns < b.ns; });
+  return f;
+}
+
+namespace {
+
+// Places one thread's switch-outs (in the order of their positions) as its
+// blocks go by: each at or after the one before.
+class Placer {
+ public:
+  explicit Placer(std::vector<SwitchPoint*> outs) : outs_(std::move(outs)) {}
+
+  void block(const BlockRun& b) {
+    if (b.inherited) return;  // its parent's, before the fork: not counted (CutPoint)
+    watch(b);
+    while (next_ < outs_.size() && decide(*outs_[next_], b)) ++next_;
+    count_ += b.count;
+  }
+  void end() {
+    for (; next_ < outs_.size(); ++next_) {
+      SwitchPoint& s = *outs_[next_];
+      if ((s.flags & ATOMX_SCHEDULE_EXITING) ||
+          (s.positioned ? (s.flags & ATOMX_SCHEDULE_UNTRACED_PC) : (s.flags & ATOMX_SCHEDULE_NO_BUFFER)))
+        place(s, count_);  // after its last record, or it ended
+      else if (s.positioned)
+        s.why = "the instruction " + hex(s.pc) + " at stream byte " + std::to_string(s.pos) + " is not on the path";
+      else if (s.why.empty())
+        s.why = s.flags & ATOMX_SCHEDULE_RECORDER ? "no stream position (switched out while the recorder changed its buffer)"
+                                                  : "its thread's words were not readable";
+    }
+  }
+
+ private:
+  void place(SwitchPoint& s, uint64_t index) {
+    s.placed = true;
+    s.index = index;
+    last_ = s.index;
+    seenPosition_ |= s.positioned;
+  }
+  // In a data trace's loop of evaluated predicates, which writes nothing
+  // per iteration, an instruction can come again at the same position: a
+  // switch placed at its first visit is then ambiguous (the registers in
+  // its record would tell the iterations apart; the walk's are not in
+  // BlockRun).  Each traced placement is watched until the position moves.
+  struct Watch {
+    SwitchPoint* s;
+    uint64_t at, index;
+  };
+  void watch(const BlockRun& b) {
+    std::erase_if(watches_, [&](const Watch& w) {
+      for (size_t k = 0; k < b.count; ++k)
+        if (count_ + k > w.index && b.insns[k].pc == w.s->pc && (k + 1 == b.count ? b.streamEnd : b.streamPos) == w.at)
+          return w.s->ambiguous = true;
+      return b.streamPos > w.at;
+    });
+  }
+  // Whether the front switch is decided before or in block b.
+  bool decide(SwitchPoint& s, const BlockRun& b) {
+    if (s.flags & ATOMX_SCHEDULE_EXITING) return false;  // after its last record (end)
+    if (!s.positioned) {
+      // Before its first record: no buffer yet, or (its words unreadable)
+      // its process not yet the program (atomx's child before its exec).
+      if ((s.flags & ATOMX_SCHEDULE_NO_BUFFER) || !(s.flags & ATOMX_SCHEDULE_RECORDER))
+        if (!seenPosition_ && count_ == 0) return place(s, 0), true;
+      if (!(s.flags & ATOMX_SCHEDULE_RECORDER)) {
+        s.why = "its thread's words were not readable";
+        return true;
+      }
+      if (!(s.flags & ATOMX_SCHEDULE_NO_BUFFER)) {
+        s.why = "no stream position (switched out while the recorder changed its buffer)";
+        return true;
+      }
+      return false;  // it ended: after its last (end)
+    }
+    const uint64_t P = s.pos;
+    if (s.flags & ATOMX_SCHEDULE_UNTRACED_PC) {
+      if (b.streamPos > P) return place(s, count_), true;
+      return false;
+    }
+    const bool pending = s.flags & ATOMX_SCHEDULE_PENDING;
+    for (size_t j = 0; j < b.count; ++j) {
+      if (count_ + j < last_ || b.insns[j].pc != s.pc) continue;
+      const uint64_t at = j + 1 == b.count ? b.streamEnd : b.streamPos;
+      if (pending ? at > P : at == P) {
+        place(s, count_ + j);
+        watches_.push_back({&s, at, count_ + j});
+        return true;
+      }
+    }
+    if (b.streamPos > P + (pending ? 64 : 0)) {
+      s.why = "the instruction " + hex(s.pc) + " at stream byte " + std::to_string(P) + " is not on the path";
+      return true;
+    }
+    return false;
+  }
+
+  std::vector<SwitchPoint*> outs_;
+  std::vector<Watch> watches_;
+  size_t next_ = 0;
+  uint64_t count_ = 0, last_ = 0;
+  bool seenPosition_ = false;
+};
+
+class Cutter : public Consumer {
+ public:
+  // (TraceReader::regenerate walks the streams in listStreams' order.)
+  Cutter(std::vector<Stream> streams, std::map<std::string, Placer>& placers) : streams_(std::move(streams)), placers_(placers) {}
+  void threadBegin(int) override {
+    const Stream& s = streams_.at(k_++);
+    const auto it = placers_.find(s.name);
+    active_ = it == placers_.end() ? nullptr : &it->second;
+  }
+  void block(const BlockRun& b) override {
+    if (active_) active_->block(b);
+  }
+  void threadEnd(int, const std::string&) override {
+    if (active_) active_->end();
+    active_ = nullptr;
+  }
+
+ private:
+  std::vector<Stream> streams_;
+  std::map<std::string, Placer>& placers_;
+  size_t k_ = 0;
+  Placer* active_ = nullptr;
+};
+
+}  // namespace
+
+namespace {
+
+// Which stream of the thread a switch at time `ns` is in: a program exec'd
+// in the thread writes thread.TID-K.axt (K = 1, 2, ...), and each traced
+// program logs `exec` before it execs and `process` as it starts (the
+// event log's clock is the schedule log's), so the streams of thread T, by
+// K, are its traced programs', the K-th beginning at the K-th exec that a
+// `process` followed; a switch before any is in the first stream (also
+// atomx's child before its exec: before its first record).
+class StreamOf {
+ public:
+  StreamOf(const std::string& dir, const std::vector<Stream>& streams, const std::vector<AtomxScheduleRecord>& records) {
+    for (const Stream& s : streams) {
+      const std::string id = s.name.substr(7, s.name.size() - 11);  // TID or TID-K
+      const size_t dash = id.find('-');
+      const int k = dash == std::string::npos ? 0 : std::atoi(id.c_str() + dash + 1);
+      byK_[s.thread].emplace(k, s.name);
+    }
+    // Each thread's exec count at each record naming it, in time order,
+    // and whether its words could not be read (in the exec system call,
+    // the old program's memory is gone before the count moves).
+    struct Seen {
+      uint64_t ns;
+      uint32_t exec;
+      bool unreadable;
+    };
+    std::map<int, std::vector<Seen>> seen;
+    for (const AtomxScheduleRecord& r : records) {
+      if (r.flags & ATOMX_SCHEDULE_OUT) seen[int(r.prevTid)].push_back({r.ns, r.prevExec, !(r.flags & ATOMX_SCHEDULE_RECORDER)});
+      if (r.flags & ATOMX_SCHEDULE_IN) seen[int(r.nextTid)].push_back({r.ns, r.nextExec, false});
+    }
+    // A program after the first begins at the exec that started it: an
+    // `exec` of the thread followed by a `process` of it (a traced program
+    // started) before its next `exec`.  The `exec` line is written before
+    // the old program's last chunks, so the boundary is the first record
+    // after it whose exec count differs from the one before it, or whose
+    // words could not be read (else, with no switch in between, the
+    // `process` line).
+    std::vector<Event> log = events(dir);
+    std::stable_sort(log.begin(), log.end(), [](const Event& a, const Event& b) { return a.ns < b.ns; });
+    std::map<int, uint64_t> pending;  // by thread: its last exec not yet followed by a process
+    for (const Event& e : log) {
+      if (e.pid != e.thread) continue;
+      if (e.kind == "exec") pending[e.thread] = e.ns;
+      if (e.kind != "process" || !pending.count(e.thread)) continue;
+      const uint64_t from = pending[e.thread];
+      pending.erase(e.thread);
+      uint64_t boundary = e.ns;
+      const auto& v = seen[e.thread];
+      const auto first = std::partition_point(v.begin(), v.end(), [&](const Seen& x) { return x.ns < from; });
+      if (first != v.begin())
+        for (auto it = first; it != v.end() && it->ns <= e.ns; ++it)
+          if (it->exec != std::prev(first)->exec || it->unreadable) {
+            boundary = it->ns;
+            break;
+          }
+      starts_[e.thread].push_back(boundary);
+    }
+  }
+  // "" when the thread left no such stream.
+  std::string at(int tid, uint64_t ns) const {
+    size_t g = 0;  // the execs of traced programs before ns
+    if (const auto it = starts_.find(tid); it != starts_.end())
+      g = size_t(std::upper_bound(it->second.begin(), it->second.end(), ns) - it->second.begin());
+    const auto it = byK_.find(tid);
+    if (it == byK_.end() || g >= it->second.size()) return {};
+    return std::next(it->second.begin(), long(g))->second;
+  }
+
+ private:
+  std::map<int, std::map<int, std::string>> byK_;  // by thread, by K: its streams' names
+  std::map<int, std::vector<uint64_t>> starts_;    // by thread: when each program after its first began
+};
+
+}  // namespace
+
+std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
+  const ScheduleFile log = readSchedule(reader.dir());
+  std::vector<Stream> streams = listStreams(reader.dir());
+  const StreamOf streamOf(reader.dir(), streams, log.records);
+  std::map<std::string, std::vector<uint64_t>> starts;  // by stream: where each chunk begins
+  for (const Stream& s : streams) starts[s.name] = chunkStarts(s.path);
+  std::vector<SwitchPoint> points;
+  for (const AtomxScheduleRecord& r : log.records) {
+    if (r.flags & ATOMX_SCHEDULE_OUT) {
+      SwitchPoint s;
+      s.ns = r.ns, s.cpu = r.cpu, s.tid = int(r.prevTid), s.pid = int(r.prevPid), s.out = true, s.flags = r.flags;
+      s.other = r.flags & ATOMX_SCHEDULE_IN ? int(r.nextTid) : 0;
+      s.pc = r.flags & ATOMX_SCHEDULE_REGISTERS ? r.pc : 0;
+      s.stream = streamOf.at(s.tid, s.ns);
+      if (s.stream.empty()) s.why = "its thread left no stream for it";
+      else if (r.flags & ATOMX_SCHEDULE_POSITION) {
+        const std::vector<uint64_t>& chunks = starts[s.stream];
+        if (r.chunk < chunks.size()) {
+          s.positioned = true;
+          s.pos = chunks[r.chunk] + r.offset;
+        } else {
+          s.why = "its chunk " + std::to_string(r.chunk) + " is not in " + s.stream;
+        }
+      }
+      points.push_back(s);
+    }
+    if (r.flags & ATOMX_SCHEDULE_IN) {
+      SwitchPoint s;
+      s.ns = r.ns, s.cpu = r.cpu, s.tid = int(r.nextTid), s.pid = int(r.nextPid), s.out = false, s.flags = 0;
+      s.other = r.flags & ATOMX_SCHEDULE_OUT ? int(r.prevTid) : 0;
+      s.stream = streamOf.at(s.tid, s.ns);
+      points.push_back(s);
+    }
+  }
+  // Each stream's switch-outs are placed in the order of their positions,
+  // not of their times, so that a log whose positions go back in time
+  // shows as indices that do (the consistency a test checks).  One with no
+  // position: before the first (no buffer yet), or after the last (it was
+  // ending).
+  std::map<std::string, std::vector<SwitchPoint*>> outs;
+  std::map<std::string, uint64_t> firstPositioned;  // by stream: the time of its first positioned switch-out
+  for (SwitchPoint& s : points)
+    if (s.out && s.positioned && !firstPositioned.count(s.stream)) firstPositioned[s.stream] = s.ns;
+  auto key = [&](const SwitchPoint* s) -> uint64_t {
+    if (s->flags & ATOMX_SCHEDULE_EXITING) return UINT64_MAX;
+    if (s->positioned) return s->pos;
+    const auto it = firstPositioned.find(s->stream);
+    return (s->flags & ATOMX_SCHEDULE_NO_BUFFER) && it != firstPositioned.end() && s->ns > it->second ? UINT64_MAX : 0;
+  };
+  for (SwitchPoint& s : points)
+    if (s.out && s.why.empty()) outs[s.stream].push_back(&s);
+  std::map<std::string, Placer> placers;
+  for (auto& [name, list] : outs) {
+    std::stable_sort(list.begin(), list.end(), [&](const SwitchPoint* a, const SwitchPoint* b) { return key(a) < key(b); });
+    placers.emplace(name, Placer(list));
+  }
+  Cutter cutter(streams, placers);
+  reader.regenerate(cutter);
+  for (SwitchPoint& s : points)
+    if (s.out && !s.placed && s.why.empty()) s.why = s.stream + " was not regenerated";
+  // A switch-in resumes where the thread's last switch-out left it (in the
+  // same stream: else it starts a program's).
+  std::map<std::string, const SwitchPoint*> lastOut;
+  for (SwitchPoint& s : points) {
+    if (s.out) {
+      lastOut[s.stream] = &s;
+      continue;
+    }
+    if (s.stream.empty()) {
+      s.why = "its thread left no stream for it";
+      continue;
+    }
+    const auto it = lastOut.find(s.stream);
+    if (it == lastOut.end()) s.placed = true, s.index = 0;
+    else if (it->second->placed) s.placed = true, s.index = it->second->index;
+    else s.why = "its last switch-out is not placed";
+  }
+  return points;
+}
+
+std::vector<ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points) {
+  std::map<std::string, ThreadCuts> by;  // by stream
+  for (const SwitchPoint& s : points) {
+    if (s.out || !s.placed) continue;
+    ThreadCuts& t = by[s.stream];
+    t.pid = s.pid, t.thread = s.tid;
+    t.cuts.push_back({s.index, s.ns, int(s.cpu)});
+  }
+  std::vector<ThreadCuts> out;
+  for (auto& [name, t] : by) {
+    std::stable_sort(t.cuts.begin(), t.cuts.end(), [](const CutPoint& a, const CutPoint& b) { return a.index < b.index; });
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string switchLine(const SwitchPoint& s) {
+  std::string flags;
+  auto add = [&](uint32_t bit, const char* name) {
+    if (s.flags & bit) flags += (flags.empty() ? "" : ",") + std::string(name);
+  };
+  add(ATOMX_SCHEDULE_PREEMPTED, "preempted");
+  add(ATOMX_SCHEDULE_UNTRACED_PC, "untraced");
+  add(ATOMX_SCHEDULE_INSERTED, "inserted");
+  add(ATOMX_SCHEDULE_PENDING, "pending");
+  add(ATOMX_SCHEDULE_CURSOR_REGISTER, "register");
+  add(ATOMX_SCHEDULE_EXITING, "exiting");
+  if (s.ambiguous) flags += (flags.empty() ? "" : ",") + std::string("ambiguous");
+  const bool pc = s.out && (s.flags & ATOMX_SCHEDULE_REGISTERS) && !(s.flags & ATOMX_SCHEDULE_UNTRACED_PC);
+  char line[256];
+  std::snprintf(line, sizeof line, "%llu %u %d %s %d %s %s %s", static_cast<unsigned long long>(s.ns), s.cpu, s.tid,
+                s.out ? "out" : "in", s.other, s.placed ? std::to_string(s.index).c_str() : "-",
+                pc ? hex(s.pc).c_str() : "-", flags.empty() ? "-" : flags.c_str());
+  return s.placed || !s.out ? std::string(line) : std::string(line) + "  # " + s.why;
+}
+
+}  // namespace atomx::trace

@@ -1,0 +1,180 @@
+// The privileged schedule log's checks (docs/trace.md, "The privileged
+// schedule log"), on a trace recorded as root:
+//
+//   schedule_check TRACE --consistent
+//     every switch-out of a thread that has a stream is placed in its path,
+//     unambiguously, at an index no greater than the thread's length, and a
+//     thread's indices never decrease in time order;
+//   schedule_check TRACE --tickets RECORD PC
+//     the interleaving oracle: RECORD is the program's own record of the
+//     tickets each thread took from a shared counter (tickets.c: `TID T0 T1
+//     ...` per thread), PC the address of the instruction that takes one
+//     (lock xadd, found by objdump).  Each thread's regenerated path is cut
+//     into runs where it was switched in (switchCuts: the merge's input);
+//     the runs, in the order of their times, must take the tickets 0, 1,
+//     2, ... in turn: a run that
+//     executed PC c times took the thread's next c tickets, which must be
+//     the next c of the whole sequence.  Fails naming the first ticket out
+//     of order.
+//
+// The counting here is naive (every instruction of every block, compared
+// with PC); the order it is checked against is the program's.
+#include <atomx/trace.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "trace/Switches.h"
+#include "trace/TraceFiles.h"
+
+namespace {
+
+using atomx::trace::SwitchPoint;
+
+// Per stream (by name; thread.TID.axt, thread.TID-K.axt): its length, and
+// at each requested index how many times PC ran before it.
+struct Counter : atomx::trace::Consumer {
+  explicit Counter(std::vector<atomx::trace::Stream> s) : streams(std::move(s)) {}
+  std::vector<atomx::trace::Stream> streams;  // in the order regenerate walks them
+  uint64_t pc = 0;
+  std::map<std::string, std::vector<uint64_t>> want;  // sorted indices, by stream
+  std::map<std::string, std::map<uint64_t, uint64_t>> before;
+  std::map<std::string, uint64_t> length, total;
+  std::string name;
+  size_t k = 0, next = 0;
+  uint64_t count = 0, hits = 0;
+  void threadBegin(int) override {
+    name = streams.at(k++).name;
+    count = 0, hits = 0, next = 0;
+  }
+  void block(const atomx::trace::BlockRun& b) override {
+    if (b.inherited) return;  // a forked child's parent's blocks: not its own (SwitchPoint::index)
+    const std::vector<uint64_t>& w = want[name];
+    for (size_t j = 0; j < b.count; ++j) {
+      while (next < w.size() && w[next] == count) before[name][w[next++]] = hits;
+      hits += b.insns[j].pc == pc;
+      ++count;
+    }
+  }
+  void threadEnd(int, const std::string&) override {
+    const std::vector<uint64_t>& w = want[name];
+    while (next < w.size() && w[next] == count) before[name][w[next++]] = hits;
+    length[name] = count;
+    total[name] = hits;
+  }
+};
+
+int fail(const std::string& why) {
+  std::fprintf(stderr, "schedule_check: %s\n", why.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) return std::fprintf(stderr, "usage: schedule_check TRACE --consistent | --tickets RECORD PC\n"), 2;
+  const std::string dir = argv[1], mode = argv[2];
+  try {
+    const atomx::trace::TraceReader reader(dir);
+    const std::vector<SwitchPoint> points = atomx::trace::switchPoints(reader);
+    Counter c(atomx::trace::listStreams(dir));
+    if (mode == "--tickets" && argc == 5) c.pc = std::strtoull(argv[4], nullptr, 16);
+    else if (mode != "--consistent") return std::fprintf(stderr, "schedule_check: unknown mode %s\n", mode.c_str()), 2;
+    for (const SwitchPoint& s : points)
+      if (s.placed) c.want[s.stream].push_back(s.index);
+    for (auto& [t, w] : c.want) {
+      std::sort(w.begin(), w.end());
+      w.erase(std::unique(w.begin(), w.end()), w.end());
+    }
+    reader.regenerate(c);
+    if (mode == "--consistent") {
+      std::map<std::string, uint64_t> last;
+      uint64_t placed = 0;
+      for (const SwitchPoint& s : points) {
+        if (!s.out || !c.length.count(s.stream)) continue;  // a thread without a stream: the writer, a process not traced
+        const std::string at = "thread " + std::to_string(s.tid) + "'s switch-out at " + std::to_string(s.ns) + " (" + s.stream + ")";
+        if (!s.placed) return fail(at + " is not placed: " + s.why);
+        // (a trace without data has no loop that records nothing per iteration)
+        if (s.ambiguous) return fail(at + " is ambiguous: " + s.stream + " has its instruction twice at its position");
+        if (s.index > c.length[s.stream])
+          return fail(at + ": index " + std::to_string(s.index) + " beyond its length " + std::to_string(c.length[s.stream]));
+        if (last.count(s.stream) && s.index < last[s.stream])
+          return fail(at + ": index " + std::to_string(s.index) + " before its previous switch-out's " + std::to_string(last[s.stream]));
+        last[s.stream] = s.index;
+        ++placed;
+      }
+      if (placed == 0) return fail("no switch-out of a thread with a stream");
+      std::printf("schedule_check: %llu switch-outs in %zu streams placed, in order\n", static_cast<unsigned long long>(placed),
+                  last.size());
+      return 0;
+    }
+    // --tickets: the program's record.
+    std::map<int, std::vector<uint64_t>> record;
+    std::ifstream in(argv[3]);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream ls(line);
+      int tid;
+      ls >> tid;
+      for (uint64_t t; ls >> t;) record[tid].push_back(t);
+    }
+    if (record.empty()) return fail(std::string(argv[3]) + ": no tickets recorded");
+    // The runs: each taker's path cut where the log switched it in
+    // (switchCuts, the merge's input), each running at that time up to its
+    // next cut; the switch-outs must all be placed.
+    struct Run {
+      uint64_t ns;
+      int tid;
+      uint64_t from, to;  // tickets taken: [from, to) of the thread's record
+    };
+    std::vector<Run> runs;
+    size_t unplaced = 0, inTraced = 0;
+    for (const SwitchPoint& s : points) {
+      if (!s.out || !record.count(s.tid)) continue;
+      if (!s.placed) ++unplaced;
+      else
+        inTraced += (s.flags & ATOMX_SCHEDULE_REGISTERS) && !(s.flags & ATOMX_SCHEDULE_UNTRACED_PC) &&
+                    !(s.flags & ATOMX_SCHEDULE_EXITING);
+    }
+    auto streamOf = [](int tid) { return "thread." + std::to_string(tid) + ".axt"; };
+    for (const atomx::trace::ThreadCuts& t : atomx::trace::switchCuts(points)) {
+      if (!record.count(t.thread)) continue;
+      const auto& before = c.before[streamOf(t.thread)];
+      for (size_t k = 0; k < t.cuts.size(); ++k) {
+        const uint64_t from = before.at(t.cuts[k].index);
+        const uint64_t to = k + 1 < t.cuts.size() ? before.at(t.cuts[k + 1].index) : c.total[streamOf(t.thread)];
+        if (to < from) return fail("thread " + std::to_string(t.thread) + "'s cuts go back in its path");
+        runs.push_back({t.cuts[k].key, t.thread, from, to});
+      }
+    }
+    for (const auto& [tid, list] : record)
+      if (c.total[streamOf(tid)] != list.size())
+        return fail("thread " + std::to_string(tid) + " ran the ticket instruction " + std::to_string(c.total[streamOf(tid)]) +
+                    " times in its regenerated path; it recorded " + std::to_string(list.size()) + " tickets");
+    std::stable_sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.ns < b.ns; });
+    uint64_t next = 0, switchedRuns = 0;
+    for (const Run& r : runs) {
+      for (uint64_t k = r.from; k < r.to; ++k, ++next)
+        if (record[r.tid][k] != next)
+          return fail("ticket " + std::to_string(record[r.tid][k]) + " out of order: thread " + std::to_string(r.tid) +
+                      " took it in its run from " + std::to_string(r.ns) +
+                      ", where the log's order gives ticket " + std::to_string(next));
+      switchedRuns += r.to > r.from;
+    }
+    if (unplaced) return fail(std::to_string(unplaced) + " switch-out(s) of the ticket takers not placed in their paths");
+    if (switchedRuns < 4) return fail("only " + std::to_string(switchedRuns) + " runs took tickets: the threads did not interleave");
+    // At least one run must end at an instruction of the traced code (the
+    // exact cut; the others stopped in a library or the recorder).
+    if (inTraced == 0) return fail("no switch-out of the ticket takers was in their traced code");
+    std::printf("schedule_check: %llu tickets in %llu runs of %zu threads, in the log's order (%zu switch-outs in traced code)\n",
+                static_cast<unsigned long long>(next), static_cast<unsigned long long>(switchedRuns), record.size(), inTraced);
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}

@@ -1,0 +1,63 @@
+#!/bin/bash
+# The privileged schedule log's tests (docs/trace.md, "The privileged
+# schedule log"): trace PROG ARGS on one CPU (taskset -c 0, so that its
+# threads preempt one another) and run schedule_check on the trace.
+#   schedule_log.sh ATOMX CHECKER tickets TICKETS_PROG   the interleaving oracle
+#   schedule_log.sh ATOMX CHECKER consistent PROG [ARGS...]
+#   schedule_log.sh ATOMX CHECKER none PROG [ARGS...]      without the log
+# Exits 77 (skipped) where atomx has no schedule log: built without libbpf,
+# clang and bpftool, or run without root (CAP_BPF and CAP_PERFMON).
+# ATOMX_TEST_SCHEDULE_SHIFT / ATOMX_TEST_SCHEDULE_SWAP pass through to the
+# recording (the must-fail twins).
+set -euo pipefail
+atomx=$1 checker=$2 mode=$3 prog=$4
+shift 4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [ "$mode" = none ]; then
+  # Without the log (ATOMX_TEST_NO_BPF=1, as a build without libbpf or a
+  # run without privilege): one line says why, the manifest names no
+  # schedule, and regen --switches says there is none.  Its twin
+  # (SCHEDULE_LOG_KEEP=1) leaves the log on: where it loads, this fails.
+  if [ "${SCHEDULE_LOG_KEEP:-}" = 1 ]; then
+    "$atomx" trace -o "$work/t" -- "$prog" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+    grep -q '^atomx: no schedule log: ' "$work/err" && { echo "SKIP: the log does not load here"; exit 77; }
+  else
+    ATOMX_TEST_NO_BPF=1 "$atomx" trace -o "$work/t" -- "$prog" "$@" >/dev/null 2>"$work/err" ||
+      { cat "$work/err" >&2; exit 1; }
+  fi
+  if grep '^schedule ' "$work/t/manifest" >&2; then echo "the manifest names a schedule (above) though none was logged" >&2; exit 1; fi
+  if [ "$(grep -c '^atomx: no schedule log: ' "$work/err")" != 1 ]; then
+    echo "expected one line 'atomx: no schedule log: WHY' on stderr, got:" >&2
+    cat "$work/err" >&2
+    exit 1
+  fi
+  if "$atomx" regen "$work/t" --switches >/dev/null 2>"$work/err"; then echo "regen --switches succeeded without a log" >&2; exit 1; fi
+  grep -q 'no schedule log' "$work/err" || { cat "$work/err" >&2; exit 1; }
+  echo "no schedule log: said in one line, none in the manifest, regen --switches refuses"
+  exit 0
+fi
+if ! "$atomx" trace --help | grep -q '^Schedule log: built in'; then
+  echo "SKIP: atomx was built without the schedule log (libbpf, clang, bpftool)"
+  exit 77
+fi
+if [ "$mode" = tickets ]; then
+  taskset -c 0 "$atomx" trace -o "$work/t" -- "$prog" "$work/record" 3 20000 400 2>"$work/err" ||
+    { cat "$work/err" >&2; exit 1; }
+else
+  # (the program's own status is its own: fork_exec's is 9; SCHEDULE_LOG_DATA=1:
+  # a trace with data, whose loops of evaluated predicates make switches ambiguous)
+  taskset -c 0 "$atomx" trace ${SCHEDULE_LOG_DATA:+--data} -o "$work/t" -- "$prog" "$@" >/dev/null 2>"$work/err" || true
+  [ -f "$work/t/manifest" ] || { cat "$work/err" >&2; exit 1; }
+fi
+if ! grep -qx 'schedule switches' "$work/t/manifest"; then
+  echo "SKIP: no privileged schedule log in this run: $(grep 'no schedule log' "$work/err" || true)"
+  exit 77
+fi
+if [ "$mode" = tickets ]; then
+  # The ticket instruction, found by objdump (not by atomx).
+  pcs=$(objdump -d --no-show-raw-insn "$prog" | awk '/lock xadd/ { sub(":", "", $1); print $1 }')
+  [ "$(echo "$pcs" | wc -w)" = 1 ] || { echo "expected one lock xadd in $prog, found: $pcs" >&2; exit 1; }
+  exec "$checker" "$work/t" --tickets "$work/record" "$pcs"
+fi
+exec "$checker" "$work/t" --consistent
