@@ -160,6 +160,18 @@ typedef struct {
  * position: the registers the regenerator knows there tell the iterations
  * apart. */
 #define ATOMX_TRACE_MARK_REGISTER 4u
+/* Sync points (since the fallback schedule; docs/trace.md, "Ordering
+ * threads and processes"): written by the recorder's wrappers of the calls
+ * <atomx/sync_calls.h> lists (runtime/trace/sync.c), read by the reader's
+ * sync points (src/trace/SyncPoints.cpp), never by the walk.  ENTERED just
+ * before the program's call runs its function, RETURNED once it returned
+ * (a call that does not return, exit or pthread_exit, has none): signo the
+ * call's number (ATOMX_SYNC_ID_*), pc the time, CLOCK_MONOTONIC in
+ * nanoseconds (the event log's clock), offset the stream position then.
+ * A signal handler that runs in between puts its own calls' marks in
+ * between, as the calls nest. */
+#define ATOMX_TRACE_MARK_SYNC_ENTERED 5u
+#define ATOMX_TRACE_MARK_SYNC_RETURNED 6u
 
 /* The recorder's environment: where the streams go.  Unset, the program
  * runs with its stores discarded (a measurement of the stores alone). */
@@ -209,6 +221,14 @@ typedef struct {
  * addresses from (analysis/DataSlices.h), and the trace plan makes every
  * block that records one a recording node. */
 #define ATOMX_TRACE_KEY_DATA "data"
+/* `schedule MODE`: how the trace orders its threads and processes against
+ * each other (docs/trace.md, "Ordering threads and processes"), written by
+ * `atomx trace`, read by `atomx regen --merge`: `sync-points`, at the calls
+ * of <atomx/sync_calls.h> (their marks).  Absent: a trace recorded before
+ * there was one (no sync marks; its threads are merged by the event log's
+ * times alone). */
+#define ATOMX_TRACE_KEY_SCHEDULE "schedule"
+#define ATOMX_TRACE_SCHEDULE_SYNC_POINTS "sync-points"
 
 /* `atomx regen --binary FILE`: the regenerated instruction stream for
  * other programs (docs/trace.md).  A header (magic, version: two uint32_t),

@@ -49,6 +49,10 @@ static void atfork_prepare(void) {
   fork_begins();
 }
 static void atfork_done(void) { restore_signals(&forkMask); }
+static void atfork_child(void) {
+  __atomic_add_fetch(&syncGeneration, 1, __ATOMIC_RELAXED);
+  restore_signals(&forkMask);
+}
 
 /* vfork: the child runs in its parent's memory, on its stack and with its
  * thread pointer, so with the thread's cursor, until it execs or ends; the
@@ -88,6 +92,7 @@ struct vfork_saved atomx_trace_vfork_begins(void) {
   return s;
 }
 void atomx_trace_vfork_child(uint64_t mask) {
+  __atomic_add_fetch(&syncGeneration, 1, __ATOMIC_RELAXED);
   vfork_started();
   struct buffer *b = vfork_buffer();
   /* Its stream holds its parent's chunks up to here, or else begins anew. */
@@ -96,6 +101,7 @@ void atomx_trace_vfork_child(uint64_t mask) {
 }
 long atomx_trace_vfork_returned(long child, uint8_t *c, uint64_t mask) {
   set_cursor(c);
+  __atomic_add_fetch(&syncGeneration, 1, __ATOMIC_RELAXED);
   if (child > 0) vfork_ended((pid_t)child);
   sys_sigprocmask_set(&mask, NULL);
   if (child < 0) {
@@ -244,7 +250,7 @@ void hook_process(void) {
   atomx_hook_import("fork", (void *)wrap_fork, (void **)&realFork);
   int (*registerAtfork)(void (*)(void), void (*)(void), void (*)(void), void *) =
       (int (*)(void (*)(void), void (*)(void), void (*)(void), void *))dlsym(programLibc, "__register_atfork");
-  if (registerAtfork) registerAtfork(atfork_prepare, atfork_done, atfork_done, NULL);
+  if (registerAtfork) registerAtfork(atfork_prepare, atfork_done, atfork_child, NULL);
   void *vfork = NULL; /* unused: wrap_vfork makes the system call */
   atomx_hook_import("vfork", (void *)atomx_trace_wrap_vfork, &vfork);
   programErrno = (int *(*)(void))dlsym(programLibc, "__errno_location");

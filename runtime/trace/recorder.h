@@ -196,6 +196,12 @@ void hook_signals(void);
 /* process.c: fork, vfork and exec. */
 void hook_process(void);
 
+/* sync.c: the sync points' marks (<atomx/sync_calls.h>).  A forked or
+ * vfork child raises syncGeneration: the thread's buffer it keeps at hand
+ * is to be found again. */
+extern unsigned syncGeneration;
+void hook_sync(void);
+
 /* hooks.c: the program's uses of the functions above, taken over through
  * <atomx/hooks.h>. */
 extern void *programLibc; /* the program's libc (dlmopen's handle) */

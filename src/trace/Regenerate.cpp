@@ -48,6 +48,7 @@
 #include "trace/DataRefs.h"
 #include "trace/LibraryCalls.h"
 #include "trace/TraceFiles.h"
+#include "trace/Walk.h"
 
 namespace atomx::trace {
 
@@ -1100,14 +1101,22 @@ std::vector<TraceReader::ProcedureSize> TraceReader::procedures() const {
   return out;
 }
 
-namespace {
-
 // The threads the event log knows that left no stream.
 void addStreamless(const std::string& dir, Summary& sum) {
   uint64_t lost = 0;
   sum.streamless = streamlessThreads(dir, lost);
   sum.incompleteThreads += lost;
 }
+
+// Walk.h: the regenerator lent to Merge.cpp.
+void walkStream(const TraceReader::Impl& impl, Stream& s, Consumer& consumer, Summary& sum,
+                std::vector<std::vector<Instruction>>& insns) {
+  impl.walk(s, consumer, sum, insns, nullptr, 0);
+}
+size_t procedureCount(const TraceReader::Impl& impl) { return impl.model->program.procs.size(); }
+const Manifest& manifestOf(const TraceReader::Impl& impl) { return impl.manifest; }
+
+namespace {
 
 // The stream files' bytes: what Progress counts to.
 void setTotal(Progress* progress, const std::vector<Stream>& streams) {
@@ -1172,7 +1181,9 @@ class Tee : public Consumer {
   std::vector<Consumer*> to_;
 };
 
-void add(Summary& to, const Summary& s) {
+}  // namespace
+
+void addSummary(Summary& to, const Summary& s) {
   to.threads += s.threads;
   to.blocks += s.blocks;
   to.instructions += s.instructions;
@@ -1187,8 +1198,6 @@ void add(Summary& to, const Summary& s) {
   to.recordedValues += s.recordedValues;
   to.valueBytes += s.valueBytes;
 }
-
-}  // namespace
 
 Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned jobs, Progress* progress) const {
   std::vector<Stream> streams = listStreams(impl_->dir);
@@ -1236,7 +1245,7 @@ Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned j
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);  // the one a single job would have met first
   Summary sum;
-  for (const Summary& s : sums) add(sum, s);
+  for (const Summary& s : sums) addSummary(sum, s);
   addStreamless(impl_->dir, sum);
   // ATOMX_TEST_SHARD_ORDER=schedule: the must-fail twin of the test that
   // results do not depend on the jobs (tests/trace/analyze_jobs.sh) merges

@@ -35,6 +35,7 @@ void writeManifest(const std::string& dir, const Manifest& m) {
       << ATOMX_TRACE_KEY_PLACEMENT << " " << hex16(m.placement) << "\n";
   if (m.profile) out << ATOMX_TRACE_KEY_PROFILE << " " << hex16(m.profile) << "\n";
   if (m.data) out << ATOMX_TRACE_KEY_DATA << " 1\n";
+  if (!m.schedule.empty()) out << ATOMX_TRACE_KEY_SCHEDULE << " " << m.schedule << "\n";
   if (!out.flush()) throw Error(path + ": write failed");
 }
 
@@ -66,6 +67,8 @@ Manifest readManifest(const std::string& dir) {
     m.placement = std::stoull(need(ATOMX_TRACE_KEY_PLACEMENT), nullptr, 16);
     if (auto it = kv.find(ATOMX_TRACE_KEY_PROFILE); it != kv.end()) m.profile = std::stoull(it->second, nullptr, 16);
     if (auto it = kv.find(ATOMX_TRACE_KEY_DATA); it != kv.end()) m.data = it->second == "1";
+    auto schedule = kv.find(ATOMX_TRACE_KEY_SCHEDULE);
+    m.schedule = schedule == kv.end() ? "" : schedule->second;
   } catch (const std::logic_error&) {
     throw Error(path + ": malformed number");
   }
@@ -99,6 +102,7 @@ std::vector<Stream> listStreams(const std::string& dir) {
 void readStream(Stream& s) {
   s.bytes.clear();
   s.marks.clear();
+  s.syncs.clear();
   s.chunks = 0;
   s.complete = false;
   s.childFrom = 0;
@@ -115,6 +119,7 @@ void readStream(Stream& s) {
   if (!in.read(reinterpret_cast<char*>(file.data()), std::streamsize(file.size())))
     throw Error(s.path + ": cannot read the stream");
   uint64_t raw = 0;
+  size_t childSyncs = 0;  // the sync marks before a forked child's first chunk of its own: its parent's
   for (size_t at = 0; file.size() - at >= sizeof(AtomxTraceChunk);) {
     AtomxTraceChunk h;
     std::memcpy(&h, file.data() + at, sizeof h);
@@ -148,11 +153,16 @@ void readStream(Stream& s) {
       s.problem = "chunk " + std::to_string(s.chunks) + " is damaged (checksum)";
       break;
     }
-    if (h.codec & ATOMX_TRACE_CHUNK_CHILD) s.childFrom = s.bytes.size();
+    if (h.codec & ATOMX_TRACE_CHUNK_CHILD) s.childFrom = s.bytes.size(), childSyncs = s.syncs.size();
     bool marksFit = true;
     for (uint32_t k = 0; k < h.marks; ++k) {
       AtomxTraceMark m;
       std::memcpy(&m, marks + k * sizeof m, sizeof m);
+      if (m.kind == ATOMX_TRACE_MARK_SYNC_ENTERED || m.kind == ATOMX_TRACE_MARK_SYNC_RETURNED) {
+        marksFit &= m.offset <= h.rawSize;
+        s.syncs.push_back({s.bytes.size() + m.offset, m.kind, m.signo, m.pc});
+        continue;
+      }
       marksFit &= m.offset <= h.rawSize && (s.marks.empty() || s.marks.back().pos <= s.bytes.size() + m.offset);
       if (m.kind == ATOMX_TRACE_MARK_REGISTER) {  // the register of the delivery before it
         SignalMark* d = s.marks.empty() ? nullptr : &s.marks.back();
@@ -191,6 +201,7 @@ void readStream(Stream& s) {
       break;
     }
   }
+  for (size_t k = 0; k < childSyncs; ++k) s.syncs[k].inherited = true;
   if (s.problem.empty() && !s.complete)
     s.problem = "the stream ends after chunk " + std::to_string(s.chunks) + " without its final chunk (the process was killed?)";
 }

@@ -160,6 +160,7 @@ constexpr const char* kUsage = R"(usage:
                          witnesses go where the program ran least
   atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events]
                     [--cachegrind-out FILE] [--binary FILE] [-j N] [--program FILE] [-q]
+                    [--merge [--process PID]... [--thread TID]...]
       Regenerate the exact instruction trace of every thread from TRACE and
       the program file alone: one line per executed instruction (`TID PC`,
       PC in hex, original addresses), or per block with --blocks (`TID START
@@ -191,6 +192,12 @@ constexpr const char* kUsage = R"(usage:
       regenerated to its end, or left no stream that the event log knows
       (a thread of a killed process that had not filled a buffer: the
       totals line ends `streamless-threads N`); the reason is on stderr.
+      --merge            every thread of every process in one sequence, in an
+                         order that keeps each thread's and the trace's
+                         schedule (docs/trace.md, "Ordering threads and
+                         processes"): the same lines, interleaved (a TID is
+                         unique in the run; regen --events gives its PID);
+                         --process and --thread select (each may repeat)
       --untraced lists the procedures whose instructions the trace does not
       hold (`NAME START END WHY`): calls to them are outside calls.
       --events prints the processes' and threads' events in order (`US PID
@@ -573,18 +580,44 @@ atomx::trace::Summary analyzeTrace(const atomx::trace::TraceReader& trace,
   return trace.analyze(all, jobs.value_or(streams ? 1 : 0), line.progress());
 }
 
+// --merge: the analysers over every selected thread in the schedule's order;
+// the threads it orders only in part are named on stderr.
+atomx::trace::Summary mergedTrace(const atomx::trace::TraceReader& trace,
+                                  const std::vector<std::unique_ptr<atomx::trace::Analyzer>>& analyzers,
+                                  const atomx::trace::TraceReader::Selection& select) {
+  std::vector<atomx::trace::Analyzer*> all;
+  for (const auto& a : analyzers) all.push_back(a.get());
+  const atomx::trace::Summary s = trace.analyzeMerged(all, select);
+  for (const std::string& p : s.scheduleProblems) std::fprintf(stderr, "atomx regen --merge: %s\n", p.c_str());
+  return s;
+}
+
+// --process PID, --thread TID.
+int idArgument(const std::string& option, const std::string& v) {
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || n < 1 || n > INT32_MAX) usageError(option + " needs a process or thread id, not '" + v + "'");
+  return int(n);
+}
+
 constexpr const char* kRegenUsage =
     "atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events] [--cachegrind-out FILE] [--binary FILE] [-j N] "
-    "[--program FILE]";
+    "[--program FILE] [--merge [--process PID] [--thread TID]]";
 
 int runRegen(int argc, char** argv) {
   std::string dir, cachegrindOut, binaryOut, program;
   bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false, quiet = false;
+  bool merge = false;
+  atomx::trace::TraceReader::Selection select;
   std::optional<unsigned> jobs;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") return helpSection("  atomx regen "), 0;
-    if (a == "--blocks") blocks = true;
+    if (a == "--merge") merge = true;
+    else if ((a == "--process" || a == "--thread") && i + 1 < argc)
+      (a == "--process" ? select.processes : select.threads).push_back(idArgument(a, argv[++i]));
+    else if (a == "--process" || a == "--thread") usageError(a + " needs an id");
+    else if (a == "--blocks") blocks = true;
     else if (a == "-q") quiet = true;
     else if (a == "--summary") summaryOnly = true;
     else if (a == "--untraced") untraced = true;
@@ -629,7 +662,9 @@ int runRegen(int argc, char** argv) {
   const atomx::trace::TraceReader trace(dir, program);
   const auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")",
                                                                trace.hasData());
-  const atomx::trace::Summary s = analyzeTrace(trace, analyzers, jobs, "regen", quiet);
+  if (!merge && !(select.processes.empty() && select.threads.empty())) usageError("--process and --thread select in --merge");
+  if (merge && !binaryOut.empty()) usageError("--merge writes text (--binary's records have one thread at a time)");
+  const atomx::trace::Summary s = merge ? mergedTrace(trace, analyzers, select) : analyzeTrace(trace, analyzers, jobs, "regen", quiet);
   std::fflush(stdout);
   std::fprintf(summaryOnly || (binaryOut != "-" && !text && !counts) ? stdout : stderr, "%s\n",
                atomx::analyze::summaryLine(s).c_str());
