@@ -216,7 +216,7 @@ static uint64_t program_bias(void) {
 }
 
 uint8_t *stream_begin(struct buffer *b) {
-  const uint64_t header[2] = {program_bias(), thread_pointer()};
+  const uint64_t header[2] = {program_bias(), b->threadPointer};
   memcpy(b->base, header, sizeof header);
   return b->base + ATOMX_TRACE_STREAM_HEADER;
 }

@@ -113,6 +113,12 @@ void drain(struct buffer *b) {
  * chunks queued before it, written once they are); `final`: its last. */
 void flush(struct buffer *b, const uint8_t *end, int final) {
   if (!end || end < b->base || end > b->base + BUFFER_BYTES) end = b->base;
+  /* The last chunk of a stream that has no bytes yet, not even its first
+   * (another thread's exit closes a thread's buffer between new_buffer and
+   * its cursor's setting): the stream's header, so that it is the stream
+   * of a thread that recorded nothing (regen read it as shorter than its
+   * header). */
+  if (final && b->sequence == 0 && end == b->base) end = stream_begin(b);
   const uint32_t n = (uint32_t)(end - b->base);
   const uint32_t marks = take_marks(b, b->flushed);
   if (n == 0 && marks == 0 && !final) return;
