@@ -223,7 +223,9 @@ class TraceReader {
   // keeps each thread's own and the trace's schedule (the manifest's
   // `schedule`: its sync points), to one shard of each analyser
   // (Shard{0, 0, "merged", true}), which then merges that one shard and
-  // reports.  A block cut by the schedule arrives in parts (`continued`);
+  // reports.  A block cut by the schedule arrives in parts, each a run of
+  // its own from its first instruction (not `continued`: that is a
+  // signal's cut, whose rest a cache simulator does not fetch again);
   // a forked child's inherited events are left out (they are its
   // parent's).  Every selected stream is walked twice (once for its cuts)
   // and, the second time, all at once, each on a thread of its own.

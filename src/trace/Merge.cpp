@@ -94,7 +94,7 @@ class Turns {
 };
 
 // One thread's walk, handing its events on in its turns: a block that runs
-// past the slice's end is cut there (its rest `continued`); the events
+// past the slice's end is cut there (its rest a run of its own); the events
 // between blocks (calls, signals, library calls) go with the slice of the
 // instruction before them.  Inherited events are left out.
 class Gate : public Consumer {
@@ -124,7 +124,7 @@ class Gate : public Consumer {
       BlockRun part = b;
       part.insns = b.insns + off;
       part.count = n;
-      if (off > 0) part.continued = true, part.start = b.insns[off].pc;
+      if (off > 0) part.start = b.insns[off].pc;  // (not `continued`: that is a signal's, whose rest is not fetched again)
       if (b.refCount && (off > 0 || n < b.count)) {
         refs_.clear();
         for (size_t r = 0; r < b.refCount; ++r)
@@ -232,13 +232,18 @@ Summary TraceReader::analyzeMerged(const std::vector<Analyzer*>& analyzers, cons
   Turns turns(std::move(order), n);
   std::vector<Summary> sums(n);
   std::vector<std::exception_ptr> errors(n);
+  // Each walk's instruction lists, kept until the analysers have reported:
+  // BlockRun::insns points into them (an analyser may key its state by
+  // the pointer: one walk's lists freed while another walk goes on would
+  // give their addresses to new ones).
+  std::vector<std::vector<std::vector<Instruction>>> insns(n);
   std::vector<std::thread> walks;
   for (size_t k = 0; k < n; ++k)
     walks.emplace_back([&, k] {
       Gate gate(turns, k, to);
       try {
-        std::vector<std::vector<Instruction>> insns(procedureCount(*impl_));
-        walkStream(*impl_, streams[k], gate, sums[k], insns);
+        insns[k].resize(procedureCount(*impl_));
+        walkStream(*impl_, streams[k], gate, sums[k], insns[k]);
       } catch (...) {
         errors[k] = std::current_exception();
       }
