@@ -9,7 +9,9 @@
  * path and cuts the path there.  One list, in one place: a call's number in
  * the marks is its place here, so the list only grows at its end.
  *
- * Each entry: the function's name, and which way it synchronises:
+ * Each entry: the function's name, which way it synchronises, and
+ * whether it is marked ALWAYS or only while the process has other THREADS
+ * (ATOMX_TRACE_MARK_SYNC_SKIPPED says how many were not).  The ways:
  *   SEND     its effect another thread or process can observe happens
  *            inside the call, and nothing it waits for: the call is
  *            ordered at its entry (write: the bytes a reader will read;
@@ -30,7 +32,13 @@
  *     sched_yield;
  *   - libc's futex users: the pthread mutex, condition variable, rwlock,
  *     barrier, spin lock, semaphore and thread create/join/exit calls (the
- *     only way a program without its own atomics orders threads);
+ *     only way a program without its own atomics orders threads).  The
+ *     mutex, rwlock, spin lock and condition variable calls are marked only
+ *     once the process has more than one thread (THREADS below: a
+ *     single-threaded sqlite3 locks and unlocks a mutex 780,000 times in
+ *     its benchmark workload, and those marks tripled its trace; a
+ *     process-shared one in memory shared between processes is then not
+ *     ordered); the semaphores, often shared between processes, always;
  *   - stdio that does I/O (its buffer is flushed through write, or filled
  *     through read, inside the call): fread, fwrite, fflush, fgets, fputs,
  *     puts, getc, fgetc, putc, fputc, putchar, getchar, printf, fprintf and
@@ -43,28 +51,36 @@
 
 #define ATOMX_SYNC_SEND 1
 #define ATOMX_SYNC_RECEIVE 2
+#define ATOMX_SYNC_ALWAYS 0
+#define ATOMX_SYNC_THREADS 1
 
-#define ATOMX_SYNC_CALLS(X)                                                                             \
-  X(read, RECEIVE) X(write, SEND) X(readv, RECEIVE) X(writev, SEND) X(pread, RECEIVE) X(pwrite, SEND)   \
-  X(pread64, RECEIVE) X(pwrite64, SEND) X(recv, RECEIVE) X(recvfrom, RECEIVE) X(recvmsg, RECEIVE)       \
-  X(send, SEND) X(sendto, SEND) X(sendmsg, SEND) X(accept, RECEIVE) X(accept4, RECEIVE)                 \
-  X(connect, RECEIVE) X(poll, RECEIVE) X(select, RECEIVE) X(epoll_wait, RECEIVE) X(pipe, RECEIVE)       \
-  X(pipe2, RECEIVE) X(open, RECEIVE) X(close, SEND) X(kill, SEND) X(raise, SEND) X(wait, RECEIVE)       \
-  X(waitpid, RECEIVE) X(nanosleep, RECEIVE) X(sleep, RECEIVE) X(usleep, RECEIVE)                        \
-  X(sched_yield, RECEIVE) X(pthread_mutex_lock, RECEIVE) X(pthread_mutex_trylock, RECEIVE)              \
-  X(pthread_mutex_unlock, SEND) X(pthread_cond_wait, RECEIVE) X(pthread_cond_timedwait, RECEIVE)        \
-  X(pthread_cond_signal, SEND) X(pthread_cond_broadcast, SEND) X(pthread_rwlock_rdlock, RECEIVE)        \
-  X(pthread_rwlock_wrlock, RECEIVE) X(pthread_rwlock_unlock, SEND) X(pthread_barrier_wait, RECEIVE)     \
-  X(pthread_spin_lock, RECEIVE) X(pthread_spin_unlock, SEND) X(sem_wait, RECEIVE) X(sem_post, SEND)     \
-  X(pthread_create, SEND) X(pthread_join, RECEIVE) X(pthread_exit, SEND) X(fread, RECEIVE)              \
-  X(fwrite, SEND) X(fflush, SEND) X(fgets, RECEIVE) X(fputs, SEND) X(puts, SEND) X(getc, RECEIVE)       \
-  X(fgetc, RECEIVE) X(putc, SEND) X(fputc, SEND) X(putchar, SEND) X(getchar, RECEIVE)                  \
-  X(printf, SEND) X(fprintf, SEND) X(__printf_chk, SEND) X(__fprintf_chk, SEND) X(__read_chk, RECEIVE)  \
-  X(__fread_chk, RECEIVE) X(__fgets_chk, RECEIVE) X(exit, SEND) X(open64, RECEIVE) X(fclose, SEND)
+#define ATOMX_SYNC_CALLS(X)                                                                                     \
+  X(read, RECEIVE, ALWAYS) X(write, SEND, ALWAYS) X(readv, RECEIVE, ALWAYS) X(writev, SEND, ALWAYS)             \
+  X(pread, RECEIVE, ALWAYS) X(pwrite, SEND, ALWAYS) X(pread64, RECEIVE, ALWAYS) X(pwrite64, SEND, ALWAYS)       \
+  X(recv, RECEIVE, ALWAYS) X(recvfrom, RECEIVE, ALWAYS) X(recvmsg, RECEIVE, ALWAYS) X(send, SEND, ALWAYS)       \
+  X(sendto, SEND, ALWAYS) X(sendmsg, SEND, ALWAYS) X(accept, RECEIVE, ALWAYS) X(accept4, RECEIVE, ALWAYS)       \
+  X(connect, RECEIVE, ALWAYS) X(poll, RECEIVE, ALWAYS) X(select, RECEIVE, ALWAYS)                               \
+  X(epoll_wait, RECEIVE, ALWAYS) X(pipe, RECEIVE, ALWAYS) X(pipe2, RECEIVE, ALWAYS) X(open, RECEIVE, ALWAYS)    \
+  X(close, SEND, ALWAYS) X(kill, SEND, ALWAYS) X(raise, SEND, ALWAYS) X(wait, RECEIVE, ALWAYS)                  \
+  X(waitpid, RECEIVE, ALWAYS) X(nanosleep, RECEIVE, ALWAYS) X(sleep, RECEIVE, ALWAYS)                           \
+  X(usleep, RECEIVE, ALWAYS) X(sched_yield, RECEIVE, ALWAYS) X(pthread_mutex_lock, RECEIVE, THREADS)            \
+  X(pthread_mutex_trylock, RECEIVE, THREADS) X(pthread_mutex_unlock, SEND, THREADS)                             \
+  X(pthread_cond_wait, RECEIVE, THREADS) X(pthread_cond_timedwait, RECEIVE, THREADS)                            \
+  X(pthread_cond_signal, SEND, THREADS) X(pthread_cond_broadcast, SEND, THREADS)                                \
+  X(pthread_rwlock_rdlock, RECEIVE, THREADS) X(pthread_rwlock_wrlock, RECEIVE, THREADS)                         \
+  X(pthread_rwlock_unlock, SEND, THREADS) X(pthread_barrier_wait, RECEIVE, ALWAYS)                              \
+  X(pthread_spin_lock, RECEIVE, THREADS) X(pthread_spin_unlock, SEND, THREADS) X(sem_wait, RECEIVE, ALWAYS)     \
+  X(sem_post, SEND, ALWAYS) X(pthread_create, SEND, ALWAYS) X(pthread_join, RECEIVE, ALWAYS)                    \
+  X(pthread_exit, SEND, ALWAYS) X(fread, RECEIVE, ALWAYS) X(fwrite, SEND, ALWAYS) X(fflush, SEND, ALWAYS)       \
+  X(fgets, RECEIVE, ALWAYS) X(fputs, SEND, ALWAYS) X(puts, SEND, ALWAYS) X(getc, RECEIVE, ALWAYS)               \
+  X(fgetc, RECEIVE, ALWAYS) X(putc, SEND, ALWAYS) X(fputc, SEND, ALWAYS) X(putchar, SEND, ALWAYS)               \
+  X(getchar, RECEIVE, ALWAYS) X(printf, SEND, ALWAYS) X(fprintf, SEND, ALWAYS) X(__printf_chk, SEND, ALWAYS)    \
+  X(__fprintf_chk, SEND, ALWAYS) X(__read_chk, RECEIVE, ALWAYS) X(__fread_chk, RECEIVE, ALWAYS)                 \
+  X(__fgets_chk, RECEIVE, ALWAYS) X(exit, SEND, ALWAYS) X(open64, RECEIVE, ALWAYS) X(fclose, SEND, ALWAYS)
 
 /* ATOMX_SYNC_ID_read, ...: a call's number in the marks. */
 enum {
-#define ATOMX_SYNC_ENUM_(name, way) ATOMX_SYNC_ID_##name,
+#define ATOMX_SYNC_ENUM_(name, way, when) ATOMX_SYNC_ID_##name,
   ATOMX_SYNC_CALLS(ATOMX_SYNC_ENUM_)
 #undef ATOMX_SYNC_ENUM_
   ATOMX_SYNC_COUNT

@@ -172,6 +172,14 @@ typedef struct {
  * between, as the calls nest. */
 #define ATOMX_TRACE_MARK_SYNC_ENTERED 5u
 #define ATOMX_TRACE_MARK_SYNC_RETURNED 6u
+/* The thread-only calls of <atomx/sync_calls.h> (the pthread mutex, rwlock,
+ * spin lock and condition variable) made while the program's process had
+ * one thread (its libc's __libc_single_threaded) synchronise with nothing
+ * and get no marks; before the next call that gets them, this mark says
+ * how many the thread made (pc; signo 0), so that the reader pairs the
+ * path's calls with the marks exactly.  Those still unsaid when the
+ * stream ends are the path's last thread-only calls. */
+#define ATOMX_TRACE_MARK_SYNC_SKIPPED 7u
 
 /* The recorder's environment: where the streams go.  Unset, the program
  * runs with its stores discarded (a measurement of the stores alone). */

@@ -41,7 +41,20 @@ unsigned syncGeneration = 1;
 static __thread __attribute__((tls_model("initial-exec"))) struct {
   struct buffer *b;
   unsigned generation;
+  uint64_t skipped; /* thread-only calls made single-threaded since the last mark */
 } cached;
+
+/* The program's libc's __libc_single_threaded (0 once it made a second
+ * thread), and which calls are marked only then (sync_calls.h: THREADS). */
+static const char *programSingleThreaded;
+static const unsigned char threadsOnly[ATOMX_SYNC_COUNT] = {
+#define THREADS_(name, way, when) [ATOMX_SYNC_ID_##name] = ATOMX_SYNC_##when,
+    ATOMX_SYNC_CALLS(THREADS_)
+#undef THREADS_
+};
+/* A forked child's path before the fork is its parent's: so are the calls
+ * its parent made unmarked. */
+void sync_forked(void) { cached.skipped = 0; }
 
 static void slow_mark(uint16_t kind, int call, uint64_t ns) {
   sigset_t mask;
@@ -57,10 +70,7 @@ static void slow_mark(uint16_t kind, int call, uint64_t ns) {
  * then taken with a compare-and-swap; a signal handler that added marks
  * meanwhile (its own calls', a delivery's) took the slot first, and the
  * mark is written again into the next. */
-static void sync_mark(uint16_t kind, int call) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+static void put_mark(uint16_t kind, int call, uint64_t ns) {
   struct buffer *b = cached.b;
   if (!b || cached.generation != __atomic_load_n(&syncGeneration, __ATOMIC_RELAXED)) {
     slow_mark(kind, call, ns);
@@ -78,8 +88,32 @@ static void sync_mark(uint16_t kind, int call) {
   }
 }
 
-#define ENTER(name) sync_mark(ATOMX_TRACE_MARK_SYNC_ENTERED, ATOMX_SYNC_ID_##name)
-#define LEAVE(name) sync_mark(ATOMX_TRACE_MARK_SYNC_RETURNED, ATOMX_SYNC_ID_##name)
+static uint64_t now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+/* Before the call: its ENTERED mark (after the SKIPPED mark of the calls
+ * made unmarked before it), or none for a thread-only call while the
+ * process has one thread.  Whether the call is marked. */
+static int sync_enter(int call) {
+  if (threadsOnly[call] && programSingleThreaded && *programSingleThreaded) {
+    cached.skipped++;
+    return 0;
+  }
+  const uint64_t ns = now();
+  if (cached.skipped) {
+    put_mark(ATOMX_TRACE_MARK_SYNC_SKIPPED, 0, cached.skipped);
+    cached.skipped = 0;
+  }
+  put_mark(ATOMX_TRACE_MARK_SYNC_ENTERED, call, ns);
+  return 1;
+}
+static void sync_leave(int call) { put_mark(ATOMX_TRACE_MARK_SYNC_RETURNED, call, now()); }
+
+#define ENTER(name) const int marked_ = sync_enter(ATOMX_SYNC_ID_##name)
+#define LEAVE(name) \
+  if (marked_) sync_leave(ATOMX_SYNC_ID_##name)
 /* A wrapper of `name`, of type `ret params`, calling it with `args`. */
 #define WRAP(name, ret, params, args)   \
   static ret(*real_##name) params;      \
@@ -158,13 +192,13 @@ WRAP(fclose, int, (FILE * f), (f))
 /* Those that do not return: their entry only. */
 static void (*real_pthread_exit)(void *);
 static void wrap_pthread_exit(void *r) {
-  ENTER(pthread_exit);
+  sync_enter(ATOMX_SYNC_ID_pthread_exit);
   real_pthread_exit(r);
   __builtin_unreachable();
 }
 static void (*real_exit)(int);
 static void wrap_exit(int s) {
-  ENTER(exit);
+  sync_enter(ATOMX_SYNC_ID_exit);
   real_exit(s);
   __builtin_unreachable();
 }
@@ -217,6 +251,7 @@ void hook_sync(void) {
   real_vfprintf = (int (*)(FILE *, const char *, va_list))dlsym(programLibc, "vfprintf");
   real___vprintf_chk = (int (*)(int, const char *, va_list))dlsym(programLibc, "__vprintf_chk");
   real___vfprintf_chk = (int (*)(FILE *, int, const char *, va_list))dlsym(programLibc, "__vfprintf_chk");
+  programSingleThreaded = (const char *)dlsym(programLibc, "__libc_single_threaded");
   const void *vaForm[ATOMX_SYNC_COUNT] = {0};
   vaForm[ATOMX_SYNC_ID_printf] = (void *)real_vprintf;
   vaForm[ATOMX_SYNC_ID_fprintf] = (void *)real_vfprintf;
@@ -225,7 +260,7 @@ void hook_sync(void) {
   const int variadic[] = {ATOMX_SYNC_ID_printf, ATOMX_SYNC_ID_fprintf, ATOMX_SYNC_ID___printf_chk, ATOMX_SYNC_ID___fprintf_chk};
   int skip[ATOMX_SYNC_COUNT] = {0};
   for (unsigned i = 0; i < sizeof variadic / sizeof *variadic; i++) skip[variadic[i]] = !vaForm[variadic[i]];
-#define HOOK_(name, way) \
+#define HOOK_(name, way, when) \
   if (!skip[ATOMX_SYNC_ID_##name]) atomx_hook_import(#name, (void *)wrap_##name, (void **)&real_##name);
   ATOMX_SYNC_CALLS(HOOK_)
 #undef HOOK_

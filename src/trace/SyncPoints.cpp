@@ -15,10 +15,11 @@ namespace {
 
 struct SyncInfo {
   const char* name;
-  int way;  // ATOMX_SYNC_SEND, ATOMX_SYNC_RECEIVE
+  int way;   // ATOMX_SYNC_SEND, ATOMX_SYNC_RECEIVE
+  int when;  // ATOMX_SYNC_ALWAYS, ATOMX_SYNC_THREADS
 };
 constexpr SyncInfo kSync[] = {
-#define ATOMX_SYNC_INFO_(name, way) {#name, ATOMX_SYNC_##way},
+#define ATOMX_SYNC_INFO_(name, way, when) {#name, ATOMX_SYNC_##way, ATOMX_SYNC_##when},
     ATOMX_SYNC_CALLS(ATOMX_SYNC_INFO_)
 #undef ATOMX_SYNC_INFO_
 };
@@ -63,19 +64,30 @@ ThreadCuts syncCuts(int pid, int thread, const std::vector<SyncMark>& syncs, con
   t.thread = thread;
   uint64_t skew = 0;
   const int skewedCall = skewed(skew);
-  // Each call's entry and return (0: none).
+  // Each call's entry and return (0: none; a thread-only call made while
+  // the process had one thread has neither: ATOMX_TRACE_MARK_SYNC_SKIPPED).
   std::vector<uint64_t> entry, ret;
   std::vector<size_t> open;  // the calls entered and not returned, innermost last
+  auto unmarked = [&](size_t k) {
+    problem = "its sync marks stop fitting its path at its call " + std::to_string(k) + " (" +
+              (k < calls.size() ? std::string(syncCallName(calls[k].call)) + " at " + hex(calls[k].site) : "none") +
+              "): it is ordered up to there";
+  };
   for (const SyncMark& m : syncs) {
     if (m.inherited) continue;
     const uint64_t ns = m.ns + (m.call == skewedCall ? skew : 0);
-    if (m.kind == ATOMX_TRACE_MARK_SYNC_ENTERED) {
+    if (m.kind == ATOMX_TRACE_MARK_SYNC_SKIPPED) {
+      for (uint64_t n = 0; n < m.ns && problem.empty(); ++n) {
+        const size_t k = entry.size();
+        if (k >= calls.size() || kSync[calls[k].call].when != ATOMX_SYNC_THREADS) unmarked(k);
+        entry.push_back(0);
+        ret.push_back(0);
+      }
+      if (!problem.empty()) break;
+    } else if (m.kind == ATOMX_TRACE_MARK_SYNC_ENTERED) {
       const size_t k = entry.size();
       if (k >= calls.size() || calls[k].call != m.call) {
-        problem = "its sync marks stop fitting its path at mark " + std::to_string(k) + " (" + syncCallName(m.call) +
-                  " entered; the path's call " + std::to_string(k) + " is " +
-                  (k < calls.size() ? std::string(syncCallName(calls[k].call)) + " at " + hex(calls[k].site) : "none") +
-                  "): it is ordered up to there";
+        unmarked(k);
         break;
       }
       entry.push_back(ns);
@@ -90,12 +102,18 @@ ThreadCuts syncCuts(int pid, int thread, const std::vector<SyncMark>& syncs, con
       open.pop_back();
     }
   }
-  if (problem.empty() && entry.size() < calls.size() && !syncs.empty())
+  // The path's last calls may be thread-only ones made unmarked.
+  size_t said = entry.size();
+  while (problem.empty() && said < calls.size() && kSync[calls[said].call].when == ATOMX_SYNC_THREADS) ++said;
+  if (problem.empty() && said < calls.size() && !syncs.empty())
     problem = "its path makes " + std::to_string(calls.size()) + " sync calls and its stream has marks for " +
               std::to_string(entry.size()) + ": it is ordered up to there";
-  const uint64_t first = entry.empty() ? startKey : entry[0];
+  uint64_t first = 0;  // the first marked call's entry
+  for (size_t k = 0; k < entry.size() && !first; ++k) first = entry[k];
+  if (!first) first = startKey;
   t.cuts.push_back({0, startKey && startKey < first ? startKey : first});
   for (size_t k = 0; k < entry.size(); ++k) {
+    if (!entry[k]) continue;  // unmarked: no cut
     const uint64_t back = ret[k] ? ret[k] : entry[k];
     t.cuts.push_back({calls[k].index, kSync[calls[k].call].way == ATOMX_SYNC_SEND ? entry[k] : back});
     t.cuts.push_back({calls[k].index + 1, back});

@@ -197,7 +197,9 @@ constexpr const char* kUsage = R"(usage:
                          schedule (docs/trace.md, "Ordering threads and
                          processes"): the same lines, interleaved (a TID is
                          unique in the run; regen --events gives its PID);
-                         --process and --thread select (each may repeat)
+                         --process and --thread select (each may repeat);
+                         exits 1 if a thread's order is known only in part
+                         (named on stderr)
       --untraced lists the procedures whose instructions the trace does not
       hold (`NAME START END WHY`): calls to them are outside calls.
       --events prints the processes' and threads' events in order (`US PID
@@ -668,7 +670,7 @@ int runRegen(int argc, char** argv) {
   std::fflush(stdout);
   std::fprintf(summaryOnly || (binaryOut != "-" && !text && !counts) ? stdout : stderr, "%s\n",
                atomx::analyze::summaryLine(s).c_str());
-  return s.incompleteThreads ? 1 : 0;
+  return s.incompleteThreads || !s.scheduleProblems.empty() ? 1 : 0;
 }
 
 constexpr const char* kAnalyzeUsage = "atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE]";
