@@ -10,8 +10,8 @@
  * the marks is its place here, so the list only grows at its end.
  *
  * Each entry: the function's name, which way it synchronises, and
- * whether it is marked ALWAYS or only while the process has other THREADS
- * (ATOMX_TRACE_MARK_SYNC_SKIPPED says how many were not).  The ways:
+ * whether it is marked ALWAYS or only while the process has other THREADS.
+ * The ways:
  *   SEND     its effect another thread or process can observe happens
  *            inside the call, and nothing it waits for: the call is
  *            ordered at its entry (write: the bytes a reader will read;

@@ -167,19 +167,14 @@ typedef struct {
  * before the program's call runs its function, RETURNED once it returned
  * (a call that does not return, exit or pthread_exit, has none): signo the
  * call's number (ATOMX_SYNC_ID_*), pc the time, CLOCK_MONOTONIC in
- * nanoseconds (the event log's clock), offset the stream position then.
+ * nanoseconds (the event log's clock), offset the stream position then:
+ * the position at which the regenerator meets the call (every record due
+ * before it is written; the RETURN tag after it is not), which ties the
+ * mark to its call, also one the path makes through a pointer.
  * A signal handler that runs in between puts its own calls' marks in
  * between, as the calls nest. */
 #define ATOMX_TRACE_MARK_SYNC_ENTERED 5u
 #define ATOMX_TRACE_MARK_SYNC_RETURNED 6u
-/* The thread-only calls of <atomx/sync_calls.h> (the pthread mutex, rwlock,
- * spin lock and condition variable) made while the program's process had
- * one thread (its libc's __libc_single_threaded) synchronise with nothing
- * and get no marks; before the next call that gets them, this mark says
- * how many the thread made (pc; signo 0), so that the reader pairs the
- * path's calls with the marks exactly.  Those still unsaid when the
- * stream ends are the path's last thread-only calls. */
-#define ATOMX_TRACE_MARK_SYNC_SKIPPED 7u
 
 /* The recorder's environment: where the streams go.  Unset, the program
  * runs with its stores discarded (a measurement of the stores alone). */

@@ -51,7 +51,6 @@ static void atfork_prepare(void) {
 static void atfork_done(void) { restore_signals(&forkMask); }
 static void atfork_child(void) {
   __atomic_add_fetch(&syncGeneration, 1, __ATOMIC_RELAXED);
-  sync_forked();
   restore_signals(&forkMask);
 }
 

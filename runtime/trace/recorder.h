@@ -208,7 +208,6 @@ void hook_process(void);
  * is to be found again. */
 extern unsigned syncGeneration;
 void hook_sync(void);
-void sync_forked(void);
 
 /* hooks.c: the program's uses of the functions above, taken over through
  * <atomx/hooks.h>. */

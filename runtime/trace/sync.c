@@ -41,7 +41,6 @@ unsigned syncGeneration = 1;
 static __thread __attribute__((tls_model("initial-exec"))) struct {
   struct buffer *b;
   unsigned generation;
-  uint64_t skipped; /* thread-only calls made single-threaded since the last mark */
 } cached;
 
 /* The program's libc's __libc_single_threaded (0 once it made a second
@@ -52,9 +51,6 @@ static const unsigned char threadsOnly[ATOMX_SYNC_COUNT] = {
     ATOMX_SYNC_CALLS(THREADS_)
 #undef THREADS_
 };
-/* A forked child's path before the fork is its parent's: so are the calls
- * its parent made unmarked. */
-void sync_forked(void) { cached.skipped = 0; }
 
 static void slow_mark(uint16_t kind, int call, uint64_t ns) {
   sigset_t mask;
@@ -93,20 +89,13 @@ static uint64_t now(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-/* Before the call: its ENTERED mark (after the SKIPPED mark of the calls
- * made unmarked before it), or none for a thread-only call while the
- * process has one thread.  Whether the call is marked. */
+/* Before the call: its ENTERED mark, or none for a thread-only call while
+ * the process has one thread (the reader ties marks to calls by their
+ * stream position: an unmarked call is simply no cut).  Whether the call
+ * is marked. */
 static int sync_enter(int call) {
-  if (threadsOnly[call] && programSingleThreaded && *programSingleThreaded) {
-    cached.skipped++;
-    return 0;
-  }
-  const uint64_t ns = now();
-  if (cached.skipped) {
-    put_mark(ATOMX_TRACE_MARK_SYNC_SKIPPED, 0, cached.skipped);
-    cached.skipped = 0;
-  }
-  put_mark(ATOMX_TRACE_MARK_SYNC_ENTERED, call, ns);
+  if (threadsOnly[call] && programSingleThreaded && *programSingleThreaded) return 0;
+  put_mark(ATOMX_TRACE_MARK_SYNC_ENTERED, call, now());
   return 1;
 }
 static void sync_leave(int call) { put_mark(ATOMX_TRACE_MARK_SYNC_RETURNED, call, now()); }

@@ -213,9 +213,10 @@ Summary TraceReader::analyzeMerged(const std::vector<Analyzer*>& analyzers, cons
   {
     std::vector<std::vector<Instruction>> insns(procedureCount(*impl_));
     for (size_t k = 0; k < n; ++k) {
-      SyncCallFinder finder;
+      std::vector<uint64_t> positions;
+      SyncCallFinder finder(positions);
       Summary ignored;
-      walkStream(*impl_, streams[k], finder, ignored, insns);
+      walkStream(*impl_, streams[k], finder, ignored, insns, &positions);
       std::string problem;
       cuts[k] = syncCuts(origin[k].pid, streams[k].thread, streams[k].syncs, finder.calls(), origin[k].start, problem);
       if (!problem.empty()) sum.scheduleProblems.push_back("thread " + std::to_string(streams[k].thread) + ": " + problem);

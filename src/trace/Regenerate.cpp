@@ -131,6 +131,9 @@ class Walker {
 
   // The thread ATOMX_TEST_REGEN_STRAY gives a block of this stream to.
   void strayTo(int tid) { strayTid_ = tid; }
+  // Each outside call's stream position, appended before its event (the
+  // sync points' marks are at it: Merge.cpp, SyncPoints.h).
+  void recordCallPositions(std::vector<uint64_t>* to) { callPositions_ = to; }
 
   // Report how far the walk is to `progress`: the stream counts `weight`
   // (its file's bytes) in proportion to the stream bytes walked.
@@ -494,6 +497,7 @@ class Walker {
   // A call or jump from `site` to code outside the trace (`target` 0:
   // through a pointer).
   void outsideCall(uint64_t site, uint64_t target) {
+    if (callPositions_) callPositions_->push_back(pos_);
     out_.outsideCall(tid_, site, target ? prog_.describe(target) : gotCallee(site));
     ++sum_.outsideCalls;
     if (lib_.armed && lib_.site == site && lib_.how != analysis::LibraryLength::Result) reportLibrary(0);
@@ -1008,6 +1012,7 @@ class Walker {
   int strayTid_ = 0;
   uint64_t strayCount_ = 0;
   const std::vector<SignalMark>* marks_ = nullptr;
+  std::vector<uint64_t>* callPositions_ = nullptr;
   size_t nextMark_ = 0;
   uint64_t markAt_ = UINT64_MAX;  // the next mark's stream position (markPos)
   std::vector<Open> open_;
@@ -1072,7 +1077,7 @@ struct TraceReader::Impl {
   // `strayTid`: the first stream's thread, when `s` is the second
   // (ATOMX_TEST_REGEN_STRAY).
   void walk(Stream& s, Consumer& consumer, Summary& sum, std::vector<std::vector<Instruction>>& insns,
-            Progress* progress, int strayTid) const {
+            Progress* progress, int strayTid, std::vector<uint64_t>* callPositions = nullptr) const {
     std::error_code ec;
     const uint64_t weight = progress ? std::filesystem::file_size(s.path, ec) : 0;
     readStream(s);
@@ -1081,6 +1086,7 @@ struct TraceReader::Impl {
     Walker walker(model->program, model->unwind, plan, *facts, consumer, sum, insns);
     if (progress) walker.reportTo(progress, ec ? 0 : weight);
     walker.strayTo(strayTid);
+    walker.recordCallPositions(callPositions);
     walker.run(s);
     s.bytes = {};
     s.marks = {};
@@ -1110,8 +1116,8 @@ void addStreamless(const std::string& dir, Summary& sum) {
 
 // Walk.h: the regenerator lent to Merge.cpp.
 void walkStream(const TraceReader::Impl& impl, Stream& s, Consumer& consumer, Summary& sum,
-                std::vector<std::vector<Instruction>>& insns) {
-  impl.walk(s, consumer, sum, insns, nullptr, 0);
+                std::vector<std::vector<Instruction>>& insns, std::vector<uint64_t>* callPositions) {
+  impl.walk(s, consumer, sum, insns, nullptr, 0, callPositions);
 }
 size_t procedureCount(const TraceReader::Impl& impl) { return impl.model->program.procs.size(); }
 const Manifest& manifestOf(const TraceReader::Impl& impl) { return impl.manifest; }

@@ -44,7 +44,7 @@ int syncCallOf(const std::string& name) {
   return -1;
 }
 
-const char* syncCallName(uint16_t call) { return call < ATOMX_SYNC_COUNT ? kSync[call].name : "?"; }
+const char* syncCallName(int call) { return call >= 0 && call < ATOMX_SYNC_COUNT ? kSync[call].name : "a call through a pointer"; }
 
 void SyncCallFinder::block(const BlockRun& b) {
   inherited_ = b.inherited;
@@ -52,9 +52,8 @@ void SyncCallFinder::block(const BlockRun& b) {
 }
 
 void SyncCallFinder::outsideCall(int, uint64_t site, const std::string& name) {
-  if (inherited_ || count_ == 0) return;
-  const int k = syncCallOf(name);
-  if (k >= 0) calls_.push_back({count_ - 1, uint16_t(k), site});
+  if (inherited_ || count_ == 0 || positions_.empty()) return;
+  calls_.push_back({count_ - 1, positions_.back(), syncCallOf(name), site});
 }
 
 ThreadCuts syncCuts(int pid, int thread, const std::vector<SyncMark>& syncs, const std::vector<SyncCall>& calls,
@@ -64,58 +63,51 @@ ThreadCuts syncCuts(int pid, int thread, const std::vector<SyncMark>& syncs, con
   t.thread = thread;
   uint64_t skew = 0;
   const int skewedCall = skewed(skew);
-  // Each call's entry and return (0: none; a thread-only call made while
-  // the process had one thread has neither: ATOMX_TRACE_MARK_SYNC_SKIPPED).
-  std::vector<uint64_t> entry, ret;
+  // Each call's entry and return (0: none) and its function (the mark's).
+  std::vector<uint64_t> entry(calls.size(), 0), ret(calls.size(), 0);
+  std::vector<int> called(calls.size(), -1);
   std::vector<size_t> open;  // the calls entered and not returned, innermost last
-  auto unmarked = [&](size_t k) {
-    problem = "its sync marks stop fitting its path at its call " + std::to_string(k) + " (" +
-              (k < calls.size() ? std::string(syncCallName(calls[k].call)) + " at " + hex(calls[k].site) : "none") +
-              "): it is ordered up to there";
-  };
+  size_t next = 0;           // calls before it are behind every mark from here on
   for (const SyncMark& m : syncs) {
     if (m.inherited) continue;
     const uint64_t ns = m.ns + (m.call == skewedCall ? skew : 0);
-    if (m.kind == ATOMX_TRACE_MARK_SYNC_SKIPPED) {
-      for (uint64_t n = 0; n < m.ns && problem.empty(); ++n) {
-        const size_t k = entry.size();
-        if (k >= calls.size() || kSync[calls[k].call].when != ATOMX_SYNC_THREADS) unmarked(k);
-        entry.push_back(0);
-        ret.push_back(0);
+    if (m.kind == ATOMX_TRACE_MARK_SYNC_ENTERED) {
+      while (next < calls.size() && calls[next].pos < m.pos) ++next;
+      if (next == calls.size() || calls[next].pos != m.pos) continue;  // a call the path does not have: no cut
+      const size_t k = next++;
+      if (calls[k].call >= 0 && calls[k].call != m.call) {
+        if (problem.empty())
+          problem = std::string("its mark at stream byte ") + std::to_string(m.pos) + " is " + syncCallName(m.call) +
+                    "'s, its path's call there (" + hex(calls[k].site) + ") " + syncCallName(calls[k].call) +
+                    "'s: that call is no cut";
+        continue;
       }
-      if (!problem.empty()) break;
-    } else if (m.kind == ATOMX_TRACE_MARK_SYNC_ENTERED) {
-      const size_t k = entry.size();
-      if (k >= calls.size() || calls[k].call != m.call) {
-        unmarked(k);
-        break;
-      }
-      entry.push_back(ns);
-      ret.push_back(0);
+      entry[k] = ns;
+      called[k] = m.call;
       open.push_back(k);
     } else {
       // A call that never returned (exit, pthread_exit, a longjmp out of a
       // handler) is closed by the return of a call outside it.
-      while (!open.empty() && calls[open.back()].call != m.call) open.pop_back();
+      while (!open.empty() && called[open.back()] != m.call) open.pop_back();
       if (open.empty()) continue;
       ret[open.back()] = ns;
       open.pop_back();
     }
   }
-  // The path's last calls may be thread-only ones made unmarked.
-  size_t said = entry.size();
-  while (problem.empty() && said < calls.size() && kSync[calls[said].call].when == ATOMX_SYNC_THREADS) ++said;
-  if (problem.empty() && said < calls.size() && !syncs.empty())
-    problem = "its path makes " + std::to_string(calls.size()) + " sync calls and its stream has marks for " +
-              std::to_string(entry.size()) + ": it is ordered up to there";
+  size_t unmarked = 0, firstUnmarked = 0;
+  for (size_t k = 0; k < calls.size(); ++k)
+    if (!entry[k] && calls[k].call >= 0 && kSync[calls[k].call].when == ATOMX_SYNC_ALWAYS && !unmarked++) firstUnmarked = k;
+  if (unmarked && problem.empty() && !syncs.empty())
+    problem = std::to_string(unmarked) + " of its calls of the sync list have no marks (the first: " +
+              syncCallName(calls[firstUnmarked].call) + " at " + hex(calls[firstUnmarked].site) + ")";
   uint64_t first = 0;  // the first marked call's entry
-  for (size_t k = 0; k < entry.size() && !first; ++k) first = entry[k];
+  for (size_t k = 0; k < calls.size() && !first; ++k) first = entry[k];
   if (!first) first = startKey;
   t.cuts.push_back({0, startKey && startKey < first ? startKey : first});
-  for (size_t k = 0; k < entry.size(); ++k) {
+  for (size_t k = 0; k < calls.size(); ++k) {
     if (!entry[k]) continue;  // unmarked: no cut
     const uint64_t back = ret[k] ? ret[k] : entry[k];
-    t.cuts.push_back({calls[k].index, kSync[calls[k].call].way == ATOMX_SYNC_SEND ? entry[k] : back});
+    t.cuts.push_back({calls[k].index, kSync[called[k]].way == ATOMX_SYNC_SEND ? entry[k] : back});
     t.cuts.push_back({calls[k].index + 1, back});
   }
   return t;

@@ -158,8 +158,7 @@ void readStream(Stream& s) {
     for (uint32_t k = 0; k < h.marks; ++k) {
       AtomxTraceMark m;
       std::memcpy(&m, marks + k * sizeof m, sizeof m);
-      if (m.kind == ATOMX_TRACE_MARK_SYNC_ENTERED || m.kind == ATOMX_TRACE_MARK_SYNC_RETURNED ||
-          m.kind == ATOMX_TRACE_MARK_SYNC_SKIPPED) {
+      if (m.kind == ATOMX_TRACE_MARK_SYNC_ENTERED || m.kind == ATOMX_TRACE_MARK_SYNC_RETURNED) {
         marksFit &= m.offset <= h.rawSize;
         s.syncs.push_back({s.bytes.size() + m.offset, m.kind, m.signo, m.pc});
         continue;

@@ -53,14 +53,13 @@ struct SignalMark {
   uint64_t regs[16] = {};
 };
 
-// A sync point's mark (ATOMX_TRACE_MARK_SYNC_ENTERED, _RETURNED or
-// _SKIPPED), at its position in the whole stream: the walk never sees them
-// (SyncPoints.h).
+// A sync point's mark (ATOMX_TRACE_MARK_SYNC_ENTERED or _RETURNED), at its
+// position in the whole stream: the walk never sees them (SyncPoints.h).
 struct SyncMark {
   uint64_t pos;
   uint16_t kind;
   uint16_t call;  // ATOMX_SYNC_ID_* (<atomx/sync_calls.h>)
-  uint64_t ns;    // CLOCK_MONOTONIC; SKIPPED: how many calls
+  uint64_t ns;    // CLOCK_MONOTONIC
   bool inherited = false;  // in a forked child's stream: its parent's, before the fork
 };
 

@@ -15,8 +15,10 @@ namespace atomx::trace {
 // Reads stream `s` and regenerates it into `consumer` (as TraceReader::
 // analyze does one shard); `insns` is the walking thread's own (one per
 // thread).  s.syncs stays read afterwards, its bytes and signal marks go.
+// `callPositions`: each outside call's stream position is appended to it
+// just before the call's event.
 void walkStream(const TraceReader::Impl& impl, Stream& s, Consumer& consumer, Summary& sum,
-                std::vector<std::vector<Instruction>>& insns);
+                std::vector<std::vector<Instruction>>& insns, std::vector<uint64_t>* callPositions = nullptr);
 // The number of procedures of the trace's program: the size of `insns`.
 size_t procedureCount(const TraceReader::Impl& impl);
 // The trace's manifest.

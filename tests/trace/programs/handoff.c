@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
   }
   if (pipe(fds) != 0 || pipe(acks) != 0) return 1;
   /* Locked while the process has one thread: calls the recorder leaves
-   * unmarked and counts (ATOMX_TRACE_MARK_SYNC_SKIPPED). */
+   * unmarked (include/atomx/sync_calls.h, THREADS). */
   pthread_mutex_lock(&lock);
   counter = 0;
   pthread_mutex_unlock(&lock);
