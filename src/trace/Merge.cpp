@@ -27,7 +27,7 @@ namespace {
 // Each stream's process and start (CLOCK_MONOTONIC; 0: unknown) from the
 // event log: its `stream` line's process; the first `process`, `thread`,
 // `forked` or `vforked` line of its thread, or for thread.TID-K.axt (the
-// K-th program exec'd in the thread) its K-th `process` line after that.
+// K-th program exec'd in the thread) the thread's K-th `exec` line.
 struct Origin {
   int pid = 0;
   uint64_t start = 0;
@@ -39,7 +39,7 @@ std::vector<Origin> origins(const std::string& dir, const std::vector<Stream>& s
     const std::string& name = streams[k].name;
     const size_t dash = name.find('-');
     const unsigned exec = dash == std::string::npos ? 0 : unsigned(std::strtoul(name.c_str() + dash + 1, nullptr, 10));
-    unsigned processes = 0;
+    unsigned execs = 0;
     bool started = false;
     for (const Event& e : log) {
       if (e.kind == "stream" && e.detail.size() >= name.size() &&
@@ -47,8 +47,7 @@ std::vector<Origin> origins(const std::string& dir, const std::vector<Stream>& s
         out[k].pid = e.pid;
       if (e.thread != streams[k].thread || started) continue;
       const bool begins = e.kind == "process" || e.kind == "thread" || e.kind == "forked" || e.kind == "vforked";
-      if (!begins) continue;
-      if (exec == 0 || (e.kind == "process" && processes++ == exec)) out[k].start = e.ns, started = true;
+      if (exec == 0 ? begins : e.kind == "exec" && ++execs == exec) out[k].start = e.ns, started = true;
     }
   }
   return out;
