@@ -206,15 +206,19 @@ constexpr const char* kUsage = R"(usage:
       TID EVENT [ARG]`, US microseconds since the first): process, thread,
       stream, thread-end, fork, forked, exec, exec-failed, exit, killed
       (docs/trace.md).
-  atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE] [-q]
+  atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--merge] [--program FILE] [-q]
       Run trace analysers over one regeneration of TRACE: each keeps its
       state per thread's stream (a shard), the shards run on up to N cores
       (default as for regen), and each analyser merges its shards and writes
       its output (to FILE, default stdout) in stream order: the output is
       the same for every N (a progress line on a terminal, unless -q).
       docs/architecture.md, "The analyser slot",
-      says how to write one.  Exits 1 if a thread could not be regenerated
-      to its end.  The analysers:
+      says how to write one.  --merge: one shard of every thread, in the
+      trace's merged order (as regen --merge; an analyser that reports per
+      shard, as threads does, reports that one, and a block the schedule
+      cuts counts as two runs).  Exits 1 if a thread could
+      not be regenerated to its end (or, with --merge, ordered).  The
+      analysers:
 ANALYZERS
   atomx melt TRACE [--method seed|exact|both] [--threshold N|auto] [--top K]
                    [--max-length N] [--identity address|text] [--json FILE]
@@ -673,16 +677,17 @@ int runRegen(int argc, char** argv) {
   return s.incompleteThreads || !s.scheduleProblems.empty() ? 1 : 0;
 }
 
-constexpr const char* kAnalyzeUsage = "atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE]";
+constexpr const char* kAnalyzeUsage = "atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--merge] [--program FILE]";
 
 int runAnalyze(int argc, char** argv) {
   std::string dir, list, program;
   std::optional<unsigned> jobs;
-  bool quiet = false;
+  bool quiet = false, merge = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") return helpSection("  atomx analyze "), 0;
     if (a == "-q") quiet = true;
+    else if (a == "--merge") merge = true;
     else if ((a == "--tool" || a == "-t") && i + 1 < argc) list += (list.empty() ? "" : ",") + std::string(argv[++i]);
     else if (a.rfind("--tool=", 0) == 0) list += (list.empty() ? "" : ",") + a.substr(7);
     else if (a == "--tool" || a == "-t") usageError(a + " needs analyser names (atomx analyze --help lists them)");
@@ -700,7 +705,8 @@ int runAnalyze(int argc, char** argv) {
   const auto analyzers =
       atomx::analyze::makeAnalyzers("problems," + list, trace.program(), trace.program() + " (atomx analyze " + dir + ")",
                                     trace.hasData());
-  return analyzeTrace(trace, analyzers, jobs, "analyze", quiet).incompleteThreads ? 1 : 0;
+  const atomx::trace::Summary s = merge ? mergedTrace(trace, analyzers, {}) : analyzeTrace(trace, analyzers, jobs, "analyze", quiet);
+  return s.incompleteThreads || !s.scheduleProblems.empty() ? 1 : 0;
 }
 
 int runCache(int argc, char** argv) {
