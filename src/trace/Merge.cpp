@@ -206,6 +206,9 @@ Summary TraceReader::analyzeMerged(const std::vector<Analyzer*>& analyzers, cons
     if (chosen) streams.push_back(std::move(all[k])), origin.push_back(from[k]);
   }
   const size_t n = streams.size();
+  if (n == 0 && !(select.processes.empty() && select.threads.empty()))
+    throw Error(dir() + ": no thread of the trace is of the processes or threads selected (atomx regen " + dir() +
+                " --events lists them)");
   Summary sum;
   // The cuts: each stream walked once for its sync calls.
   std::vector<ThreadCuts> cuts(n);
