@@ -58,7 +58,9 @@
 
 #include <stdint.h>
 
-#define ATOMX_TRACE_VERSION 5
+/* 6: the sync marks (ATOMX_TRACE_MARK_SYNC_*), which a reader of 5 would
+ * take for signal marks. */
+#define ATOMX_TRACE_VERSION 6
 
 /* A library call's records (above): the registers, as a mask of hardware
  * register numbers (bit k: register k), stored lowest number first. */
