@@ -9,8 +9,10 @@
  *   - two threads take TICKETS tickets each from a counter under a mutex
  *     (take_ticket, called with it held), and the program keeps its own
  *     record of who took each.
- * ORDER_FILE gets that record: a line `TID` per ticket, in ticket order,
- * then `producer TID` and `consumer TID`.  Exits 1 if a record came back
+ * With `fork`, the producer is a process of its own (forked before any
+ * thread: the records cross processes).  ORDER_FILE gets the record: a
+ * line `TID` per ticket, in ticket order, then `producer TID` (the forked
+ * producer's pid) and `consumer TID`.  Exits 1 if a record came back
  * wrong. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -18,7 +20,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define RECORDS 64
@@ -71,8 +75,11 @@ static void *consumer(void *arg) {
 /* Called with the lock held: the ticket's taker, in the program's record. */
 __attribute__((noinline)) static void take_ticket(long tid) { taker[counter++] = tid; }
 
+static pthread_barrier_t start; /* the two takers begin together */
+
 static void *ticket_taker(void *arg) {
   const long tid = syscall(SYS_gettid);
+  pthread_barrier_wait(&start);
   for (unsigned k = 0; k < TICKETS; k++) {
     for (unsigned i = 0; i < (k * 37 + (unsigned)(uintptr_t)arg * 11) % 300; i++) sink += i;
     pthread_mutex_lock(&lock);
@@ -84,8 +91,9 @@ static void *ticket_taker(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: handoff ORDER_FILE\n");
+  const int forked = argc == 3 && strcmp(argv[2], "fork") == 0;
+  if (argc != 2 && !forked) {
+    fprintf(stderr, "usage: handoff ORDER_FILE [fork]\n");
     return 2;
   }
   if (pipe(fds) != 0 || pipe(acks) != 0) return 1;
@@ -94,12 +102,26 @@ int main(int argc, char **argv) {
   pthread_mutex_lock(&lock);
   counter = 0;
   pthread_mutex_unlock(&lock);
+  pthread_barrier_init(&start, NULL, 2);
   pthread_t t[4];
-  pthread_create(&t[0], NULL, producer, NULL);
+  pid_t child = 0;
+  if (forked) { /* the producer is a process of its own, forked before any thread */
+    child = fork();
+    if (child < 0) return 1;
+    if (child == 0) {
+      producer(NULL);
+      _exit(0);
+    }
+    producerTid = child;
+  } else {
+    pthread_create(&t[0], NULL, producer, NULL);
+  }
   pthread_create(&t[1], NULL, consumer, NULL);
   pthread_create(&t[2], NULL, ticket_taker, (void *)1);
   pthread_create(&t[3], NULL, ticket_taker, (void *)2);
-  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  for (int i = forked; i < 4; i++) pthread_join(t[i], NULL);
+  int status;
+  if (forked && (waitpid(child, &status, 0) != child || status != 0)) return 1;
   FILE *f = fopen(argv[1], "w");
   if (!f) return 1;
   for (unsigned k = 0; k < counter; k++) fprintf(f, "%ld\n", taker[k]);
