@@ -16,7 +16,7 @@
  *            inside the call, and nothing it waits for: the call is
  *            ordered at its entry (write: the bytes a reader will read;
  *            unlock: the lock another thread takes; create: the thread that
- *            starts; exit: the status a waiter collects);
+ *            starts; kill: the signal another process gets);
  *   RECEIVE  it may wait for, or observe, another's effect: the call is
  *            ordered at its return (read, lock, wait, join, poll, sleep: a
  *            sleep orders nothing itself, but a thread that sleeps is
@@ -31,7 +31,7 @@
  *     (signals); wait, waitpid (a child's end); nanosleep, sleep, usleep,
  *     sched_yield;
  *   - libc's futex users: the pthread mutex, condition variable, rwlock,
- *     barrier, spin lock, semaphore and thread create/join/exit calls (the
+ *     barrier, spin lock, semaphore and thread create and join calls (the
  *     only way a program without its own atomics orders threads).  The
  *     mutex, rwlock, spin lock and condition variable calls are marked only
  *     once the process has more than one thread (THREADS below: a
@@ -43,9 +43,13 @@
  *     through read, inside the call): fread, fwrite, fflush, fgets, fputs,
  *     puts, getc, fgetc, putc, fputc, putchar, getchar, printf, fprintf and
  *     their _chk forms (fortified builds call those);
- *   - exit (its handlers' output, the status a parent waits for).
  * fork, vfork and exec are not here: the recorder hooks them already and
- * their order is the event log's (fork, forked; docs/trace.md). */
+ * their order is the event log's (fork, forked; docs/trace.md).  Nor are
+ * exit and pthread_exit: what waits for them (wait, join) returns after
+ * them, which orders everything before them already; and a wrapper's frame
+ * would move the stack of the handlers and destructors they run (a data
+ * trace's references there, trace.cachesim.refsim.gzip's
+ * __do_global_dtors_aux). */
 #ifndef ATOMX_SYNC_CALLS_H
 #define ATOMX_SYNC_CALLS_H
 
@@ -71,12 +75,12 @@
   X(pthread_rwlock_unlock, SEND, THREADS) X(pthread_barrier_wait, RECEIVE, ALWAYS)                              \
   X(pthread_spin_lock, RECEIVE, THREADS) X(pthread_spin_unlock, SEND, THREADS) X(sem_wait, RECEIVE, ALWAYS)     \
   X(sem_post, SEND, ALWAYS) X(pthread_create, SEND, ALWAYS) X(pthread_join, RECEIVE, ALWAYS)                    \
-  X(pthread_exit, SEND, ALWAYS) X(fread, RECEIVE, ALWAYS) X(fwrite, SEND, ALWAYS) X(fflush, SEND, ALWAYS)       \
+  X(fread, RECEIVE, ALWAYS) X(fwrite, SEND, ALWAYS) X(fflush, SEND, ALWAYS)       \
   X(fgets, RECEIVE, ALWAYS) X(fputs, SEND, ALWAYS) X(puts, SEND, ALWAYS) X(getc, RECEIVE, ALWAYS)               \
   X(fgetc, RECEIVE, ALWAYS) X(putc, SEND, ALWAYS) X(fputc, SEND, ALWAYS) X(putchar, SEND, ALWAYS)               \
   X(getchar, RECEIVE, ALWAYS) X(printf, SEND, ALWAYS) X(fprintf, SEND, ALWAYS) X(__printf_chk, SEND, ALWAYS)    \
   X(__fprintf_chk, SEND, ALWAYS) X(__read_chk, RECEIVE, ALWAYS) X(__fread_chk, RECEIVE, ALWAYS)                 \
-  X(__fgets_chk, RECEIVE, ALWAYS) X(exit, SEND, ALWAYS) X(open64, RECEIVE, ALWAYS) X(fclose, SEND, ALWAYS)
+  X(__fgets_chk, RECEIVE, ALWAYS) X(open64, RECEIVE, ALWAYS) X(fclose, SEND, ALWAYS)
 
 /* ATOMX_SYNC_ID_read, ...: a call's number in the marks. */
 enum {

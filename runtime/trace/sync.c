@@ -178,20 +178,6 @@ WRAP(__fread_chk, size_t, (void *p, size_t size, size_t s, size_t n, FILE *f), (
 WRAP(__fgets_chk, char *, (char *s, size_t size, int n, FILE *f), (s, size, n, f))
 WRAP(fclose, int, (FILE * f), (f))
 
-/* Those that do not return: their entry only. */
-static void (*real_pthread_exit)(void *);
-static void wrap_pthread_exit(void *r) {
-  sync_enter(ATOMX_SYNC_ID_pthread_exit);
-  real_pthread_exit(r);
-  __builtin_unreachable();
-}
-static void (*real_exit)(int);
-static void wrap_exit(int s) {
-  sync_enter(ATOMX_SYNC_ID_exit);
-  real_exit(s);
-  __builtin_unreachable();
-}
-
 /* The variadic ones call the program's libc's va_list forms. */
 static int (*real_vprintf)(const char *, va_list);
 static int (*real_vfprintf)(FILE *, const char *, va_list);
