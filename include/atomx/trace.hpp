@@ -149,6 +149,9 @@ struct Summary {
   // incompleteThreads.  A thread started while its process was exiting
   // records nothing by design, and is not listed.
   std::vector<std::string> streamless;
+  // Merged mode (TraceReader::analyzeMerged): the threads whose path the
+  // schedule orders only in part, each "thread TID: why".
+  std::vector<std::string> scheduleProblems;
 };
 
 // A procedure of the program whose instructions the trace does not hold
@@ -233,6 +236,22 @@ class TraceReader {
   // `jobs` threads at once (0: the machine's cores, at most 8), then merged
   // and reported in stream order: the results do not depend on `jobs`.
   Summary analyze(const std::vector<Analyzer*>& analyzers, unsigned jobs, Progress* progress = nullptr) const;
+  // Merged mode (docs/trace.md, "Ordering threads and processes"): the
+  // selected threads' events (all: both lists empty; else the threads
+  // listed and every thread of the processes listed) in one order that
+  // keeps each thread's own and the trace's schedule (the manifest's
+  // `schedule`: its sync points), to one shard of each analyser
+  // (Shard{0, 0, "merged", true}), which then merges that one shard and
+  // reports.  A block cut by the schedule arrives in parts, each a run of
+  // its own from its first instruction (not `continued`: that is a
+  // signal's cut, whose rest a cache simulator does not fetch again);
+  // a forked child's inherited events are left out (they are its
+  // parent's).  Every selected stream is walked twice (once for its cuts)
+  // and, the second time, all at once, each on a thread of its own.
+  struct Selection {
+    std::vector<int> processes, threads;
+  };
+  Summary analyzeMerged(const std::vector<Analyzer*>& analyzers, const Selection& select = {}) const;
 
   struct Impl;
 

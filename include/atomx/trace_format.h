@@ -60,7 +60,9 @@
 
 #include <stdint.h>
 
-#define ATOMX_TRACE_VERSION 5
+/* 6: the sync marks (ATOMX_TRACE_MARK_SYNC_*), which a reader of 5 would
+ * take for signal marks. */
+#define ATOMX_TRACE_VERSION 6
 
 /* A library call's records (above): the registers, as a mask of hardware
  * register numbers (bit k: register k), stored lowest number first. */
@@ -178,6 +180,21 @@ typedef struct {
  * position: the registers the regenerator knows there tell the iterations
  * apart. */
 #define ATOMX_TRACE_MARK_REGISTER 4u
+/* Sync points (since the fallback schedule; docs/trace.md, "Ordering
+ * threads and processes"): written by the recorder's wrappers of the calls
+ * <atomx/sync_calls.h> lists (runtime/trace/sync.c), read by the reader's
+ * sync points (src/trace/SyncPoints.cpp), never by the walk.  ENTERED just
+ * before the program's call runs its function, RETURNED once it returned
+ * (a call that does not return, exit or pthread_exit, has none): signo the
+ * call's number (ATOMX_SYNC_ID_*), pc the time, CLOCK_MONOTONIC in
+ * nanoseconds (the event log's clock), offset the stream position then:
+ * the position at which the regenerator meets the call (every record due
+ * before it is written; the RETURN tag after it is not), which ties the
+ * mark to its call, also one the path makes through a pointer.
+ * A signal handler that runs in between puts its own calls' marks in
+ * between, as the calls nest. */
+#define ATOMX_TRACE_MARK_SYNC_ENTERED 5u
+#define ATOMX_TRACE_MARK_SYNC_RETURNED 6u
 
 /* The recorder's environment: where the streams go.  Unset, the program
  * runs with its stores discarded (a measurement of the stores alone). */
@@ -233,6 +250,16 @@ typedef struct {
  * addresses from (analysis/DataSlices.h), and the trace plan makes every
  * block that records one a recording node. */
 #define ATOMX_TRACE_KEY_DATA "data"
+/* `schedule MODE...`: how the trace orders its threads and processes
+ * against each other (docs/trace.md, "Ordering threads and processes"),
+ * written by `atomx trace`, read by `atomx regen --merge`: `sync-points`,
+ * at the calls of <atomx/sync_calls.h> (their marks; every trace since
+ * version 6), then `switches` when the privileged schedule log (below) was
+ * recorded too.  Absent: a trace recorded before there was one (no sync
+ * marks; its threads are merged by the event log's times alone). */
+#define ATOMX_TRACE_KEY_SCHEDULE "schedule"
+#define ATOMX_TRACE_SCHEDULE_SYNC_POINTS "sync-points"
+
 /* `program-K SIZE HASH PLACEMENT PATH` (K = 2, 3, ...): a workload's
  * further programs (`atomx trace -- sh -c ...`: src/driver/Workload.h
  * instruments each program the workload execs on first use, and Record.cpp
@@ -251,7 +278,6 @@ typedef struct {
  * AtomxScheduleRecord records in the order the collector drained them
  * (per CPU in time order; sort by ns for one order). */
 #define ATOMX_TRACE_SCHEDULE "schedule"
-#define ATOMX_TRACE_KEY_SCHEDULE "schedule"
 #define ATOMX_TRACE_SCHEDULE_SWITCHES "switches" /* the manifest's `schedule switches`: this log */
 #define ATOMX_SCHEDULE_MAGIC 0x48535841u    /* "AXSH" */
 #define ATOMX_SCHEDULE_VERSION 1u

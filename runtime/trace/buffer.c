@@ -257,7 +257,7 @@ void publish(const struct buffer *b) {
 }
 
 uint8_t *stream_begin(struct buffer *b) {
-  const uint64_t header[2] = {program_bias(), thread_pointer()};
+  const uint64_t header[2] = {program_bias(), b->threadPointer};
   memcpy(b->base, header, sizeof header);
   return b->base + ATOMX_TRACE_STREAM_HEADER;
 }

@@ -76,9 +76,10 @@ uint64_t interrupted_at(ucontext_t *uc) {
   return ATOMX_TRACE_MARK_UNKNOWN;
 }
 
-/* A signal mark at the cursor of the calling thread's buffer (the thread is
- * at an instruction of its own, not inside inserted code: the cursor is
- * the stream position). */
+/* A mark at the cursor of the calling thread's buffer (the thread is at an
+ * instruction of its own, not inside inserted code: the cursor is the
+ * stream position), with every signal blocked (a signal handler, or
+ * sync.c's slow way). */
 void add_mark(uint16_t kind, int sig, uint64_t pc) {
   struct buffer *b = own_buffer();
   int moved = 0; /* the thread's buffer or chunk changed (publish) */
@@ -93,13 +94,21 @@ void add_mark(uint16_t kind, int sig, uint64_t pc) {
     set_cursor(c);
     moved = 1;
   }
-  if (b->markCount == MAX_MARKS) { /* the chunk ends here */
-    hand_off(b, c);
+  /* Under the buffer's lock: another thread's exit may be writing the
+   * buffer's last chunk (flush_all). */
+  for (;;) {
+    if (moved) publish(b), moved = 0;
+    lock_buffer(b);
+    if (b->markCount < MAX_MARKS) {
+      b->marks[b->markCount++] = (AtomxTraceMark){(uint32_t)(c - b->base), kind, (uint16_t)sig, pc};
+      unlock_buffer(b);
+      return;
+    }
+    unlock_buffer(b);
+    hand_off(b, c); /* the chunk ends here */
     c = b->base;
     set_cursor(c);
     moved = 1;
   }
-  if (moved) publish(b);
-  b->marks[b->markCount++] = (AtomxTraceMark){(uint32_t)(c - b->base), kind, (uint16_t)sig, pc};
 }
 

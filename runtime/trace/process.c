@@ -52,6 +52,7 @@ static void atfork_prepare(void) {
 static void atfork_done(void) { restore_signals(&forkMask); }
 static void atfork_child(void) {
   publish_owner(); /* the parent's words, copied, are the child's (publish) */
+  __atomic_add_fetch(&syncGeneration, 1, __ATOMIC_RELAXED);
   restore_signals(&forkMask);
 }
 
@@ -93,6 +94,7 @@ struct vfork_saved atomx_trace_vfork_begins(void) {
   return s;
 }
 void atomx_trace_vfork_child(uint64_t mask) {
+  __atomic_add_fetch(&syncGeneration, 1, __ATOMIC_RELAXED);
   vfork_started();
   struct buffer *b = vfork_buffer();
   /* Its stream holds its parent's chunks up to here, or else begins anew. */
@@ -102,6 +104,7 @@ void atomx_trace_vfork_child(uint64_t mask) {
 }
 long atomx_trace_vfork_returned(long child, uint8_t *c, uint64_t mask) {
   set_cursor(c);
+  __atomic_add_fetch(&syncGeneration, 1, __ATOMIC_RELAXED);
   if (child > 0) vfork_ended((pid_t)child);
   publish(own_buffer()); /* the child's were in the same words */
   sys_sigprocmask_set(&mask, NULL);

@@ -35,6 +35,8 @@
  *   library.c    library calls whose length is measured in memory
  *   stores.h     the witness stores' encodings (shared with atomx)
  *   process.c    fork, vfork, exec, and _exit in a vfork child
+ *   sync.c       the sync points: marks with the time around the program's
+ *                calls that may synchronise it (<atomx/sync_calls.h>)
  *   hooks.c      the program's GOT slots, pointed at the wrappers
  * ../sys.h holds the raw system calls (shared with the runtime blob). */
 #include "recorder.h"

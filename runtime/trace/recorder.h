@@ -83,6 +83,9 @@ struct buffer {
   char path[4200]; /* the stream's file, once open */
   uint32_t markCount; /* signal marks of the bytes in the buffer */
   AtomxTraceMark marks[MAX_MARKS];
+  /* The marks of the chunk `flush` writes (take_marks), and of the final
+   * chunk until an exec that fails puts them back (reopen_stream). */
+  AtomxTraceMark flushed[MAX_MARKS];
 };
 
 static inline uint64_t thread_pointer(void) {
@@ -178,6 +181,10 @@ void flush(struct buffer *b, const uint8_t *end, int final);
 void hand_off(struct buffer *b, const uint8_t *end);
 void flush_all(void);
 void reopen_stream(struct buffer *b);
+/* The buffer's marks moved to `to` (b's lock held): a sync mark the thread
+ * writes meanwhile without the lock (sync.c) finds the marks full, and
+ * waits for the lock in add_mark. */
+uint32_t take_marks(struct buffer *b, AtomxTraceMark *to);
 
 /* writer.c: the process's writer thread. */
 int writer_runs(void);
@@ -200,6 +207,12 @@ void hook_signals(void);
 
 /* process.c: fork, vfork and exec. */
 void hook_process(void);
+
+/* sync.c: the sync points' marks (<atomx/sync_calls.h>).  A forked or
+ * vfork child raises syncGeneration: the thread's buffer it keeps at hand
+ * is to be found again. */
+extern unsigned syncGeneration;
+void hook_sync(void);
 
 /* hooks.c: the program's uses of the functions above, taken over through
  * <atomx/hooks.h>. */

@@ -38,11 +38,12 @@ void copy_chunks(const char *from, uint64_t chunks, int to, uint8_t *scratch, ui
     AtomxTraceChunk h;
     if (read(fd, &h, sizeof h) != (ssize_t)sizeof h) fail("cannot read the parent's trace stream");
     write_all(to, &h, sizeof h);
-    for (uint32_t left = h.storedSize; left > 0;) {
+    /* The stored bytes, then the chunk's marks (signals, sync points). */
+    for (uint64_t left = h.storedSize + (uint64_t)h.marks * sizeof(AtomxTraceMark); left > 0;) {
       ssize_t k = read(fd, data, left < dataBytes ? left : dataBytes);
       if (k <= 0) fail("cannot read the parent's trace stream");
       write_all(to, data, (size_t)k);
-      left -= (uint32_t)k;
+      left -= (uint64_t)k;
     }
   }
   close(fd);
@@ -112,16 +113,21 @@ void drain(struct buffer *b) {
  * chunks queued before it, written once they are); `final`: its last. */
 void flush(struct buffer *b, const uint8_t *end, int final) {
   if (!end || end < b->base || end > b->base + BUFFER_BYTES) end = b->base;
+  /* The last chunk of a stream that has no bytes yet, not even its first
+   * (another thread's exit closes a thread's buffer between new_buffer and
+   * its cursor's setting): the stream's header, so that it is the stream
+   * of a thread that recorded nothing (regen read it as shorter than its
+   * header). */
+  if (final && b->sequence == 0 && end == b->base) end = stream_begin(b);
   const uint32_t n = (uint32_t)(end - b->base);
-  const uint32_t marks = b->markCount;
-  b->markCount = 0;
+  const uint32_t marks = take_marks(b, b->flushed);
   if (n == 0 && marks == 0 && !final) return;
   if (discarding) return;
   if (b->fd < 0) open_stream(b);
   if (!writer_runs()) write_queued(b); /* first: it uses the same compressor */
   if (n > 0) own_compressor(b);
   const struct chunk c =
-      pack_chunk(b->base, n, b->marks, marks, (final ? ATOMX_TRACE_CHUNK_FINAL : 0u) | (b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u),
+      pack_chunk(b->base, n, b->flushed, marks, (final ? ATOMX_TRACE_CHUNK_FINAL : 0u) | (b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u),
                  b->sequence++, b->zstd, b->packed);
   if (final) b->finalMarks = marks, b->finalChild = b->childFirst;
   b->childFirst = 0;
@@ -143,8 +149,16 @@ void reopen_stream(struct buffer *b) {
   if (ftruncate(b->fd, (off_t)b->finalAt) != 0) fail(b->path);
   b->finalAt = -1;
   b->sequence--;
+  memcpy(b->marks, b->flushed, b->finalMarks * sizeof(AtomxTraceMark));
   b->markCount = b->finalMarks;
   b->childFirst = b->finalChild;
+}
+
+uint32_t take_marks(struct buffer *b, AtomxTraceMark *to) {
+  const uint32_t n = __atomic_exchange_n(&b->markCount, MAX_MARKS, __ATOMIC_ACQ_REL);
+  memcpy(to, b->marks, n * sizeof(AtomxTraceMark));
+  __atomic_store_n(&b->markCount, 0, __ATOMIC_RELEASE);
+  return n;
 }
 
 
@@ -175,9 +189,7 @@ static void hand_off_locked(struct buffer *b, const uint8_t *end) {
   b->queue[i].rawSize = (uint32_t)(end - b->base);
   b->queue[i].flags = b->childFirst ? ATOMX_TRACE_CHUNK_CHILD : 0u;
   b->queue[i].sequence = b->sequence++;
-  b->queue[i].markCount = b->markCount;
-  memcpy(b->queue[i].marks, b->marks, b->markCount * sizeof(AtomxTraceMark));
-  b->markCount = 0;
+  b->queue[i].markCount = take_marks(b, b->queue[i].marks);
   b->childFirst = 0;
   __atomic_store_n(&b->queued, k + 1, __ATOMIC_RELEASE);
   wake_writer();

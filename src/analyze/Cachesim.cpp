@@ -312,10 +312,20 @@ struct CachesimShard : trace::Consumer {
   std::vector<std::unique_ptr<HierarchyShard>> h;
   size_t index = 0;
   bool libc = true;
-  void loadBias(int, uint64_t bias) override {
+  // Each thread's load bias: a merged shard has the threads of several
+  // processes, whose biases may differ (TraceReader::analyzeMerged).
+  std::unordered_map<int, uint64_t> biases;
+  int biased = 0;  // the thread whose bias h has
+  void loadBias(int thread, uint64_t bias) override {
+    biases[thread] = bias;
+    biased = thread;
     for (auto& s : h) s->setBias(bias);
   }
   void block(const BlockRun& b) override {
+    if (b.thread != biased) {
+      biased = b.thread;
+      for (auto& s : h) s->setBias(biases[b.thread]);
+    }
     for (auto& s : h) s->block(b);
   }
   void libraryCall(const trace::LibraryCall& c) override {
@@ -695,7 +705,7 @@ bool simulateConfigurations(const trace::TraceReader& trace, const cs::Config& c
   const size_t streams = std::max<size_t>(1, streamCount(trace.dir()));
   // Groups of configurations simulated at once over one regeneration (a
   // FanoutAnalyzer): as many as the cores the threads alone leave idle.
-  const size_t groups = run.sweep ? std::clamp<size_t>(cores / streams, 1, n) : 1;
+  const size_t groups = run.sweep && !run.merged ? std::clamp<size_t>(cores / streams, 1, n) : 1;
   const unsigned jobsPer = std::max(1u, unsigned(cores / groups));
   std::vector<std::unique_ptr<CachesimAnalyzer>> analyzers(groups);
   std::vector<std::vector<size_t>> members(groups);  // positions in `which`
@@ -710,7 +720,8 @@ bool simulateConfigurations(const trace::TraceReader& trace, const cs::Config& c
   FanoutAnalyzer fanout(parts);
   std::unique_ptr<trace::Analyzer> problems = makeAnalyzer("problems", "-", trace.program(), run.command);
   const trace::Summary sum =
-      trace.analyze({groups > 1 ? static_cast<trace::Analyzer*>(&fanout) : parts[0], problems.get()}, jobsPer, progress);
+      run.merged ? trace.analyzeMerged({parts[0], problems.get()})
+                 : trace.analyze({groups > 1 ? static_cast<trace::Analyzer*>(&fanout) : parts[0], problems.get()}, jobsPer, progress);
   ProgramNames names(trace);
   // ATOMX_TEST_CACHESIM_ORDER=scheduled (the must-fail twin of the test
   // that a sweep's bytes do not depend on -j or the ranks): the outputs
@@ -750,10 +761,10 @@ void writeCachesim(const trace::TraceReader& trace, const cs::Config& config, co
   const size_t n = config.hierarchies.size();
   char head[512];
   std::snprintf(head, sizeof head,
-                "atomx cachesim: %zu configuration%s from %s over the trace %s (%llu thread%s, each with its own first "
-                "levels; a shared level sees the threads one after another)\n",
-                n, n == 1 ? "" : "s", config.source.c_str(), trace.dir().c_str(), (unsigned long long)threads,
-                threads == 1 ? "" : "s");
+                "atomx cachesim: %zu configuration%s from %s over the trace %s (%llu thread%s, %s)\n", n, n == 1 ? "" : "s",
+                config.source.c_str(), trace.dir().c_str(), (unsigned long long)threads, threads == 1 ? "" : "s",
+                run.merged ? "merged in the trace's schedule order (--merged): every level shared by all of them"
+                           : "each with its own first levels; a shared level sees the threads one after another");
   std::string text = head;
   for (const CachesimOutput& o : outputs) text += o.text;
   if (!files.cgTo.empty())

@@ -74,6 +74,12 @@ struct CachesimRun {
   unsigned jobs = 0;       // 0: every core
   std::string command;     // the cachegrind files' cmd: line
   bool libc = true;        // simulate library calls' modelled references (--libc model)
+  // --merged: one hierarchy fed every thread's references in the trace's
+  // merged order (TraceReader::analyzeMerged; docs/trace.md, "Ordering
+  // threads and processes"): every level, the first ones too, shared by
+  // all threads, as on one CPU.  (Per-CPU first levels need a schedule
+  // that says which CPU ran what: the privileged log's.)
+  bool merged = false;
 };
 
 // What every process of a run computes: configurations `which` (indices

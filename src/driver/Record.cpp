@@ -221,7 +221,7 @@ int recordTrace(const RecordRequest& r) {
   }
   prepareDirectory(r.dir);
   if (!r.instrumentTo.empty()) {
-    writeManifest(r.dir, programs.programs(), profile, profileHash, r.data, "");
+    writeManifest(r.dir, programs.programs(), profile, profileHash, r.data, ATOMX_TRACE_SCHEDULE_SYNC_POINTS);
     handOver(copy, r);
     return 0;
   }
@@ -230,7 +230,9 @@ int recordTrace(const RecordRequest& r) {
   std::string why = "--no-schedule";
   std::unique_ptr<ScheduleLog> schedule = r.schedule ? ScheduleLog::start(r.dir, why) : nullptr;
   if (!schedule && r.schedule && !r.quiet) std::fprintf(stderr, "atomx: no schedule log: %s\n", why.c_str());
-  programs.setSchedule(schedule ? ATOMX_TRACE_SCHEDULE_SWITCHES : "");
+  // (The recorder always marks the sync points; the log adds the switches.)
+  programs.setSchedule(schedule ? ATOMX_TRACE_SCHEDULE_SYNC_POINTS " " ATOMX_TRACE_SCHEDULE_SWITCHES
+                                : ATOMX_TRACE_SCHEDULE_SYNC_POINTS);
   if (named) writeManifest(r.dir, programs.programs(), profile, profileHash, r.data, programs.schedule());
   setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str(), 1);
   if (named && !r.follow) {  // the program alone, as before workloads

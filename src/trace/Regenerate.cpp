@@ -48,6 +48,7 @@
 #include "trace/DataRefs.h"
 #include "trace/LibraryCalls.h"
 #include "trace/TraceFiles.h"
+#include "trace/Walk.h"
 
 namespace atomx::trace {
 
@@ -130,6 +131,9 @@ class Walker {
 
   // The thread ATOMX_TEST_REGEN_STRAY gives a block of this stream to.
   void strayTo(int tid) { strayTid_ = tid; }
+  // Each outside call's stream position, appended before its event (the
+  // sync points' marks are at it: Merge.cpp, SyncPoints.h).
+  void recordCallPositions(std::vector<uint64_t>* to) { callPositions_ = to; }
 
   // Report how far the walk is to `progress`: the stream counts `weight`
   // (its file's bytes) in proportion to the stream bytes walked.
@@ -494,6 +498,7 @@ class Walker {
   // A call or jump from `site` to code outside the trace (`target` 0:
   // through a pointer).
   void outsideCall(uint64_t site, uint64_t target) {
+    if (callPositions_) callPositions_->push_back(pos_);
     out_.outsideCall(tid_, site, target ? prog_.describe(target) : gotCallee(site));
     ++sum_.outsideCalls;
     if (lib_.armed && lib_.site == site && lib_.how != analysis::LibraryLength::Result) reportLibrary(0);
@@ -1008,6 +1013,7 @@ class Walker {
   int strayTid_ = 0;
   uint64_t strayCount_ = 0;
   const std::vector<SignalMark>* marks_ = nullptr;
+  std::vector<uint64_t>* callPositions_ = nullptr;
   size_t nextMark_ = 0;
   uint64_t markAt_ = UINT64_MAX;  // the next mark's stream position (markPos)
   uint64_t runPos_ = 0;           // the stream position where runBlock began
@@ -1114,7 +1120,8 @@ struct TraceReader::Impl {
   // belong to one thread; walkers on several threads share only what
   // nothing writes.  `strayTid`: the first stream's thread, when `s` is the
   // second (ATOMX_TEST_REGEN_STRAY).
-  void walk(Stream& s, Consumer& consumer, Summary& sum, Instructions& insns, Progress* progress, int strayTid) const {
+  void walk(Stream& s, Consumer& consumer, Summary& sum, Instructions& insns, Progress* progress, int strayTid,
+            std::vector<uint64_t>* callPositions = nullptr) const {
     std::error_code ec;
     const uint64_t weight = progress ? std::filesystem::file_size(s.path, ec) : 0;
     readStream(s);
@@ -1124,6 +1131,7 @@ struct TraceReader::Impl {
     Walker walker(p.model->program, p.model->unwind, p.plan, *p.facts, consumer, sum, insns[indexOf(p)]);
     if (progress) walker.reportTo(progress, ec ? 0 : weight);
     walker.strayTo(strayTid);
+    walker.recordCallPositions(callPositions);
     walker.run(s);
     s.bytes = {};
     s.marks = {};
@@ -1150,14 +1158,22 @@ std::vector<TraceReader::ProcedureSize> TraceReader::procedures() const {
   return out;
 }
 
-namespace {
-
 // The threads the event log knows that left no stream.
 void addStreamless(const std::string& dir, Summary& sum) {
   uint64_t lost = 0;
   sum.streamless = streamlessThreads(dir, lost);
   sum.incompleteThreads += lost;
 }
+
+// Walk.h: the regenerator lent to Merge.cpp.
+void walkStream(const TraceReader::Impl& impl, Stream& s, Consumer& consumer, Summary& sum,
+                InstructionLists& insns, std::vector<uint64_t>* callPositions) {
+  impl.walk(s, consumer, sum, insns, nullptr, 0, callPositions);
+}
+InstructionLists instructionLists(const TraceReader::Impl& impl) { return impl.instructions(); }
+const Manifest& manifestOf(const TraceReader::Impl& impl) { return impl.manifest; }
+
+namespace {
 
 // The stream files' bytes: what Progress counts to.
 void setTotal(Progress* progress, const std::vector<Stream>& streams) {
@@ -1222,7 +1238,9 @@ class Tee : public Consumer {
   std::vector<Consumer*> to_;
 };
 
-void add(Summary& to, const Summary& s) {
+}  // namespace
+
+void addSummary(Summary& to, const Summary& s) {
   to.threads += s.threads;
   to.blocks += s.blocks;
   to.instructions += s.instructions;
@@ -1237,8 +1255,6 @@ void add(Summary& to, const Summary& s) {
   to.recordedValues += s.recordedValues;
   to.valueBytes += s.valueBytes;
 }
-
-}  // namespace
 
 Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned jobs, Progress* progress) const {
   std::vector<Stream> streams = listStreams(impl_->dir);
@@ -1286,7 +1302,7 @@ Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned j
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);  // the one a single job would have met first
   Summary sum;
-  for (const Summary& s : sums) add(sum, s);
+  for (const Summary& s : sums) addSummary(sum, s);
   addStreamless(impl_->dir, sum);
   // ATOMX_TEST_SHARD_ORDER=schedule: the must-fail twin of the test that
   // results do not depend on the jobs (tests/trace/analyze_jobs.sh) merges

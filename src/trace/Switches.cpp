@@ -337,7 +337,7 @@ std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
   return points;
 }
 
-std::vector<ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points) {
+std::map<std::string, ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points) {
   std::map<std::string, ThreadCuts> by;  // by stream
   for (const SwitchPoint& s : points) {
     if (s.out || !s.placed) continue;
@@ -345,12 +345,9 @@ std::vector<ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points) {
     t.pid = s.pid, t.thread = s.tid;
     t.cuts.push_back({s.index, s.ns, int(s.cpu)});
   }
-  std::vector<ThreadCuts> out;
-  for (auto& [name, t] : by) {
+  for (auto& [name, t] : by)
     std::stable_sort(t.cuts.begin(), t.cuts.end(), [](const CutPoint& a, const CutPoint& b) { return a.index < b.index; });
-    out.push_back(std::move(t));
-  }
-  return out;
+  return by;
 }
 
 std::string switchLine(const SwitchPoint& s) {

@@ -9,6 +9,7 @@
 #include <atomx/trace_format.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,10 +57,10 @@ struct SwitchPoint {
 // event log's `process` lines say when each began).
 std::vector<SwitchPoint> switchPoints(const TraceReader& reader);
 
-// The merge's input (trace/Schedule.h): per stream (by name), a cut at
+// The merge's input (trace/Schedule.h): per stream (by file name), a cut at
 // each placed switch-in, keyed by its time, on its CPU -- the thread runs
 // from there to its next switch-out, and nothing until its next switch-in.
-std::vector<ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points);
+std::map<std::string, ThreadCuts> switchCuts(const std::vector<SwitchPoint>& points);
 
 // `NS CPU TID out|in OTHER INDEX PC FLAGS` (INDEX and PC `-` when unknown;
 // FLAGS a comma list: preempted, untraced, inserted, pending, register, exiting, ambiguous,

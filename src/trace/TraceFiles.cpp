@@ -161,6 +161,7 @@ std::vector<uint64_t> chunkStarts(const std::string& path) {
 void readStream(Stream& s) {
   s.bytes.clear();
   s.marks.clear();
+  s.syncs.clear();
   s.chunks = 0;
   s.complete = false;
   s.childFrom = 0;
@@ -177,6 +178,7 @@ void readStream(Stream& s) {
   if (!in.read(reinterpret_cast<char*>(file.data()), std::streamsize(file.size())))
     throw Error(s.path + ": cannot read the stream");
   uint64_t raw = 0;
+  size_t childSyncs = 0;  // the sync marks before a forked child's first chunk of its own: its parent's
   for (size_t at = 0; file.size() - at >= sizeof(AtomxTraceChunk);) {
     AtomxTraceChunk h;
     std::memcpy(&h, file.data() + at, sizeof h);
@@ -210,11 +212,16 @@ void readStream(Stream& s) {
       s.problem = "chunk " + std::to_string(s.chunks) + " is damaged (checksum)";
       break;
     }
-    if (h.codec & ATOMX_TRACE_CHUNK_CHILD) s.childFrom = s.bytes.size();
+    if (h.codec & ATOMX_TRACE_CHUNK_CHILD) s.childFrom = s.bytes.size(), childSyncs = s.syncs.size();
     bool marksFit = true;
     for (uint32_t k = 0; k < h.marks; ++k) {
       AtomxTraceMark m;
       std::memcpy(&m, marks + k * sizeof m, sizeof m);
+      if (m.kind == ATOMX_TRACE_MARK_SYNC_ENTERED || m.kind == ATOMX_TRACE_MARK_SYNC_RETURNED) {
+        marksFit &= m.offset <= h.rawSize;
+        s.syncs.push_back({s.bytes.size() + m.offset, m.kind, m.signo, m.pc});
+        continue;
+      }
       marksFit &= m.offset <= h.rawSize && (s.marks.empty() || s.marks.back().pos <= s.bytes.size() + m.offset);
       if (m.kind == ATOMX_TRACE_MARK_REGISTER) {  // the register of the delivery before it
         SignalMark* d = s.marks.empty() ? nullptr : &s.marks.back();
@@ -253,6 +260,7 @@ void readStream(Stream& s) {
       break;
     }
   }
+  for (size_t k = 0; k < childSyncs; ++k) s.syncs[k].inherited = true;
   if (s.problem.empty() && !s.complete)
     s.problem = "the stream ends after chunk " + std::to_string(s.chunks) + " without its final chunk (the process was killed?)";
 }

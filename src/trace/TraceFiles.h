@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <atomx/trace_format.h>
+
 #include "analysis/TracePlan.h"
 
 namespace atomx::trace {
@@ -30,9 +32,10 @@ struct Manifest {
   uint64_t profile = 0;  // profileHash of the trace's profile file; 0: none
   bool data = false;     // recorded with data (the values data addresses are computed from)
   std::vector<ProgramFile> others;  // a workload's further programs: program 2, 3, ... (no profile)
-  // How the threads are ordered (ATOMX_TRACE_KEY_SCHEDULE): "switches", the
-  // privileged schedule log (DIR/schedule); "" none.
-  std::string schedule;
+  // How the threads are ordered against each other (ATOMX_TRACE_KEY_SCHEDULE):
+  // "sync-points", "sync-points switches" (the privileged schedule log,
+  // DIR/schedule, too), or "" (a trace from before there was one).
+  std::string schedule = ATOMX_TRACE_SCHEDULE_SYNC_POINTS;
 };
 
 // FNV-1a (64 bits) of a file's bytes: ties a trace to its program.
@@ -62,12 +65,23 @@ struct SignalMark {
   uint64_t regs[16] = {};
 };
 
+// A sync point's mark (ATOMX_TRACE_MARK_SYNC_ENTERED or _RETURNED), at its
+// position in the whole stream: the walk never sees them (SyncPoints.h).
+struct SyncMark {
+  uint64_t pos;
+  uint16_t kind;
+  uint16_t call;  // ATOMX_SYNC_ID_* (<atomx/sync_calls.h>)
+  uint64_t ns;    // CLOCK_MONOTONIC
+  bool inherited = false;  // in a forked child's stream: its parent's, before the fork
+};
+
 struct Stream {
   int thread = 0;
   std::string name;            // thread.TID.axt, or thread.TID-K.axt
   std::string path;
   std::vector<uint8_t> bytes;  // the chunks' contents, in order
   std::vector<SignalMark> marks;  // the chunks' signal marks, in order
+  std::vector<SyncMark> syncs;    // the chunks' sync-point marks, in order
   uint64_t chunks = 0;
   bool complete = false;       // the last chunk read is the thread's final one
   uint64_t childFrom = 0;      // a forked child's: where its own bytes begin (before: its parent's)

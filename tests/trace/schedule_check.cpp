@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
                     !(s.flags & ATOMX_SCHEDULE_EXITING);
     }
     auto streamOf = [](int tid) { return "thread." + std::to_string(tid) + ".axt"; };
-    for (const atomx::trace::ThreadCuts& t : atomx::trace::switchCuts(points)) {
+    for (const auto& [name, t] : atomx::trace::switchCuts(points)) {
       if (!record.count(t.thread)) continue;
       const auto& before = c.before[streamOf(t.thread)];
       for (size_t k = 0; k < t.cuts.size(); ++k) {

@@ -26,7 +26,7 @@ if [ "$mode" = none ]; then
     ATOMX_TEST_NO_BPF=1 "$atomx" trace -o "$work/t" -- "$prog" "$@" >/dev/null 2>"$work/err" ||
       { cat "$work/err" >&2; exit 1; }
   fi
-  if grep '^schedule ' "$work/t/manifest" >&2; then echo "the manifest names a schedule (above) though none was logged" >&2; exit 1; fi
+  if grep '^schedule .*switches' "$work/t/manifest" >&2; then echo "the manifest names a schedule log (above) though none was logged" >&2; exit 1; fi
   if [ "$(grep -c '^atomx: no schedule log: ' "$work/err")" != 1 ]; then
     echo "expected one line 'atomx: no schedule log: WHY' on stderr, got:" >&2
     cat "$work/err" >&2
@@ -50,7 +50,7 @@ else
   taskset -c 0 "$atomx" trace ${SCHEDULE_LOG_DATA:+--data} -o "$work/t" -- "$prog" "$@" >/dev/null 2>"$work/err" || true
   [ -f "$work/t/manifest" ] || { cat "$work/err" >&2; exit 1; }
 fi
-if ! grep -qx 'schedule switches' "$work/t/manifest"; then
+if ! grep -qx 'schedule sync-points switches' "$work/t/manifest"; then
   echo "SKIP: no privileged schedule log in this run: $(grep 'no schedule log' "$work/err" || true)"
   exit 77
 fi

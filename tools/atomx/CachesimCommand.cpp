@@ -20,7 +20,7 @@ namespace {
 
 constexpr const char* kUsage =
     "atomx cachesim TRACE (--config FILE | --sweep FILE) [--cachegrind-out FILE|PREFIX] [--json FILE]\n"
-    "                     [--libc model|none] [-o FILE] [-j N] [--program FILE] [-q]";
+    "                     [--libc model|none] [--merged] [-o FILE] [-j N] [--program FILE] [-q]";
 
 constexpr const char* kHelp = R"(
 Simulate caches over a trace recorded with atomx trace (-o TRACE -- PROG ARGS),
@@ -54,6 +54,9 @@ online tool counts and fetches it whole, docs/cachesim.md).
         references") or not (none: as the online tool's --libc none)
   -o FILE         the text report (default: standard output)
   -j N            cores to use (default: all of them)
+  --merged        every thread and process in one hierarchy, every level shared,
+        fed in the trace's merged order (atomx regen --merge; docs/trace.md,
+        "Ordering threads and processes"), as on one CPU
   --program FILE  read FILE as the traced program (a saved copy)
   -q              no progress line (one is shown on a terminal)
 
@@ -161,6 +164,7 @@ int runCachesim(int argc, char** argv) {
       run.libc = v == "model";
     }
     else if (a == "-q") quiet = true;
+    else if (a == "--merged") run.merged = true;
     else if (a.rfind("-j", 0) == 0) {
       const std::string v = a == "-j" ? value() : a.substr(2);
       char* end = nullptr;

@@ -184,6 +184,7 @@ constexpr const char* kUsage = R"(usage:
                          witnesses go where the program ran least
   atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events | --switches]
                     [--cachegrind-out FILE] [--binary FILE] [-j N] [--program FILE] [-q]
+                    [--merge [--process PID]... [--thread TID]...]
       Regenerate the exact instruction trace of every thread from TRACE and
       the program file alone: one line per executed instruction (`TID PC`,
       PC in hex, original addresses), or per block with --blocks (`TID START
@@ -215,6 +216,14 @@ constexpr const char* kUsage = R"(usage:
       regenerated to its end, or left no stream that the event log knows
       (a thread of a killed process that had not filled a buffer: the
       totals line ends `streamless-threads N`); the reason is on stderr.
+      --merge            every thread of every process in one sequence, in an
+                         order that keeps each thread's and the trace's
+                         schedule (docs/trace.md, "Ordering threads and
+                         processes"): the same lines, interleaved (a TID is
+                         unique in the run; regen --events gives its PID);
+                         --process and --thread select (each may repeat);
+                         exits 1 if a thread's order is known only in part
+                         (named on stderr)
       --untraced lists the procedures whose instructions the trace does not
       hold (`NAME START END WHY`): calls to them are outside calls; in a
       workload's trace each further program's under a line `program K
@@ -224,8 +233,6 @@ constexpr const char* kUsage = R"(usage:
       TID EVENT [ARG]`, US microseconds since the first): process, thread,
       stream, thread-end, fork, forked, exec, exec-failed, exit, killed;
       in a workload's, program K PATH and untraced PATH ARGV (docs/trace.md).
-      stream, thread-end, fork, forked, exec, exec-failed, exit, killed
-      (docs/trace.md).
       --switches lists the privileged schedule log's context switches (a
       trace recorded as root; docs/trace.md), in time order, each placed in
       its thread's path: `NS CPU TID out|in OTHER INDEX PC FLAGS` (NS the
@@ -235,15 +242,19 @@ constexpr const char* kUsage = R"(usage:
       preempted, untraced, inserted, pending, register, exiting, ambiguous
       (a data trace's loop of evaluated predicates: the iteration is not
       known), or `-`).
-  atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE] [-q]
+  atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--merge] [--program FILE] [-q]
       Run trace analysers over one regeneration of TRACE: each keeps its
       state per thread's stream (a shard), the shards run on up to N cores
       (default as for regen), and each analyser merges its shards and writes
       its output (to FILE, default stdout) in stream order: the output is
       the same for every N (a progress line on a terminal, unless -q).
       docs/architecture.md, "The analyser slot",
-      says how to write one.  Exits 1 if a thread could not be regenerated
-      to its end.  The analysers:
+      says how to write one.  --merge: one shard of every thread, in the
+      trace's merged order (as regen --merge; an analyser that reports per
+      shard, as threads does, reports that one, and a block the schedule
+      cuts counts as two runs).  Exits 1 if a thread could
+      not be regenerated to its end (or, with --merge, ordered).  The
+      analysers:
 ANALYZERS
   atomx melt TRACE [--method seed|exact|both] [--threshold N|auto] [--top K]
                    [--max-length N] [--identity address|text] [--json FILE]
@@ -628,18 +639,44 @@ atomx::trace::Summary analyzeTrace(const atomx::trace::TraceReader& trace,
   return trace.analyze(all, jobs.value_or(streams ? 1 : 0), line.progress());
 }
 
+// --merge: the analysers over every selected thread in the schedule's order;
+// the threads it orders only in part are named on stderr.
+atomx::trace::Summary mergedTrace(const atomx::trace::TraceReader& trace,
+                                  const std::vector<std::unique_ptr<atomx::trace::Analyzer>>& analyzers,
+                                  const atomx::trace::TraceReader::Selection& select) {
+  std::vector<atomx::trace::Analyzer*> all;
+  for (const auto& a : analyzers) all.push_back(a.get());
+  const atomx::trace::Summary s = trace.analyzeMerged(all, select);
+  for (const std::string& p : s.scheduleProblems) std::fprintf(stderr, "atomx regen --merge: %s\n", p.c_str());
+  return s;
+}
+
+// --process PID, --thread TID.
+int idArgument(const std::string& option, const std::string& v) {
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || n < 1 || n > INT32_MAX) usageError(option + " needs a process or thread id, not '" + v + "'");
+  return int(n);
+}
+
 constexpr const char* kRegenUsage =
     "atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events | --switches] [--cachegrind-out FILE] [--binary FILE] [-j N] "
-    "[--program FILE]";
+    "[--program FILE] [--merge [--process PID] [--thread TID]]";
 
 int runRegen(int argc, char** argv) {
   std::string dir, cachegrindOut, binaryOut, program;
   bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false, switches = false, quiet = false;
+  bool merge = false;
+  atomx::trace::TraceReader::Selection select;
   std::optional<unsigned> jobs;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") return helpSection("  atomx regen "), 0;
-    if (a == "--blocks") blocks = true;
+    if (a == "--merge") merge = true;
+    else if ((a == "--process" || a == "--thread") && i + 1 < argc)
+      (a == "--process" ? select.processes : select.threads).push_back(idArgument(a, argv[++i]));
+    else if (a == "--process" || a == "--thread") usageError(a + " needs an id");
+    else if (a == "--blocks") blocks = true;
     else if (a == "-q") quiet = true;
     else if (a == "--summary") summaryOnly = true;
     else if (a == "--untraced") untraced = true;
@@ -702,23 +739,26 @@ int runRegen(int argc, char** argv) {
   const atomx::trace::TraceReader trace(dir, program);
   const auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")",
                                                                trace.hasData());
-  const atomx::trace::Summary s = analyzeTrace(trace, analyzers, jobs, "regen", quiet);
+  if (!merge && !(select.processes.empty() && select.threads.empty())) usageError("--process and --thread select in --merge");
+  if (merge && !binaryOut.empty()) usageError("--merge writes text (--binary's records have one thread at a time)");
+  const atomx::trace::Summary s = merge ? mergedTrace(trace, analyzers, select) : analyzeTrace(trace, analyzers, jobs, "regen", quiet);
   std::fflush(stdout);
   std::fprintf(summaryOnly || (binaryOut != "-" && !text && !counts) ? stdout : stderr, "%s\n",
                atomx::analyze::summaryLine(s).c_str());
-  return s.incompleteThreads ? 1 : 0;
+  return s.incompleteThreads || !s.scheduleProblems.empty() ? 1 : 0;
 }
 
-constexpr const char* kAnalyzeUsage = "atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--program FILE]";
+constexpr const char* kAnalyzeUsage = "atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--merge] [--program FILE]";
 
 int runAnalyze(int argc, char** argv) {
   std::string dir, list, program;
   std::optional<unsigned> jobs;
-  bool quiet = false;
+  bool quiet = false, merge = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") return helpSection("  atomx analyze "), 0;
     if (a == "-q") quiet = true;
+    else if (a == "--merge") merge = true;
     else if ((a == "--tool" || a == "-t") && i + 1 < argc) list += (list.empty() ? "" : ",") + std::string(argv[++i]);
     else if (a.rfind("--tool=", 0) == 0) list += (list.empty() ? "" : ",") + a.substr(7);
     else if (a == "--tool" || a == "-t") usageError(a + " needs analyser names (atomx analyze --help lists them)");
@@ -736,7 +776,8 @@ int runAnalyze(int argc, char** argv) {
   const auto analyzers =
       atomx::analyze::makeAnalyzers("problems," + list, trace.program(), trace.program() + " (atomx analyze " + dir + ")",
                                     trace.hasData());
-  return analyzeTrace(trace, analyzers, jobs, "analyze", quiet).incompleteThreads ? 1 : 0;
+  const atomx::trace::Summary s = merge ? mergedTrace(trace, analyzers, {}) : analyzeTrace(trace, analyzers, jobs, "analyze", quiet);
+  return s.incompleteThreads || !s.scheduleProblems.empty() ? 1 : 0;
 }
 
 int runCache(int argc, char** argv) {
