@@ -16,9 +16,16 @@
 //     executed PC c times took the thread's next c tickets, which must be
 //     the next c of the whole sequence.  Fails naming the first ticket out
 //     of order.
+//   schedule_check TRACE --merged-tickets RECORD PC
+//     the same oracle through `atomx regen --merge`'s order
+//     (TraceReader::analyzeMerged, which cuts the paths at the sync points
+//     and, with the log, at the switch-ins): the ticket instruction's
+//     executions, in merged order, must be by the threads that took tickets
+//     0, 1, 2, ... in turn.  Fails naming the first ticket out of order.
 //
 // The counting here is naive (every instruction of every block, compared
 // with PC); the order it is checked against is the program's.
+#include <atomx/analyzer.hpp>
 #include <atomx/trace.hpp>
 
 #include <algorithm>
@@ -26,6 +33,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -75,12 +83,72 @@ int fail(const std::string& why) {
   return 1;
 }
 
+// --merged-tickets: the thread of each execution of PC, in merged order.
+struct MergedTakers : atomx::trace::Analyzer, atomx::trace::Consumer {
+  uint64_t pc = 0;
+  std::vector<int> order;
+  const char* name() const override { return "merged-tickets"; }
+  std::unique_ptr<atomx::trace::Consumer> shard(const atomx::trace::Shard&) override {
+    struct Forward : atomx::trace::Consumer {
+      MergedTakers* to;
+      explicit Forward(MergedTakers* t) : to(t) {}
+      void block(const atomx::trace::BlockRun& b) override {  // (threadBegin comes once per thread, not per slice)
+        if (b.inherited) return;
+        for (size_t j = 0; j < b.count; ++j)
+          if (b.insns[j].pc == to->pc) to->order.push_back(b.thread);
+      }
+    };
+    return std::make_unique<Forward>(this);
+  }
+  void merge(std::vector<std::unique_ptr<atomx::trace::Consumer>>&) override {}
+};
+
+std::map<int, std::vector<uint64_t>> readRecord(const std::string& path) {
+  std::map<int, std::vector<uint64_t>> record;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    int tid;
+    ls >> tid;
+    for (uint64_t t; ls >> t;) record[tid].push_back(t);
+  }
+  return record;
+}
+
+int mergedTickets(const std::string& dir, const std::string& recordFile, uint64_t pc) {
+  const std::map<int, std::vector<uint64_t>> record = readRecord(recordFile);
+  if (record.empty()) return fail(recordFile + ": no tickets recorded");
+  std::map<uint64_t, int> taker;  // ticket -> the thread that took it
+  for (const auto& [tid, list] : record)
+    for (uint64_t t : list) taker[t] = tid;
+  const atomx::trace::TraceReader reader(dir);
+  MergedTakers m;
+  m.pc = pc;
+  const atomx::trace::Summary sum = reader.analyzeMerged(std::vector<atomx::trace::Analyzer*>{&m});
+  for (const std::string& p : sum.scheduleProblems) return fail("the merge orders a thread in part: " + p);
+  if (m.order.size() != taker.size())
+    return fail("the merged trace runs the ticket instruction " + std::to_string(m.order.size()) + " times; " +
+                std::to_string(taker.size()) + " tickets were recorded");
+  uint64_t switches = 0;
+  for (uint64_t k = 0; k < m.order.size(); ++k) {
+    if (taker.at(k) != m.order[k])
+      return fail("ticket " + std::to_string(k) + " out of order: thread " + std::to_string(taker.at(k)) +
+                  " took it, the merged trace gives it to thread " + std::to_string(m.order[k]));
+    switches += k && m.order[k] != m.order[k - 1];
+  }
+  if (switches < 3) return fail("only " + std::to_string(switches) + " changes of taker: the threads did not interleave");
+  std::printf("schedule_check: %zu tickets in the merged order, %llu changes of taker, as recorded\n", m.order.size(),
+              static_cast<unsigned long long>(switches));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) return std::fprintf(stderr, "usage: schedule_check TRACE --consistent | --tickets RECORD PC\n"), 2;
+  if (argc < 3) return std::fprintf(stderr, "usage: schedule_check TRACE --consistent | --tickets RECORD PC | --merged-tickets RECORD PC\n"), 2;
   const std::string dir = argv[1], mode = argv[2];
   try {
+    if (mode == "--merged-tickets" && argc == 5) return mergedTickets(dir, argv[3], std::strtoull(argv[4], nullptr, 16));
     const atomx::trace::TraceReader reader(dir);
     const std::vector<SwitchPoint> points = atomx::trace::switchPoints(reader);
     Counter c(atomx::trace::listStreams(dir));
@@ -115,14 +183,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     // --tickets: the program's record.
-    std::map<int, std::vector<uint64_t>> record;
-    std::ifstream in(argv[3]);
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream ls(line);
-      int tid;
-      ls >> tid;
-      for (uint64_t t; ls >> t;) record[tid].push_back(t);
-    }
+    std::map<int, std::vector<uint64_t>> record = readRecord(argv[3]);
     if (record.empty()) return fail(std::string(argv[3]) + ": no tickets recorded");
     // The runs: each taker's path cut where the log switched it in
     // (switchCuts, the merge's input), each running at that time up to its

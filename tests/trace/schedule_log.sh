@@ -3,6 +3,7 @@
 # schedule log"): trace PROG ARGS on one CPU (taskset -c 0, so that its
 # threads preempt one another) and run schedule_check on the trace.
 #   schedule_log.sh ATOMX CHECKER tickets TICKETS_PROG   the interleaving oracle
+#   schedule_log.sh ATOMX CHECKER merged TICKETS_PROG    the same through regen --merge
 #   schedule_log.sh ATOMX CHECKER consistent PROG [ARGS...]
 #   schedule_log.sh ATOMX CHECKER none PROG [ARGS...]      without the log
 # Exits 77 (skipped) where atomx has no schedule log: built without libbpf,
@@ -41,7 +42,7 @@ if ! "$atomx" trace --help | grep -q '^Schedule log: built in'; then
   echo "SKIP: atomx was built without the schedule log (libbpf, clang, bpftool)"
   exit 77
 fi
-if [ "$mode" = tickets ]; then
+if [ "$mode" = tickets ] || [ "$mode" = merged ]; then
   taskset -c 0 "$atomx" trace -o "$work/t" -- "$prog" "$work/record" 3 20000 400 2>"$work/err" ||
     { cat "$work/err" >&2; exit 1; }
 else
@@ -54,10 +55,10 @@ if ! grep -qx 'schedule sync-points switches' "$work/t/manifest"; then
   echo "SKIP: no privileged schedule log in this run: $(grep 'no schedule log' "$work/err" || true)"
   exit 77
 fi
-if [ "$mode" = tickets ]; then
+if [ "$mode" = tickets ] || [ "$mode" = merged ]; then
   # The ticket instruction, found by objdump (not by atomx).
   pcs=$(objdump -d --no-show-raw-insn "$prog" | awk '/lock xadd/ { sub(":", "", $1); print $1 }')
   [ "$(echo "$pcs" | wc -w)" = 1 ] || { echo "expected one lock xadd in $prog, found: $pcs" >&2; exit 1; }
-  exec "$checker" "$work/t" --tickets "$work/record" "$pcs"
+  exec "$checker" "$work/t" "--${mode/merged/merged-tickets}" "$work/record" "$pcs"
 fi
 exec "$checker" "$work/t" --consistent
