@@ -89,37 +89,34 @@ LineTable::LineTable(const std::string& path) {
 }
 
 // A sequence may end with a row at its end address (gcc: muparser's
-// basic_string.h:795 row at 0x389f0, where the sequence ends): it covers no
+// basic_string.h:795 row at 0x389f0, where its sequence ends): it covers no
 // code.  libdw sorts a unit's rows by address with an end of sequence
-// before the other rows at its address, so that row sorts after its own
-// end, among the rows of a sequence that starts there (the function f0 at
-// 0x389f0, muParserTest.h:59), and after them when its sequence comes later
-// in the line program: the last row at the address, it took f0's line
-// (the prof oracle: "f0, basic_string.h:795: Ir: tool 60, callgrind 0").
-// libdw keeps no sequence per row; the trailing row repeats its sequence's
-// row before it (every such row of the corpus's 18 -O2 builds does, read
-// in program order with readelf), so rows after an end that repeat the
-// file and line of the last row below the end are dropped.  (A sequence
-// starting there whose every row repeats them too loses its first range's
-// line; never given a wrong one.)
+// before the other rows at its address, and keeps no sequence per row, so
+// that row sorts after its own end, among the rows of a sequence that
+// starts there (the function f0 at 0x389f0, muParserTest.h:59), and last
+// when its sequence comes later in the line program: the last row at the
+// address, it gave f0 its line (the prof oracle: "f0, basic_string.h:795:
+// Ir: tool 60, callgrind 0").  Such a row repeats its sequence's row before
+// it (every one in the corpus's 18 -O2 builds does, read in program order
+// with readelf), so where the rows after an end end with rows that repeat
+// the file and line of the row before the end, and another row there does
+// not, those last rows are dropped.  Where every row there repeats it, the
+// rows stay: whichever holds, the line is the same (tls_threads at -O0:
+// two functions of tuple:233 back to back).
 void LineTable::dropTrailingRows(size_t from) {
-  size_t out = from;
-  for (size_t i = from; i < rows_.size(); ++i) {
-    const Row& r = rows_[i];
-    if (r.file != kEndOfSequence) {
-      // Rows after an end at r's address, before r: is r the ended
-      // sequence's trailing row?  The row before that end is its last
-      // row below the address.
-      size_t e = out;
-      while (e > from && rows_[e - 1].address == r.address && rows_[e - 1].file != kEndOfSequence) --e;
-      if (e > from + 1 && rows_[e - 1].file == kEndOfSequence && rows_[e - 1].address == r.address) {
-        const Row& before = rows_[e - 2];
-        if (before.file == r.file && before.line == r.line && before.address < r.address) continue;
-      }
-    }
-    rows_[out++] = r;
+  for (size_t e = from + 1; e < rows_.size(); ++e) {
+    const Row& end = rows_[e];
+    if (end.file != kEndOfSequence) continue;
+    const Row& before = rows_[e - 1];
+    if (before.file == kEndOfSequence || before.address >= end.address) continue;
+    size_t last = e + 1;  // rows after the end at its address: [e + 1, last)
+    while (last < rows_.size() && rows_[last].address == end.address && rows_[last].file != kEndOfSequence) ++last;
+    auto repeats = [&](const Row& r) { return r.file == before.file && r.line == before.line; };
+    size_t keep = last;
+    while (keep > e + 1 && repeats(rows_[keep - 1])) --keep;
+    if (keep == last || keep == e + 1) continue;  // the last row differs, or every row repeats
+    rows_.erase(rows_.begin() + std::ptrdiff_t(keep), rows_.begin() + std::ptrdiff_t(last));
   }
-  rows_.resize(out);
 }
 
 SourceLine LineTable::lookup(uint64_t address) const {

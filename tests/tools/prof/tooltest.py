@@ -246,7 +246,8 @@ def compare(o, run):
                 addr, ir, file, line = ev.addr, ev.costs.get("Ir", 0), ev.file, ev.line
                 fn = syms(addr)
                 if fn and o.tool != "inline":
-                    line_key = ("line", fn, merges.file_at(addr, file, line), line) if file and file != "???" and line else None
+                    line_key = (("line", fn, merges.file_at(addr, file, line), line)
+                                if merges and file and file != "???" and line else None)
                     if addr in rep_set:  # counted below, once per execution
                         rep_line[addr] = line_key
                     else:
