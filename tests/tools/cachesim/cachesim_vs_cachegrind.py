@@ -234,6 +234,11 @@ def main():
                     if tol is not None and apart > tol and abs(tm - cm) > o.miss_slack:
                         failures.append(f"[{label}] total {e}: {tm}, cachegrind {cm} ({apart:.2f}% apart,"
                                         f" more than {tol}%)")
+                    if (tol is None or apart > tol) and abs(tm - cm) > o.miss_slack:
+                        # Where the difference lies: the procedures that make most of it.
+                        top = sorted(in_totals, key=lambda n: -abs(tool[n][e] - cg[n][e]))[:6]
+                        summary.append(f"  [{label}] {e} differs most in: " + ", ".join(
+                            f"{n} {tool[n][e]}/{cg[n][e]}" for n in top if tool[n][e] != cg[n][e]))
                 summary.append(f"  [{label}] {' '.join(g)}: {len(compared)} procedures, misses (tool/cachegrind): "
                                + ", ".join(totals))
         print("\n".join(summary))
