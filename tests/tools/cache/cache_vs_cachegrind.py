@@ -112,6 +112,9 @@ def dead_pops(prog):
             seen.add(j)
             op, _, ops = insts[j][1].partition(" ")
             ops = ops.split("#")[0].strip()
+            if any(w.startswith("nop") for w in insts[j][1].split()[:3]):  # no access (padding: nopl 0x0(%rax))
+                j += 1
+                continue
             target = re.fullmatch(r"([0-9a-f]+) <[^>]*>", ops)
             if op in ("jmp", "jmpq") and target:
                 j = index.get(int(target.group(1), 16))
