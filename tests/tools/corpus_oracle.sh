@@ -45,7 +45,10 @@
 #     checked where it holds: against the reference simulator on lackey's
 #     stream (tool.cachesim.refsim.*, trace.cachesim.refsim.*, gzip among
 #     them).  Per program (runs of 2026-11-28): gzip, lzip within 3.3%;
-#     lua and pbzip2 need the options below and corpus/set_aside.txt's lines;
+#     lua, pbzip2, bzip2, xz, sqlite3, muparser and bc need the options
+#     below and corpus/set_aside.txt's lines (each difference named per
+#     procedure with its cause: libc's and libstdc++'s code in cachegrind's
+#     I1, libc's fread, realloc and malloc writing lines in its D1 and LL);
 #   - cache: the misses cannot be equal.  ld.so and libc are not simulated
 #     (atomx does not instrument them) but share cachegrind's cache, and the
 #     stack and heap lie elsewhere relative to static data under Valgrind;
