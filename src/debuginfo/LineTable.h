@@ -6,6 +6,7 @@
 // the line program gives relative to it is joined to it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -31,6 +32,7 @@ class LineTable {
     uint32_t file;  // index in files_; UINT32_MAX ends a sequence
     uint32_t line;
   };
+  void dropTrailingRows(size_t from);  // of the unit whose rows start at `from`
   std::vector<Row> rows_;  // sorted by address
   std::vector<std::pair<uint64_t, uint64_t>> code_;  // the units' address ranges, sorted
   std::vector<std::string> files_;

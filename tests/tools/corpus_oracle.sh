@@ -45,7 +45,10 @@
 #     checked where it holds: against the reference simulator on lackey's
 #     stream (tool.cachesim.refsim.*, trace.cachesim.refsim.*, gzip among
 #     them).  Per program (runs of 2026-11-28): gzip, lzip within 3.3%;
-#     lua and pbzip2 need the options below and corpus/set_aside.txt's lines;
+#     lua, pbzip2, bzip2, xz, sqlite3, muparser and bc need the options
+#     below and corpus/set_aside.txt's lines (each difference named per
+#     procedure with its cause: libc's and libstdc++'s code in cachegrind's
+#     I1, libc's fread, realloc and malloc writing lines in its D1 and LL);
 #   - cache: the misses cannot be equal.  ld.so and libc are not simulated
 #     (atomx does not instrument them) but share cachegrind's cache, and the
 #     stack and heap lie elsewhere relative to static data under Valgrind;
@@ -170,8 +173,42 @@ options() {
         # I1, with libc's code; cachesim gives each thread its own
         # (docs/cachesim.md, "Threads"): the compressors' I1 misses double
         # there (BZ2_compressBlock 5,253 against 2,141; 11,969 against 5,882
-        # in all).  Its data misses agree within 0.2%.
-        cachesim:pbzip2) echo --event-tolerance=I1mr=none ;;
+        # in all).  Its data misses agree within 0.2%.  Its LL: cachegrind's
+        # holds libc's code and data besides (the threads' malloc arenas),
+        # which evict the compressors' code: ILmr 4,028 there against 3,792
+        # (BZ2_compressBlock 1,212 against 1,072, mainSort 356 against 310),
+        # 5.9% apart, as lua's ILmr.
+        cachesim:pbzip2) printf '%s\n' --event-tolerance=I1mr=none --event-tolerance=ILmr=10 ;;
+        # bzip2, xz, sqlite3: their I1 misses under cachegrind are the
+        # program's lines that libc's and ld.so's code evicted from the same
+        # I1 (cachesim fetches the program's code only).  bzip2's code fits
+        # in I1: ILmr is equal (4,824 both), so its I1 misses here are the
+        # cold ones and 23 more, cachegrind's 2,350 more (BZ2_compressBlock
+        # 1,881 against 955, mainSort 571 against 285: once per 900 KB block,
+        # between fread and fwrite calls).  xz: 15,209 against 13,294
+        # (lzma_decode 2,385 against 2,149, ILmr within 1.6%); sqlite3's
+        # code does not fit, and libc's (memcpy, memset, strlen ...) adds to
+        # it: 8,968,589 against 7,183,446 (sqlite3VdbeExec 1,792,255 against
+        # 1,334,584).  The totals are printed, not compared; ILmr is.
+        # muparser and bc likewise, their ILmr equal too (5,561 and 4,883
+        # both): muparser's I1 misses 23,617,466 there against 8,159,864
+        # (CreateRPN 2,657,167 against 637,107: libstdc++'s string and map
+        # code runs between), bc's 8,893 against 5,029 (yyparse 1,198
+        # against 739).
+        cachesim:bzip2 | cachesim:xz | cachesim:sqlite3 | cachesim:muparser | cachesim:bc)
+          echo --event-tolerance=I1mr=none ;;&
+        # muparser's data misses are its allocations': each parser copies
+        # its maps of callbacks (operator new and delete, glibc's malloc and
+        # free, not simulated here): the objects written just after new
+        # (ParserCallback's copy constructor D1mw 270,167 against 946, the
+        # map's _M_copy 231,474 against 13) miss here only, and what free
+        # and libstdc++'s string compares touch evicts lines in cachegrind
+        # only (the map's _M_erase D1mr 381,027 against 545,484).  Spread
+        # over the map and callback code, they are printed, not compared;
+        # ILmr (equal) and Ir, Dr, Dw per procedure are.
+        cachesim:muparser) printf '%s\n' --event-tolerance=D1mr=none --event-tolerance=D1mw=none \
+                             --event-tolerance=DLmr=none --event-tolerance=DLmw=none ;;
+        cachesim:*) ;;
       esac ;;
   esac
 }

@@ -206,8 +206,11 @@ void GprofFinish(const uint64_t* blockCounts) {
   }
   // Arcs, merged over sites: (caller, callee, tail) -> calls.
   std::map<std::tuple<long, long, long>, std::pair<uint64_t, long>> merged;  // -> calls, line
+  // A direct site is an arc when it runs (the instrumentation chose them);
+  // an indirect jump's target inside its own procedure is one only at the
+  // procedure's entry (tail recursion), else it is a branch of the procedure.
   auto add = [&](const Site& s, long callee, uint64_t n) {
-    if (n && !(s.tail && callee == s.caller)) {
+    if (n) {
       auto& m = merged[{s.caller, callee, s.tail != 0}];
       m.first += n, m.second = s.line;
     }
@@ -215,7 +218,11 @@ void GprofFinish(const uint64_t* blockCounts) {
   for (long k = 0; k < nsite; ++k)
     if (sites[k].callee != kRuntime)
       add(sites[k], sites[k].callee, sites[k].tail == 2 ? taken[k].load() : counts[sites[k].block]);
-  targets->forEach(nsite, [&](long k, uint64_t target, uint64_t n) { add(sites[k], calleeOf(target), n); });
+  targets->forEach(nsite, [&](long k, uint64_t target, uint64_t n) {
+    const long callee = calleeOf(target);
+    if (!(sites[k].tail && callee == sites[k].caller && target != uint64_t(procInfo[3 * size_t(callee)])))
+      add(sites[k], callee, n);
+  });
   std::vector<Arc> arcs;
   std::vector<uint64_t> calledTimes(static_cast<size_t>(nproc));
   uint64_t allCalls = 0;

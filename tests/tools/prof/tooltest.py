@@ -80,6 +80,68 @@ def special_addresses(prog):
     return rep, calls
 
 
+class ValgrindLineMerges:
+    """Where callgrind's source lines differ from the DWARF line table by
+    Valgrind's convention, and what the table says there.
+
+    Valgrind 3.19 keeps one line entry for consecutive rows of a line
+    sequence that carry the same line number, under the first row's file:
+    where gcc's rows switch files at one line number (an inlined header's
+    line 207 next to the caller's line 207), callgrind names the first file
+    for both.  lzip's sequence_optimizer: 0xb883 encoder.h:207, 0xb889
+    encoder_base.h:207, 0xb890 encoder.h:207 (readelf's decoded table,
+    addr2line and llvm-symbolizer all say encoder_base.h:207 for 0xb889);
+    callgrind says encoder.h:207 there.  Rows are read with readelf (binutils,
+    independent of atomx's libdw reader), the last row at an address holding
+    (later rows at one address refine earlier ones, as in atomx and Valgrind).
+
+    file_at(addr, file, line) gives the file the table names for an
+    instruction callgrind puts at (file, line) when, and only when, the row
+    covering addr is one Valgrind merged into an earlier row of the same
+    line and callgrind shows exactly that earlier row's file: any other
+    difference stays a difference.  The count of such rows is printed."""
+
+    def __init__(self, prog):
+        out = subprocess.run(["readelf", "--debug-dump=decodedline", prog], capture_output=True, text=True, check=True).stdout
+        rows = []  # (address, file, line; None at a sequence's end), in the table's order
+        for text in out.splitlines():
+            w = text.split()
+            if len(w) < 3 or not w[2].startswith("0x"):
+                continue
+            rows.append((int(w[2], 16), w[0], None if w[1] == "-" else int(w[1]) if w[1].isdigit() else 0))
+        merged = {}  # row address -> (callgrind's file, the row's file, line)
+        last = None  # the row before: (address, file, line), or None after a sequence's end
+        run_file = None  # the file of the first row of the current run of one line
+        k = 0
+        while k < len(rows):
+            addr = rows[k][0]
+            j = k
+            while j + 1 < len(rows) and rows[j + 1][0] == addr and rows[j + 1][2] is not None and rows[j][2] is not None:
+                j += 1
+            _, file, line = rows[j]
+            k = j + 1
+            if line is None:  # end of sequence: the next row starts a new run
+                last = None
+                continue
+            if last is not None and last[2] == line and line:
+                if file != run_file:
+                    merged[addr] = (run_file, file, line)
+            else:
+                run_file = file
+            last = (addr, file, line)
+        self.starts = sorted(set(a for a, _, _ in rows))
+        self.merged = merged
+        self.moved = collections.Counter()  # (callgrind's file, the table's file, line) -> instructions
+
+    def file_at(self, addr, file, line):
+        i = bisect.bisect_right(self.starts, addr) - 1
+        m = self.merged.get(self.starts[i]) if i >= 0 else None
+        if m and os.path.basename(file) == m[0] and line == m[2]:
+            self.moved[m] += 1
+            return m[1]
+        return os.path.basename(file)
+
+
 def tool_counts(tool, data, syms, rep):
     """From one TOOL.json: Counter of comparable keys -> counts.
     keys: ("ir", proc), ("rep", proc), ("line", proc, file, line),
@@ -170,6 +232,7 @@ def compare(o, run):
 
     # Valgrind's side, over every process.
     obj = os.path.basename(prog)
+    merges = ValgrindLineMerges(prog) if o.tool == "prof" else None
     vg = collections.Counter()
     rep_line = {}  # rep instruction -> its line's key
     for path in run.valgrind_files():
@@ -183,7 +246,8 @@ def compare(o, run):
                 addr, ir, file, line = ev.addr, ev.costs.get("Ir", 0), ev.file, ev.line
                 fn = syms(addr)
                 if fn and o.tool != "inline":
-                    line_key = ("line", fn, os.path.basename(file), line) if file and file != "???" and line else None
+                    line_key = (("line", fn, merges.file_at(addr, file, line), line)
+                                if merges and file and file != "???" and line else None)
                     if addr in rep_set:  # counted below, once per execution
                         rep_line[addr] = line_key
                     else:
@@ -249,6 +313,9 @@ def compare(o, run):
             failures.append(f"{describe(k)}: tool {tool[k]}, callgrind {vg[k]}")
     for line in sel.notes():
         print("note:", line)
+    if merges and merges.moved:
+        print("note: callgrind's file taken from the line table (Valgrind merges same-line rows): "
+              + ", ".join(f"{n} cost line(s) at {vf}:{ln} -> {tf}:{ln}" for (vf, tf, ln), n in sorted(merges.moved.items())))
     if unmoved:
         print(f"note: not compared (left in place by atomx): {', '.join(sorted(unmoved))}")
     if failures:
