@@ -128,6 +128,15 @@ class Consumer {
   // otherwise it says where and why regeneration stopped (a process killed
   // mid-chunk, a stream that does not fit the program).
   virtual void threadEnd(int thread, const std::string& problem) {}
+  // Merged mode only (TraceReader::analyzeMerged): the events that follow,
+  // up to the next slice, are a slice of the merged order -- a run of
+  // `thread` between two cuts of the schedule -- that ran on `cpu`, from
+  // the privileged schedule log (docs/trace.md, "The privileged schedule
+  // log"): a slice that begins at one of the log's switch-ins is on its
+  // CPU, one the sync points cut is on the CPU of the run it is in.  -1:
+  // unknown (a trace without the log: every slice).  Never called outside
+  // merged mode, where each thread's stream comes alone.
+  virtual void slice(int thread, int cpu) {}
 };
 
 struct Summary {
