@@ -255,8 +255,9 @@ class TraceReader {
   // its own from its first instruction (not `continued`: that is a
   // signal's cut, whose rest a cache simulator does not fetch again);
   // a forked child's inherited events are left out (they are its
-  // parent's).  Every selected stream is walked twice (once for its cuts)
-  // and, the second time, all at once, each on a thread of its own.
+  // parent's); each slice's events follow a Consumer::slice event (its
+  // thread and CPU).  Every selected stream is walked twice (once for its
+  // cuts) and, the second time, all at once, each on a thread of its own.
   struct Selection {
     std::vector<int> processes, threads;
   };

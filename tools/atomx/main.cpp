@@ -224,9 +224,10 @@ constexpr const char* kUsage = R"(usage:
                          --process and --thread select (each may repeat);
                          exits 1 if a thread's order is known only in part
                          (named on stderr); --cpus adds a line `cpu N`
-                         where the CPU the lines ran on changes (the
-                         privileged schedule log's; -1: unknown, a trace
-                         without the log)
+                         before each slice (a thread's run between two
+                         cuts of the schedule): the CPU it ran on, from
+                         the privileged schedule log (-1: unknown, a
+                         trace without the log)
       --untraced lists the procedures whose instructions the trace does not
       hold (`NAME START END WHY`): calls to them are outside calls; in a
       workload's trace each further program's under a line `program K
