@@ -189,7 +189,7 @@ def main():
                 fail(f"[{name}] {e}: atomx {got[(e, '')]}, the merged trace {counts[e]}")
         for key in sorted(set(got) | set(want[k])):
             if got[key] != want[k][key]:
-                fail(f"[{name}] {key[0]} {kinds[key[1]]}: atomx cachesim {got[key]}, reference (merged order"
+                fail(f"[{name}] {(key[0] + ' ' + kinds[key[1]]).strip()}: atomx cachesim {got[key]}, reference (merged order"
                      f"{', per CPU' if a.per_cpu else ''}) {want[k][key]}")
         cpus = {c["cpu"]: c for c in doc["configurations"][k].get("cpus", [])}
         for c in sorted(set(cpus) | {x for x in want_cpu if x >= 0}):
@@ -199,7 +199,7 @@ def main():
                 mine[(e, "")] = row[e]
             for key in sorted(set(mine) | set(want_cpu[c][k])):
                 if mine[key] != want_cpu[c][k][key]:
-                    fail(f"[{name}] CPU {c}: {key[0]} {kinds[key[1]]}: atomx cachesim {mine[key]}, reference "
+                    fail(f"[{name}] CPU {c}: {(key[0] + ' ' + kinds[key[1]]).strip()}: atomx cachesim {mine[key]}, reference "
                          f"{want_cpu[c][k][key]}")
     on = f" on CPUs {sorted(per_cpu)}, each its own private levels"
     print(f"PASS: {len(configs)} configurations, {fetches} instructions, {counts['Dr']} reads, {counts['Dw']} writes{on}: "
