@@ -258,8 +258,12 @@ class TraceReader {
   // parent's); each slice's events follow a Consumer::slice event (its
   // thread and CPU).  Every selected stream is walked twice (once for its
   // cuts) and, the second time, all at once, each on a thread of its own.
+  // `cpus` (empty: all): only the slices that ran on these CPUs
+  // (Consumer::slice's; the others' events are left out, and a thread
+  // none of whose slices is left has no events at all).
   struct Selection {
     std::vector<int> processes, threads;
+    std::vector<int> cpus;
   };
   Summary analyzeMerged(const std::vector<Analyzer*>& analyzers, const Selection& select = {}) const;
 

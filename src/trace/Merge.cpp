@@ -100,10 +100,12 @@ class Turns {
 // past the slice's end is cut there (its rest a run of its own); the events
 // between blocks (calls, signals, library calls) go with the slice of the
 // instruction before them.  Each turn's events follow a `slice` event that
-// says the slice's CPU.  Inherited events are left out.
+// says the slice's CPU.  Inherited events are left out, and so are the
+// slices on CPUs other than `cpus` (when it is not empty).
 class Gate : public Consumer {
  public:
-  Gate(Turns& turns, size_t t, const std::vector<Consumer*>& out) : turns_(turns), t_(t), out_(out) {}
+  Gate(Turns& turns, size_t t, const std::vector<Consumer*>& out, const std::vector<int>& cpus)
+      : turns_(turns), t_(t), out_(out), cpus_(cpus) {}
   void threadBegin(int thread) override { tid_ = thread; }
   void loadBias(int, uint64_t bias) override { bias_ = bias; }
   void block(const BlockRun& b) override {
@@ -111,7 +113,7 @@ class Gate : public Consumer {
     if (b.inherited) return;
     if (b.count == 0) {
       if (take())
-        for (Consumer* c : out_) c->block(b);
+        for (Consumer* c : to()) c->block(b);
       return;
     }
     for (size_t off = 0; off < b.count;) {
@@ -139,25 +141,25 @@ class Gate : public Consumer {
         part.refs = refs_.data();
         part.refCount = refs_.size();
       }
-      for (Consumer* c : out_) c->block(part);
+      for (Consumer* c : to()) c->block(part);
       off += n;
       index_ += n;
     }
   }
   void outsideCall(int thread, uint64_t site, const std::string& name) override {
     if (!inherited_ && take())
-      for (Consumer* c : out_) c->outsideCall(thread, site, name);
+      for (Consumer* c : to()) c->outsideCall(thread, site, name);
   }
   void libraryCall(const LibraryCall& call) override {
     if (!call.inherited && take())
-      for (Consumer* c : out_) c->libraryCall(call);
+      for (Consumer* c : to()) c->libraryCall(call);
   }
   void signal(const SignalEvent& e) override {
     if (!e.inherited && take())
-      for (Consumer* c : out_) c->signal(e);
+      for (Consumer* c : to()) c->signal(e);
   }
   void threadEnd(int thread, const std::string& problem) override {
-    if (take())
+    if (take() && begun_)  // (a thread none of whose slices was shown has not begun)
       for (Consumer* c : out_) c->threadEnd(thread, problem);
     running_ = false;
     turns_.finish(t_);
@@ -168,6 +170,8 @@ class Gate : public Consumer {
     if (running_) return true;
     if (!turns_.wait(t_, from_, to_, cpu_)) return false;
     running_ = true;
+    shown_ = cpus_.empty() || std::count(cpus_.begin(), cpus_.end(), cpu_);
+    if (!shown_) return true;
     if (!begun_) {
       begun_ = true;
       for (Consumer* c : out_) c->threadBegin(tid_), c->loadBias(tid_, bias_);
@@ -175,6 +179,8 @@ class Gate : public Consumer {
     for (Consumer* c : out_) c->slice(tid_, cpu_);
     return true;
   }
+  // Where the current slice's events go: nowhere when it is not shown.
+  const std::vector<Consumer*>& to() const { return shown_ ? out_ : none_; }
   void release() {
     running_ = false;
     turns_.done();
@@ -182,6 +188,9 @@ class Gate : public Consumer {
   Turns& turns_;
   size_t t_;
   const std::vector<Consumer*>& out_;
+  const std::vector<Consumer*> none_;
+  const std::vector<int>& cpus_;
+  bool shown_ = false;
   int tid_ = 0;
   uint64_t bias_ = 0;
   bool running_ = false, begun_ = false, inherited_ = false;
@@ -275,7 +284,7 @@ Summary TraceReader::analyzeMerged(const std::vector<Analyzer*>& analyzers, cons
   std::vector<std::thread> walks;
   for (size_t k = 0; k < n; ++k)
     walks.emplace_back([&, k] {
-      Gate gate(turns, k, to);
+      Gate gate(turns, k, to, select.cpus);
       try {
         insns[k] = instructionLists(*impl_);
         walkStream(*impl_, streams[k], gate, sums[k], insns[k]);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""merged_cachesim.py --atomx ATOMX --config FILE [--unmerged | --per-cpu [--cachesim-env VAR=VALUE]]
+"""merged_cachesim.py --atomx ATOMX --config FILE [--data]
+                    [--unmerged | --per-cpu [--cachesim-env VAR=VALUE] [--select-env VAR=VALUE]]
                     PROGRAM ARGS...
 
 `atomx cachesim TRACE --merged` (one hierarchy fed in the trace's merged
@@ -25,9 +26,15 @@ Per-CPU totals (the JSON's "cpus", the CPUs the log names) must equal the
 reference's too.  --per-cpu: the program runs on CPUs 0 and 1 (taskset -c
 0,1), the trace must have the privileged schedule log (docs/trace.md, "The
 privileged schedule log"; else exit 77, skipped, as trace.schedule.* are)
-and both CPUs must appear in the merged trace.  --cachesim-env VAR=VALUE sets VAR for atomx
+and both CPUs must appear in the merged trace; `regen --merge --cpu N`
+must then write, for N = 0 and 1, exactly the lines of the `--cpus`
+trace's slices on CPU N, in order.  --data: the trace is recorded with
+data, and the reference simulates each of atomx's blocks (`atomx dump`)
+as atomx does: its fetches, then its references (` L` lines, libc's, are
+left out on both sides: cachesim --libc none).  --cachesim-env VAR=VALUE sets VAR for atomx
 cachesim alone (the twin: ATOMX_TEST_MERGE_ONE_CPU=1 puts every slice on
-CPU 0).  Prints PASS, or FAIL: and what differs (exit 1).
+CPU 0), --select-env VAR=VALUE for the `--cpu N` runs alone (the same
+hook: CPU 1's selection must come out different).  Prints PASS, or FAIL: and what differs (exit 1).
 """
 import argparse
 import collections
@@ -75,6 +82,7 @@ def main():
     ap.add_argument("--per-cpu", action="store_true")
     ap.add_argument("--data", action="store_true")
     ap.add_argument("--cachesim-env", action="append", default=[])
+    ap.add_argument("--select-env", action="append", default=[])
     ap.add_argument("program")
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
@@ -92,6 +100,7 @@ def main():
             sys.exit(77)
         taskset = ["taskset", "-c", "0,1"]
     env = dict(os.environ, **dict(v.split("=", 1) for v in a.cachesim_env))
+    select_env = dict(os.environ, **dict(v.split("=", 1) for v in a.select_env))
     with tempfile.TemporaryDirectory(prefix="atomx-mcs.") as work:
         trace = os.path.join(work, "trace")
         args = [x.replace("@WORK@", work) for x in a.args]
@@ -104,6 +113,8 @@ def main():
             + ([] if a.unmerged else ["--merged"]), env)
         doc = json.load(open(doc_path))
         merged = run([a.atomx, "regen", "-q", trace, "--merge", "--cpus"])
+        selected = {n: run([a.atomx, "regen", "-q", trace, "--merge", "--cpu", str(n)], select_env)
+                    for n in ((0, 1) if a.per_cpu else ())}
     # Per CPU of the `cpu N` lines: each configuration's hierarchy, the
     # last level (when outer) one Cache for all.
     per_cpu = {}
@@ -173,6 +184,18 @@ def main():
     fetches = counts["fetches"]
     if a.per_cpu and not {0, 1} <= set(per_cpu):
         fail(f"the merged trace ran on CPUs {sorted(per_cpu)} only, not on both 0 and 1")
+    for n, text in selected.items():
+        on, mine = None, []
+        for line in merged.splitlines():
+            if line.startswith("cpu "):
+                on = int(line.split()[1])
+            elif on == n:
+                mine.append(line)
+        got = text.splitlines()
+        if got != mine:
+            k = next((i for i, (x, y) in enumerate(zip(got, mine)) if x != y), min(len(got), len(mine)))
+            fail(f"regen --merge --cpu {n}: {len(got)} lines, the --cpus trace's CPU {n} slices {len(mine)}; line {k + 1}: "
+                 f"'{got[k] if k < len(got) else '(none)'}' against '{mine[k] if k < len(mine) else '(none)'}'")
     kinds = {"ir": "instruction misses", "dr": "read misses", "dw": "write misses", "": ""}
     for k, (name, _) in enumerate(configs):
         got = collections.Counter()
