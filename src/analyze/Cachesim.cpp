@@ -785,7 +785,7 @@ std::string jsonString(const std::string& s) {
 void writeCachesim(const trace::TraceReader& trace, const cs::Config& config, const CachesimRun& run, uint64_t threads,
                    const std::vector<CachesimOutput>& outputs, const CachesimFiles& files) {
   const size_t n = config.hierarchies.size();
-  char head[512];
+  char head[1024];
   std::snprintf(head, sizeof head,
                 "atomx cachesim: %zu configuration%s from %s over the trace %s (%llu thread%s, %s)\n", n, n == 1 ? "" : "s",
                 config.source.c_str(), trace.dir().c_str(), (unsigned long long)threads, threads == 1 ? "" : "s",
