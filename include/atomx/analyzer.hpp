@@ -4,10 +4,11 @@
 // An analyser keeps its state per *shard*, one thread's stream, as
 // DynamoRIO's analysis tools do: the regenerator walks the shards on up to
 // N threads at once and hands each shard's events (blocks, outside calls,
-// signals, thread begin and end) to that shard's own Consumer, so a shard
-// needs no lock.  When every shard has ended, `merge` gets them all in
-// stream order (by thread id, as `atomx regen` prints them), never in the
-// order they happened to finish; `report` then writes the result.  An
+// signals, thread begin and end; in merged mode, slices) to that shard's
+// own Consumer, so a shard needs no lock.  When every shard has ended,
+// `merge` gets them all in stream order (by thread id, as `atomx regen`
+// prints them), never in the order they happened to finish; `report` then
+// writes the result.  An
 // analyser that merges by sums and writes in stream order gives the same
 // bytes for every N (tests/trace: analyze.jobs_identical).
 //

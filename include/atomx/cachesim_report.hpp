@@ -65,6 +65,9 @@ struct Table {
   std::vector<Row> libc;                           // per libc::kFunctions entry: its modelled references
   Row libcTotal;
   uint64_t switches = 0;                           // periodic context switches
+  // Per CPU (`atomx cachesim --merged` with the schedule log): the totals
+  // of the references that ran on it, each CPU with its own private levels.
+  std::map<int, Row> cpus;
   void reset(const Events& e, size_t nprocs) {
     ev = e;
     total.assign(ev.size(), 0);
@@ -137,6 +140,18 @@ inline void writeText(FILE* out, const Hierarchy& h, const Table& t, const Names
       row("libc writes", l[ev.dw()], h.dPath, [&](int k) { return l[ev.dwmiss(k)]; });
     }
   }
+  if (!t.cpus.empty()) std::fprintf(out, "  per CPU (its own private levels; the shared ones' misses it caused):\n");
+  for (const auto& [cpu, r] : t.cpus) {
+    char what[3][32];
+    std::snprintf(what[0], sizeof what[0], "cpu %d instr", cpu);
+    std::snprintf(what[1], sizeof what[1], "cpu %d reads", cpu);
+    std::snprintf(what[2], sizeof what[2], "cpu %d writes", cpu);
+    if (ev.ni) row(what[0], r[ev.ir()], h.iPath, [&](int k) { return r[ev.imiss(k)]; });
+    if (ev.nd) {
+      row(what[1], r[ev.dr()], h.dPath, [&](int k) { return r[ev.drmiss(k)]; });
+      row(what[2], r[ev.dw()], h.dPath, [&](int k) { return r[ev.dwmiss(k)]; });
+    }
+  }
   std::vector<size_t> order;
   for (size_t p = 0; p < t.procs.size(); ++p)
     if (firstMisses(ev, t.procs[p])) order.push_back(p);
@@ -175,6 +190,15 @@ inline void writeJson(JsonWriter& j, const Hierarchy& h, const Table& t, const N
   j.key("total").beginObject();
   jsonCounts(j, h, ev, t.total);
   j.endObject();
+  if (!t.cpus.empty()) {
+    j.key("cpus").beginArray();
+    for (const auto& [cpu, r] : t.cpus) {
+      j.beginObject().key("cpu").value(cpu);
+      jsonCounts(j, h, ev, r);
+      j.endObject();
+    }
+    j.endArray();
+  }
   j.key("procedures").beginArray();
   for (size_t p = 0; p < t.procs.size(); ++p) {
     const Row& r = t.procs[p];

@@ -128,6 +128,15 @@ class Consumer {
   // otherwise it says where and why regeneration stopped (a process killed
   // mid-chunk, a stream that does not fit the program).
   virtual void threadEnd(int thread, const std::string& problem) {}
+  // Merged mode only (TraceReader::analyzeMerged): the events that follow,
+  // up to the next slice, are a slice of the merged order -- a run of
+  // `thread` between two cuts of the schedule -- that ran on `cpu`, from
+  // the privileged schedule log (docs/trace.md, "The privileged schedule
+  // log"): a slice that begins at one of the log's switch-ins is on its
+  // CPU, one the sync points cut is on the CPU of the run it is in.  -1:
+  // unknown (a trace without the log: every slice).  Never called outside
+  // merged mode, where each thread's stream comes alone.
+  virtual void slice(int thread, int cpu) {}
 };
 
 struct Summary {
@@ -246,10 +255,15 @@ class TraceReader {
   // its own from its first instruction (not `continued`: that is a
   // signal's cut, whose rest a cache simulator does not fetch again);
   // a forked child's inherited events are left out (they are its
-  // parent's).  Every selected stream is walked twice (once for its cuts)
-  // and, the second time, all at once, each on a thread of its own.
+  // parent's); each slice's events follow a Consumer::slice event (its
+  // thread and CPU).  Every selected stream is walked twice (once for its
+  // cuts) and, the second time, all at once, each on a thread of its own.
+  // `cpus` (empty: all): only the slices that ran on these CPUs
+  // (Consumer::slice's; the others' events are left out, and a thread
+  // none of whose slices is left has no events at all).
   struct Selection {
     std::vector<int> processes, threads;
+    std::vector<int> cpus;
   };
   Summary analyzeMerged(const std::vector<Analyzer*>& analyzers, const Selection& select = {}) const;
 

@@ -77,10 +77,14 @@ class StreamAnalyzer : public trace::Analyzer {
 // --- text and blocks ----------------------------------------------------
 
 struct TextShard : Consumer {
-  TextShard(const Shard& s, std::FILE* to, bool blocks) : out(s, to), blocks(blocks) {}
+  TextShard(const Shard& s, std::FILE* to, bool blocks, bool cpus = false) : out(s, to), blocks(blocks), cpus(cpus) {}
   OrderedOutput out;
   bool blocks;
+  bool cpus;  // a line `cpu N` before each slice of a merged stream (Consumer::slice)
 
+  void slice(int, int cpu) override {
+    if (cpus) std::fprintf(out.file(), "cpu %d\n", cpu);
+  }
   void block(const BlockRun& b) override {
     std::FILE* f = out.file();
     if (b.inherited) return;  // the parent's stream has it
@@ -155,9 +159,9 @@ struct TextShard : Consumer {
   }
 };
 
-template <bool Blocks>
+template <bool Blocks, bool Cpus = false>
 struct TextShardOf : TextShard {
-  TextShardOf(const Shard& s, std::FILE* to) : TextShard(s, to, Blocks) {}
+  TextShardOf(const Shard& s, std::FILE* to) : TextShard(s, to, Blocks, Cpus) {}
 };
 
 // --- binary ---------------------------------------------------------------
@@ -574,6 +578,10 @@ std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std
   if (name == "summary") return std::make_unique<SummaryAnalyzer>(to);
   if (name == "problems") return std::make_unique<ProblemAnalyzer>();
   throw unknownAnalyzer(name);
+}
+
+std::unique_ptr<trace::Analyzer> makeCpuTextAnalyzer(const std::string& to) {
+  return std::make_unique<StreamAnalyzer<TextShardOf<false, true>>>("text", to, false);
 }
 
 std::vector<std::pair<std::string, std::string>> parseAnalyzerList(const std::string& list) {

@@ -58,6 +58,11 @@ std::vector<std::pair<std::string, std::string>> parseAnalyzerList(const std::st
 std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std::string& to, const std::string& program,
                                               const std::string& command, bool data = false);
 
+// The text analyser's trace with a line `cpu N` before each slice of a
+// merged stream (Consumer::slice: a run of one thread between two cuts of
+// the schedule, on CPU N; -1: unknown): `atomx regen TRACE --merge --cpus`.
+std::unique_ptr<trace::Analyzer> makeCpuTextAnalyzer(const std::string& to);
+
 // The totals line (`threads N blocks N instructions N ...`).
 std::string summaryLine(const trace::Summary& s);
 

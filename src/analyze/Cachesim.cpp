@@ -177,9 +177,18 @@ class HierarchyShard {
   }
   bool deferredAny() const { return !deferred_.empty(); }
 
-  void addTo(CachesimCounts& c) {
+  // `cpu`: the CPU whose private levels these are (Consumer::slice); a known
+  // one gets the sum of this shard's rows in CachesimCounts::perCpu too.
+  void addTo(CachesimCounts& c, int cpu) {
     settle();
+    Row* total = nullptr;
+    if (cpu >= 0) {
+      Row& t = c.perCpu[cpu];
+      if (t.empty()) t.assign(ev_.size(), 0);
+      total = &t;
+    }
     for (auto& [pc, cost] : perPc_) {
+      if (total) report::add(*total, cost.second.data());
       auto [it, fresh] = c.perPc.try_emplace(pc, cost.first, Row());
       if (fresh) it->second.second = std::move(cost.second);
       else report::add(it->second.second, cost.second.data());
@@ -309,28 +318,40 @@ class HierarchyShard {
 };
 
 struct CachesimShard : trace::Consumer {
-  std::vector<std::unique_ptr<HierarchyShard>> h;
-  size_t index = 0;
+  // Per CPU the events ran on (Consumer::slice: known in merged mode with
+  // the schedule log; else -1, one set): each hierarchy's state, whose
+  // private levels (Split::prefix) are that CPU's; every CPU's over the same
+  // tail (the shared levels), which sees their references in the order
+  // they come.
+  struct Cpu {
+    std::vector<std::unique_ptr<HierarchyShard>> h;
+    int biased = 0;  // the thread whose bias h has
+  };
+  std::map<int, Cpu> cpus;
+  std::function<Cpu()> make;  // a CPU's set, the first time it is seen
   bool libc = true;
   // Each thread's load bias: a merged shard has the threads of several
   // processes, whose biases may differ (TraceReader::analyzeMerged).
   std::unordered_map<int, uint64_t> biases;
-  int biased = 0;  // the thread whose bias h has
-  void loadBias(int thread, uint64_t bias) override {
-    biases[thread] = bias;
-    biased = thread;
-    for (auto& s : h) s->setBias(bias);
+  Cpu* now = nullptr;  // the set of the current slice's CPU
+  Cpu& current() { return now ? *now : (slice(0, -1), *now); }
+  void slice(int, int cpu) override {
+    auto it = cpus.find(cpu);
+    if (it == cpus.end()) it = cpus.emplace(cpu, make()).first;
+    now = &it->second;
   }
+  void loadBias(int thread, uint64_t bias) override { biases[thread] = bias; }
   void block(const BlockRun& b) override {
-    if (b.thread != biased) {
-      biased = b.thread;
-      for (auto& s : h) s->setBias(biases[b.thread]);
+    Cpu& c = current();
+    if (b.thread != c.biased) {
+      c.biased = b.thread;
+      for (auto& s : c.h) s->setBias(biases[b.thread]);
     }
-    for (auto& s : h) s->block(b);
+    for (auto& s : c.h) s->block(b);
   }
   void libraryCall(const trace::LibraryCall& c) override {
     if (!libc) return;
-    for (auto& s : h) s->library(c);
+    for (auto& s : current().h) s->library(c);
   }
 };
 
@@ -355,11 +376,14 @@ CachesimAnalyzer::~CachesimAnalyzer() = default;
 
 std::unique_ptr<trace::Consumer> CachesimAnalyzer::shard(const trace::Shard& shard) {
   auto s = std::make_unique<CachesimShard>();
-  s->index = shard.index;
   s->libc = impl_->libc;
-  for (size_t k = 0; k < impl_->splits.size(); ++k)
-    s->h.push_back(std::make_unique<HierarchyShard>(impl_->splits[k], shard.index == 0 ? impl_->firstTail[k].get() : nullptr,
-                                                    impl_->shared[k].get(), impl_->hooks));
+  s->make = [impl = impl_.get(), first = shard.index == 0] {
+    CachesimShard::Cpu c;
+    for (size_t k = 0; k < impl->splits.size(); ++k)
+      c.h.push_back(std::make_unique<HierarchyShard>(impl->splits[k], first ? impl->firstTail[k].get() : nullptr,
+                                                     impl->shared[k].get(), impl->hooks));
+    return c;
+  };
   return s;
 }
 
@@ -367,14 +391,15 @@ void CachesimAnalyzer::merge(std::vector<std::unique_ptr<trace::Consumer>>& shar
   for (auto& c : shards) {
     if (!c) continue;
     auto& s = static_cast<CachesimShard&>(*c);
-    for (size_t k = 0; k < s.h.size(); ++k) {
-      HierarchyShard& h = *s.h[k];
-      if (h.deferredAny()) {  // this thread's tail: its private levels fresh, the shared ones as the threads before left them
-        Tail thread(impl_->splits[k].tail, impl_->shared[k].get());
-        h.replay(thread);
+    for (auto& [cpu, set] : s.cpus)
+      for (size_t k = 0; k < set.h.size(); ++k) {
+        HierarchyShard& h = *set.h[k];
+        if (h.deferredAny()) {  // this thread's tail: its private levels fresh, the shared ones as the threads before left them
+          Tail thread(impl_->splits[k].tail, impl_->shared[k].get());
+          h.replay(thread);
+        }
+        h.addTo(impl_->counts[k], cpu);
       }
-      h.addTo(impl_->counts[k]);
-    }
     c.reset();
   }
 }
@@ -459,6 +484,7 @@ report::Table tabulate(const CachesimCounts& c, ProgramNames& names, std::vector
     report::add(t.libcTotal, c.libc[f].data());
   }
   t.switches = c.switches;
+  t.cpus = c.perCpu;
   return t;
 }
 
@@ -759,11 +785,12 @@ std::string jsonString(const std::string& s) {
 void writeCachesim(const trace::TraceReader& trace, const cs::Config& config, const CachesimRun& run, uint64_t threads,
                    const std::vector<CachesimOutput>& outputs, const CachesimFiles& files) {
   const size_t n = config.hierarchies.size();
-  char head[512];
+  char head[1024];
   std::snprintf(head, sizeof head,
                 "atomx cachesim: %zu configuration%s from %s over the trace %s (%llu thread%s, %s)\n", n, n == 1 ? "" : "s",
                 config.source.c_str(), trace.dir().c_str(), (unsigned long long)threads, threads == 1 ? "" : "s",
-                run.merged ? "merged in the trace's schedule order (--merged): every level shared by all of them"
+                run.merged ? "merged in the trace's schedule order (--merged): each CPU the schedule log names its own"
+                             " private levels, the shared ones shared by all; without the log one CPU"
                            : "each with its own first levels; a shared level sees the threads one after another");
   std::string text = head;
   for (const CachesimOutput& o : outputs) text += o.text;

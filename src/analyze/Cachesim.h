@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -37,6 +38,9 @@ struct CachesimCounts {
   std::unordered_map<uint64_t, std::pair<const char*, cachesim::report::Row>> perPc;
   std::vector<cachesim::report::Row> libc;  // per libc::kFunctions entry
   uint64_t switches = 0;
+  // --merged with the schedule log: per CPU (Consumer::slice), the sum of
+  // the program's rows simulated on it (libc's apart, as in the total).
+  std::map<int, cachesim::report::Row> perCpu;
 };
 
 // The analyser: several hierarchies over one regeneration.  Test hooks
@@ -76,9 +80,10 @@ struct CachesimRun {
   bool libc = true;        // simulate library calls' modelled references (--libc model)
   // --merged: one hierarchy fed every thread's references in the trace's
   // merged order (TraceReader::analyzeMerged; docs/trace.md, "Ordering
-  // threads and processes"): every level, the first ones too, shared by
-  // all threads, as on one CPU.  (Per-CPU first levels need a schedule
-  // that says which CPU ran what: the privileged log's.)
+  // threads and processes"): the private levels (those before the first
+  // shared one) one set per CPU the schedule log says the references ran
+  // on (Consumer::slice), the shared levels one for all; a trace without
+  // the log says no CPU: one set of private levels, as on one CPU.
   bool merged = false;
 };
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -58,13 +59,15 @@ std::vector<Origin> origins(const std::string& dir, const std::vector<Stream>& s
 class Turns {
  public:
   Turns(std::vector<Slice> order, size_t threads) : order_(std::move(order)), finished_(threads, false) {}
-  // Waits for thread t's next slice, [from, to); false when it has none left.
-  bool wait(size_t t, uint64_t& from, uint64_t& to) {
+  // Waits for thread t's next slice, [from, to) on `cpu`; false when it
+  // has none left.
+  bool wait(size_t t, uint64_t& from, uint64_t& to, int& cpu) {
     std::unique_lock<std::mutex> lock(m_);
     cv_.wait(lock, [&] { return turn_ >= order_.size() || order_[turn_].thread == t; });
     if (turn_ >= order_.size()) return false;
     from = order_[turn_].from;
     to = order_[turn_].to;
+    cpu = order_[turn_].cpu;
     return true;
   }
   // Thread t's slice is done.
@@ -96,10 +99,13 @@ class Turns {
 // One thread's walk, handing its events on in its turns: a block that runs
 // past the slice's end is cut there (its rest a run of its own); the events
 // between blocks (calls, signals, library calls) go with the slice of the
-// instruction before them.  Inherited events are left out.
+// instruction before them.  Each turn's events follow a `slice` event that
+// says the slice's CPU.  Inherited events are left out, and so are the
+// slices on CPUs other than `cpus` (when it is not empty).
 class Gate : public Consumer {
  public:
-  Gate(Turns& turns, size_t t, const std::vector<Consumer*>& out) : turns_(turns), t_(t), out_(out) {}
+  Gate(Turns& turns, size_t t, const std::vector<Consumer*>& out, const std::vector<int>& cpus)
+      : turns_(turns), t_(t), out_(out), cpus_(cpus) {}
   void threadBegin(int thread) override { tid_ = thread; }
   void loadBias(int, uint64_t bias) override { bias_ = bias; }
   void block(const BlockRun& b) override {
@@ -107,7 +113,7 @@ class Gate : public Consumer {
     if (b.inherited) return;
     if (b.count == 0) {
       if (take())
-        for (Consumer* c : out_) c->block(b);
+        for (Consumer* c : to()) c->block(b);
       return;
     }
     for (size_t off = 0; off < b.count;) {
@@ -135,25 +141,25 @@ class Gate : public Consumer {
         part.refs = refs_.data();
         part.refCount = refs_.size();
       }
-      for (Consumer* c : out_) c->block(part);
+      for (Consumer* c : to()) c->block(part);
       off += n;
       index_ += n;
     }
   }
   void outsideCall(int thread, uint64_t site, const std::string& name) override {
     if (!inherited_ && take())
-      for (Consumer* c : out_) c->outsideCall(thread, site, name);
+      for (Consumer* c : to()) c->outsideCall(thread, site, name);
   }
   void libraryCall(const LibraryCall& call) override {
     if (!call.inherited && take())
-      for (Consumer* c : out_) c->libraryCall(call);
+      for (Consumer* c : to()) c->libraryCall(call);
   }
   void signal(const SignalEvent& e) override {
     if (!e.inherited && take())
-      for (Consumer* c : out_) c->signal(e);
+      for (Consumer* c : to()) c->signal(e);
   }
   void threadEnd(int thread, const std::string& problem) override {
-    if (take())
+    if (take() && begun_)  // (a thread none of whose slices was shown has not begun)
       for (Consumer* c : out_) c->threadEnd(thread, problem);
     running_ = false;
     turns_.finish(t_);
@@ -162,14 +168,19 @@ class Gate : public Consumer {
  private:
   bool take() {
     if (running_) return true;
-    if (!turns_.wait(t_, from_, to_)) return false;
+    if (!turns_.wait(t_, from_, to_, cpu_)) return false;
     running_ = true;
+    shown_ = cpus_.empty() || std::count(cpus_.begin(), cpus_.end(), cpu_);
+    if (!shown_) return true;
     if (!begun_) {
       begun_ = true;
       for (Consumer* c : out_) c->threadBegin(tid_), c->loadBias(tid_, bias_);
     }
+    for (Consumer* c : out_) c->slice(tid_, cpu_);
     return true;
   }
+  // Where the current slice's events go: nowhere when it is not shown.
+  const std::vector<Consumer*>& to() const { return shown_ ? out_ : none_; }
   void release() {
     running_ = false;
     turns_.done();
@@ -177,10 +188,14 @@ class Gate : public Consumer {
   Turns& turns_;
   size_t t_;
   const std::vector<Consumer*>& out_;
+  const std::vector<Consumer*> none_;
+  const std::vector<int>& cpus_;
+  bool shown_ = false;
   int tid_ = 0;
   uint64_t bias_ = 0;
   bool running_ = false, begun_ = false, inherited_ = false;
   uint64_t index_ = 0, from_ = 0, to_ = 0;
+  int cpu_ = -1;
   std::vector<DataRef> refs_;
 };
 
@@ -191,6 +206,14 @@ void dropForTest(std::vector<Slice>& order) {
   if (!v || !*v) return;
   const size_t k = size_t(std::strtoull(v, nullptr, 10));
   if (k < order.size()) order.erase(order.begin() + std::ptrdiff_t(k));
+}
+
+// ATOMX_TEST_MERGE_ONE_CPU=1 (a test's hook): every slice on CPU 0 (what
+// the per-CPU cache simulation's oracle must catch).
+void oneCpuForTest(std::vector<Slice>& order) {
+  const char* v = std::getenv("ATOMX_TEST_MERGE_ONE_CPU");
+  if (!v || std::strcmp(v, "1") != 0) return;
+  for (Slice& s : order) s.cpu = 0;
 }
 
 }  // namespace
@@ -244,6 +267,7 @@ Summary TraceReader::analyzeMerged(const std::vector<Analyzer*>& analyzers, cons
   }
   std::vector<Slice> order = mergeSchedule(cuts);
   dropForTest(order);
+  oneCpuForTest(order);
   // The walks, all at once, in turns.
   std::vector<std::unique_ptr<Consumer>> shards(analyzers.size());
   std::vector<Consumer*> to;
@@ -260,7 +284,7 @@ Summary TraceReader::analyzeMerged(const std::vector<Analyzer*>& analyzers, cons
   std::vector<std::thread> walks;
   for (size_t k = 0; k < n; ++k)
     walks.emplace_back([&, k] {
-      Gate gate(turns, k, to);
+      Gate gate(turns, k, to, select.cpus);
       try {
         insns[k] = instructionLists(*impl_);
         walkStream(*impl_, streams[k], gate, sums[k], insns[k]);

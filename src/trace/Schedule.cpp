@@ -14,11 +14,20 @@ std::vector<Slice> mergeSchedule(const std::vector<ThreadCuts>& threads) {
   for (size_t t = 0; t < threads.size(); ++t) {
     const std::vector<CutPoint>& cuts = threads[t].cuts;
     uint64_t latest = 0;
+    // A cut that does not say its CPU is in the run of the last one that
+    // does (before the first one that does: on that one's CPU).
+    int cpu = -1;
+    for (const CutPoint& c : cuts)
+      if (c.cpu >= 0) {
+        cpu = c.cpu;
+        break;
+      }
     for (size_t k = 0; k < cuts.size(); ++k) {
       latest = std::max(latest, cuts[k].key);
+      if (cuts[k].cpu >= 0) cpu = cuts[k].cpu;
       const uint64_t from = k == 0 ? 0 : cuts[k].index;  // before the first cut: at its key
       const uint64_t to = k + 1 < cuts.size() ? cuts[k + 1].index : Slice::kPathEnd;
-      if (to > from) own[t].push_back({t, from, to, latest, cuts[k].cpu});
+      if (to > from) own[t].push_back({t, from, to, latest, cpu});
     }
   }
   // A k-way merge: (key, pid, thread id, input index) of each thread's next slice.

@@ -40,6 +40,10 @@ struct Slice {
   size_t thread = 0;  // index in the input
   uint64_t from = 0, to = 0;
   uint64_t key = 0;
+  // The CPU it ran on: its cut's; for a cut that does not say (-1: a sync
+  // point's, inside a run), the CPU of the run it is in, its thread's last
+  // cut before it that says one (before the first such cut: that cut's).
+  // -1 only when none of its thread's cuts says a CPU (no schedule log).
   int cpu = -1;
 };
 

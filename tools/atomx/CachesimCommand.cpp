@@ -54,9 +54,11 @@ online tool counts and fetches it whole, docs/cachesim.md).
         references") or not (none: as the online tool's --libc none)
   -o FILE         the text report (default: standard output)
   -j N            cores to use (default: all of them)
-  --merged        every thread and process in one hierarchy, every level shared,
-        fed in the trace's merged order (atomx regen --merge; docs/trace.md,
-        "Ordering threads and processes"), as on one CPU
+  --merged        every thread and process in one hierarchy fed in the trace's
+        merged order (atomx regen --merge; docs/trace.md, "Ordering threads
+        and processes"): the private levels one copy per CPU the schedule
+        log says each part ran on, the shared levels one for all, and totals
+        per CPU (without the log: one copy, as on one CPU)
   --program FILE  read FILE as the traced program (a saved copy)
   -q              no progress line (one is shown on a terminal)
 

@@ -184,7 +184,7 @@ constexpr const char* kUsage = R"(usage:
                          witnesses go where the program ran least
   atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events | --switches]
                     [--cachegrind-out FILE] [--binary FILE] [-j N] [--program FILE] [-q]
-                    [--merge [--process PID]... [--thread TID]...]
+                    [--merge [--process PID]... [--thread TID]... [--cpu N]... [--cpus]]
       Regenerate the exact instruction trace of every thread from TRACE and
       the program file alone: one line per executed instruction (`TID PC`,
       PC in hex, original addresses), or per block with --blocks (`TID START
@@ -223,7 +223,12 @@ constexpr const char* kUsage = R"(usage:
                          unique in the run; regen --events gives its PID);
                          --process and --thread select (each may repeat);
                          exits 1 if a thread's order is known only in part
-                         (named on stderr)
+                         (named on stderr); --cpus adds a line `cpu N`
+                         before each slice (a thread's run between two
+                         cuts of the schedule): the CPU it ran on, from
+                         the privileged schedule log (-1: unknown, a
+                         trace without the log); --cpu N keeps only the
+                         slices that ran on CPU N (may repeat)
       --untraced lists the procedures whose instructions the trace does not
       hold (`NAME START END WHY`): calls to them are outside calls; in a
       workload's trace each further program's under a line `program K
@@ -661,18 +666,25 @@ int idArgument(const std::string& option, const std::string& v) {
 
 constexpr const char* kRegenUsage =
     "atomx regen TRACE [--blocks | --counts | --summary | --untraced | --events | --switches] [--cachegrind-out FILE] [--binary FILE] [-j N] "
-    "[--program FILE] [--merge [--process PID] [--thread TID]]";
+    "[--program FILE] [--merge [--process PID] [--thread TID] [--cpu N] [--cpus]]";
 
 int runRegen(int argc, char** argv) {
   std::string dir, cachegrindOut, binaryOut, program;
   bool blocks = false, summaryOnly = false, untraced = false, counts = false, events = false, switches = false, quiet = false;
-  bool merge = false;
+  bool merge = false, cpus = false;
   atomx::trace::TraceReader::Selection select;
   std::optional<unsigned> jobs;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") return helpSection("  atomx regen "), 0;
     if (a == "--merge") merge = true;
+    else if (a == "--cpus") cpus = true;
+    else if (a == "--cpu" && i + 1 < argc) {
+      char* end = nullptr;
+      const long n = std::strtol(argv[++i], &end, 10);
+      if (!*argv[i] || *end || n < -1 || n > 65535) usageError(std::string("--cpu needs a CPU number, not '") + argv[i] + "'");
+      select.cpus.push_back(int(n));
+    } else if (a == "--cpu") usageError("--cpu needs a CPU number");
     else if ((a == "--process" || a == "--thread") && i + 1 < argc)
       (a == "--process" ? select.processes : select.threads).push_back(idArgument(a, argv[++i]));
     else if (a == "--process" || a == "--thread") usageError(a + " needs an id");
@@ -732,14 +744,17 @@ int runRegen(int argc, char** argv) {
   // The text trace is the output when no other is asked for.
   const bool text = blocks || (!summaryOnly && !counts && cachegrindOut.empty() && binaryOut.empty());
   std::string list = "problems";
-  if (text) list += blocks ? ",blocks" : ",text";
+  if (cpus && (!merge || !text || blocks)) usageError("--cpus adds lines to --merge's text trace (not --blocks)");
+  if (text && !cpus) list += blocks ? ",blocks" : ",text";
   if (!binaryOut.empty()) list += ",binary=" + binaryOut;
   if (counts) list += ",counts";
   if (!cachegrindOut.empty()) list += ",cachegrind=" + cachegrindOut;
   const atomx::trace::TraceReader trace(dir, program);
-  const auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")",
-                                                               trace.hasData());
-  if (!merge && !(select.processes.empty() && select.threads.empty())) usageError("--process and --thread select in --merge");
+  auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")",
+                                                 trace.hasData());
+  if (cpus) analyzers.push_back(atomx::analyze::makeCpuTextAnalyzer("-"));
+  if (!merge && !(select.processes.empty() && select.threads.empty() && select.cpus.empty()))
+    usageError("--process, --thread and --cpu select in --merge");
   if (merge && !binaryOut.empty()) usageError("--merge writes text (--binary's records have one thread at a time)");
   const atomx::trace::Summary s = merge ? mergedTrace(trace, analyzers, select) : analyzeTrace(trace, analyzers, jobs, "regen", quiet);
   std::fflush(stdout);
