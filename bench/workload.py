@@ -22,6 +22,9 @@ HOME, LC_ALL=C, TZ=UTC):
                     schedule log on: this machine runs the benchmark as root)
   stored-nosched    the same with --no-schedule
   data, data-nosched   the same two with --data
+  followed-discarded   atomx trace -- env -u ATOMX_TRACE_DIR WORKLOAD: followed and instrumented as
+                    stored, the log on, but the programs' stores discarded (no trace dir in their
+                    environment): the supervisor's and the log's cost without the stores
   discarded         the instrumented copies (atomx trace --instrument) first on PATH, no
                     ATOMX_TRACE_DIR: the witness stores run, their bytes are thrown away
                     (docs/trace.md); no supervisor, no log
@@ -195,6 +198,11 @@ class Runner:
         if config in ATOMX_CONFIGS:
             return [str(a.atomx), "trace", "-q", *ATOMX_CONFIGS[config], "--cache-dir", str(self.work / "cache"),
                     "-o", str(tdir), "--", *wl["cmd"]]
+        if config == "followed-discarded":
+            # docs/trace.md: a process whose environment lost ATOMX_TRACE_DIR runs its instrumented copy with the
+            # stores discarded (env is coreutils': untraced)
+            return [str(a.atomx), "trace", "-q", "--cache-dir", str(self.work / "cache"), "-o", str(tdir), "--",
+                    "env", "-u", "ATOMX_TRACE_DIR", *wl["cmd"]]
         if config == "drmemtrace":
             return [str(a.dr / "bin64/drrun"), "-t", "drmemtrace", "-offline", "-outdir", str(tdir), "--",
                     *wl["cmd"]]
@@ -226,6 +234,8 @@ class Runner:
         if p.returncode != 0:
             res["stderr"] = p.stderr.decode(errors="replace")[-500:]
         shutil.rmtree(scratch)
+        if config == "followed-discarded":
+            shutil.rmtree(tdir, ignore_errors=True)
         if config in ATOMX_CONFIGS or config == "drmemtrace":
             res.update(trace_files(tdir, config))
             if keep:
@@ -282,7 +292,7 @@ def measure_trace(args, res):
 
 
 def configs_of(args):
-    cs = list(ATOMX_CONFIGS) + list(DISCARDED)
+    cs = list(ATOMX_CONFIGS) + ["followed-discarded"] + list(DISCARDED)
     if args.peers == "drmemtrace":
         cs.append("drmemtrace")
     return cs
@@ -424,7 +434,9 @@ def build_md(args, sums, raw, wls, machine, inst, cmdline):
                      f"{f(e.get('raw_bytes_per_instruction'), 4)} | {f(e.get('compressed_bytes_per_instruction'), 4)} | "
                      f"{f(e.get('schedule_bytes_per_instruction'), 6)} | {e.get('switches', '–')} | "
                      f"{f(e.get('schedule_bytes_per_switch'), 0)} | "
-                     + ("–" if share is None else f"{share:.2%}" + (MISS if share > TARGET_SCHEDULE_SHARE else ""))
+                     + ("–" if share is None else f"{share:.2%}" + (MISS if share > TARGET_SCHEDULE_SHARE else "")
+                        + (f" (zstd: {e['schedule_compressed_share']:.2%})" if e.get("schedule_compressed_share")
+                           else ""))
                      + f" | {f((e.get('regen_instructions_per_second') or 0) / 1e6, 0)} | "
                      + (f(mi / 1e6, 0) if mi else f"failed: {e['merge_error'][:80]}" if e.get("merge_error") else "–")
                      + " |")
@@ -442,6 +454,22 @@ def build_md(args, sums, raw, wls, machine, inst, cmdline):
           "configurations (the first instruments the three programs into atomx trace's program cache, s): "
           + "; ".join(f"{w} " + ", ".join(f"{x['config']} {x['seconds']:.2f}" for x in raw[w]["warmup"]
                                         if x["config"] in ATOMX_CONFIGS) for w in wls) + ".", ""]
+    L += ["How it is measured (bench/workload.py --help, bench/README.md):", "",
+          "- stored, data: `atomx trace [--data] -o DIR -- WORKLOAD` as root: every process followed, the privileged "
+          "schedule log on; *-nosched: `--no-schedule`; followed-discarded: `atomx trace -- env -u "
+          "ATOMX_TRACE_DIR WORKLOAD` (followed and instrumented, the log on, the stores discarded); discarded(-data): "
+          "the `--instrument` copies first on PATH without ATOMX_TRACE_DIR (no supervisor, no log).",
+          "- Instructions: `atomx regen DIR --summary`'s, the traced programs' own code (not libc, the loader, sh, "
+          "make); a pipeline's count varies a little from run to run (how the pipe's reads split the data).",
+          "- compressed B / instr: the .axt files as the recorder wrote them (zstd); raw: the summary's stream "
+          "bytes.  Schedule share: TRACE/schedule over the whole trace directory (streams, log, events, "
+          "manifest), and with the log compressed by zstd -1 (the recorder does not compress it); B / switch: one record of the log per context switch of a followed thread "
+          "(AtomxScheduleRecord).",
+          "- regen / merge M instr/s: instructions over the wall time of `atomx regen DIR --summary` / "
+          "`atomx regen DIR --merge --summary`.",
+          "- drmemtrace: `drrun -t drmemtrace -offline -outdir O -- WORKLOAD` (children followed, sh and make "
+          "included); bytes: raw/*.raw.lz4 (lz4-compressed, before drraw2trace) of every process, and of the "
+          "gzip, bzip2 and lzip processes alone; per instruction over atomx's count of the same workload.", ""]
     probs = [f"{w}: {p}" for w in wls for p in sums[w]["problems"]]
     if probs:
         L += ["## Problems (flagged)", ""] + [f"- {p}" for p in probs] + [""]
