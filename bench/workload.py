@@ -325,7 +325,9 @@ def sweep(args, runner, wls):
     for w in wls:   # regenerate after the sweeps: a run's native partner comes right after it
         for c in ATOMX_CONFIGS:
             x = raw[w]["pairs"][c][0]["x"]
-            if "trace_dir" in x:
+            if "trace_dir" in x and args.no_regen:
+                shutil.rmtree(x["trace_dir"], ignore_errors=True)
+            elif "trace_dir" in x:
                 x["measured"] = measure_trace(args, x)
                 g, mg = x["measured"]["regen"], x["measured"].get("merge")
                 log(f"{w} {c}: regen --summary {g['seconds']:.2f}s status {g['status']}"
@@ -496,6 +498,9 @@ def parse_args():
                     help="quick check of the script (about a minute): 2 pairs, 0.1 MB pipeline input, "
                          "0.03 MB per make input (each also settable); its ratios are mostly atomx's and "
                          "DynamoRIO's fixed start-up costs")
+    ap.add_argument("--no-regen", action="store_true",
+                    help="time the runs only: no regen, --merge or schedule measurement "
+                         "(the trace table left empty)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per run (%(default)s)")
     ap.add_argument("--out", type=Path, default=HERE / "results", help="where workload.md/.json go (%(default)s)")
     ap.add_argument("--work", type=Path, help="scratch directory (default: a temporary one, deleted)")
