@@ -14,7 +14,7 @@ does the same work):
              and lzip (--make-mb MB per file), each job through make's sh
 
 Configurations, each run in a fresh scratch directory under `env -i` (PATH,
-HOME, LC_ALL=C, TZ=UTC):
+HOME, TMPDIR, LC_ALL=C, TZ=UTC):
 
   native            the workload as it is
   stored            atomx trace -q --cache-dir C -o DIR -- WORKLOAD (every process followed,
@@ -41,13 +41,14 @@ slowdown is the median of its --runs pairwise ratios (min and max beside it).
 A warm-up run of every configuration comes first, untimed (it fills the
 program cache: first-use instrumentation is reported apart).
 
-Trace metrics, from the first round's trace of each stored configuration:
-`atomx regen DIR --summary` (instructions: the traced programs' own code,
-not libc or the loader; raw stream bytes) and its wall time (regeneration
-speed), `atomx regen DIR --merge --summary` (merge speed; exit status 1
-if a thread's order is known only in part), `atomx regen DIR --switches`
-(context switches logged); compressed bytes are the .axt files as the
-recorder wrote them (zstd), the schedule log's are TRAC/schedule's (raw,
+Trace metrics, from the first round's trace of each stored configuration
+(none with --no-regen): `atomx regen DIR --summary` (instructions: the
+traced programs' own code, not libc or the loader; raw stream bytes) and
+its wall time (regeneration speed); for stored and data (the schedule log
+on), `atomx regen DIR --merge --summary` (merge speed; exit status 1 if a
+thread's order is known only in part) and the log's header (its records:
+the context switches logged, and those lost); compressed bytes are the .axt files as the
+recorder wrote them (zstd), the schedule log's are TRACE/schedule's (raw,
 and zstd -1 for comparison).  drmemtrace's bytes are its raw/*.raw.lz4
 files (already lz4-compressed) per process, measured then deleted each
 round; its bytes per instruction use atomx's instruction count of the same
