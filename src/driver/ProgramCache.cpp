@@ -21,10 +21,23 @@ ProgramCache::ProgramCache(std::string dir) : dir_(std::move(dir)) {
   if (dir_.empty()) throw Error("no cache directory: set HOME, XDG_CACHE_HOME or --cache-dir");
 }
 
+// atomx and its runtime, hashed once per process: a workload's supervisor
+// looks the cache up at every exec, and hashing atomx (tens of MB) took
+// some 80 ms each time (bench/workload.py; docs/trace.md, "Tracing a whole
+// workload").  The running atomx is the one whose runtime goes into the copy.
+static uint64_t selfHash() {
+  static const uint64_t h = [] {
+    Fnv64 f;
+    f.addFile("/proc/self/exe");
+    return f.h;
+  }();
+  return h;
+}
+
 Fnv64 ProgramCache::programKey(const std::string& prog, uint64_t profileHash) {
   Fnv64 key;
   key.addFile(prog);
-  key.addFile("/proc/self/exe");  // atomx and its runtime
+  key.addWord(selfHash());
   key.addWord(profileHash);
   return key;
 }
