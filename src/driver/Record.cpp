@@ -14,9 +14,9 @@
 #include "driver/ProgramCache.h"
 #include "driver/Profiles.h"
 #include "driver/Rewrite.h"
+#include "driver/ScheduleLog.h"
 #include "driver/Workload.h"
 #include "elf/ElfImage.h"
-#include "driver/ScheduleLog.h"
 #include "elf/OutputFile.h"
 #include "support/Error.h"
 #include "trace/TraceFiles.h"
@@ -235,15 +235,10 @@ int recordTrace(const RecordRequest& r) {
                                 : ATOMX_TRACE_SCHEDULE_SYNC_POINTS);
   if (named) writeManifest(r.dir, programs.programs(), profile, profileHash, r.data, programs.schedule());
   setenv(ATOMX_TRACE_DIR_ENV, std::filesystem::absolute(r.dir).c_str(), 1);
-  if (named && !r.follow) {  // the program alone, as before workloads
-    const int status = runChild(copy, r.argv);
-    unsetenv(ATOMX_TRACE_DIR_ENV);
-    if (schedule) schedule->stop();
-    if (!r.quiet) report(r.dir, WorkloadRun{status, false, 0}, 1, schedule.get());
-    return status;
-  }
-  const WorkloadRun run = runWorkload(prog, named ? copy : prog, r.argv,
-                                      r.dir + "/" + ATOMX_TRACE_EVENTS, programs);
+  // The program alone, as before workloads, or the whole workload followed.
+  const WorkloadRun run = named && !r.follow ? WorkloadRun{runChild(copy, r.argv), false, 0}
+                                             : runWorkload(prog, named ? copy : prog, r.argv,
+                                                           r.dir + "/" + ATOMX_TRACE_EVENTS, programs);
   unsetenv(ATOMX_TRACE_DIR_ENV);
   if (schedule) schedule->stop();
   if (!r.quiet) report(r.dir, run, programs.programs().size(), schedule.get());

@@ -41,24 +41,12 @@ import collections
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oracles"))
 import refsim  # noqa: E402
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def run(cmd, env=None):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        fail(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()[-2000:]}")
-    return r.stdout
+from merge_oracle import fail, run  # noqa: E402  (the merge's own oracle, beside this file)
 
 
 def lengths(program):
