@@ -272,13 +272,13 @@ typedef struct {
 /* The privileged schedule log, DIR/schedule (docs/trace.md, "The
  * privileged schedule log"): written by `atomx trace` as root (the
  * collector, src/driver/ScheduleLog.cpp, draining the eBPF program
- * bpf/schedule.bpf.c on sched:sched_switch), read by src/trace/Schedule.cpp
- * (`atomx regen --switches`).  The manifest then says `schedule switches`
- * (ATOMX_TRACE_KEY_SCHEDULE).  The file: an AtomxScheduleHeader, then
+ * bpf/schedule.bpf.c on sched:sched_switch), read by src/trace/Switches.cpp
+ * (`atomx regen --switches`).  The manifest then says `schedule sync-points
+ * switches` (ATOMX_TRACE_KEY_SCHEDULE).  The file: an AtomxScheduleHeader, then
  * AtomxScheduleRecord records in the order the collector drained them
  * (per CPU in time order; sort by ns for one order). */
 #define ATOMX_TRACE_SCHEDULE "schedule"
-#define ATOMX_TRACE_SCHEDULE_SWITCHES "switches" /* the manifest's `schedule switches`: this log */
+#define ATOMX_TRACE_SCHEDULE_SWITCHES "switches" /* the manifest's schedule mode for this log */
 #define ATOMX_SCHEDULE_MAGIC 0x48535841u    /* "AXSH" */
 #define ATOMX_SCHEDULE_VERSION 1u
 typedef struct {
