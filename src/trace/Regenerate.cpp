@@ -29,7 +29,6 @@
 #include <atomx/trace_format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -37,14 +36,13 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "analysis/ProgramModel.h"
 #include "analysis/TracePlan.h"
 #include "elf/ElfImage.h"
 #include "support/Error.h"
 #include "support/Hex.h"
+#include "support/Parallel.h"
 #include "trace/DataRefs.h"
 #include "trace/LibraryCalls.h"
 #include "trace/TraceFiles.h"
@@ -1260,8 +1258,7 @@ Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned j
   std::vector<Stream> streams = listStreams(impl_->dir);
   setTotal(progress, streams);
   const size_t n = streams.size();
-  if (jobs == 0) jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  jobs = unsigned(std::min<size_t>(jobs, std::max<size_t>(n, 1)));
+  jobs = threadsFor(n, jobs);
   // shards[a][k]: analyser a's state for stream k; sums[k]: stream k's totals.
   std::vector<std::vector<std::unique_ptr<Consumer>>> shards(analyzers.size());
   for (auto& s : shards) s.resize(n);
@@ -1276,31 +1273,14 @@ Summary TraceReader::analyze(const std::vector<Analyzer*>& analyzers, unsigned j
     if (jobs > 1) sizes[k] = std::filesystem::file_size(streams[k].path, ec);
   }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
-  std::atomic<size_t> next{0};
-  std::mutex failed;
-  std::exception_ptr error;
-  size_t errorAt = n;
-  auto worker = [&] {
-    TraceReader::Impl::Instructions insns = impl_->instructions();
-    for (size_t i; (i = next.fetch_add(1)) < n;) {
-      const size_t k = order[i];
-      try {
-        const Shard shard{k, streams[k].thread, streams[k].name, jobs == 1};
-        std::vector<Consumer*> to;
-        for (size_t a = 0; a < analyzers.size(); ++a) to.push_back((shards[a][k] = analyzers[a]->shard(shard)).get());
-        Tee tee(std::move(to));
-        impl_->walk(streams[k], tee, sums[k], insns, progress, k == 1 ? streams[0].thread : 0);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(failed);
-        if (k < errorAt) errorAt = k, error = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);  // the one a single job would have met first
+  // (An exception: the lowest stream's, the one a single job meets first.)
+  runItems(order, jobs, [&] { return impl_->instructions(); }, [&](TraceReader::Impl::Instructions& insns, size_t k) {
+    const Shard shard{k, streams[k].thread, streams[k].name, jobs == 1};
+    std::vector<Consumer*> to;
+    for (size_t a = 0; a < analyzers.size(); ++a) to.push_back((shards[a][k] = analyzers[a]->shard(shard)).get());
+    Tee tee(std::move(to));
+    impl_->walk(streams[k], tee, sums[k], insns, progress, k == 1 ? streams[0].thread : 0);
+  });
   Summary sum;
   for (const Summary& s : sums) addSummary(sum, s);
   addStreamless(impl_->dir, sum);
