@@ -24,6 +24,25 @@ T readStruct(std::span<const uint8_t> bytes, uint64_t offset) {
   return value;
 }
 
+// Entry i of RELA section s, without its symbol's facts (setSymbol).
+Relocation readRela(std::span<const uint8_t> bytes, const Section& s, uint64_t i) {
+  const uint64_t at = s.offset + i * sizeof(Elf64_Rela);
+  const auto raw = readStruct<Elf64_Rela>(bytes, at);
+  Relocation r;
+  r.place = raw.r_offset;
+  r.type = ELF64_R_TYPE(raw.r_info);
+  r.symIndex = ELF64_R_SYM(raw.r_info);
+  r.addend = raw.r_addend;
+  r.entryOffset = at;
+  return r;
+}
+
+void setSymbol(Relocation& r, const Symbol& sym) {
+  r.symValue = sym.value;
+  r.symShndx = sym.shndx;
+  r.symType = sym.type;
+}
+
 bool addOverflows(uint64_t a, uint64_t b) { return a + b < a; }
 
 }  // namespace
@@ -238,20 +257,11 @@ void ElfImage::parseStaticRelocations() {
       throw InputError(name_ + ": " + s.name + " does not use the symbol table");
     const uint64_t n = s.size / sizeof(Elf64_Rela);
     for (uint64_t i = 0; i < n; ++i) {
-      auto raw = readStruct<Elf64_Rela>(bytes_, s.offset + i * sizeof(Elf64_Rela));
-      Relocation r;
-      r.place = raw.r_offset;
-      r.type = ELF64_R_TYPE(raw.r_info);
-      r.symIndex = ELF64_R_SYM(raw.r_info);
-      r.addend = raw.r_addend;
+      Relocation r = readRela(bytes_, s, i);
       r.targetSection = s.info;
-      r.entryOffset = s.offset + i * sizeof(Elf64_Rela);
       if (r.symIndex >= symbols_.size())
         throw InputError(name_ + ": relocation " + std::to_string(i) + " in " + s.name + " has a bad symbol index");
-      const Symbol& sym = symbols_[r.symIndex];
-      r.symValue = sym.value;
-      r.symShndx = sym.shndx;
-      r.symType = sym.type;
+      setSymbol(r, symbols_[r.symIndex]);
       staticRelocs_.push_back(std::move(r));
     }
   }
@@ -263,21 +273,12 @@ void ElfImage::parseDynamicRelocations() {
     if (s.entsize != sizeof(Elf64_Rela)) throw InputError(name_ + ": " + s.name + " has a bad entry size");
     const uint64_t n = s.size / sizeof(Elf64_Rela);
     for (uint64_t i = 0; i < n; ++i) {
-      auto raw = readStruct<Elf64_Rela>(bytes_, s.offset + i * sizeof(Elf64_Rela));
-      Relocation r;
-      r.place = raw.r_offset;
-      r.type = ELF64_R_TYPE(raw.r_info);
-      r.symIndex = ELF64_R_SYM(raw.r_info);
-      r.addend = raw.r_addend;
-      r.entryOffset = s.offset + i * sizeof(Elf64_Rela);
+      Relocation r = readRela(bytes_, s, i);
       if (r.symIndex != 0) {
         if (r.symIndex >= dynsyms_.size())
           throw InputError(name_ + ": dynamic relocation " + std::to_string(i) + " in " + s.name + " has a bad symbol index");
-        const Symbol& sym = dynsyms_[r.symIndex];
-        r.symValue = sym.value;
-        r.symShndx = sym.shndx;
-        r.symType = sym.type;
-        r.symName = sym.name;
+        setSymbol(r, dynsyms_[r.symIndex]);
+        r.symName = dynsyms_[r.symIndex].name;
       }
       dynamicRelocs_.push_back(std::move(r));
     }
