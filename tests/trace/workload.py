@@ -2,7 +2,7 @@
 """A whole workload traced with no preparation (`atomx trace -- COMMAND`).
 
     workload.py --atomx ATOMX [--programs N] [--untraced-argv WORD]... [--vfork] [--follow]
-                -- COMMAND [ARGS...]
+                [--data] -- COMMAND [ARGS...]
 
 Runs COMMAND natively, under `strace -f -e trace=execve` (natively: strace
 is the oracle of which programs the workload execs), and traced together
@@ -22,12 +22,18 @@ call before every block, in the very same processes), and checks:
     same programs, as many times each; an untraced one with strace's argv;
   - each --untraced-argv command line (its words joined by spaces) is one
     of the untraced processes `atomx regen --untraced` lists.
+--data: the workload is traced with data references (`atomx trace --data`),
+and the naive tracer also calls before every instruction that accesses
+memory (its `data` argument, data_oracle.py's): each stream's data
+references, regenerated alone, must equal the naive tracer's same thread's,
+entry for entry (instruction, R/W/M, address, size).
 A failure names the process, its program and the thread.  Exit status 0
 when everything matches; 1 with the differences listed.
 --vfork: the workload vforks; the naive tracer asks for the process id at
 every block (ATOMX_NAIVE_VFORK=1), so that a vfork child's blocks are its own.
 ATOMX_TEST_WRONG_PROGRAM=1 (the must-fail twin) reads every stream with the
-next program of the trace; ATOMX_TEST_DROP_UNTRACED=1 makes the supervisor
+next program of the trace; ATOMX_TEST_REGEN_REF=N (with --data) moves the
+Nth reference of every stream; ATOMX_TEST_DROP_UNTRACED=1 makes the supervisor
 leave out its untraced lines.
 """
 import argparse
@@ -40,6 +46,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import data_oracle  # noqa: E402
 
 
 def run(cmd, env=None, timeout=300):
@@ -102,12 +110,17 @@ def stream_owner(events):
     return out
 
 
-def regen_alone(atomx, trace, stream, w):
-    """[block start, ...] of one stream regenerated alone, and the problems."""
+def alone(trace, stream, w):
+    """A directory with the trace's other files and that one stream."""
     d = tempfile.mkdtemp(dir=w, prefix="stream.")
     for f in os.listdir(trace):
         if not f.endswith(".axt") or f == stream:
             os.symlink(os.path.join(trace, f), os.path.join(d, f))
+    return d
+
+
+def regen_alone(atomx, d):
+    """[block start, ...] of the stream of directory d (alone()), and the problems."""
     p = subprocess.run([atomx, "regen", d, "--blocks", "-q"], capture_output=True, text=True)
     blocks = []
     for line in p.stdout.splitlines():
@@ -142,6 +155,7 @@ def main():
     ap.add_argument("--untraced-argv", action="append", default=[])
     ap.add_argument("--vfork", action="store_true")
     ap.add_argument("--follow", action="store_true", help="atomx trace -f (COMMAND's program is instrumentable)")
+    ap.add_argument("--data", action="store_true", help="atomx trace --data: compare each stream's data references too")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     o = ap.parse_args()
@@ -157,6 +171,8 @@ def main():
         trace, naive_dir = os.path.join(w, "trace"), os.path.join(w, "naive")
         os.mkdir(naive_dir)
         tool = [x for f in ("naive_inst.cpp", "naive_anal.c") for x in ("--with", os.path.join(HERE, f))]
+        if o.data:
+            tool = ["--data"] + tool + ["--with-arg", "data"]
         traced = run([atomx, "trace", "-q"] + (["-f"] if o.follow else []) + ["--cache-dir", os.path.join(w, "cache"), "-o", trace] + tool + ["--"] + cmd,
                      dict(os.environ, ATOMX_NAIVE_DIR=naive_dir, ATOMX_NAIVE_VFORK="1" if o.vfork else ""))
         if traced != native:
@@ -182,6 +198,7 @@ def main():
             if f.startswith("naive.") and f != "naive.index":
                 naive[tuple(map(int, f.split(".")[1:]))] = os.path.join(naive_dir, f)
         compared = set()
+        references = 0
         streams = sorted(f for f in os.listdir(trace) if f.startswith("thread.") and f.endswith(".axt"))
         for s in streams:
             tid, _, k = s[len("thread."):-len(".axt")].partition("-")
@@ -191,19 +208,43 @@ def main():
                 continue
             pid, prog = owner[s]
             who = f"process {pid} running {os.path.basename(paths.get(prog, '?'))} (program {prog}), thread {tid} ({s})"
-            blocks, problems = regen_alone(atomx, trace, s, w)
+            d = alone(trace, s, w)
+            blocks, problems = regen_alone(atomx, d)
             failures += [f"{who}: {p}" for p in problems]
             compared.add((pid, tid, k))
             outside = spans.get(prog, [])
-            expected = []
+            inside = lambda a: not any(b <= a < e for b, e in outside)  # noqa: E731
+            expected, expected_refs = [], []
             if (pid, tid, k) in naive:
                 with open(naive[pid, tid, k], "rb") as fh:
-                    text = fh.read().split(b"\0", 1)[0]
-                expected = [a for a in (int(l, 16) for l in text.split()) if not any(b <= a < e for b, e in outside)]
+                    text = fh.read().split(b"\0", 1)[0].decode()
+                for line in text.splitlines():
+                    x = line.split()
+                    if len(x) == 1 and inside(int(x[0], 16)):
+                        expected.append(int(x[0], 16))
+                    elif x[0] == "X":
+                        failures.append(f"{who}: the naive tracer cannot give the references of the instruction at {x[1]}")
+                    elif x[0] in ("R", "W", "M") and inside(int(x[1], 16)):
+                        expected_refs.append(data_oracle.Ref(int(x[1], 16), x[0], int(x[2], 16), int(x[3])))
             if blocks != expected:
                 at = next((i for i, (a, b) in enumerate(zip(blocks, expected)) if a != b), min(len(blocks), len(expected)))
                 failures.append(f"{who}: {len(blocks)} blocks regenerated, the naive tracer's {len(expected)}; "
                                 f"first difference at block {at}")
+            if o.data:
+                threads, signals, problems = data_oracle.regen_refs(atomx, d)
+                failures += [f"{who}: {p}" for p in problems]
+                refs = threads.get(tid, [])
+                expected_refs = data_oracle.without_faults(expected_refs, refs, signals.get(tid, []))
+                references += len(expected_refs)
+                if refs != expected_refs:
+                    at = next((i for i, (a, b) in enumerate(zip(refs, expected_refs)) if a != b),
+                              min(len(refs), len(expected_refs)))
+                    show = data_oracle.show
+                    failures.append(f"{who}: reference {at} of {len(expected_refs)} differs: regen "
+                                    f"{show(refs[at] if at < len(refs) else None)}, naive "
+                                    f"{show(expected_refs[at] if at < len(expected_refs) else None)} (regen has {len(refs)})")
+        if o.data and references == 0:
+            failures.append("no data reference to compare")
         for key in sorted(set(naive) - compared):
             with open(naive[key], "rb") as fh:
                 if fh.read().split(b"\0", 1)[0].split():
@@ -242,7 +283,8 @@ def main():
             for f in failures:
                 print(f"FAIL {f}")
             return 1
-        print(f"PASS {len(streams)} stream(s) of {len(paths)} program(s) equal to the naive tracer's, "
+        print(f"PASS {len(streams)} stream(s) of {len(paths)} program(s) equal to the naive tracer's"
+              + (f" ({references} data references)" if o.data else "") + ", "
               f"{len(expected_execs)} exec(s) as strace saw them ({len(logged)} untraced)")
         return 0
     finally:
