@@ -61,19 +61,38 @@ struct BlockFacts {
     kCalls = 2,    // an out edge is a call or an exit call
     kReturns = 4,  // an out edge is a call (that returns)
     kWritesReturn = 8,  // its direct call to `callee`'s entry writes RETURN (analysis::callWritesReturn)
+    kEntryTag = 16,     // its procedure's ENTRY is read before it (enterable, its entry block)
+    kTagged = 32,       // its BLOCK tag is read before it (ProcTrace::tagged)
+    kTable = 64,        // its successor is recorded (TraceGraph::kIndirect)
+    kEvaluated = 128,   // its successor is computed (TraceGraph::kEvaluated)
   };
+  static constexpr uint32_t kExit = UINT32_MAX;  // Way::to of an arc to EXIT
   uint8_t flags = 0;
+  uint8_t width = 0;          // its procedure's witness width (TracePlan)
+  uint32_t firstInsn = 0, insnCount = 0;  // the block's (ir::Block), here beside the rest
+  uint64_t start = 0;
   int32_t earlyDue = -1;      // kEarly: the witness due on the arc to EXIT
-  uint32_t chooseAt = 0, chooseCount = 0;  // a predicate's (first witness, arc) pairs in WalkFacts::choose
+  uint32_t outs = 0;          // its arcs in the trace graph
+  uint32_t chooseAt = 0, chooseCount = 0;  // a predicate's first witnesses with their ways, in WalkFacts::choose
+  int32_t onlyDue = -1;       // one arc: its witness (-1: none)
+  uint32_t onlyTo = 0;        // one arc: where it goes (kExit: EXIT)
   const ir::Procedure* callee = nullptr;   // its direct call reaches this traced procedure's entry
   uint32_t calleeBlock = 0;
+};
+
+// An arc of a predicate, by a first witness that may be read there.
+struct Way {
+  uint32_t first;  // the witness peeked
+  uint32_t arc;    // the arc it picks
+  int32_t due;     // the arc's own witness (-1: none)
+  uint32_t to;     // where the arc goes (BlockFacts::kExit: EXIT)
 };
 
 struct WalkFacts {
   std::vector<std::vector<BlockFacts>> blocks;  // by procedure id, block
   // Per predicate, in its arcs' order, each first witness with its arc: the
-  // first pair whose witness is the one read gives the arc.
-  std::vector<std::pair<uint32_t, uint32_t>> choose;
+  // first one whose witness is the one read gives the arc.
+  std::vector<Way> choose;
   std::vector<uint32_t> slots;  // by procedure id: the stack slots a frame keeps (min(slots, kSlots))
 
   WalkFacts(const ir::Program& prog, const analysis::TracePlan& plan) {
@@ -86,9 +105,14 @@ struct WalkFacts {
       const analysis::TraceGraph& g = t.graph;
       std::vector<BlockFacts>& out = blocks[p.id];
       out.resize(p.blocks.size());
+      auto to = [&](uint32_t arc) { return g.arcs[arc].to == g.exit ? BlockFacts::kExit : g.arcs[arc].to; };
       for (uint32_t b = 0; b < p.blocks.size(); ++b) {
         BlockFacts& f = out[b];
         const ir::Block& blk = p.blocks[b];
+        f.width = uint8_t(t.plan.width);
+        f.firstInsn = blk.firstInsn, f.insnCount = blk.insnCount, f.start = blk.start;
+        if (t.enterable && b == t.entryBlock) f.flags |= BlockFacts::kEntryTag;
+        if (t.tagged[b]) f.flags |= BlockFacts::kTagged;
         if (!blk.insnCount) continue;
         const x86::Insn& last = p.insns[blk.firstInsn + blk.insnCount - 1];
         if (b < g.out.size()) {
@@ -99,10 +123,14 @@ struct WalkFacts {
               f.earlyDue = t.plan.witness[k];
             }
           if (early && last.flow != x86::Flow::CondBranch) f.flags |= BlockFacts::kEarly;
+          if (g.flags[b] & analysis::TraceGraph::kIndirect) f.flags |= BlockFacts::kTable;
+          if (g.flags[b] & analysis::TraceGraph::kEvaluated) f.flags |= BlockFacts::kEvaluated;
+          f.outs = uint32_t(g.out[b].size());
+          if (f.outs == 1) f.onlyDue = t.plan.witness[g.out[b][0]], f.onlyTo = to(g.out[b][0]);
           if (g.out[b].size() > 1) {
             f.chooseAt = uint32_t(choose.size());
             for (uint32_t k : g.out[b])
-              for (uint32_t v : t.firstWitnesses[k]) choose.emplace_back(v, k);
+              for (uint32_t v : t.firstWitnesses[k]) choose.push_back({v, k, t.plan.witness[k], to(k)});
             f.chooseCount = uint32_t(choose.size()) - f.chooseAt;
           }
         }
@@ -269,9 +297,9 @@ class Walker {
   // references, its emulation and the values recorded after it.
   bool runBlock(std::string& problem, bool& ended) {
     runPos_ = pos_;  // BlockRun::streamPos (the schedule log's switch points, trace/Switches.h)
-    const ir::Block& blk = p_->blocks[b_];
+    const BlockFacts& blk = facts();
     const uint32_t last = blk.insnCount - 1;
-    const bool early = !earlyDone_ && earlyWitness();
+    const bool early = !earlyDone_ && (blk.flags & BlockFacts::kEarly);
     const uint32_t before = early ? last : blk.insnCount;  // run before the early witness
     auto runTo = [&](uint32_t from, uint32_t to) {  // false: cut by a signal, or the stream ended
       if (!plan_.data) {
@@ -296,11 +324,10 @@ class Walker {
     };
     if (!runTo(from_, before)) return false;
     if (early) {
-      const analysis::ProcTrace& t = plan_.procs[p_->id];
       uint64_t w;
-      if (!read(t.plan.width, w)) return ended = true, false;
+      if (!read(blk.width, w)) return ended = true, false;
       ++sum_.witnesses;
-      const int32_t due = facts().earlyDue;
+      const int32_t due = blk.earlyDue;
       if (w != uint64_t(due))
         return problem = "witness " + std::to_string(w) + " where " + std::to_string(due) + " was due" + at(), false;
       earlyDone_ = true;
@@ -469,7 +496,7 @@ class Walker {
     std::vector<Instruction>& all = insns_[p_->id];
     if (all.empty())
       for (const x86::Insn& in : p_->insns) all.push_back({in.address, uint8_t(in.length)});
-    const ir::Block& blk = p_->blocks[b_];
+    const BlockFacts& blk = facts();
     const bool inherited = childFrom_ && pos_ <= childFrom_;
     // ATOMX_TEST_REGEN_REF=N moves the Nth data reference of a stream (from
     // 1) one line up and turns a read into a write, a write into a read
@@ -725,14 +752,15 @@ class Walker {
 
   // Takes block b_'s way on, after its instructions (and its call).
   std::string wayOn(bool& ended) {
-    const analysis::ProcTrace& t = plan_.procs[p_->id];
-    const analysis::TraceGraph& g = t.graph;
-    const std::vector<uint32_t>& outs = g.out[b_];
-    if (outs.empty()) {
+    const BlockFacts& f = facts();
+    if (f.outs == 0) {
       stopThread();
       return {};
     }
-    if (g.flags[b_] & analysis::TraceGraph::kIndirect) {
+    if (f.flags & BlockFacts::kTable) {
+      const analysis::ProcTrace& t = plan_.procs[p_->id];
+      const analysis::TraceGraph& g = t.graph;
+      const std::vector<uint32_t>& outs = g.out[b_];
       if (t.crossTables) return crossTableTarget(ended);
       uint64_t target;
       if (!read(t.tableWidth, target)) return ended = true, std::string();
@@ -745,44 +773,37 @@ class Walker {
       mode_ = Mode::Block;
       return {};
     }
-    if (g.flags[b_] & analysis::TraceGraph::kEvaluated) return evaluatedWay();
+    if (f.flags & BlockFacts::kEvaluated) return evaluatedWay();
     if (earlyDone_) {  // read before the last instruction ran
       earlyDone_ = false;
       return leave();
     }
-    if (deliveryHere() && (g.flags[b_] & analysis::TraceGraph::kIndirect))
-      return "a signal where a jump table's target was due" + at();
-    uint32_t arc = outs[0];
-    if (const SignalMark* m = outs.size() > 1 ? deliveryHere() : nullptr) {
+    if (const SignalMark* m = f.outs > 1 ? deliveryHere() : nullptr) {
       const int64_t k = arcToSignal(m->pc);
       if (k < 0) return "a signal at " + hex(m->pc) + ", which no successor reaches" + at();
-      const uint32_t to = g.arcs[uint32_t(k)].to;
-      b_ = to;
+      b_ = plan_.procs[p_->id].graph.arcs[uint32_t(k)].to;
       entryConsumed_ = blockConsumed_ = false;
       mode_ = Mode::Block;
       return {};
     }
-    if (outs.size() > 1) {
+    int32_t due = f.onlyDue;
+    uint32_t to = f.onlyTo;
+    if (f.outs > 1) {
       uint64_t w;
-      if (!peek(t.plan.width, w)) return ended = true, std::string();
-      bool found = false;
-      const BlockFacts& f = facts();
-      for (const auto* c = facts_.choose.data() + f.chooseAt, *end = c + f.chooseCount; c != end; ++c)
-        if (c->first == w) {
-          arc = c->second, found = true;
-          break;
-        }
-      if (!found) return "witness " + std::to_string(w) + " fits no successor" + at();
+      if (!peek(f.width, w)) return ended = true, std::string();
+      const Way* c = facts_.choose.data() + f.chooseAt;
+      const Way* const end = c + f.chooseCount;
+      while (c != end && c->first != w) ++c;
+      if (c == end) return "witness " + std::to_string(w) + " fits no successor" + at();
+      due = c->due, to = c->to;
     }
-    if (t.plan.witness[arc] >= 0) {
+    if (due >= 0) {
       uint64_t w;
-      if (!read(t.plan.width, w)) return ended = true, std::string();
+      if (!read(f.width, w)) return ended = true, std::string();
       ++sum_.witnesses;
-      if (w != uint64_t(t.plan.witness[arc]))
-        return "witness " + std::to_string(w) + " where " + std::to_string(t.plan.witness[arc]) + " was due" + at();
+      if (w != uint64_t(due)) return "witness " + std::to_string(w) + " where " + std::to_string(due) + " was due" + at();
     }
-    const uint32_t to = g.arcs[arc].to;
-    if (to == g.exit) return leave();
+    if (to == BlockFacts::kExit) return leave();
     b_ = to;
     entryConsumed_ = blockConsumed_ = false;
     mode_ = Mode::Block;
@@ -906,11 +927,11 @@ class Walker {
           break;
         }
         case Mode::Block: {
-          const analysis::ProcTrace& t = plan_.procs[p_->id];
+          const BlockFacts& bf = facts();
           const bool resuming = resumed_;  // after a signal's handler: the block's records are read
           if (!resumed_) earlyDone_ = false;
           resumed_ = false;
-          if (t.enterable && b_ == t.entryBlock && !entryConsumed_) {
+          if ((bf.flags & BlockFacts::kEntryTag) && !entryConsumed_) {
             uint64_t tag, id;
             if (!read(1, tag) || !read(4, id)) {
               ended = true;
@@ -919,7 +940,7 @@ class Walker {
             if (tag != ATOMX_TRACE_ENTRY || id != p_->id)
               return "ENTRY of " + p_->name + " was due, not " + std::to_string(tag) + "/" + std::to_string(id) + at();
           }
-          if (t.tagged[b_] && !blockConsumed_) {
+          if ((bf.flags & BlockFacts::kTagged) && !blockConsumed_) {
             uint64_t tag, id, block;
             if (!read(1, tag) || !read(4, id) || !read(4, block)) {
               ended = true;
@@ -929,18 +950,18 @@ class Walker {
               return "BLOCK of this block was due, not " + std::to_string(tag) + "/" + std::to_string(id) + at();
           }
           entryConsumed_ = blockConsumed_ = false;
-          if (plan_.data && !resuming && t.slices.recordAtEntry[b_] && !readValues(t.slices.recordAtEntry[b_])) {
+          if (plan_.data && !resuming && plan_.procs[p_->id].slices.recordAtEntry[b_] &&
+              !readValues(plan_.procs[p_->id].slices.recordAtEntry[b_])) {
             ended = true;
             break;
           }
           if (!runBlock(problem, ended)) break;
-          const ir::Block& blk = p_->blocks[b_];
-          const x86::Insn& last = p_->insns[blk.firstInsn + blk.insnCount - 1];
           const BlockFacts& facts = this->facts();
           if (!(facts.flags & BlockFacts::kCalls)) {
             problem = wayOn(ended);
             break;
           }
+          const x86::Insn& last = p_->insns[facts.firstInsn + facts.insnCount - 1];
           const uint64_t target = last.flow == x86::Flow::Call ? last.target : 0;
           if (const ir::Procedure* q = facts.callee) {
             stack_.push_back({p_, b_, true, bool(facts.flags & BlockFacts::kWritesReturn)});
