@@ -275,12 +275,24 @@ typedef struct {
  * bpf/schedule.bpf.c on sched:sched_switch), read by src/trace/Switches.cpp
  * (`atomx regen --switches`).  The manifest then says `schedule sync-points
  * switches` (ATOMX_TRACE_KEY_SCHEDULE).  The file: an AtomxScheduleHeader, then
- * AtomxScheduleRecord records in the order the collector drained them
- * (per CPU in time order; sort by ns for one order). */
+ * frames, each an AtomxScheduleFrame followed by its `storedSize` bytes: its
+ * `records` AtomxScheduleRecord records, in the order the collector drained
+ * them (per CPU in time order; sort by ns for one order), compressed as one
+ * zstd frame.  The collector writes a frame, whole and with one write, each
+ * time it has drained 256 records or a second has passed, and at the end,
+ * so a run that ends abruptly leaves every frame it wrote complete; a
+ * reader streams the file frame by frame (src/trace/ScheduleFile.h, the
+ * one reader and writer of the frames).  Version 1 (before the frames):
+ * the records followed the header uncompressed, 192 bytes each. */
 #define ATOMX_TRACE_SCHEDULE "schedule"
 #define ATOMX_TRACE_SCHEDULE_SWITCHES "switches" /* the manifest's schedule mode for this log */
 #define ATOMX_SCHEDULE_MAGIC 0x48535841u    /* "AXSH" */
-#define ATOMX_SCHEDULE_VERSION 1u
+/* 2: the records in zstd frames (AtomxScheduleFrame).  Bump it with any
+ * change of the header, the frame or the record. */
+#define ATOMX_SCHEDULE_VERSION 2u
+#define ATOMX_SCHEDULE_FRAME_MAGIC 0x46535841u /* "AXSF" */
+/* How many records a frame holds at most (the collector's batch). */
+#define ATOMX_SCHEDULE_FRAME_RECORDS 256u
 typedef struct {
   uint32_t magic;      /* ATOMX_SCHEDULE_MAGIC */
   uint32_t version;    /* ATOMX_SCHEDULE_VERSION */
@@ -288,6 +300,13 @@ typedef struct {
   uint32_t reserved;   /* 0 */
   uint64_t lost;       /* switches the ring buffer had no room for (written at the end) */
 } AtomxScheduleHeader;
+/* A frame's header, 16 bytes, before its stored bytes. */
+typedef struct {
+  uint32_t magic;      /* ATOMX_SCHEDULE_FRAME_MAGIC */
+  uint32_t records;    /* 1 .. ATOMX_SCHEDULE_FRAME_RECORDS records, decompressed */
+  uint32_t storedSize; /* bytes of zstd frame that follow */
+  uint32_t checksum;   /* atomx_trace_checksum of those bytes */
+} AtomxScheduleFrame;
 /* One context switch on `cpu` at `ns` (CLOCK_MONOTONIC, the event log's
  * clock) that involves a thread of the trace: OUT, prev (the thread
  * switched out) is one; IN, next is.  For OUT: */
