@@ -195,11 +195,15 @@ constexpr const char* kUsage = R"(usage:
       call into libc's memory and string functions ` L NAME` and its
       modelled ranges, ` LR|LW ADDR SIZE` (docs/trace.md).  --counts prints
       `PC N` instead: how often each instruction ran, over every thread, by
-      address.
+      address; in a workload's trace per program, each further program's
+      lines after a line `program K PATH` (K as in the manifest).
       --cachegrind-out FILE  Ir per function and source line, in cachegrind's
                          format (cg_annotate FILE); a trace with data adds
                          Dr and Dw (Valgrind's counts: a read-modify-write
-                         one read, a locked one two)
+                         one read, a locked one two); a workload's trace
+                         writes a file per program, as cachegrind
+                         --trace-children=yes does per process: FILE for
+                         the first, FILE.K for program K (2, 3, ...)
       --binary FILE      the instruction stream as binary records ("-":
                          stdout; include/atomx/trace_format.h, AtomxRegen*),
                          with DATA and LIBRARY records in a trace with data
@@ -750,7 +754,7 @@ int runRegen(int argc, char** argv) {
   if (counts) list += ",counts";
   if (!cachegrindOut.empty()) list += ",cachegrind=" + cachegrindOut;
   const atomx::trace::TraceReader trace(dir, program);
-  auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")",
+  auto analyzers = atomx::analyze::makeAnalyzers(list, trace.programs(), "atomx regen " + dir,
                                                  trace.hasData());
   if (cpus) analyzers.push_back(atomx::analyze::makeCpuTextAnalyzer("-"));
   if (!merge && !(select.processes.empty() && select.threads.empty() && select.cpus.empty()))
@@ -789,7 +793,7 @@ int runAnalyze(int argc, char** argv) {
   atomx::analyze::parseAnalyzerList("problems," + list);  // a bad list before the trace is read
   const atomx::trace::TraceReader trace(dir, program);
   const auto analyzers =
-      atomx::analyze::makeAnalyzers("problems," + list, trace.program(), trace.program() + " (atomx analyze " + dir + ")",
+      atomx::analyze::makeAnalyzers("problems," + list, trace.programs(), "atomx analyze " + dir,
                                     trace.hasData());
   const atomx::trace::Summary s = merge ? mergedTrace(trace, analyzers, {}) : analyzeTrace(trace, analyzers, jobs, "analyze", quiet);
   return s.incompleteThreads || !s.scheduleProblems.empty() ? 1 : 0;
