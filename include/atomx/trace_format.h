@@ -373,6 +373,12 @@ typedef struct {
  *                 memory and string functions accesses, modelled from its
  *                 arguments (include/atomx/libc_model.hpp); it follows the
  *                 call's CALL record
+ *   SLICE         kind, 0, 0 (uint16_t), thread (uint32_t), cpu (int32_t:
+ *                 the CPU it ran on, from the privileged schedule log; -1
+ *                 unknown): only in a merged stream (`atomx regen --merge
+ *                 --binary`), before each slice's records -- a run of one
+ *                 thread between two cuts of the schedule (docs/trace.md,
+ *                 "Ordering threads and processes"; Consumer::slice)
  * A reference is 14 bytes: address (uint64_t, run-time), instruction
  * (uint16_t: its index in the BLOCK record before it, the first 0; 0 in a
  * LIBRARY record), size (uint16_t, bytes), kind (uint8_t: 1 read, 2 write,
@@ -381,10 +387,13 @@ typedef struct {
  * A BLOCK flagged ATOMX_REGEN_CONTINUED holds the rest of the block the
  * SIGNAL before it interrupted (its start is the first instruction left).
  * Threads follow one another: a BLOCK or CALL belongs to the THREAD_BEGIN
- * before it.  Version 2 added DATA and LIBRARY (and LOCKED); a reader of
- * version 1 streams sees neither. */
+ * before it.  In a merged stream the threads take turns: a record belongs
+ * to the SLICE before it (a thread's THREAD_BEGIN comes just before its
+ * first SLICE, its THREAD_END in its last turn).  Version 2 added DATA and
+ * LIBRARY (and LOCKED); a reader of version 1 streams sees neither.
+ * Version 3 added SLICE, which a reader of version 2 does not know. */
 #define ATOMX_REGEN_MAGIC 0x49545841u /* "AXTI" */
-#define ATOMX_REGEN_VERSION 2u
+#define ATOMX_REGEN_VERSION 3u
 #define ATOMX_REGEN_THREAD_BEGIN 1u
 #define ATOMX_REGEN_BLOCK 2u
 #define ATOMX_REGEN_CALL 3u
@@ -392,6 +401,7 @@ typedef struct {
 #define ATOMX_REGEN_SIGNAL 5u
 #define ATOMX_REGEN_DATA 6u
 #define ATOMX_REGEN_LIBRARY 7u
+#define ATOMX_REGEN_SLICE 8u
 /* Flags (one bit space for every kind of record): */
 #define ATOMX_REGEN_INHERITED 1u /* BLOCK, SIGNAL: it ran in the parent, before the fork */
 #define ATOMX_REGEN_CONTINUED 2u /* BLOCK: the rest of a block a signal interrupted */

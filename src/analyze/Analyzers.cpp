@@ -191,6 +191,14 @@ struct BinaryShard : Consumer {
     field(uint32_t(thread));
     put();
   }
+  // A merged stream's turn (Consumer::slice): the records after it are
+  // `thread`'s, up to the next.
+  void slice(int thread, int cpu) override {
+    head(ATOMX_REGEN_SLICE, 0, 0);
+    field(uint32_t(thread));
+    field(int32_t(cpu));
+    put();
+  }
   // One reference as DATA and LIBRARY records hold it: address, the
   // instruction's index in the BLOCK record before it, size, kind, flags.
   void reference(const trace::DataRef& d, size_t insn) {

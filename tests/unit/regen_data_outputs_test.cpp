@@ -121,7 +121,7 @@ std::string decode(const std::string& s) {
 }
 
 const char* kExpected =
-    "49545841 v2\n"
+    "49545841 v3\n"
     "kind 1 flags 0 n 0 thread 2a\n"
     "kind 2 flags 0 n 3 start 1000 lengths 4 3 5\n"
     "kind 6 flags 0 n 0 count 4\n"

@@ -206,7 +206,9 @@ constexpr const char* kUsage = R"(usage:
                          the first, FILE.K for program K (2, 3, ...)
       --binary FILE      the instruction stream as binary records ("-":
                          stdout; include/atomx/trace_format.h, AtomxRegen*),
-                         with DATA and LIBRARY records in a trace with data
+                         with DATA and LIBRARY records in a trace with data;
+                         with --merge a SLICE record (thread, CPU) before
+                         each slice's records
       -j N               regenerate up to N threads' streams at once (default:
                          1 for a text or binary trace, else the cores, at
                          most 8); the output is the same for every N
@@ -759,7 +761,6 @@ int runRegen(int argc, char** argv) {
   if (cpus) analyzers.push_back(atomx::analyze::makeCpuTextAnalyzer("-"));
   if (!merge && !(select.processes.empty() && select.threads.empty() && select.cpus.empty()))
     usageError("--process, --thread and --cpu select in --merge");
-  if (merge && !binaryOut.empty()) usageError("--merge writes text (--binary's records have one thread at a time)");
   const atomx::trace::Summary s = merge ? mergedTrace(trace, analyzers, select) : analyzeTrace(trace, analyzers, jobs, "regen", quiet);
   std::fflush(stdout);
   std::fprintf(summaryOnly || (binaryOut != "-" && !text && !counts) ? stdout : stderr, "%s\n",
