@@ -2,6 +2,7 @@
 """Workload benchmark: a whole multi-process workload traced by `atomx trace`, beside DynamoRIO's drmemtrace.
 
     bench/workload.py [--short] [--runs N] [--mb MB] [--make-mb MB] [--only pipeline,make] [--peers drmemtrace|none]
+    bench/workload.py --log-share [--mb MB] [--make-mb MB]   (the schedule log's share of the trace alone)
 
 Two workloads of corpus programs (CORPUS_BIN: $ATOMX_CORPUS_DIR/bin, default
 ~/.cache/atomx-corpus/bin, the --variant gcc-O2 builds copied to a bin
@@ -46,10 +47,10 @@ Trace metrics, from the first round's trace of each stored configuration
 traced programs' own code, not libc or the loader; raw stream bytes) and
 its wall time (regeneration speed); for stored and data (the schedule log
 on), `atomx regen DIR --merge --summary` (merge speed; exit status 1 if a
-thread's order is known only in part) and the log's header (its records:
-the context switches logged, and those lost); compressed bytes are the .axt files as the
-recorder wrote them (zstd), the schedule log's are TRACE/schedule's (raw,
-and zstd -1 for comparison).  drmemtrace's bytes are its raw/*.raw.lz4
+thread's order is known only in part) and the log's header and frames
+(its records: the context switches logged, and those lost); compressed
+bytes are the .axt files as the recorder wrote them (zstd), the schedule
+log's are TRACE/schedule's (zstd frames since its version 2).  drmemtrace's bytes are its raw/*.raw.lz4
 files (already lz4-compressed) per process, measured then deleted each
 round; its bytes per instruction use atomx's instruction count of the same
 workload (what DR records beyond it -- libc, the loader, sh and make -- is
@@ -271,25 +272,51 @@ def timed_regen(args, tdir, extra):
             "stderr": p.stderr.strip()[-500:]}
 
 
-def measure_trace(args, res):
+def schedule_records(path):
+    """(records, lost, record size) of a schedule log: the AtomxScheduleHeader (include/atomx/trace_format.h:
+    magic, version, recordSize, reserved, lost), then (version 2) frames, each an AtomxScheduleFrame (magic,
+    records, storedSize, checksum) and its zstd bytes; version 1: the records, uncompressed."""
+    data = path.read_bytes()
+    magic, version, size, _, lost = struct.unpack_from("<IIIIQ", data)
+    if magic != 0x48535841 or not size:
+        return None, None, None
+    if version == 1:
+        return (len(data) - 24) // size, lost, size
+    at, n = 24, 0
+    while at + 16 <= len(data):
+        _, records, stored, _ = struct.unpack_from("<IIII", data, at)
+        n, at = n + records, at + 16 + stored
+    return n, lost, size
+
+
+def measure_trace(args, res, merge=True):
     """Regeneration, merge and the schedule log of a kept trace."""
     tdir = Path(res["trace_dir"])
     m = {"regen": timed_regen(args, tdir, ["--summary"])}
-    if res["config"] in REGENERATED:
+    if merge and res["config"] in REGENERATED:
         m["merge"] = timed_regen(args, tdir, ["--merge", "--summary"])
     if res["schedule_bytes"]:
-        # AtomxScheduleHeader (include/atomx/trace_format.h): magic, version, recordSize, reserved, lost;
-        # then one record per context switch that involves a thread of the run
-        head = (tdir / "schedule").read_bytes()[:24]
-        magic, _, size, _, lost = struct.unpack("<IIIIQ", head)
-        if magic == 0x48535841 and size:
-            m["switches"], m["switches_lost"], m["record_bytes"] = (res["schedule_bytes"] - 24) // size, lost, size
-        label, zcmd = tr.compressor()
-        if zcmd:
-            z = subprocess.run(zcmd + [str(tdir / "schedule")], stdout=subprocess.PIPE)
-            m["schedule_compressed_bytes"], m["schedule_compressor"] = len(z.stdout), label
+        m["switches"], m["switches_lost"], m["record_bytes"] = schedule_records(tdir / "schedule")
     shutil.rmtree(tdir, ignore_errors=True)
     return m
+
+
+def log_share(args, runner, wls):
+    """--log-share: the schedule log's share of each stored configuration's trace (one run each)."""
+    L = ["| workload | configuration | instructions | trace bytes | switches | schedule bytes | schedule B / switch | "
+         "schedule share |", "|---|---|---|---|---|---|---|---|"]
+    for w, wl in wls.items():
+        runner.run(w, wl, "stored")  # (warm-up: the program cache)
+        for c in REGENERATED:
+            x = runner.run(w, wl, c, True)
+            m = measure_trace(args, x, merge=False)
+            s = m["regen"]["summary"]
+            share = x["schedule_bytes"] / x["trace_dir_bytes"]
+            L.append(f"| {w} | {c} | {s['instructions'] if s else 0:,} | {x['trace_dir_bytes']:,} | {m.get('switches')} | "
+                     f"{x['schedule_bytes']:,} | {f(x['schedule_bytes'] / m['switches'], 1) if m.get('switches') else '–'}"
+                     f" | {share:.3%}{MISS if share > TARGET_SCHEDULE_SHARE else ''} |")
+            log(L[-1])
+    return "\n".join(L)
 
 
 def configs_of(args):
@@ -375,9 +402,6 @@ def summarize(args, raw):
                     e["switches"] = m.get("switches")
                     e["switches_lost"] = m.get("switches_lost")
                     e["schedule_share"] = x["schedule_bytes"] / x["trace_dir_bytes"]
-                    if m.get("schedule_compressed_bytes"):
-                        e["schedule_compressed_share"] = m["schedule_compressed_bytes"] / (
-                            x["trace_dir_bytes"] - x["schedule_bytes"] + m["schedule_compressed_bytes"])
                     if n:
                         e["schedule_bytes_per_instruction"] = x["schedule_bytes"] / n
                     if m.get("switches"):
@@ -437,9 +461,7 @@ def build_md(args, sums, raw, wls, machine, inst, cmdline):
                      f"{f(e.get('raw_bytes_per_instruction'), 4)} | {f(e.get('compressed_bytes_per_instruction'), 4)} | "
                      f"{f(e.get('schedule_bytes_per_instruction'), 6)} | {e.get('switches', '–')} | "
                      f"{f(e.get('schedule_bytes_per_switch'), 0)} | "
-                     + ("–" if share is None else f"{share:.2%}" + (MISS if share > TARGET_SCHEDULE_SHARE else "")
-                        + (f" (zstd: {e['schedule_compressed_share']:.2%})" if e.get("schedule_compressed_share")
-                           else ""))
+                     + ("–" if share is None else f"{share:.2%}" + (MISS if share > TARGET_SCHEDULE_SHARE else ""))
                      + f" | {f((e.get('regen_instructions_per_second') or 0) / 1e6, 0)} | "
                      + (f(mi / 1e6, 0) if mi else f"failed: {e['merge_error'][:80]}" if e.get("merge_error") else "–")
                      + " |")
@@ -466,8 +488,8 @@ def build_md(args, sums, raw, wls, machine, inst, cmdline):
           "make); a pipeline's count varies a little from run to run (how the pipe's reads split the data).",
           "- compressed B / instr: the .axt files as the recorder wrote them (zstd); raw: the summary's stream "
           "bytes.  Schedule share: TRACE/schedule over the whole trace directory (streams, log, events, "
-          "manifest), and with the log compressed by zstd -1 (the recorder does not compress it); B / switch: one record of the log per context switch of a followed thread "
-          "(AtomxScheduleRecord).",
+          "manifest) (the log is zstd frames since its version 2; B / switch: its bytes per record, one "
+          "record of 192 bytes, AtomxScheduleRecord, per context switch of a followed thread).",
           "- regen / merge M instr/s: instructions over the wall time of `atomx regen DIR --summary` / "
           "`atomx regen DIR --merge --summary`.",
           "- drmemtrace: `drrun -t drmemtrace -offline -outdir O -- WORKLOAD` (children followed, sh and make "
@@ -502,6 +524,9 @@ def parse_args():
     ap.add_argument("--no-regen", action="store_true",
                     help="time the runs only: no regen, --merge or schedule measurement "
                          "(the trace table left empty)")
+    ap.add_argument("--log-share", action="store_true",
+                    help="only the schedule log's share of the trace: each workload traced once as stored and "
+                         "data (no native pairs, no merge), printed as a table; nothing written to --out")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per run (%(default)s)")
     ap.add_argument("--out", type=Path, default=HERE / "results", help="where workload.md/.json go (%(default)s)")
     ap.add_argument("--work", type=Path, help="scratch directory (default: a temporary one, deleted)")
@@ -527,6 +552,9 @@ def main():
         data, native, inst = prepare(args, work)
         runner = Runner(args, work, data, native)
         wls = workloads(args, data)
+        if args.log_share:
+            print(log_share(args, runner, wls))
+            return 0
         raw = sweep(args, runner, wls)
         sums = summarize(args, raw)
     finally:

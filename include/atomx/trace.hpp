@@ -73,6 +73,10 @@ struct BlockRun {
   // out), and in a trace with data by the values read among its
   // instructions.  What the schedule log's switch points are placed by.
   uint64_t streamPos = 0, streamEnd = 0;
+  // Which of the trace's programs ran it (TraceReader::programs(): 0 the
+  // manifest's first): a workload's trace holds several, and `start`,
+  // `insns` and `procedure` are that program's.
+  size_t program = 0;
 };
 
 // A call from the trace into one of libc's memory and string functions
@@ -87,6 +91,7 @@ struct LibraryCall {
   const DataRef* refs;
   size_t refCount;
   bool inherited;        // as BlockRun's
+  size_t program = 0;    // as BlockRun's: `callSite` is that program's
 };
 
 // A signal handler of the program ran in the thread while it was in
@@ -229,6 +234,10 @@ class TraceReader {
   // block runs carry their data references.
   bool hasData() const;
   const std::string& program() const;  // the program file read: the manifest's, or the one given
+  // Every program of the trace, BlockRun::program's index: program()
+  // first, then a workload's further programs (the manifest's
+  // `program-K`, K = 2, 3, ...), their files' paths.
+  std::vector<std::string> programs() const;
   // Every procedure of the program, traced or not: its name, its start and
   // its instruction count, as `atomx dump` shows them (static measurements:
   // a sequence's share of its procedure's and of the program's code).

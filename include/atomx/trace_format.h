@@ -275,12 +275,24 @@ typedef struct {
  * bpf/schedule.bpf.c on sched:sched_switch), read by src/trace/Switches.cpp
  * (`atomx regen --switches`).  The manifest then says `schedule sync-points
  * switches` (ATOMX_TRACE_KEY_SCHEDULE).  The file: an AtomxScheduleHeader, then
- * AtomxScheduleRecord records in the order the collector drained them
- * (per CPU in time order; sort by ns for one order). */
+ * frames, each an AtomxScheduleFrame followed by its `storedSize` bytes: its
+ * `records` AtomxScheduleRecord records, in the order the collector drained
+ * them (per CPU in time order; sort by ns for one order), compressed as one
+ * zstd frame.  The collector writes a frame, whole and with one write, each
+ * time it has drained 256 records or a second has passed, and at the end,
+ * so a run that ends abruptly leaves every frame it wrote complete; a
+ * reader streams the file frame by frame (src/trace/ScheduleFile.h, the
+ * one reader and writer of the frames).  Version 1 (before the frames):
+ * the records followed the header uncompressed, 192 bytes each. */
 #define ATOMX_TRACE_SCHEDULE "schedule"
 #define ATOMX_TRACE_SCHEDULE_SWITCHES "switches" /* the manifest's schedule mode for this log */
 #define ATOMX_SCHEDULE_MAGIC 0x48535841u    /* "AXSH" */
-#define ATOMX_SCHEDULE_VERSION 1u
+/* 2: the records in zstd frames (AtomxScheduleFrame).  Bump it with any
+ * change of the header, the frame or the record. */
+#define ATOMX_SCHEDULE_VERSION 2u
+#define ATOMX_SCHEDULE_FRAME_MAGIC 0x46535841u /* "AXSF" */
+/* How many records a frame holds at most (the collector's batch). */
+#define ATOMX_SCHEDULE_FRAME_RECORDS 256u
 typedef struct {
   uint32_t magic;      /* ATOMX_SCHEDULE_MAGIC */
   uint32_t version;    /* ATOMX_SCHEDULE_VERSION */
@@ -288,6 +300,13 @@ typedef struct {
   uint32_t reserved;   /* 0 */
   uint64_t lost;       /* switches the ring buffer had no room for (written at the end) */
 } AtomxScheduleHeader;
+/* A frame's header, 16 bytes, before its stored bytes. */
+typedef struct {
+  uint32_t magic;      /* ATOMX_SCHEDULE_FRAME_MAGIC */
+  uint32_t records;    /* 1 .. ATOMX_SCHEDULE_FRAME_RECORDS records, decompressed */
+  uint32_t storedSize; /* bytes of zstd frame that follow */
+  uint32_t checksum;   /* atomx_trace_checksum of those bytes */
+} AtomxScheduleFrame;
 /* One context switch on `cpu` at `ns` (CLOCK_MONOTONIC, the event log's
  * clock) that involves a thread of the trace: OUT, prev (the thread
  * switched out) is one; IN, next is.  For OUT: */
@@ -354,6 +373,12 @@ typedef struct {
  *                 memory and string functions accesses, modelled from its
  *                 arguments (include/atomx/libc_model.hpp); it follows the
  *                 call's CALL record
+ *   SLICE         kind, 0, 0 (uint16_t), thread (uint32_t), cpu (int32_t:
+ *                 the CPU it ran on, from the privileged schedule log; -1
+ *                 unknown): only in a merged stream (`atomx regen --merge
+ *                 --binary`), before each slice's records -- a run of one
+ *                 thread between two cuts of the schedule (docs/trace.md,
+ *                 "Ordering threads and processes"; Consumer::slice)
  * A reference is 14 bytes: address (uint64_t, run-time), instruction
  * (uint16_t: its index in the BLOCK record before it, the first 0; 0 in a
  * LIBRARY record), size (uint16_t, bytes), kind (uint8_t: 1 read, 2 write,
@@ -362,10 +387,13 @@ typedef struct {
  * A BLOCK flagged ATOMX_REGEN_CONTINUED holds the rest of the block the
  * SIGNAL before it interrupted (its start is the first instruction left).
  * Threads follow one another: a BLOCK or CALL belongs to the THREAD_BEGIN
- * before it.  Version 2 added DATA and LIBRARY (and LOCKED); a reader of
- * version 1 streams sees neither. */
+ * before it.  In a merged stream the threads take turns: a record belongs
+ * to the SLICE before it (a thread's THREAD_BEGIN comes just before its
+ * first SLICE, its THREAD_END in its last turn).  Version 2 added DATA and
+ * LIBRARY (and LOCKED); a reader of version 1 streams sees neither.
+ * Version 3 added SLICE, which a reader of version 2 does not know. */
 #define ATOMX_REGEN_MAGIC 0x49545841u /* "AXTI" */
-#define ATOMX_REGEN_VERSION 2u
+#define ATOMX_REGEN_VERSION 3u
 #define ATOMX_REGEN_THREAD_BEGIN 1u
 #define ATOMX_REGEN_BLOCK 2u
 #define ATOMX_REGEN_CALL 3u
@@ -373,6 +401,7 @@ typedef struct {
 #define ATOMX_REGEN_SIGNAL 5u
 #define ATOMX_REGEN_DATA 6u
 #define ATOMX_REGEN_LIBRARY 7u
+#define ATOMX_REGEN_SLICE 8u
 /* Flags (one bit space for every kind of record): */
 #define ATOMX_REGEN_INHERITED 1u /* BLOCK, SIGNAL: it ran in the parent, before the fork */
 #define ATOMX_REGEN_CONTINUED 2u /* BLOCK: the rest of a block a signal interrupted */

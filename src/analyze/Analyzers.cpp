@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string_view>
@@ -190,6 +191,14 @@ struct BinaryShard : Consumer {
     field(uint32_t(thread));
     put();
   }
+  // A merged stream's turn (Consumer::slice): the records after it are
+  // `thread`'s, up to the next.
+  void slice(int thread, int cpu) override {
+    head(ATOMX_REGEN_SLICE, 0, 0);
+    field(uint32_t(thread));
+    field(int32_t(cpu));
+    put();
+  }
   // One reference as DATA and LIBRARY records hold it: address, the
   // instruction's index in the BLOCK record before it, size, kind, flags.
   void reference(const trace::DataRef& d, size_t insn) {
@@ -278,54 +287,91 @@ inline void countReference(const trace::DataRef& d, uint64_t& dr, uint64_t& dw) 
   else dr += d.kind == trace::kModify && d.locked ? 2 : 1;
 }
 
-struct CountShard : Consumer {
-  PcCounts counts;
+// Per program of the trace (BlockRun::program): a workload's programs
+// have addresses and procedures of their own.
+struct ProgramCounts {
+  PcCounts pcs;
   LibraryCounts library;
+};
+using Counts = std::vector<ProgramCounts>;
+
+// ATOMX_TEST_COUNTS_ONE_PROGRAM=1 (the must-fail twin of
+// trace.workload.counts): every program's counts go to the first, as
+// before they were kept per program.
+size_t countedProgram(size_t program) {
+  static const bool one = [] {
+    const char* v = std::getenv("ATOMX_TEST_COUNTS_ONE_PROGRAM");
+    return v && *v == '1';
+  }();
+  return one ? 0 : program;
+}
+
+ProgramCounts& countsOf(Counts& counts, size_t program) {
+  program = countedProgram(program);
+  if (counts.size() <= program) counts.resize(program + 1);
+  return counts[program];
+}
+
+struct CountShard : Consumer {
+  Counts counts;
   void block(const BlockRun& b) override {
     if (b.inherited) return;
+    PcCounts& pcs = countsOf(counts, b.program).pcs;
     for (size_t k = 0; k < b.count; ++k) {
-      PcCount& c = counts[b.insns[k].pc];
+      PcCount& c = pcs[b.insns[k].pc];
       ++c.n;
       c.procedure = b.procedure;
     }
     for (size_t k = 0; k < b.refCount; ++k) {
-      PcCount& c = counts[b.insns[b.refs[k].insn].pc];
+      PcCount& c = pcs[b.insns[b.refs[k].insn].pc];
       countReference(b.refs[k], c.dr, c.dw);
     }
   }
   void libraryCall(const trace::LibraryCall& l) override {
     if (l.inherited) return;
-    auto& [dr, dw] = library[l.function ? l.function : "?"];
+    auto& [dr, dw] = countsOf(counts, l.program).library[l.function ? l.function : "?"];
     for (size_t k = 0; k < l.refCount; ++k) countReference(l.refs[k], dr, dw);
   }
 };
 
+// counts and cachegrind, per program: `PC N` lines, the first program's,
+// then each further program's after a line `program K PATH`; one
+// cachegrind file per program, FILE for the first and FILE.K for the K-th
+// (K = 2, 3, ...: the manifest's program-K), as cachegrind
+// --trace-children=yes writes one file per process.
 class CountAnalyzer : public trace::Analyzer {
  public:
   // `countsTo`: where the `PC N` lines go ("" for none); `cachegrindTo`:
-  // the cachegrind file ("" for none); `data`: the trace has data, the
+  // the cachegrind file ("" for none); `programs`: the trace's
+  // (TraceReader::programs); `how`: what made the output (the cachegrind
+  // files' cmd: line is `PROGRAM (HOW)`); `data`: the trace has data, the
   // file has Dr and Dw too.
-  CountAnalyzer(std::string countsTo, std::string cachegrindTo, std::string program, std::string command, bool data)
-      : countsTo_(std::move(countsTo)), cachegrindTo_(std::move(cachegrindTo)), program_(std::move(program)),
-        command_(std::move(command)), data_(data) {}
+  CountAnalyzer(std::string countsTo, std::string cachegrindTo, std::vector<std::string> programs, std::string how,
+                bool data)
+      : countsTo_(std::move(countsTo)), cachegrindTo_(std::move(cachegrindTo)), programs_(std::move(programs)),
+        how_(std::move(how)), data_(data) {}
   const char* name() const override { return countsTo_.empty() ? "cachegrind" : "counts"; }
   // counts and cachegrind named together: one count serves both.
   void alsoCachegrind(const std::string& to) { cachegrindTo_ = to; }
   std::unique_ptr<Consumer> shard(const Shard&) override { return std::make_unique<CountShard>(); }
   void merge(Shards& shards) override {
+    total_.resize(programs_.size());
     for (auto& s : shards) {
       if (!s) continue;
       const CountShard& shard = static_cast<CountShard&>(*s);
-      for (const auto& [pc, c] : shard.counts) {
-        PcCount& t = total_[pc];
-        t.n += c.n;
-        t.dr += c.dr;
-        t.dw += c.dw;
-        t.procedure = c.procedure;
-      }
-      for (const auto& [fn, c] : shard.library) {
-        library_[fn].first += c.first;
-        library_[fn].second += c.second;
+      for (size_t k = 0; k < shard.counts.size(); ++k) {
+        ProgramCounts& to = countsOf(total_, k);
+        for (const auto& [pc, c] : shard.counts[k].pcs) {
+          PcCount& t = to.pcs[pc];
+          t.n += c.n;
+          t.dr += c.dr;
+          t.dw += c.dw;
+          t.procedure = c.procedure;
+        }
+        for (const auto& [fn, c] : shard.counts[k].library) {
+          to.library[fn].first += c.first;
+          to.library[fn].second += c.second;
+        }
       }
       s.reset();
     }
@@ -333,53 +379,63 @@ class CountAnalyzer : public trace::Analyzer {
   void report(const trace::Summary&) override {
     if (!countsTo_.empty()) {
       OutFile f(countsTo_, false);
-      std::vector<std::pair<uint64_t, uint64_t>> sorted;
-      sorted.reserve(total_.size());
-      for (const auto& [pc, c] : total_) sorted.emplace_back(pc, c.n);
-      std::sort(sorted.begin(), sorted.end());
-      for (const auto& [pc, n] : sorted)
-        std::fprintf(f.get(), "%llx %llu\n", static_cast<unsigned long long>(pc), static_cast<unsigned long long>(n));
+      for (size_t k = 0; k < total_.size(); ++k) {
+        if (k > 0) std::fprintf(f.get(), "program %zu %s\n", k + 1, programs_[k].c_str());
+        std::vector<std::pair<uint64_t, uint64_t>> sorted;
+        sorted.reserve(total_[k].pcs.size());
+        for (const auto& [pc, c] : total_[k].pcs) sorted.emplace_back(pc, c.n);
+        std::sort(sorted.begin(), sorted.end());
+        for (const auto& [pc, n] : sorted)
+          std::fprintf(f.get(), "%llx %llu\n", static_cast<unsigned long long>(pc), static_cast<unsigned long long>(n));
+      }
       f.close();
     }
-    if (!cachegrindTo_.empty()) writeCachegrind();
+    if (cachegrindTo_.empty()) return;
+    if (total_.size() > 1 && cachegrindTo_ == "-")
+      throw UsageError("cachegrind: a trace of " + std::to_string(total_.size()) +
+                       " programs writes a file per program (FILE, FILE.2, ...): give a file name, not -");
+    for (size_t k = 0; k < total_.size(); ++k)
+      writeCachegrind(k, k == 0 ? cachegrindTo_ : cachegrindTo_ + "." + std::to_string(k + 1));
   }
 
  private:
-  // Ir (and, with data, Dr and Dw) per source line of the program's DWARF,
-  // under each instruction's procedure, C++ names demangled as cachegrind
-  // does; with data, libc's modelled references under the file the online
-  // and offline cache simulators name (docs/cachesim.md), a function each.
-  void writeCachegrind() const {
-    const debuginfo::LineTable lines(program_);
+  // Program k's Ir (and, with data, Dr and Dw) per source line of its
+  // DWARF, under each instruction's procedure, C++ names demangled as
+  // cachegrind does; with data, libc's modelled references under the file
+  // the online and offline cache simulators name (docs/cachesim.md), a
+  // function each.
+  void writeCachegrind(size_t k, const std::string& to) const {
+    const debuginfo::LineTable lines(programs_[k]);
     std::unordered_map<const char*, std::string> names;
     const size_t events = data_ ? 3 : 1;
     cachegrind::CostTable table(events);
-    for (const auto& [pc, c] : total_) {
+    for (const auto& [pc, c] : total_[k].pcs) {
       auto [it, fresh] = names.try_emplace(c.procedure);
       if (fresh) it->second = demangle(c.procedure);  // sorted by the name cachegrind shows
       const debuginfo::SourceLine where = lines.lookup(pc);
       const uint64_t costs[3] = {c.n, c.dr, c.dw};
       table.add(where.file ? *where.file : "???", it->second, where.file ? where.line : 0, costs);
     }
-    for (const auto& [fn, c] : data_ ? library_ : LibraryCounts{}) {
+    for (const auto& [fn, c] : data_ ? total_[k].library : LibraryCounts{}) {
       const uint64_t costs[3] = {0, c.first, c.second};
       table.add(kLibraryFile, fn, 0, costs);
     }
-    OutFile out(cachegrindTo_, false);
+    OutFile out(to, false);
     std::vector<std::string> names3 = {"Ir", "Dr", "Dw"};
     names3.resize(events);
-    cachegrind::Writer w(out.get(), {"atomx regen: instructions regenerated from an abstract-execution trace"}, command_,
-                         names3);
+    cachegrind::Writer w(out.get(), {"atomx regen: instructions regenerated from an abstract-execution trace"},
+                         programs_[k] + " (" + how_ + ")", names3);
     table.write(w);
     w.summary(table.totals());
     out.close();
   }
 
   static constexpr const char* kLibraryFile = "(libc, modelled by atomx regen)";
-  std::string countsTo_, cachegrindTo_, program_, command_;
+  std::string countsTo_, cachegrindTo_;
+  std::vector<std::string> programs_;
+  std::string how_;
   bool data_;
-  PcCounts total_;
-  LibraryCounts library_;
+  Counts total_;
 };
 
 // --- procs ------------------------------------------------------------------
@@ -566,13 +622,13 @@ UsageError unknownAnalyzer(const std::string& name) {
 
 }  // namespace
 
-std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std::string& to, const std::string& program,
-                                              const std::string& command, bool data) {
+std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std::string& to,
+                                              const std::vector<std::string>& programs, const std::string& how, bool data) {
   if (name == "text") return std::make_unique<StreamAnalyzer<TextShardOf<false>>>("text", to, false);
   if (name == "blocks") return std::make_unique<StreamAnalyzer<TextShardOf<true>>>("blocks", to, false);
   if (name == "binary") return std::make_unique<BinaryAnalyzer>(to);
-  if (name == "counts") return std::make_unique<CountAnalyzer>(to, "", program, command, data);
-  if (name == "cachegrind") return std::make_unique<CountAnalyzer>("", to, program, command, data);
+  if (name == "counts") return std::make_unique<CountAnalyzer>(to, "", programs, how, data);
+  if (name == "cachegrind") return std::make_unique<CountAnalyzer>("", to, programs, how, data);
   if (name == "procs") return std::make_unique<ProcAnalyzer>(to);
   if (name == "threads") return std::make_unique<ThreadAnalyzer>(to);
   if (name == "summary") return std::make_unique<SummaryAnalyzer>(to);
@@ -609,8 +665,8 @@ std::vector<std::pair<std::string, std::string>> parseAnalyzerList(const std::st
   return named;
 }
 
-std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& list, const std::string& program,
-                                                            const std::string& command, bool data) {
+std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& list, const std::vector<std::string>& programs,
+                                                            const std::string& how, bool data) {
   std::vector<std::unique_ptr<trace::Analyzer>> out;
   CountAnalyzer* counts = nullptr;
   std::string cachegrindTo;
@@ -619,11 +675,11 @@ std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& l
       cachegrindTo = t;
       continue;
     }
-    out.push_back(makeAnalyzer(n, t, program, command, data));
+    out.push_back(makeAnalyzer(n, t, programs, how, data));
     if (n == "counts") counts = static_cast<CountAnalyzer*>(out.back().get());
   }
   if (!cachegrindTo.empty() && counts) counts->alsoCachegrind(cachegrindTo);
-  else if (!cachegrindTo.empty()) out.push_back(makeAnalyzer("cachegrind", cachegrindTo, program, command, data));
+  else if (!cachegrindTo.empty()) out.push_back(makeAnalyzer("cachegrind", cachegrindTo, programs, how, data));
   return out;
 }
 

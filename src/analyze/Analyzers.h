@@ -10,9 +10,11 @@
 //   blocks      one line per executed block: `TID START COUNT PROCEDURE`
 //               (`... continued` for the rest of a block a signal cut)
 //   counts      `PC N` lines, by address: executions per instruction, over
-//               every thread
+//               every thread; per program (a workload's further programs
+//               each after a line `program K PATH`)
 //   cachegrind  Ir per function and source line, in cachegrind's format
-//               (cg_annotate FILE), C++ names demangled as cachegrind does
+//               (cg_annotate FILE), C++ names demangled as cachegrind does;
+//               a file per program (FILE, then FILE.K for program K)
 //   binary      the instruction stream as binary records
 //               (include/atomx/trace_format.h, AtomxRegen*)
 //   procs       instructions per procedure, most first, with shares
@@ -41,13 +43,14 @@ struct AnalyzerInfo {
 const std::vector<AnalyzerInfo>& analyzers();
 
 // The analysers a list names: "NAME[=FILE],NAME[=FILE],..." (FILE: where
-// its output goes, default stdout).  `program` names the traced program
-// (the cachegrind file's source lines and cmd: line), `command` what made
-// it; `data`: the trace has data (TraceReader::hasData: the cachegrind file
-// has Dr and Dw too).  Throws atomx::Error naming an unknown analyser or a
-// bad list.
-std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& list, const std::string& program,
-                                                            const std::string& command, bool data = false);
+// its output goes, default stdout).  `programs` names the trace's programs
+// (TraceReader::programs: the counts' `program K PATH` lines, each
+// cachegrind file's source lines and cmd: line, `PROGRAM (HOW)`), `how`
+// what made the output ("atomx regen DIR"); `data`: the trace has data
+// (TraceReader::hasData: the cachegrind file has Dr and Dw too).  Throws
+// atomx::Error naming an unknown analyser or a bad list.
+std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& list, const std::vector<std::string>& programs,
+                                                            const std::string& how, bool data = false);
 
 // The list's (name, destination) pairs, checked (known names, each once,
 // at most one trace output on stdout) without making anything; throws
@@ -55,8 +58,9 @@ std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& l
 std::vector<std::pair<std::string, std::string>> parseAnalyzerList(const std::string& list);
 
 // One analyser by name, its output to `to` ("-": stdout).
-std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std::string& to, const std::string& program,
-                                              const std::string& command, bool data = false);
+std::unique_ptr<trace::Analyzer> makeAnalyzer(const std::string& name, const std::string& to,
+                                              const std::vector<std::string>& programs, const std::string& how,
+                                              bool data = false);
 
 // The text analyser's trace with a line `cpu N` before each slice of a
 // merged stream (Consumer::slice: a run of one thread between two cuts of

@@ -744,7 +744,7 @@ bool simulateConfigurations(const trace::TraceReader& trace, const cs::Config& c
     parts.push_back(analyzers[g].get());
   }
   FanoutAnalyzer fanout(parts);
-  std::unique_ptr<trace::Analyzer> problems = makeAnalyzer("problems", "-", trace.program(), run.command);
+  std::unique_ptr<trace::Analyzer> problems = makeAnalyzer("problems", "-", {trace.program()}, run.command);
   const trace::Summary sum =
       run.merged ? trace.analyzeMerged({parts[0], problems.get()})
                  : trace.analyze({groups > 1 ? static_cast<trace::Analyzer*>(&fanout) : parts[0], problems.get()}, jobsPer, progress);

@@ -16,10 +16,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <vector>
 
 #include "schedule.skel.h"
+#include "trace/ScheduleFile.h"
 #endif
 
 #include "support/Error.h"
@@ -71,13 +73,20 @@ int quietPrint(enum libbpf_print_level, const char* format, va_list args) {
 struct ScheduleLog::Impl {
   schedule* skel = nullptr;
   ring_buffer* ring = nullptr;
-  FILE* out = nullptr;
+  int out = -1;
   std::string path;
   std::thread drainer;
   std::atomic<bool> stopping{false};
   uint64_t records = 0, lost = 0;
   int64_t shift = testShift();
-  bool stopped = false;
+  // The test hook keeps every record to the end (swapForTest).
+  bool keepAll = std::getenv("ATOMX_TEST_SCHEDULE_SWAP") != nullptr;
+  bool stopped = false, failed = false;
+  // Drained and not yet written: a frame is written when it has
+  // ATOMX_SCHEDULE_FRAME_RECORDS of them or a second has passed since the
+  // last one (a frame of a few records compresses poorly), and at the end.
+  std::vector<AtomxScheduleRecord> pending;
+  std::chrono::steady_clock::time_point lastFrame = std::chrono::steady_clock::now();
 
   static int take(void* self, void* data, size_t size) {
     Impl& impl = *static_cast<Impl*>(self);
@@ -85,14 +94,32 @@ struct ScheduleLog::Impl {
     AtomxScheduleRecord r;
     std::memcpy(&r, data, sizeof r);
     if (impl.shift && (r.flags & ATOMX_SCHEDULE_POSITION)) r.offset = uint64_t(int64_t(r.offset) + impl.shift);
-    if (std::fwrite(&r, sizeof r, 1, impl.out) != 1) return -EIO;
+    impl.pending.push_back(r);
     ++impl.records;
     return 0;
+  }
+  // Writes the pending records as frames, each whole in one write (a run
+  // that ends abruptly keeps every frame written: trace_format.h); with
+  // `all` false, only once a frame is full or a second has passed.
+  bool write(bool all) {
+    const auto now = std::chrono::steady_clock::now();
+    if (failed) return false;
+    if (pending.empty() || (!all && (keepAll || (pending.size() < ATOMX_SCHEDULE_FRAME_RECORDS &&
+                                                  now - lastFrame < std::chrono::seconds(1)))))
+      return true;
+    lastFrame = now;
+    for (size_t at = 0; at < pending.size(); at += ATOMX_SCHEDULE_FRAME_RECORDS) {
+      const std::string frame =
+          trace::scheduleFrame(pending.data() + at, std::min<size_t>(ATOMX_SCHEDULE_FRAME_RECORDS, pending.size() - at));
+      if (::write(out, frame.data(), frame.size()) != ssize_t(frame.size())) return !(failed = true);
+    }
+    pending.clear();
+    return true;
   }
   ~Impl() {
     if (ring) ring_buffer__free(ring);
     if (skel) schedule::destroy(skel);
-    if (out) std::fclose(out);
+    if (out >= 0) ::close(out);
   }
 };
 
@@ -122,23 +149,30 @@ std::unique_ptr<ScheduleLog> ScheduleLog::start(const std::string& dir, std::str
     return nullptr;
   }
   impl->path = dir + "/" ATOMX_TRACE_SCHEDULE;
-  impl->out = std::fopen(impl->path.c_str(), "w+b");
-  if (!impl->out) throw Error(impl->path + ": cannot write the schedule log");
-  const AtomxScheduleHeader h{ATOMX_SCHEDULE_MAGIC, ATOMX_SCHEDULE_VERSION, uint32_t(sizeof(AtomxScheduleRecord)), 0, 0};
-  std::fwrite(&h, sizeof h, 1, impl->out);
+  impl->out = ::open(impl->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const AtomxScheduleHeader h = trace::scheduleHeader(0);
+  if (impl->out < 0 || ::write(impl->out, &h, sizeof h) != ssize_t(sizeof h))
+    throw Error(impl->path + ": cannot write the schedule log");
   impl->ring = ring_buffer__new(bpf_map__fd(impl->skel->maps.records), &Impl::take, impl.get(), nullptr);
   if (!impl->ring) {
     why = std::string("its ring buffer cannot be read (") + std::strerror(errno) + ")";
-    std::fclose(impl->out);
-    impl->out = nullptr;
+    ::close(impl->out);
+    impl->out = -1;
     std::remove(impl->path.c_str());  // (the manifest will name no schedule)
     return nullptr;
   }
   Impl* p = impl.get();
   impl->drainer = std::thread([p] {
     // Every 10 ms (the eBPF program wakes it only when the buffer is half
-    // full: a wakeup per switch would log switches of its own).
-    while (!p->stopping.load(std::memory_order_acquire)) ring_buffer__poll(p->ring, 10);
+    // full: a wakeup per switch would log switches of its own; and
+    // ring_buffer__poll consumes only a ring that woke it, so what came
+    // without a wakeup is consumed here).  A frame that cannot be written
+    // is found again at stop().
+    while (!p->stopping.load(std::memory_order_acquire)) {
+      ring_buffer__poll(p->ring, 10);
+      ring_buffer__consume(p->ring);
+      if (!p->write(false)) break;
+    }
   });
   return std::unique_ptr<ScheduleLog>(new ScheduleLog(std::move(impl)));
 }
@@ -153,20 +187,14 @@ void ScheduleLog::stop() {
   while (ring_buffer__consume(i.ring) > 0) {
   }
   i.lost = i.skel->bss->lost;
-  AtomxScheduleHeader h{ATOMX_SCHEDULE_MAGIC, ATOMX_SCHEDULE_VERSION, uint32_t(sizeof(AtomxScheduleRecord)), 0, i.lost};
-  bool ok = std::fflush(i.out) == 0;
-  if (ok && std::getenv("ATOMX_TEST_SCHEDULE_SWAP")) {  // (a test's hook: the records read back, two swapped)
-    std::vector<AtomxScheduleRecord> all(i.records);
-    ok = std::fseek(i.out, sizeof h, SEEK_SET) == 0 && std::fread(all.data(), sizeof(AtomxScheduleRecord), all.size(), i.out) == all.size();
-    swapForTest(all);
-    ok = ok && std::fseek(i.out, sizeof h, SEEK_SET) == 0 &&
-         std::fwrite(all.data(), sizeof(AtomxScheduleRecord), all.size(), i.out) == all.size();
-  }
-  if (!ok || std::fseek(i.out, 0, SEEK_SET) != 0 || std::fwrite(&h, sizeof h, 1, i.out) != 1 || std::fclose(i.out) != 0) {
-    i.out = nullptr;
+  if (i.keepAll) swapForTest(i.pending);  // (a test's hook: two positions swapped)
+  const AtomxScheduleHeader h = trace::scheduleHeader(i.lost);
+  const bool ok = i.write(true) && ::pwrite(i.out, &h, sizeof h, 0) == ssize_t(sizeof h);
+  if (::close(i.out) != 0 || !ok) {
+    i.out = -1;
     throw Error(i.path + ": cannot write the schedule log");
   }
-  i.out = nullptr;
+  i.out = -1;
 }
 
 uint64_t ScheduleLog::records() const { return impl_->records; }

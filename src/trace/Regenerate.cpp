@@ -157,6 +157,8 @@ class Walker {
 
   // The thread ATOMX_TEST_REGEN_STRAY gives a block of this stream to.
   void strayTo(int tid) { strayTid_ = tid; }
+  // The program's index in the trace (BlockRun::program).
+  void programIs(size_t k) { programIndex_ = k; }
   // Each outside call's stream position, appended before its event (the
   // sync points' marks are at it: Merge.cpp, SyncPoints.h).
   void recordCallPositions(std::vector<uint64_t>* to) { callPositions_ = to; }
@@ -512,7 +514,7 @@ class Walker {
     }
     refsSeen_ += refs_.size();
     out_.block({tid, blk.start, all.data() + blk.firstInsn + from, to - from, p_->name.c_str(), inherited, from > 0,
-                refs_.data(), refs_.size(), runPos_, pos_});
+                refs_.data(), refs_.size(), runPos_, pos_, programIndex_});
     sum_.dataRefs += refs_.size();
     refs_.clear();
     if (from == 0) ++sum_.blocks;
@@ -591,7 +593,8 @@ class Walker {
     }();
     if (++librarySeen_ == moved)
       for (DataRef& r : libRefs_) r.address += 64;
-    out_.libraryCall({tid_, lib_.site, libc::kFunctions[lib_.f].name, libRefs_.data(), libRefs_.size(), childFrom_ && pos_ <= childFrom_});
+    out_.libraryCall({tid_, lib_.site, libc::kFunctions[lib_.f].name, libRefs_.data(), libRefs_.size(), childFrom_ && pos_ <= childFrom_,
+                      programIndex_});
     sum_.libraryRefs += libRefs_.size();
   }
 
@@ -1030,6 +1033,7 @@ class Walker {
   std::vector<uint64_t> slotPool_;  // the frames' stack slots (Frame::slotsAt)
   uint64_t emitted_ = 0;
   int strayTid_ = 0;
+  size_t programIndex_ = 0;
   uint64_t strayCount_ = 0;
   const std::vector<SignalMark>* marks_ = nullptr;
   std::vector<uint64_t>* callPositions_ = nullptr;
@@ -1150,6 +1154,7 @@ struct TraceReader::Impl {
     Walker walker(p.model->program, p.model->unwind, p.plan, *p.facts, consumer, sum, insns[indexOf(p)]);
     if (progress) walker.reportTo(progress, ec ? 0 : weight);
     walker.strayTo(strayTid);
+    walker.programIs(indexOf(p));
     walker.recordCallPositions(callPositions);
     walker.run(s);
     s.bytes = {};
@@ -1170,6 +1175,11 @@ TraceReader::~TraceReader() = default;
 const std::string& TraceReader::dir() const { return impl_->dir; }
 bool TraceReader::hasData() const { return impl_->manifest.data; }
 const std::string& TraceReader::program() const { return impl_->program; }
+std::vector<std::string> TraceReader::programs() const {
+  std::vector<std::string> out{impl_->program};
+  for (size_t k = 1; k < impl_->programs.size(); ++k) out.push_back(impl_->programs[k]->path);
+  return out;
+}
 
 std::vector<TraceReader::ProcedureSize> TraceReader::procedures() const {
   std::vector<ProcedureSize> out;

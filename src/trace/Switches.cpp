@@ -25,36 +25,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <map>
 
 #include "support/Error.h"
 #include "support/Hex.h"
+#include "trace/ScheduleFile.h"
 #include "trace/TraceFiles.h"
 
 namespace atomx::trace {
-
-ScheduleFile readSchedule(const std::string& dir) {
-  const std::string path = dir + "/" ATOMX_TRACE_SCHEDULE;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": no schedule log (the trace was recorded without privilege, or by an atomx built without libbpf)");
-  AtomxScheduleHeader h{};
-  if (!in.read(reinterpret_cast<char*>(&h), sizeof h) || h.magic != ATOMX_SCHEDULE_MAGIC)
-    throw InputError(path + ": not a schedule log");
-  if (h.version != ATOMX_SCHEDULE_VERSION || h.recordSize != sizeof(AtomxScheduleRecord))
-    throw InputError(path + ": a schedule log of version " + std::to_string(h.version) + " with records of " +
-                     std::to_string(h.recordSize) + " bytes (this atomx reads version " + std::to_string(ATOMX_SCHEDULE_VERSION) +
-                     ", " + std::to_string(sizeof(AtomxScheduleRecord)) + " bytes)");
-  ScheduleFile f;
-  f.lost = h.lost;
-  AtomxScheduleRecord r;
-  while (in.read(reinterpret_cast<char*>(&r), sizeof r)) f.records.push_back(r);
-  if (in.gcount() != 0) throw InputError(path + ": the schedule log ends inside a record");
-  std::stable_sort(f.records.begin(), f.records.end(),
-                   [](const AtomxScheduleRecord& a, const AtomxScheduleRecord& b) { return a.ns < b.ns; });
-  return f;
-}
 
 namespace {
 

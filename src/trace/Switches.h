@@ -14,18 +14,11 @@
 #include <vector>
 
 #include "trace/Schedule.h"
+#include "trace/ScheduleFile.h"
 
 namespace atomx::trace {
 
 class TraceReader;
-
-struct ScheduleFile {
-  std::vector<AtomxScheduleRecord> records;  // in time order (ns; stable)
-  uint64_t lost = 0;                         // switches the ring buffer had no room for
-};
-// Throws atomx::InputError when the file is missing, of another version,
-// or cut inside a record.
-ScheduleFile readSchedule(const std::string& dir);
 
 // One thread switched out of or into a CPU, and where in its path: before
 // instruction `index` of its regenerated sequence (the count of its own

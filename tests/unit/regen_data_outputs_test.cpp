@@ -121,7 +121,7 @@ std::string decode(const std::string& s) {
 }
 
 const char* kExpected =
-    "49545841 v2\n"
+    "49545841 v3\n"
     "kind 1 flags 0 n 0 thread 2a\n"
     "kind 2 flags 0 n 3 start 1000 lengths 4 3 5\n"
     "kind 6 flags 0 n 0 count 4\n"
@@ -137,7 +137,7 @@ const char* kExpected =
 
 TEST(RegenDataOutputs, BinaryRecordsFollowTheDocumentedLayout) {
   const std::string path = tempPath("regen-data.bin.");
-  auto a = atomx::analyze::makeAnalyzer("binary", path, "/bin/true", "test", true);
+  auto a = atomx::analyze::makeAnalyzer("binary", path, {"/bin/true"}, "test", true);
   feed(*a);
   EXPECT_EQ(decode(slurp(path)), kExpected);
   std::remove(path.c_str());
@@ -147,7 +147,7 @@ TEST(RegenDataOutputs, BinaryRecordsFollowTheDocumentedLayout) {
 // instruction (the DATA record's second reference's insn field changed).
 TEST(RegenDataOutputs, TwinMovedReferenceIsNamed) {
   const std::string path = tempPath("regen-data-twin.bin.");
-  auto a = atomx::analyze::makeAnalyzer("binary", path, "/bin/true", "test", true);
+  auto a = atomx::analyze::makeAnalyzer("binary", path, {"/bin/true"}, "test", true);
   feed(*a);
   std::string s = slurp(path);
   const size_t second = 8 + 8 + 15 + 8 + 14;  // header, THREAD_BEGIN, BLOCK, DATA's head, first reference
@@ -159,7 +159,7 @@ TEST(RegenDataOutputs, TwinMovedReferenceIsNamed) {
 
 TEST(RegenDataOutputs, CachegrindCountsAsValgrind) {
   const std::string path = tempPath("regen-data.cg.");
-  auto a = atomx::analyze::makeAnalyzer("cachegrind", path, "/bin/true", "test", true);
+  auto a = atomx::analyze::makeAnalyzer("cachegrind", path, {"/bin/true"}, "test", true);
   feed(*a);
   const std::string cg = slurp(path);
   EXPECT_NE(cg.find("events: Ir Dr Dw\n"), std::string::npos) << cg;
@@ -172,7 +172,7 @@ TEST(RegenDataOutputs, CachegrindCountsAsValgrind) {
 
 TEST(RegenDataOutputs, CachegrindWithoutDataIsIrOnly) {
   const std::string path = tempPath("regen-nodata.cg.");
-  auto a = atomx::analyze::makeAnalyzer("cachegrind", path, "/bin/true", "test", false);
+  auto a = atomx::analyze::makeAnalyzer("cachegrind", path, {"/bin/true"}, "test", false);
   feed(*a);
   const std::string cg = slurp(path);
   EXPECT_NE(cg.find("events: Ir\n"), std::string::npos) << cg;

@@ -195,14 +195,20 @@ constexpr const char* kUsage = R"(usage:
       call into libc's memory and string functions ` L NAME` and its
       modelled ranges, ` LR|LW ADDR SIZE` (docs/trace.md).  --counts prints
       `PC N` instead: how often each instruction ran, over every thread, by
-      address.
+      address; in a workload's trace per program, each further program's
+      lines after a line `program K PATH` (K as in the manifest).
       --cachegrind-out FILE  Ir per function and source line, in cachegrind's
                          format (cg_annotate FILE); a trace with data adds
                          Dr and Dw (Valgrind's counts: a read-modify-write
-                         one read, a locked one two)
+                         one read, a locked one two); a workload's trace
+                         writes a file per program, as cachegrind
+                         --trace-children=yes does per process: FILE for
+                         the first, FILE.K for program K (2, 3, ...)
       --binary FILE      the instruction stream as binary records ("-":
                          stdout; include/atomx/trace_format.h, AtomxRegen*),
-                         with DATA and LIBRARY records in a trace with data
+                         with DATA and LIBRARY records in a trace with data;
+                         with --merge a SLICE record (thread, CPU) before
+                         each slice's records
       -j N               regenerate up to N threads' streams at once (default:
                          1 for a text or binary trace, else the cores, at
                          most 8); the output is the same for every N
@@ -750,12 +756,11 @@ int runRegen(int argc, char** argv) {
   if (counts) list += ",counts";
   if (!cachegrindOut.empty()) list += ",cachegrind=" + cachegrindOut;
   const atomx::trace::TraceReader trace(dir, program);
-  auto analyzers = atomx::analyze::makeAnalyzers(list, trace.program(), trace.program() + " (atomx regen " + dir + ")",
+  auto analyzers = atomx::analyze::makeAnalyzers(list, trace.programs(), "atomx regen " + dir,
                                                  trace.hasData());
   if (cpus) analyzers.push_back(atomx::analyze::makeCpuTextAnalyzer("-"));
   if (!merge && !(select.processes.empty() && select.threads.empty() && select.cpus.empty()))
     usageError("--process, --thread and --cpu select in --merge");
-  if (merge && !binaryOut.empty()) usageError("--merge writes text (--binary's records have one thread at a time)");
   const atomx::trace::Summary s = merge ? mergedTrace(trace, analyzers, select) : analyzeTrace(trace, analyzers, jobs, "regen", quiet);
   std::fflush(stdout);
   std::fprintf(summaryOnly || (binaryOut != "-" && !text && !counts) ? stdout : stderr, "%s\n",
@@ -789,7 +794,7 @@ int runAnalyze(int argc, char** argv) {
   atomx::analyze::parseAnalyzerList("problems," + list);  // a bad list before the trace is read
   const atomx::trace::TraceReader trace(dir, program);
   const auto analyzers =
-      atomx::analyze::makeAnalyzers("problems," + list, trace.program(), trace.program() + " (atomx analyze " + dir + ")",
+      atomx::analyze::makeAnalyzers("problems," + list, trace.programs(), "atomx analyze " + dir,
                                     trace.hasData());
   const atomx::trace::Summary s = merge ? mergedTrace(trace, analyzers, {}) : analyzeTrace(trace, analyzers, jobs, "analyze", quiet);
   return s.incompleteThreads || !s.scheduleProblems.empty() ? 1 : 0;
