@@ -3,11 +3,16 @@
 // and the instruction it was at (trace_format.h, AtomxScheduleRecord).
 // Within one witness-free stretch of a path an instruction occurs at most
 // once, so, as for a signal mark, the position and the instruction fix the
-// point: the first visit of the instruction where the walk stands at that
+// point: the visit of the instruction where the walk stands at that
 // position (BlockRun::streamPos; the block's last instruction stands after
-// the witness stored before it, streamEnd).  A thread switched out
+// the witness stored before it, streamEnd).  In a data trace the walk says
+// where each instruction stands (values are read among a block's
+// instructions) and which registers it knows there (trace/Walk.h,
+// WalkProbe): a loop of evaluated predicates writes nothing per iteration,
+// and the visit whose known registers are the record's is the switch's
+// iteration (as a signal mark's registers give its).  A thread switched out
 // - outside the traced code (a library, a system call, the recorder) is
-//   cut at its last record: after every block that stands at or before
+//   cut at its last record: before the first instruction that stands past
 //   the position;
 // - inside code atomx inserted before an instruction, whose cursor move is
 //   still to come (PENDING): its stores' bytes are after the position, so

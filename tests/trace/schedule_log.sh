@@ -47,7 +47,7 @@ if [ "$mode" = tickets ] || [ "$mode" = merged ]; then
   taskset -c 0 "$atomx" trace -o "$work/t" -- "$prog" "$work/record" 3 20000 400 2>"$work/err" ||
     { cat "$work/err" >&2; exit 1; }
 elif [ "$mode" = steps ]; then
-  taskset -c 0 "$atomx" trace --data -o "$work/t" -- "$prog" "$work/record" 3 1000 3000 "$@" 2>"$work/err" ||
+  taskset -c 0 "$atomx" trace --data -o "$work/t" -- "$prog" "$work/record" 3 600 3000 "$@" 2>"$work/err" ||
     { cat "$work/err" >&2; exit 1; }
 else
   # (the program's own status is its own: fork_exec's is 9; SCHEDULE_LOG_DATA=1:
