@@ -23,7 +23,7 @@
 //     executions, in merged order, must be by the threads that took tickets
 //     0, 1, 2, ... in turn.  Fails naming the first ticket out of order.
 //   schedule_check TRACE --merged-steps RECORD TICKET STEP[,STEP...]
-//     the iteration oracle (steps.c): RECORD is each thread's record of the
+//     the iteration oracle (tickets.c steps|indirect): RECORD is each thread's record of the
 //     shared count of steps it read at each ticket (`TID S0 S1 ...`),
 //     TICKET the instruction that takes a ticket (lock xadd) and STEP those
 //     that step the count in the busy loops (lock add), found by objdump.
@@ -242,7 +242,7 @@ int mergedSteps(const std::string& dir, const std::string& recordFile, uint64_t 
                       std::to_string(m.failedAfterAt);
     for (const SwitchPoint& s : points)
       if (s.out && s.placed && s.tid == m.failedAfter && s.index == m.failedAfterAt) {
-        cut = by + std::to_string(s.ns) + " (index " + std::to_string(s.index) + ", " + (s.ambiguous ? "ambiguous" : "exact") + ")";
+        cut = by + std::to_string(s.ns) + " (index " + std::to_string(s.index) + ", " + (s.ambiguous ? "flagged ambiguous" : "not flagged") + ")";
         break;
       }
     return fail(m.failure + "; the last run of another taker before it " + cut);

@@ -4,7 +4,7 @@
 # threads preempt one another) and run schedule_check on the trace.
 #   schedule_log.sh ATOMX CHECKER tickets TICKETS_PROG   the interleaving oracle
 #   schedule_log.sh ATOMX CHECKER merged TICKETS_PROG    the same through regen --merge
-#   schedule_log.sh ATOMX CHECKER steps STEPS_PROG [indirect]   the iteration oracle (with data)
+#   schedule_log.sh ATOMX CHECKER steps TICKETS_PROG steps|indirect   the iteration oracle (with data)
 #   schedule_log.sh ATOMX CHECKER consistent PROG [ARGS...]
 #   schedule_log.sh ATOMX CHECKER none PROG [ARGS...]      without the log
 # Exits 77 (skipped) where atomx has no schedule log: built without libbpf,
@@ -47,7 +47,7 @@ if [ "$mode" = tickets ] || [ "$mode" = merged ]; then
   taskset -c 0 "$atomx" trace -o "$work/t" -- "$prog" "$work/record" 3 20000 400 2>"$work/err" ||
     { cat "$work/err" >&2; exit 1; }
 elif [ "$mode" = steps ]; then
-  taskset -c 0 "$atomx" trace --data -o "$work/t" -- "$prog" "$work/record" 3 600 3000 "$@" 2>"$work/err" ||
+  taskset -c 0 "$atomx" trace --data -o "$work/t" -- "$prog" "$work/record" 3 600 3000 "$1" 2>"$work/err" ||
     { cat "$work/err" >&2; exit 1; }
 else
   # (the program's own status is its own: fork_exec's is 9; SCHEDULE_LOG_DATA=1:
