@@ -22,11 +22,6 @@ struct DataState {
   uint64_t fsBase = 0;
 };
 
-// Appends the references of instruction `i` (an index into the
-// procedure's instructions) to `out`, each with DataRef::insn `at`, from
-// the registers before it; a `rep` instruction's `iterations` times (1 for
-// any other).  Null, or why they cannot be computed (an address the trace
-// does not hold).
 // Which of the registers the walk knows before instruction `in` an
 // interrupted context's (a signal mark's, a switch's in the schedule log)
 // must equal there to be this visit of it: those needed before it
@@ -38,6 +33,11 @@ uint16_t comparableRegisters(const analysis::InsnSlice& in);
 // Whether `context`'s registers in `mask` equal the walk's.
 bool sameRegisters(const uint64_t* walk, const uint64_t* context, uint16_t mask);
 
+// Appends the references of instruction `i` (an index into the
+// procedure's instructions) to `out`, each with DataRef::insn `at`, from
+// the registers before it; a `rep` instruction's `iterations` times (1 for
+// any other).  Null, or why they cannot be computed (an address the trace
+// does not hold).
 const char* appendReferences(const analysis::DataSlices& slices, uint32_t i, const DataState& state,
                              uint64_t iterations, uint32_t at, std::vector<DataRef>& out);
 
