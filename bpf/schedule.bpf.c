@@ -196,6 +196,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
       if (reg >= 0 && reg < 16) {
         cursor = r->regs[reg & 15];
         r->flags |= ATOMX_SCHEDULE_CURSOR_REGISTER;
+        /* The program's value of that register is in the spill word while
+         * the loop runs (or it is dead there), as a signal mark's is. */
+        __u64 spilled;
+        if (!bpf_probe_read_user(&spilled, 8, (void *)(fs + ATOMX_TRACE_SPILL_OFFSET))) r->regs[reg & 15] = spilled;
       }
       if (!words[0]) r->flags |= ATOMX_SCHEDULE_NO_BUFFER;
       else if (cursor >= words[0] && cursor <= words[0] + ATOMX_TRACE_BUFFER_BYTES) {

@@ -322,7 +322,8 @@ typedef struct {
   uint64_t pc;
   uint64_t chunk;     /* POSITION: the stream position, chunk `chunk`'s ... */
   uint64_t offset;    /* ... raw byte `offset` (every record before is written) */
-  uint64_t regs[16];  /* REGISTERS: the general registers, by hardware number (rax 0 ... r15 15) */
+  uint64_t regs[16];  /* REGISTERS: the general registers, by hardware number (rax 0 ... r15 15); with
+                       * CURSOR_REGISTER, the one holding the cursor is the program's (the spill word's) */
   /* The kernel's count of execs each thread's process made (self_exec_id,
    * inherited at fork): where it changes in a thread, the thread runs a
    * program exec'd, whose stream is thread.TID-K.axt. */

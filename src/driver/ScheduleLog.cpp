@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 
 #ifdef ATOMX_HAVE_BPF
 #include <bpf/libbpf.h>
@@ -38,6 +39,17 @@ namespace {
 int64_t testShift() {
   const char* v = std::getenv("ATOMX_TEST_SCHEDULE_SHIFT");
   return v ? std::strtoll(v, nullptr, 10) : 0;
+}
+// ATOMX_TEST_SCHEDULE_REGISTER=R:D (the iteration oracle's must-fail twin):
+// D is added to register R (by hardware number) of every switch-out in
+// traced code; {-1, 0}: none.
+std::pair<int, int64_t> testRegister() {
+  const char* v = std::getenv("ATOMX_TEST_SCHEDULE_REGISTER");
+  if (!v) return {-1, 0};
+  char* end = nullptr;
+  const long r = std::strtol(v, &end, 10);
+  if (*end != ':' || r < 0 || r >= 16) return {-1, 0};
+  return {int(r), std::strtoll(end + 1, nullptr, 10)};
 }
 // ATOMX_TEST_SCHEDULE_SWAP=K (the consistency check's must-fail twin):
 // the positions of two consecutive positioned switch-outs of a thread, the
@@ -87,6 +99,7 @@ struct ScheduleLog::Impl {
   // last one (a frame of a few records compresses poorly), and at the end.
   std::vector<AtomxScheduleRecord> pending;
   std::chrono::steady_clock::time_point lastFrame = std::chrono::steady_clock::now();
+  std::pair<int, int64_t> perturbed = testRegister();
 
   static int take(void* self, void* data, size_t size) {
     Impl& impl = *static_cast<Impl*>(self);
@@ -94,6 +107,9 @@ struct ScheduleLog::Impl {
     AtomxScheduleRecord r;
     std::memcpy(&r, data, sizeof r);
     if (impl.shift && (r.flags & ATOMX_SCHEDULE_POSITION)) r.offset = uint64_t(int64_t(r.offset) + impl.shift);
+    if (impl.perturbed.first >= 0 && (r.flags & ATOMX_SCHEDULE_OUT) && (r.flags & ATOMX_SCHEDULE_REGISTERS) &&
+        !(r.flags & ATOMX_SCHEDULE_UNTRACED_PC))
+      r.regs[impl.perturbed.first] += uint64_t(impl.perturbed.second);
     impl.pending.push_back(r);
     ++impl.records;
     return 0;

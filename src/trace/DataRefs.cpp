@@ -26,6 +26,17 @@ uint64_t addressOf(const x86::MemOperand& m, analysis::AddressSource source, con
 
 }  // namespace
 
+uint16_t comparableRegisters(const analysis::InsnSlice& in) {
+  const uint16_t moved = in.repeated ? (1u << 1 | 1u << 6 | 1u << 7) : 0;
+  return in.neededBefore & ~moved;
+}
+
+bool sameRegisters(const uint64_t* walk, const uint64_t* context, uint16_t mask) {
+  for (unsigned r = 0; mask; ++r, mask >>= 1)
+    if ((mask & 1) && walk[r] != context[r]) return false;
+  return true;
+}
+
 const char* appendReferences(const analysis::DataSlices& slices, uint32_t i, const DataState& state,
                              uint64_t iterations, uint32_t at, std::vector<DataRef>& out) {
   const analysis::InsnSlice& in = slices.insns[i];

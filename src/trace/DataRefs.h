@@ -22,6 +22,17 @@ struct DataState {
   uint64_t fsBase = 0;
 };
 
+// Which of the registers the walk knows before instruction `in` an
+// interrupted context's (a signal mark's, a switch's in the schedule log)
+// must equal there to be this visit of it: those needed before it
+// (InsnSlice::neededBefore), less %rcx, %rsi and %rdi of a rep string
+// instruction, which an interruption midway has moved on (the kernel
+// resumes the instruction with them).  In a loop of evaluated predicates,
+// which records nothing per iteration, they tell its iterations apart.
+uint16_t comparableRegisters(const analysis::InsnSlice& in);
+// Whether `context`'s registers in `mask` equal the walk's.
+bool sameRegisters(const uint64_t* walk, const uint64_t* context, uint16_t mask);
+
 // Appends the references of instruction `i` (an index into the
 // procedure's instructions) to `out`, each with DataRef::insn `at`, from
 // the registers before it; a `rep` instruction's `iterations` times (1 for

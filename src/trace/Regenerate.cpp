@@ -163,6 +163,9 @@ class Walker {
   // sync points' marks are at it: Merge.cpp, SyncPoints.h).
   void recordCallPositions(std::vector<uint64_t>* to) { callPositions_ = to; }
 
+  // Tell `probe` (Walk.h) where each instruction of a data trace is walked.
+  void probeWith(WalkProbe* probe) { probe_ = probe; }
+
   // Report how far the walk is to `progress`: the stream counts `weight`
   // (its file's bytes) in proportion to the stream bytes walked.
   void reportTo(Progress* progress, uint64_t weight) {
@@ -273,13 +276,7 @@ class Walker {
     static const bool first = std::getenv("ATOMX_TEST_REGEN_SIGNAL_FIRST") != nullptr;
     if (first) return true;
     const analysis::InsnSlice& in = plan_.procs[p_->id].slices.insns[i];
-    // A rep string instruction a signal interrupts midway has moved %rcx,
-    // %rsi and %rdi on (the kernel delivers with the instruction to resume).
-    const uint16_t moved = in.repeated ? (1u << 1 | 1u << 6 | 1u << 7) : 0;
-    const uint16_t known = in.neededBefore & m.regMask & ~moved;
-    for (unsigned r = 0; r < 16; ++r)
-      if ((known >> r & 1) && data_.regs.gpr[r] != m.regs[r]) return false;
-    return true;
+    return sameRegisters(data_.regs.gpr, m.regs, comparableRegisters(in) & m.regMask);
   }
   // Index of the instruction at `pc` among block b_'s [from, to), or -1.
   int64_t insnIn(uint64_t pc, uint32_t from, uint32_t to) const {
@@ -320,6 +317,11 @@ class Walker {
         if (const SignalMark* m = deliveryHere())
           if (m->pc == p_->insns[blk.firstInsn + k].address && sameIteration(*m, blk.firstInsn + k))
             return cutBlock(k, *m), false;
+        if (probe_) {
+          const uint32_t i = blk.firstInsn + k;
+          probe_->before({k - from_, p_->insns[i].address, pos_, runPos_, data_.regs.gpr,
+                          comparableRegisters(plan_.procs[p_->id].slices.insns[i]), childFrom_ && pos_ <= childFrom_});
+        }
         if (!stepData(k, problem, ended)) return false;
       }
       return true;
@@ -1037,6 +1039,7 @@ class Walker {
   uint64_t strayCount_ = 0;
   const std::vector<SignalMark>* marks_ = nullptr;
   std::vector<uint64_t>* callPositions_ = nullptr;
+  WalkProbe* probe_ = nullptr;
   size_t nextMark_ = 0;
   uint64_t markAt_ = UINT64_MAX;  // the next mark's stream position (markPos)
   uint64_t runPos_ = 0;           // the stream position where runBlock began
@@ -1156,6 +1159,7 @@ struct TraceReader::Impl {
     walker.strayTo(strayTid);
     walker.programIs(indexOf(p));
     walker.recordCallPositions(callPositions);
+    walker.probeWith(dynamic_cast<WalkProbe*>(&consumer));
     walker.run(s);
     s.bytes = {};
     s.marks = {};

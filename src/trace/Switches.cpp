@@ -3,11 +3,16 @@
 // and the instruction it was at (trace_format.h, AtomxScheduleRecord).
 // Within one witness-free stretch of a path an instruction occurs at most
 // once, so, as for a signal mark, the position and the instruction fix the
-// point: the first visit of the instruction where the walk stands at that
+// point: the visit of the instruction where the walk stands at that
 // position (BlockRun::streamPos; the block's last instruction stands after
-// the witness stored before it, streamEnd).  A thread switched out
+// the witness stored before it, streamEnd).  In a data trace the walk says
+// where each instruction stands (values are read among a block's
+// instructions) and which registers it knows there (trace/Walk.h,
+// WalkProbe): a loop of evaluated predicates writes nothing per iteration,
+// and the visit whose known registers are the record's is the switch's
+// iteration (as a signal mark's registers give its).  A thread switched out
 // - outside the traced code (a library, a system call, the recorder) is
-//   cut at its last record: after every block that stands at or before
+//   cut at its last record: before the first instruction that stands past
 //   the position;
 // - inside code atomx inserted before an instruction, whose cursor move is
 //   still to come (PENDING): its stores' bytes are after the position, so
@@ -27,33 +32,57 @@
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <optional>
 
 #include "support/Error.h"
 #include "support/Hex.h"
+#include "trace/DataRefs.h"
 #include "trace/ScheduleFile.h"
 #include "trace/TraceFiles.h"
+#include "trace/Walk.h"
 
 namespace atomx::trace {
 
 namespace {
 
+// One instruction of a thread's path as the placement sees it: its index
+// (CutPoint's count), the stream position before it and its run's
+// (BlockRun::streamPos), and in a data trace the walk's registers before it.
+struct Point {
+  uint64_t index, pc, pos, runPos;
+  const uint64_t* gpr = nullptr;  // null: none to compare
+  uint16_t known = 0;             // the registers of gpr an interrupted context's must equal (comparableRegisters)
+};
+
 // Places one thread's switch-outs (in the order of their positions) as its
-// blocks go by: each at or after the one before.
+// instructions go by: each at or after the one before.  In a data trace
+// the walk says where each instruction stands and its registers (a
+// WalkProbe, trace/Walk.h), before the instruction's run is reported;
+// else each run's positions are its first's (streamPos) and its last's
+// (streamEnd).
 class Placer {
  public:
-  explicit Placer(std::vector<SwitchPoint*> outs) : outs_(std::move(outs)) {}
+  Placer(std::vector<SwitchPoint*> outs, bool probed) : outs_(std::move(outs)), probed_(probed && !blockPositions()) {}
 
+  void before(const WalkPoint& w) {
+    if (probed_ && !w.inherited) at({count_ + w.offset, w.pc, w.pos, w.runPos, w.gpr, w.known});
+  }
   void block(const BlockRun& b) {
     if (b.inherited) return;  // its parent's, before the fork: not counted (CutPoint)
-    watch(b);
-    while (next_ < outs_.size() && decide(*outs_[next_], b)) ++next_;
+    if (!probed_)
+      for (size_t j = 0; j < b.count; ++j)
+        at({count_ + j, b.insns[j].pc, j + 1 == b.count ? b.streamEnd : b.streamPos, b.streamPos});
     count_ += b.count;
   }
   void end() {
     for (; next_ < outs_.size(); ++next_) {
       SwitchPoint& s = *outs_[next_];
-      if ((s.flags & ATOMX_SCHEDULE_EXITING) ||
-          (s.positioned ? (s.flags & ATOMX_SCHEDULE_UNTRACED_PC) : (s.flags & ATOMX_SCHEDULE_NO_BUFFER)))
+      if (firstVisit_) {  // the front one's instruction came at its position, with other registers
+        place(s, *firstVisit_);
+        s.ambiguous = true;
+        firstVisit_.reset();
+      } else if ((s.flags & ATOMX_SCHEDULE_EXITING) ||
+                 (s.positioned ? (s.flags & ATOMX_SCHEDULE_UNTRACED_PC) : (s.flags & ATOMX_SCHEDULE_NO_BUFFER)))
         place(s, count_);  // after its last record, or it ended
       else if (s.positioned)
         s.why = "the instruction " + hex(s.pc) + " at stream byte " + std::to_string(s.pos) + " is not on the path";
@@ -64,37 +93,68 @@ class Placer {
   }
 
  private:
+  // For the oracles' self-tests only (tests/trace/CMakeLists.txt):
+  // ATOMX_TEST_SWITCH_FIRST=1 leaves the registers out (each switch at the
+  // first visit of its instruction at its position, as before they were
+  // compared); ATOMX_TEST_SWITCH_BLOCK_POSITIONS=1 places a data trace's
+  // switches by its runs' positions alone, as a trace without data's.
+  static bool registersIgnored() {
+    static const bool v = std::getenv("ATOMX_TEST_SWITCH_FIRST") != nullptr;
+    return v;
+  }
+  static bool blockPositions() {
+    static const bool v = std::getenv("ATOMX_TEST_SWITCH_BLOCK_POSITIONS") != nullptr;
+    return v;
+  }
+
+  void at(const Point& p) {
+    watch(p);
+    while (next_ < outs_.size() && decide(*outs_[next_], p)) {
+      ++next_;
+      firstVisit_.reset();
+    }
+  }
   void place(SwitchPoint& s, uint64_t index) {
     s.placed = true;
     s.index = index;
     last_ = s.index;
     seenPosition_ |= s.positioned;
   }
+  // Whether the switch's registers are the walk's at p (true where there
+  // are none to compare).  Inside code atomx inserted, a site that found
+  // no dead register may have stepped %rsp over the red zone and pushed one
+  // of %rax ... %rdi (runtime/trace/stores.h): unless %rsp is the walk's,
+  // those are left out.
+  static bool sameVisit(const SwitchPoint& s, const Point& p) {
+    if (!p.gpr || !(s.flags & ATOMX_SCHEDULE_REGISTERS) || registersIgnored()) return true;
+    uint16_t mask = p.known;
+    if ((s.flags & ATOMX_SCHEDULE_INSERTED) && !((mask >> 4 & 1) && p.gpr[4] == s.regs[4])) mask &= ~0xffu;
+    return sameRegisters(p.gpr, s.regs, mask);
+  }
   // In a data trace's loop of evaluated predicates, which writes nothing
-  // per iteration, an instruction can come again at the same position: a
-  // switch placed at its first visit is then ambiguous (the registers in
-  // its record would tell the iterations apart; the walk's are not in
-  // BlockRun).  Each traced placement is watched until the position moves.
+  // per iteration, an instruction can come again at the same position: the
+  // walk's registers tell the iterations apart where it knows one that
+  // differs between them (a loop's counter).  Each placement is watched
+  // until the position moves: a later visit that fits as well makes it
+  // ambiguous.
   struct Watch {
     SwitchPoint* s;
     uint64_t at, index;
   };
-  void watch(const BlockRun& b) {
+  void watch(const Point& p) {
     std::erase_if(watches_, [&](const Watch& w) {
-      for (size_t k = 0; k < b.count; ++k)
-        if (count_ + k > w.index && b.insns[k].pc == w.s->pc && (k + 1 == b.count ? b.streamEnd : b.streamPos) == w.at)
-          return w.s->ambiguous = true;
-      return b.streamPos > w.at;
+      if (p.index > w.index && p.pc == w.s->pc && p.pos == w.at && sameVisit(*w.s, p)) return w.s->ambiguous = true;
+      return p.pos > w.at;
     });
   }
-  // Whether the front switch is decided before or in block b.
-  bool decide(SwitchPoint& s, const BlockRun& b) {
+  // Whether the front switch is decided at or before point p.
+  bool decide(SwitchPoint& s, const Point& p) {
     if (s.flags & ATOMX_SCHEDULE_EXITING) return false;  // after its last record (end)
     if (!s.positioned) {
       // Before its first record: no buffer yet, or (its words unreadable)
       // its process not yet the program (atomx's child before its exec).
       if ((s.flags & ATOMX_SCHEDULE_NO_BUFFER) || !(s.flags & ATOMX_SCHEDULE_RECORDER))
-        if (!seenPosition_ && count_ == 0) return place(s, 0), true;
+        if (!seenPosition_ && p.index == 0) return place(s, 0), true;
       if (!(s.flags & ATOMX_SCHEDULE_RECORDER)) {
         s.why = "its thread's words were not readable";
         return true;
@@ -107,20 +167,23 @@ class Placer {
     }
     const uint64_t P = s.pos;
     if (s.flags & ATOMX_SCHEDULE_UNTRACED_PC) {
-      if (b.streamPos > P) return place(s, count_), true;
+      if (p.pos > P) return place(s, p.index), true;  // the first instruction that stands past its last record
       return false;
     }
     const bool pending = s.flags & ATOMX_SCHEDULE_PENDING;
-    for (size_t j = 0; j < b.count; ++j) {
-      if (count_ + j < last_ || b.insns[j].pc != s.pc) continue;
-      const uint64_t at = j + 1 == b.count ? b.streamEnd : b.streamPos;
-      if (pending ? at > P : at == P) {
-        place(s, count_ + j);
-        watches_.push_back({&s, at, count_ + j});
+    if (p.index >= last_ && p.pc == s.pc && (pending ? p.pos > P : p.pos == P)) {
+      if (sameVisit(s, p)) {
+        place(s, p.index);
+        watches_.push_back({&s, p.pos, p.index});
         return true;
       }
+      if (!firstVisit_) firstVisit_ = p.index;  // another iteration
     }
-    if (b.streamPos > P + (pending ? 64 : 0)) {
+    if (p.runPos > P + (pending ? 64 : 0)) {
+      if (firstVisit_) {  // no visit had its registers: the first, ambiguous
+        place(s, *firstVisit_);
+        return s.ambiguous = true;
+      }
       s.why = "the instruction " + hex(s.pc) + " at stream byte " + std::to_string(P) + " is not on the path";
       return true;
     }
@@ -128,13 +191,15 @@ class Placer {
   }
 
   std::vector<SwitchPoint*> outs_;
+  bool probed_;
   std::vector<Watch> watches_;
   size_t next_ = 0;
   uint64_t count_ = 0, last_ = 0;
   bool seenPosition_ = false;
+  std::optional<uint64_t> firstVisit_;  // the front switch's first visit whose registers differed
 };
 
-class Cutter : public Consumer {
+class Cutter : public Consumer, public WalkProbe {
  public:
   // (TraceReader::regenerate walks the streams in listStreams' order.)
   Cutter(std::vector<Stream> streams, std::map<std::string, Placer>& placers) : streams_(std::move(streams)), placers_(placers) {}
@@ -142,6 +207,9 @@ class Cutter : public Consumer {
     const Stream& s = streams_.at(k_++);
     const auto it = placers_.find(s.name);
     active_ = it == placers_.end() ? nullptr : &it->second;
+  }
+  void before(const WalkPoint& w) override {
+    if (active_) active_->before(w);
   }
   void block(const BlockRun& b) override {
     if (active_) active_->block(b);
@@ -249,6 +317,7 @@ std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
       s.ns = r.ns, s.cpu = r.cpu, s.tid = int(r.prevTid), s.pid = int(r.prevPid), s.out = true, s.flags = r.flags;
       s.other = r.flags & ATOMX_SCHEDULE_IN ? int(r.nextTid) : 0;
       s.pc = r.flags & ATOMX_SCHEDULE_REGISTERS ? r.pc : 0;
+      std::copy(std::begin(r.regs), std::end(r.regs), s.regs);
       s.stream = streamOf.at(s.tid, s.ns);
       if (s.stream.empty()) s.why = "its thread left no stream for it";
       else if (r.flags & ATOMX_SCHEDULE_POSITION) {
@@ -290,7 +359,7 @@ std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
   std::map<std::string, Placer> placers;
   for (auto& [name, list] : outs) {
     std::stable_sort(list.begin(), list.end(), [&](const SwitchPoint* a, const SwitchPoint* b) { return key(a) < key(b); });
-    placers.emplace(name, Placer(list));
+    placers.emplace(name, Placer(list, reader.hasData()));
   }
   Cutter cutter(streams, placers);
   reader.regenerate(cutter);

@@ -38,8 +38,11 @@ struct SwitchPoint {
   uint64_t pos = 0;    // positioned: its stream position
   bool placed = false;
   uint64_t index = 0;  // placed: as above
-  // placed at the first of several visits of pc at its position (a data
-  // trace's loop of evaluated predicates): its iteration is not known
+  uint64_t regs[16] = {};  // out, REGISTERS: the registers it was switched out with, by hardware number
+  // placed, in a data trace's loop of evaluated predicates (which records
+  // nothing per iteration), at the first of several visits of pc at its
+  // position whose known registers all equal regs (or, none does, at the
+  // first visit): its iteration is not known
   bool ambiguous = false;
   std::string why;     // not placed: why
 };

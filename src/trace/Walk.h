@@ -12,6 +12,27 @@
 
 namespace atomx::trace {
 
+// In a trace with data the walk goes instruction by instruction, and knows
+// before each where the stream stands (the values recorded among a block's
+// instructions move it inside the block) and the registers it knows there.
+// A consumer that is also a WalkProbe (the schedule log's placement,
+// Switches.cpp) is told both before each instruction it walks, before the
+// block run that holds the instruction is reported.
+struct WalkPoint {
+  uint32_t offset;       // the instruction's index in the run to be reported (BlockRun::insns)
+  uint64_t pc;
+  uint64_t pos;          // the stream position before it (every record before it read)
+  uint64_t runPos;       // the run's (BlockRun::streamPos)
+  const uint64_t* gpr;   // the walk's registers before it, by hardware number
+  uint16_t known;        // those an interrupted context's must equal there (comparableRegisters)
+  bool inherited;        // as BlockRun's (a forked child's parent's)
+};
+class WalkProbe {
+ public:
+  virtual ~WalkProbe() = default;
+  virtual void before(const WalkPoint& at) = 0;
+};
+
 // A walker's instruction lists: per program of the trace, per procedure
 // (filled as met).
 using InstructionLists = std::vector<std::vector<std::vector<Instruction>>>;

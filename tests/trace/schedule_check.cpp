@@ -22,6 +22,18 @@
 //     and, with the log, at the switch-ins): the ticket instruction's
 //     executions, in merged order, must be by the threads that took tickets
 //     0, 1, 2, ... in turn.  Fails naming the first ticket out of order.
+//   schedule_check TRACE --merged-steps RECORD TICKET STEP[,STEP...]
+//     the iteration oracle (tickets.c steps|indirect): RECORD is each thread's record of the
+//     shared count of steps it read at each ticket (`TID S0 S1 ...`),
+//     TICKET the instruction that takes a ticket (lock xadd) and STEP those
+//     that step the count in the busy loops (lock add), found by objdump.
+//     In `atomx regen --merge`'s order every ticket must come after exactly
+//     as many tickets and steps (of every thread) as it read: a switch
+//     placed at another iteration of its busy loop moves steps across
+//     another thread's tickets.  Fails naming the first ticket that differs
+//     and the switch-out that ended the last run of another taker before it;
+//     also when a switch-out of the takers is not placed, or (after the
+//     counts) is ambiguous.
 //
 // The counting here is naive (every instruction of every block, compared
 // with PC); the order it is checked against is the program's.
@@ -34,6 +46,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -103,6 +116,63 @@ struct MergedTakers : atomx::trace::Analyzer, atomx::trace::Consumer {
   void merge(std::vector<std::unique_ptr<atomx::trace::Consumer>>&) override {}
 };
 
+// --merged-steps: in merged order, the count of tickets and steps before
+// each ticket against the one its thread read; where it differs first, the
+// last run of another thread before it (its thread and the count of its
+// instructions where it ended).
+struct MergedSteps : atomx::trace::Analyzer, atomx::trace::Consumer {
+  uint64_t ticket = 0;
+  std::set<uint64_t> step;
+  std::map<int, std::vector<uint64_t>> record;
+  std::map<int, size_t> taken;     // by thread: its tickets so far
+  std::map<int, uint64_t> done;    // by thread: its instructions so far (SwitchPoint::index)
+  uint64_t count = 0, tickets = 0;
+  int running = 0;                 // the slice's thread
+  int ended = 0;                   // the taker other than `running` whose run ended last
+  uint64_t endedAt = 0;            // that run's end (ended's instructions then)
+  int last = 0;                    // the taker whose run ended last, and where
+  uint64_t lastAt = 0;
+  std::string failure;
+  int failedAfter = 0;             // ended and endedAt at the failure
+  uint64_t failedAfterAt = 0;
+  const char* name() const override { return "merged-steps"; }
+  std::unique_ptr<atomx::trace::Consumer> shard(const atomx::trace::Shard&) override {
+    struct Forward : atomx::trace::Consumer {
+      MergedSteps* to;
+      explicit Forward(MergedSteps* t) : to(t) {}
+      void slice(int thread, int) override { to->slice(thread); }
+      void block(const atomx::trace::BlockRun& b) override { to->run(b); }
+    };
+    return std::make_unique<Forward>(this);
+  }
+  void merge(std::vector<std::unique_ptr<atomx::trace::Consumer>>&) override {}
+  void slice(int thread) {
+    if (thread == running) return;
+    if (record.count(running)) last = running, lastAt = done[running];
+    running = thread;
+    if (last != running) ended = last, endedAt = lastAt;
+  }
+  void run(const atomx::trace::BlockRun& b) {
+    if (b.inherited) return;
+    for (size_t j = 0; j < b.count; ++j, ++done[b.thread]) {
+      const uint64_t pc = b.insns[j].pc;
+      if (pc == ticket) {
+        const size_t k = taken[b.thread]++;
+        const std::vector<uint64_t>& list = record[b.thread];
+        if (failure.empty() && (k >= list.size() || list[k] != count)) {
+          failure = "ticket " + std::to_string(k) + " of thread " + std::to_string(b.thread) + ": the merged trace has " +
+                    std::to_string(count) + " steps and tickets before it, the program read " +
+                    (k < list.size() ? std::to_string(list[k]) : std::string("none"));
+          failedAfter = ended, failedAfterAt = endedAt;
+        }
+        ++count, ++tickets;
+      } else if (step.count(pc)) {
+        ++count;
+      }
+    }
+  }
+};
+
 std::map<int, std::vector<uint64_t>> readRecord(const std::string& path) {
   std::map<int, std::vector<uint64_t>> record;
   std::ifstream in(path);
@@ -142,13 +212,62 @@ int mergedTickets(const std::string& dir, const std::string& recordFile, uint64_
   return 0;
 }
 
+int mergedSteps(const std::string& dir, const std::string& recordFile, uint64_t ticket, const std::string& steps) {
+  MergedSteps m;
+  m.record = readRecord(recordFile);
+  if (m.record.empty()) return fail(recordFile + ": no tickets recorded");
+  m.ticket = ticket;
+  for (std::istringstream in(steps); in.good();) {
+    std::string pc;
+    std::getline(in, pc, ',');
+    m.step.insert(std::strtoull(pc.c_str(), nullptr, 16));
+  }
+  const atomx::trace::TraceReader reader(dir);
+  if (!reader.hasData()) return fail(dir + " was recorded without data");
+  const std::vector<SwitchPoint> points = atomx::trace::switchPoints(reader);
+  uint64_t inLoops = 0;
+  for (const SwitchPoint& s : points) {
+    if (!s.out || !m.record.count(s.tid)) continue;
+    const std::string at = "thread " + std::to_string(s.tid) + "'s switch-out at " + std::to_string(s.ns);
+    if (!s.placed) return fail(at + " is not placed: " + s.why);
+    inLoops += (s.flags & ATOMX_SCHEDULE_REGISTERS) && !(s.flags & ATOMX_SCHEDULE_UNTRACED_PC) && !(s.flags & ATOMX_SCHEDULE_EXITING);
+  }
+  const atomx::trace::Summary sum = reader.analyzeMerged(std::vector<atomx::trace::Analyzer*>{&m});
+  for (const std::string& p : sum.scheduleProblems) return fail("the merge orders a thread in part: " + p);
+  if (!m.failure.empty()) {
+    // The switch-out that ended the last run of another taker before the
+    // ticket (else a sync point's cut ended it).
+    std::string by = "ended at thread " + std::to_string(m.failedAfter) + "'s switch-out at ";
+    std::string cut = "was cut by a sync point at thread " + std::to_string(m.failedAfter) + "'s instruction " +
+                      std::to_string(m.failedAfterAt);
+    for (const SwitchPoint& s : points)
+      if (s.out && s.placed && s.tid == m.failedAfter && s.index == m.failedAfterAt) {
+        cut = by + std::to_string(s.ns) + " (index " + std::to_string(s.index) + ", " + (s.ambiguous ? "flagged ambiguous" : "not flagged") + ")";
+        break;
+      }
+    return fail(m.failure + "; the last run of another taker before it " + cut);
+  }
+  uint64_t expected = 0;
+  for (const auto& [tid, list] : m.record) expected += list.size();
+  if (m.tickets != expected)
+    return fail("the merged trace takes " + std::to_string(m.tickets) + " tickets; " + std::to_string(expected) + " were recorded");
+  for (const SwitchPoint& s : points)
+    if (s.out && m.record.count(s.tid) && s.ambiguous)
+      return fail("thread " + std::to_string(s.tid) + "'s switch-out at " + std::to_string(s.ns) + " is ambiguous");
+  if (inLoops < 3) return fail("only " + std::to_string(inLoops) + " switch-outs of the takers in their traced code: too few to check");
+  std::printf("schedule_check: %llu tickets after the steps each read, %llu switch-outs in the takers' traced code\n",
+              static_cast<unsigned long long>(m.tickets), static_cast<unsigned long long>(inLoops));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) return std::fprintf(stderr, "usage: schedule_check TRACE --consistent | --tickets RECORD PC | --merged-tickets RECORD PC\n"), 2;
+  if (argc < 3) return std::fprintf(stderr, "usage: schedule_check TRACE --consistent | --tickets RECORD PC | --merged-tickets RECORD PC | --merged-steps RECORD PC PC[,PC...]\n"), 2;
   const std::string dir = argv[1], mode = argv[2];
   try {
     if (mode == "--merged-tickets" && argc == 5) return mergedTickets(dir, argv[3], std::strtoull(argv[4], nullptr, 16));
+    if (mode == "--merged-steps" && argc == 6) return mergedSteps(dir, argv[3], std::strtoull(argv[4], nullptr, 16), argv[5]);
     const atomx::trace::TraceReader reader(dir);
     const std::vector<SwitchPoint> points = atomx::trace::switchPoints(reader);
     Counter c(atomx::trace::listStreams(dir));

@@ -4,6 +4,7 @@
 # threads preempt one another) and run schedule_check on the trace.
 #   schedule_log.sh ATOMX CHECKER tickets TICKETS_PROG   the interleaving oracle
 #   schedule_log.sh ATOMX CHECKER merged TICKETS_PROG    the same through regen --merge
+#   schedule_log.sh ATOMX CHECKER steps TICKETS_PROG steps|indirect   the iteration oracle (with data)
 #   schedule_log.sh ATOMX CHECKER consistent PROG [ARGS...]
 #   schedule_log.sh ATOMX CHECKER none PROG [ARGS...]      without the log
 # Exits 77 (skipped) where atomx has no schedule log: built without libbpf,
@@ -45,6 +46,9 @@ fi
 if [ "$mode" = tickets ] || [ "$mode" = merged ]; then
   taskset -c 0 "$atomx" trace -o "$work/t" -- "$prog" "$work/record" 3 20000 400 2>"$work/err" ||
     { cat "$work/err" >&2; exit 1; }
+elif [ "$mode" = steps ]; then
+  taskset -c 0 "$atomx" trace --data -o "$work/t" -- "$prog" "$work/record" 3 600 3000 "$1" 2>"$work/err" ||
+    { cat "$work/err" >&2; exit 1; }
 else
   # (the program's own status is its own: fork_exec's is 9; SCHEDULE_LOG_DATA=1:
   # a trace with data, whose loops of evaluated predicates make switches ambiguous)
@@ -60,5 +64,13 @@ if [ "$mode" = tickets ] || [ "$mode" = merged ]; then
   pcs=$(objdump -d --no-show-raw-insn "$prog" | awk '/lock xadd/ { sub(":", "", $1); print $1 }')
   [ "$(echo "$pcs" | wc -w)" = 1 ] || { echo "expected one lock xadd in $prog, found: $pcs" >&2; exit 1; }
   exec "$checker" "$work/t" "--${mode/merged/merged-tickets}" "$work/record" "$pcs"
+fi
+if [ "$mode" = steps ]; then
+  # The ticket (lock xadd) and the busy loops' steps (lock add), found by
+  # objdump (not by atomx).
+  ticket=$(objdump -d --no-show-raw-insn "$prog" | awk '/lock xadd/ { sub(":", "", $1); print $1 }')
+  steps=$(objdump -d --no-show-raw-insn "$prog" | awk '/lock add/ { sub(":", "", $1); print $1 }' | paste -sd,)
+  [ "$(echo "$ticket" | wc -w)" = 1 ] && [ -n "$steps" ] || { echo "expected one lock xadd and lock adds in $prog: $ticket / $steps" >&2; exit 1; }
+  exec "$checker" "$work/t" --merged-steps "$work/record" "$ticket" "$steps"
 fi
 exec "$checker" "$work/t" --consistent
