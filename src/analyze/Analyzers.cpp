@@ -295,17 +295,6 @@ struct ProgramCounts {
 };
 using Counts = std::vector<ProgramCounts>;
 
-// ATOMX_TEST_COUNTS_ONE_PROGRAM=1 (the must-fail twin of
-// trace.workload.counts): every program's counts go to the first, as
-// before they were kept per program.
-size_t countedProgram(size_t program) {
-  static const bool one = [] {
-    const char* v = std::getenv("ATOMX_TEST_COUNTS_ONE_PROGRAM");
-    return v && *v == '1';
-  }();
-  return one ? 0 : program;
-}
-
 ProgramCounts& countsOf(Counts& counts, size_t program) {
   program = countedProgram(program);
   if (counts.size() <= program) counts.resize(program + 1);
@@ -681,6 +670,14 @@ std::vector<std::unique_ptr<trace::Analyzer>> makeAnalyzers(const std::string& l
   if (!cachegrindTo.empty() && counts) counts->alsoCachegrind(cachegrindTo);
   else if (!cachegrindTo.empty()) out.push_back(makeAnalyzer("cachegrind", cachegrindTo, programs, how, data));
   return out;
+}
+
+size_t countedProgram(size_t program) {
+  static const bool one = [] {
+    const char* v = std::getenv("ATOMX_TEST_COUNTS_ONE_PROGRAM");
+    return v && *v == '1';
+  }();
+  return one ? 0 : program;
 }
 
 }  // namespace atomx::analyze

@@ -70,4 +70,10 @@ std::unique_ptr<trace::Analyzer> makeCpuTextAnalyzer(const std::string& to);
 // The totals line (`threads N blocks N instructions N ...`).
 std::string summaryLine(const trace::Summary& s);
 
+// The program whose counts a block of program `program` (BlockRun::program)
+// goes to: its own.  ATOMX_TEST_COUNTS_ONE_PROGRAM=1 (the must-fail twin
+// of trace.workload.counts and trace.workload.cachesim): the first, as
+// before counts were kept per program.
+size_t countedProgram(size_t program);
+
 }  // namespace atomx::analyze

@@ -252,7 +252,7 @@ class HierarchyShard {
     }
     p = Plan{b.insns, b.count, 0, {}, {}};
     for (size_t k = 0; k < b.count; ++k) {
-      auto [c, added] = perPc_.try_emplace(b.insns[k].pc, b.procedure, Row());
+      auto [c, added] = perPc_.try_emplace(pcKey(countedProgram(b.program), b.insns[k].pc), b.procedure, Row());
       if (added) c->second.second.assign(ev_.size(), 0);
       p.rows.push_back(c->second.second.data());
     }
@@ -433,21 +433,34 @@ class StringFile {
   std::FILE* f_;
 };
 
-// What the writers need from the program: procedures by number (the
-// program's order), each pc's source line.
+// What the writers need from the programs: procedures by number (the
+// first program's order, then as met), each pc's source line in its own
+// program.  In a workload's trace of several programs, a procedure of
+// program K > 0 is named `PROGRAM:NAME` (PROGRAM its file's name), so that
+// two programs' `main` stay apart.
 struct ProgramNames {
   std::vector<std::string> procs;
   std::vector<uint64_t> procPc;
-  std::unordered_map<std::string, int> procIndex;
-  debuginfo::LineTable lines;
-  explicit ProgramNames(const trace::TraceReader& trace) : lines(trace.program()) {
+  std::map<std::pair<size_t, std::string>, int> procIndex;
+  std::vector<std::string> programs;              // TraceReader::programs()
+  std::vector<std::unique_ptr<debuginfo::LineTable>> lines;  // per program, read when first needed
+  explicit ProgramNames(const trace::TraceReader& trace) : programs(trace.programs()) {
+    lines.resize(programs.size());
     for (const trace::TraceReader::ProcedureSize& p : trace.procedures())
-      if (procIndex.try_emplace(p.name, int(procs.size())).second) procs.push_back(p.name), procPc.push_back(p.start);
+      if (procIndex.try_emplace({0, p.name}, int(procs.size())).second) procs.push_back(p.name), procPc.push_back(p.start);
   }
-  int proc(const char* name) {
-    auto [it, fresh] = procIndex.try_emplace(name, int(procs.size()));
-    if (fresh) procs.push_back(name), procPc.push_back(0);
+  int proc(size_t program, const char* name) {
+    auto [it, fresh] = procIndex.try_emplace({program, name}, int(procs.size()));
+    if (fresh) {
+      procs.push_back(program ? std::filesystem::path(programs.at(program)).filename().string() + ":" + name : name);
+      procPc.push_back(0);
+    }
     return it->second;
+  }
+  debuginfo::SourceLine line(size_t program, uint64_t pc) {
+    std::unique_ptr<debuginfo::LineTable>& t = lines.at(program);
+    if (!t) t = std::make_unique<debuginfo::LineTable>(programs[program]);
+    return t->lookup(pc);
   }
 };
 
@@ -461,9 +474,9 @@ report::Table tabulate(const CachesimCounts& c, ProgramNames& names, std::vector
   std::vector<int> procs;
   std::vector<debuginfo::SourceLine> where;
   std::map<std::string, int> fileIndex;
-  for (uint64_t pc : pcs) {
-    procs.push_back(names.proc(c.perPc.at(pc).first));
-    where.push_back(names.lines.lookup(pc));
+  for (uint64_t key : pcs) {
+    procs.push_back(names.proc(keyProgram(key), c.perPc.at(key).first));
+    where.push_back(names.line(keyProgram(key), keyPc(key)));
     if (where.back().file) fileIndex.try_emplace(*where.back().file, 0);
   }
   files.clear();
@@ -551,7 +564,8 @@ struct Chunk {
     uint32_t refs;          // its references, the next ones in `refs`
     int32_t thread;
     Kind kind;
-    uint8_t flags;  // kInherited, kContinued
+    uint8_t flags;     // kInherited, kContinued
+    uint16_t program;  // kBlock, kLibrary: BlockRun::program
   };
   enum : uint8_t { kInherited = 1, kContinued = 2 };
   std::vector<Event> events;
@@ -614,16 +628,17 @@ class FanoutShard : public trace::Consumer {
     fresh();
     for (size_t g = 0; g < groups_.size(); ++g) readers_.emplace_back([this, g] { read(g); });
   }
-  void loadBias(int t, uint64_t bias) override { add({nullptr, nullptr, bias, 0, 0, t, Chunk::kBias, 0}); }
+  void loadBias(int t, uint64_t bias) override { add({nullptr, nullptr, bias, 0, 0, t, Chunk::kBias, 0, 0}); }
   void block(const BlockRun& b) override {
     const uint8_t flags = uint8_t((b.inherited ? Chunk::kInherited : 0) | (b.continued ? Chunk::kContinued : 0));
     chunk_->refs.insert(chunk_->refs.end(), b.refs, b.refs + b.refCount);
-    add({b.insns, b.procedure, b.start, uint32_t(b.count), uint32_t(b.refCount), b.thread, Chunk::kBlock, flags});
+    add({b.insns, b.procedure, b.start, uint32_t(b.count), uint32_t(b.refCount), b.thread, Chunk::kBlock, flags,
+         uint16_t(b.program)});
   }
   void libraryCall(const trace::LibraryCall& c) override {
     chunk_->refs.insert(chunk_->refs.end(), c.refs, c.refs + c.refCount);
     add({c.function, nullptr, c.callSite, 0, uint32_t(c.refCount), c.thread, Chunk::kLibrary,
-         uint8_t(c.inherited ? Chunk::kInherited : 0)});
+         uint8_t(c.inherited ? Chunk::kInherited : 0), uint16_t(c.program)});
   }
   void threadEnd(int t, const std::string& problem) override {
     finish();
@@ -668,11 +683,14 @@ class FanoutShard : public trace::Consumer {
           if (e.kind == Chunk::kBias) {
             c.loadBias(e.thread, e.value);
           } else if (e.kind == Chunk::kBlock) {
-            c.block({e.thread, e.value, static_cast<const trace::Instruction*>(e.what), e.count, e.procedure,
-                     bool(e.flags & Chunk::kInherited), bool(e.flags & Chunk::kContinued), refs,
-                     e.refs - (drop && e.refs)});
+            BlockRun b{e.thread, e.value, static_cast<const trace::Instruction*>(e.what), e.count, e.procedure,
+                       bool(e.flags & Chunk::kInherited), bool(e.flags & Chunk::kContinued), refs,
+                       e.refs - (drop && e.refs)};
+            b.program = e.program;
+            c.block(b);
           } else {
-            c.libraryCall({e.thread, e.value, static_cast<const char*>(e.what), refs, e.refs, bool(e.flags & Chunk::kInherited)});
+            c.libraryCall({e.thread, e.value, static_cast<const char*>(e.what), refs, e.refs,
+                           bool(e.flags & Chunk::kInherited), e.program});
           }
           refs += e.refs;
         }

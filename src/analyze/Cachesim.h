@@ -31,8 +31,15 @@
 
 namespace atomx::analyze {
 
-// One configuration's counts after the merge: per original pc (its
-// procedure's symbol and its events), per libc function, the switches.
+// perPc's key: a pc of the trace's program K (BlockRun::program), K in
+// the bits above the 48 of a user-space address.
+inline uint64_t pcKey(size_t program, uint64_t pc) { return uint64_t(program) << 48 | pc; }
+inline size_t keyProgram(uint64_t key) { return size_t(key >> 48); }
+inline uint64_t keyPc(uint64_t key) { return key & ((uint64_t(1) << 48) - 1); }
+
+// One configuration's counts after the merge: per original pc of each
+// program (pcKey: its procedure's symbol and its events), per libc
+// function, the switches.
 struct CachesimCounts {
   cachesim::report::Events ev{0, 0};
   std::unordered_map<uint64_t, std::pair<const char*, cachesim::report::Row>> perPc;

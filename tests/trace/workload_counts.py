@@ -19,11 +19,16 @@ read here, not by atomx), so:
     the symbols, a `.cold` part its own);
 --merge: the same outputs through `regen --merge` (one shard of every
 thread) must be the same.
+--cachesim CONFIG: and `atomx cachesim TRACE --config CONFIG --json`
+(and with --merged) must give each function of program K its threads' Ir
+as above, under its own name for the first program and `FILE:NAME` (FILE
+K's file name) for the others, and no other function any Ir.
 The twin runs atomx with ATOMX_TEST_COUNTS_ONE_PROGRAM=1 (every program's
 counts under the first, as before they were per program): the program
 whose counts differ is named.
 """
 import argparse
+import json
 import bisect
 import collections
 import os
@@ -96,6 +101,7 @@ def parse_cachegrind(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--atomx", required=True)
+    ap.add_argument("--cachesim", metavar="CONFIG")
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as work:
@@ -158,6 +164,26 @@ def main():
                     fn = differ[0]
                     problems.append(f"{what}: {f.name}'s Ir of {len(differ)} function(s) differ from nm's symbols over "
                                     f"the text trace, first {fn}: {per.get(fn, 0)} against {by_fn.get(fn, 0)}")
+        if a.cachesim:
+            want = collections.Counter()
+            for k in sorted(path_of):
+                syms = symbols(path_of[k])
+                starts = [s[0] for s in syms]
+                for pc, n in oracle[k].items():
+                    fn = function_of(syms, starts, pc) or "???"
+                    want[fn if k == 1 else f"{Path(path_of[k]).name}:{fn}"] += n
+            for mode in ([], ["--merged"]):
+                j = Path(work) / f"cachesim{'-merged' if mode else ''}.json"
+                run([a.atomx, "cachesim", "-q", str(t), *mode, "--config", a.cachesim, "--json", str(j), "-o", os.devnull],
+                    env=env)
+                for c in json.loads(j.read_text())["configurations"]:
+                    got = collections.Counter({p["name"]: p["Ir"] for p in c["procedures"] if p["Ir"]})
+                    differ = sorted(fn for fn in set(got) | set(want) if got.get(fn, 0) != want.get(fn, 0))
+                    if differ:
+                        fn = differ[0]
+                        problems.append(f"{' '.join(['cachesim', *mode])} [{c['name']}]: the Ir of {len(differ)} "
+                                        f"function(s) differ from nm's symbols over the text trace per program, first "
+                                        f"{fn}: {got.get(fn, 0)} against {want.get(fn, 0)}")
         for p in problems:
             print(f"FAIL {p}")
         if problems:
@@ -165,7 +191,8 @@ def main():
         print(f"{len(path_of)} programs: " + ", ".join(
             f"{k} {Path(path_of[k]).name} {sum(oracle[k].values())} instructions, {len(oracle[k])} addresses"
             for k in sorted(path_of)) + ": --counts and the cachegrind files (cg_annotate) equal the text trace per "
-            "program, with and without --merge")
+            "program, with and without --merge" + (", and so does atomx cachesim's Ir per function (with and without "
+                                                    "--merged)" if a.cachesim else ""))
         return 0
 
 
