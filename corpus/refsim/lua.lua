@@ -3,10 +3,10 @@
 -- formatted, tables resized, closures, coroutines and pcall; small, for
 -- Valgrind lackey's address stream.
 local t, s = {}, 0
-for i = 1, 3000 do t[i] = {i, tostring(i), i * 0.5} end
+for i = 1, 1500 do t[i] = {i, tostring(i), i * 0.5} end
 for i = 1, #t, 3 do s = s + t[i][1] + #t[i][2] end
 local h = {}
-for i = 1, 2000 do h["k" .. (i % 700)] = (h["k" .. (i % 700)] or 0) + i end
+for i = 1, 1000 do h["k" .. (i % 700)] = (h["k" .. (i % 700)] or 0) + i end
 local keys = {}
 for k in pairs(h) do keys[#keys + 1] = k end
 table.sort(keys)

@@ -20,8 +20,8 @@
 #   cachesim cachesim/cachesim_vs_cachegrind.py        Ir/Dr/Dw exact per procedure (cachegrind's
 #                                                      default geometry; its misses printed), and
 #            ../oracles/refsim.py                      every level's misses exact per function in
-#                                                      tests/oracles/refsim/*.cache's configurations
-#                                                      on a small first input (refsim_run)
+#                                                      tests/oracles/refsim/corpus.cache's two
+#                                                      configurations on a small first input (refsim_run)
 #   cache    cache/cache_vs_cachegrind.py              Dr/Dw exact (D1=32K,8-way,64B; cachegrind's
 #            ../oracles/refsim.py --tool cache         misses printed), and its D1 misses exact per
 #                                                      function on the refsim input; pbzip2: D1mr+D1mw
@@ -183,8 +183,7 @@ refsim_run() {
   local p=$1 b=$bin_dir/$1-gcc-O2 how run
   case $tool in
     cache) how=(--tool cache --geometry 32768,8,64) ;;
-    cachesim) how=(--config "$root/tests/oracles/refsim/split.cache" --config "$root/tests/oracles/refsim/unified.cache"
-                   --config "$root/tests/oracles/refsim/alone.cache") ;;
+    cachesim) how=(--config "$root/tests/oracles/refsim/corpus.cache") ;;
   esac
   # A first input of each workload, small enough for lackey's stream
   # (corpus/refsim/: the workloads' own first inputs, made smaller).
