@@ -46,8 +46,8 @@
 #     compared, exactly, with the reference simulator on Valgrind lackey's
 #     stream of the program's own references (tests/oracles/refsim.py), on
 #     a small first input per program (refsim_run: lackey's stream of a
-#     whole workload would take hours); cachegrind's are printed beside
-#     the tool's.  Threads (pbzip2): lackey's one stream does not say which
+#     whole workload would take hours; muparser has none: its unit tests
+#     run at every start); cachegrind's are printed beside the tool's.  Threads (pbzip2): lackey's one stream does not say which
 #     thread made a reference; cachegrind runs them through one cache, the
 #     tools give each its own (tools/cache/README.md);
 #   - syscall: futex in the threaded programs (how often a thread waits
@@ -194,7 +194,11 @@ refsim_run() {
     lzip) run=(--stdin "$root/tests/data/text.txt" -- "$b" -0 -c) ;;
     lua) run=(-- "$b" "$root/corpus/refsim/lua.lua") ;;
     sqlite3) run=(--stdin "$root/corpus/refsim/sqlite3.sql" -- "$b" :memory:) ;;
-    muparser) run=(--stdin "$root/corpus/refsim/muparser.txt" -- "$b") ;;
+    # muparser runs its library's unit tests at every start (hundreds of
+    # expressions, many throwing): lackey's stream of one start passed 8 GB
+    # (2026-11-28), hours in refsim.py.  Its misses are cachegrind's,
+    # printed only (no exact oracle here).
+    muparser) echo "refsim: muparser: none (its unit tests run at every start: lackey's stream passed 8 GB)"; return 0 ;;
     bc) run=(-- "$b" -l "$root/corpus/refsim/bc.bc") ;;
     *) echo "refsim: $p: none (its threads share lackey's one stream)"; return 0 ;;
   esac
