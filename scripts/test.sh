@@ -236,7 +236,7 @@ fi
 if part oracles-b; then
   for t in pipe prof gprof inline cache; do step "$t vs its oracle, all nine" oracles --all "$t:"; done
 fi
-part oracles-c && step "cachesim vs cachegrind, all nine" oracles --all cachesim:
+part oracles-c && step "cachesim vs cachegrind and refsim, all nine" oracles --all cachesim:
 part outputs && step "every tool, output unchanged, all nine" tests/tools/corpus_all.sh build/bin/atomx
 
 if [[ -n $results ]]; then
