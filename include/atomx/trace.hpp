@@ -166,6 +166,10 @@ struct Summary {
   // Merged mode (TraceReader::analyzeMerged): the threads whose path the
   // schedule orders only in part, each "thread TID: why".
   std::vector<std::string> scheduleProblems;
+  // Merged mode: what makes the order less exact than the log promises, the
+  // whole output still written (the privileged log lacking switches the
+  // kernel did not report).
+  std::vector<std::string> scheduleWarnings;
 };
 
 // A procedure of the program whose instructions the trace does not hold

@@ -19,6 +19,7 @@
 #include "elf/ElfImage.h"
 #include "elf/OutputFile.h"
 #include "support/Error.h"
+#include "trace/ScheduleFile.h"
 #include "trace/TraceFiles.h"
 
 namespace atomx::driver {
@@ -186,6 +187,10 @@ void report(const std::string& dir, const WorkloadRun& run, size_t programs, con
   if (schedule) {
     switches = ", " + std::to_string(schedule->records()) + " switch(es) logged";
     if (schedule->lost()) switches += " (" + std::to_string(schedule->lost()) + " lost: the ring buffer was full)";
+    if (const trace::ScheduleChain* c = schedule->chain(); c && c->missing())
+      switches += ", switches missing before " + std::to_string(c->missing()) +
+                  " of them (the kernel did not report them; the first on CPU " + std::to_string(c->firstCpu()) +
+                  " before " + std::to_string(c->firstNs()) + " ns: atomx regen --switches)";
   }
   if (programs == 0) {  // (no manifest: `atomx regen` has nothing to read)
     std::fprintf(stderr, "atomx: no program of the workload could be traced (%d untraced exec(s): %s/%s)\n", run.untraced,

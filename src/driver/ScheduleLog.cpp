@@ -51,6 +51,13 @@ std::pair<int, int64_t> testRegister() {
   if (*end != ':' || r < 0 || r >= 16) return {-1, 0};
   return {int(r), std::strtoll(end + 1, nullptr, 10)};
 }
+// ATOMX_TEST_SCHEDULE_DROP=K (the gap check's test): the K-th record
+// drained (from 1) of a traced thread switched out is left out, as if the
+// kernel had not reported that switch; 0: none.
+uint64_t testDrop() {
+  const char* v = std::getenv("ATOMX_TEST_SCHEDULE_DROP");
+  return v ? std::strtoull(v, nullptr, 10) : 0;
+}
 // ATOMX_TEST_SCHEDULE_SWAP=K (the consistency check's must-fail twin):
 // the positions of two consecutive positioned switch-outs of a thread, the
 // first pair from the K-th on whose positions differ (of the lowest
@@ -100,6 +107,8 @@ struct ScheduleLog::Impl {
   std::vector<AtomxScheduleRecord> pending;
   std::chrono::steady_clock::time_point lastFrame = std::chrono::steady_clock::now();
   std::pair<int, int64_t> perturbed = testRegister();
+  uint64_t drop = testDrop(), outs = 0;
+  trace::ScheduleChain chain;  // whether each record follows its CPU's last (missing switches)
 
   static int take(void* self, void* data, size_t size) {
     Impl& impl = *static_cast<Impl*>(self);
@@ -110,6 +119,8 @@ struct ScheduleLog::Impl {
     if (impl.perturbed.first >= 0 && (r.flags & ATOMX_SCHEDULE_OUT) && (r.flags & ATOMX_SCHEDULE_REGISTERS) &&
         !(r.flags & ATOMX_SCHEDULE_UNTRACED_PC))
       r.regs[impl.perturbed.first] += uint64_t(impl.perturbed.second);
+    if (impl.drop && (r.flags & ATOMX_SCHEDULE_OUT) && ++impl.outs == impl.drop) return 0;
+    impl.chain.follows(r);
     impl.pending.push_back(r);
     ++impl.records;
     return 0;
@@ -215,6 +226,7 @@ void ScheduleLog::stop() {
 
 uint64_t ScheduleLog::records() const { return impl_->records; }
 uint64_t ScheduleLog::lost() const { return impl_->lost; }
+const trace::ScheduleChain* ScheduleLog::chain() const { return &impl_->chain; }
 
 #else
 
@@ -229,6 +241,7 @@ std::unique_ptr<ScheduleLog> ScheduleLog::start(const std::string&, std::string&
 void ScheduleLog::stop() {}
 uint64_t ScheduleLog::records() const { return 0; }
 uint64_t ScheduleLog::lost() const { return 0; }
+const trace::ScheduleChain* ScheduleLog::chain() const { return nullptr; }
 
 #endif
 

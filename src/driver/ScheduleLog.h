@@ -10,6 +10,10 @@
 #include <memory>
 #include <string>
 
+namespace atomx::trace {
+class ScheduleChain;
+}
+
 namespace atomx::driver {
 
 // Whether this atomx was built with the collector ("built in"), for --help.
@@ -28,6 +32,9 @@ class ScheduleLog {
   void stop();
   uint64_t records() const;
   uint64_t lost() const;
+  // Whether every switch reached the log (ScheduleChain::missing), nullptr
+  // for a build without it.
+  const trace::ScheduleChain* chain() const;
 
   struct Impl;
 

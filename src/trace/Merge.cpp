@@ -254,7 +254,14 @@ Summary TraceReader::analyzeMerged(const std::vector<Analyzer*>& analyzers, cons
   // are the real interleaving, and the sync points' keys fall inside their
   // runs, so the two together keep both orders.
   if (manifestOf(*impl_).schedule.find(ATOMX_TRACE_SCHEDULE_SWITCHES) != std::string::npos) {
-    const std::map<std::string, ThreadCuts> switched = switchCuts(switchPoints(*this));
+    const std::vector<SwitchPoint> points = switchPoints(*this);
+    const size_t unreported = size_t(std::count_if(points.begin(), points.end(), [](const SwitchPoint& p) { return p.unreported; }));
+    if (unreported)
+      sum.scheduleWarnings.push_back("the schedule log lacks switches the kernel did not report, before " +
+                                     std::to_string(unreported) +
+                                     " of its switches (flagged unreported by regen --switches): the runs there are ordered "
+                                     "by the sync points and the switches around them, not exactly");
+    const std::map<std::string, ThreadCuts> switched = switchCuts(points);
     for (size_t k = 0; k < n; ++k) {
       const auto it = switched.find(streams[k].name);
       if (it == switched.end()) continue;

@@ -73,6 +73,16 @@ AtomxScheduleHeader readScheduleFrames(const std::string& path,
   return h;
 }
 
+bool ScheduleChain::follows(const AtomxScheduleRecord& r) {
+  if (r.cpu >= running_.size()) running_.resize(r.cpu + 1, -1);
+  int64_t& on = running_[r.cpu];
+  const int64_t off = r.flags & ATOMX_SCHEDULE_OUT ? int64_t(r.prevTid) : 0;
+  const bool ok = on < 0 || on == off;
+  on = r.flags & ATOMX_SCHEDULE_IN ? int64_t(r.nextTid) : 0;
+  if (!ok && missing_++ == 0) firstNs_ = r.ns, firstCpu_ = r.cpu;
+  return ok;
+}
+
 ScheduleFile readSchedule(const std::string& dir) {
   ScheduleFile f;
   f.lost = readScheduleFrames(dir + "/" ATOMX_TRACE_SCHEDULE, [&](const AtomxScheduleRecord* r, size_t n) {

@@ -22,6 +22,26 @@ AtomxScheduleHeader scheduleHeader(uint64_t lost);
 // bytes to write whole.  n is 1 .. ATOMX_SCHEDULE_FRAME_RECORDS.
 std::string scheduleFrame(const AtomxScheduleRecord* records, size_t n);
 
+// Whether each record follows the one before it on its CPU: the thread a
+// switch takes off a CPU is the one the CPU's last record put on it (its
+// IN), or, when that one put an untraced task on it, an untraced one too.
+// A record that does not is preceded by switches the log lacks: the
+// kernel's tracepoint did not run the eBPF program for them (seen under
+// heavy load, in other tools too), or the ring buffer was full.
+class ScheduleChain {
+ public:
+  // false: switches are missing on r's CPU between its last record and r.
+  bool follows(const AtomxScheduleRecord& r);
+  uint64_t missing() const { return missing_; }  // records that did not follow
+  uint64_t firstNs() const { return firstNs_; }  // the first such record's time
+  uint32_t firstCpu() const { return firstCpu_; }
+
+ private:
+  std::vector<int64_t> running_;  // per CPU: its current task's tid, 0 untraced, -1 not yet seen
+  uint64_t missing_ = 0, firstNs_ = 0;
+  uint32_t firstCpu_ = 0;
+};
+
 struct ScheduleFile {
   std::vector<AtomxScheduleRecord> records;  // in time order (ns; stable)
   uint64_t lost = 0;                         // switches the ring buffer had no room for

@@ -311,10 +311,13 @@ std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
   std::map<std::string, std::vector<uint64_t>> starts;  // by stream: where each chunk begins
   for (const Stream& s : streams) starts[s.name] = chunkStarts(s.path);
   std::vector<SwitchPoint> points;
+  ScheduleChain chain;
   for (const AtomxScheduleRecord& r : log.records) {
+    const bool unreported = !chain.follows(r);
     if (r.flags & ATOMX_SCHEDULE_OUT) {
       SwitchPoint s;
       s.ns = r.ns, s.cpu = r.cpu, s.tid = int(r.prevTid), s.pid = int(r.prevPid), s.out = true, s.flags = r.flags;
+      s.unreported = unreported;
       s.other = r.flags & ATOMX_SCHEDULE_IN ? int(r.nextTid) : 0;
       s.pc = r.flags & ATOMX_SCHEDULE_REGISTERS ? r.pc : 0;
       std::copy(std::begin(r.regs), std::end(r.regs), s.regs);
@@ -334,6 +337,7 @@ std::vector<SwitchPoint> switchPoints(const TraceReader& reader) {
     if (r.flags & ATOMX_SCHEDULE_IN) {
       SwitchPoint s;
       s.ns = r.ns, s.cpu = r.cpu, s.tid = int(r.nextTid), s.pid = int(r.nextPid), s.out = false, s.flags = 0;
+      s.unreported = unreported;
       s.other = r.flags & ATOMX_SCHEDULE_OUT ? int(r.prevTid) : 0;
       s.stream = streamOf.at(s.tid, s.ns);
       points.push_back(s);
@@ -410,6 +414,7 @@ std::string switchLine(const SwitchPoint& s) {
   add(ATOMX_SCHEDULE_CURSOR_REGISTER, "register");
   add(ATOMX_SCHEDULE_EXITING, "exiting");
   if (s.ambiguous) flags += (flags.empty() ? "" : ",") + std::string("ambiguous");
+  if (s.unreported) flags += (flags.empty() ? "" : ",") + std::string("unreported");
   const bool pc = s.out && (s.flags & ATOMX_SCHEDULE_REGISTERS) && !(s.flags & ATOMX_SCHEDULE_UNTRACED_PC);
   char line[256];
   std::snprintf(line, sizeof line, "%llu %u %d %s %d %s %s %s", static_cast<unsigned long long>(s.ns), s.cpu, s.tid,

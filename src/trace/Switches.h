@@ -44,6 +44,10 @@ struct SwitchPoint {
   // position whose known registers all equal regs (or, none does, at the
   // first visit): its iteration is not known
   bool ambiguous = false;
+  // Its record does not follow its CPU's last one (ScheduleChain): switches
+  // the kernel did not report came before it, so the runs around it on
+  // that CPU are not known exactly.
+  bool unreported = false;
   std::string why;     // not placed: why
 };
 
@@ -60,7 +64,7 @@ std::map<std::string, ThreadCuts> switchCuts(const std::vector<SwitchPoint>& poi
 
 // `NS CPU TID out|in OTHER INDEX PC FLAGS` (INDEX and PC `-` when unknown;
 // FLAGS a comma list: preempted, untraced, inserted, pending, register, exiting, ambiguous,
-// or `-`; a switch-out not placed ends `  # WHY`), as `atomx regen
+// unreported (switches the log lacks came before it on its CPU), or `-`; a switch-out not placed ends `  # WHY`), as `atomx regen
 // --switches` prints it.
 std::string switchLine(const SwitchPoint& s);
 

@@ -659,6 +659,7 @@ atomx::trace::Summary mergedTrace(const atomx::trace::TraceReader& trace,
   for (const auto& a : analyzers) all.push_back(a.get());
   const atomx::trace::Summary s = trace.analyzeMerged(all, select);
   for (const std::string& p : s.scheduleProblems) std::fprintf(stderr, "atomx regen --merge: %s\n", p.c_str());
+  for (const std::string& w : s.scheduleWarnings) std::fprintf(stderr, "atomx regen --merge: warning: %s\n", w.c_str());
   return s;
 }
 
