@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev                  # reading the tools' JSON (atomx trace --profile)
   libgtest-dev                        # unit tests
   valgrind strace                     # independent oracles in tests
+  zstd                                # the zstd command: the schedule log's frames read without atomx (tests/trace/schedule_frames.py)
   llvm                                # llvm-dwarfdump: the DWARF oracle of ease's causes (tests/oracles/ease_causes.py)
   python3 file binutils               # test and corpus scripts
   chromium                            # melt.html renders atomx melt --html headless (tests/melt)
