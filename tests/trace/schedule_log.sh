@@ -74,10 +74,10 @@ if [ "$mode" = unreported ]; then
   grep -qx 'schedule sync-points switches' "$work/t/manifest" || { echo "SKIP: no privileged schedule log in this run"; exit 77; }
   grep -q 'switches missing before' "$work/err" || { echo "FAIL the closing line does not say switches are missing:"; cat "$work/err"; exit 1; }
   "$atomx" regen "$work/t" --switches >"$work/switches"
-  grep -q ' unreported' "$work/switches" || { echo "FAIL regen --switches flags no switch unreported"; exit 1; }
+  grep -qE '[ ,]unreported([ ,]|$)' "$work/switches" || { echo "FAIL regen --switches flags no switch unreported"; exit 1; }
   "$atomx" regen "$work/t" --merge --summary >/dev/null 2>"$work/merge"
   grep -q 'warning: the schedule log lacks switches' "$work/merge" || { echo "FAIL regen --merge does not warn:"; cat "$work/merge"; exit 1; }
-  echo "a switch left out of the log: said by atomx trace, flagged by regen --switches ($(grep -c ' unreported' "$work/switches") line(s)), warned by regen --merge"
+  echo "a switch left out of the log: said by atomx trace, flagged by regen --switches ($(grep -cE '[ ,]unreported([ ,]|$)' "$work/switches") line(s)), warned by regen --merge"
   exit 0
 fi
 for attempt in 1 2 3; do
