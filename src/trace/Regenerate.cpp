@@ -57,7 +57,7 @@ namespace {
 // procedure lookup per call, each time the block ran).
 struct BlockFacts {
   enum : uint8_t {
-    kEarly = 1,    // the witness of its arc to EXIT is stored before its last instruction (earlyWitness)
+    kEarly = 1,    // the recorder stores the witness of its arc to EXIT before its last instruction (not a conditional branch: TraceRecorder)
     kCalls = 2,    // an out edge is a call or an exit call
     kReturns = 4,  // an out edge is a call (that returns)
     kWritesReturn = 8,  // its direct call to `callee`'s entry writes RETURN (analysis::callWritesReturn)
@@ -285,9 +285,6 @@ class Walker {
       if (p_->insns[blk.firstInsn + k].address == pc) return k;
     return -1;
   }
-  // The recorder stores the witness of a block's arc to EXIT before its
-  // last instruction, unless that is a conditional branch (TraceRecorder).
-  bool earlyWitness() const { return facts().flags & BlockFacts::kEarly; }
   const BlockFacts& facts() const { return facts_.blocks[p_->id][b_]; }
 
   // Runs block b_ from its instruction from_ on, reading its early witness

@@ -252,7 +252,8 @@ constexpr const char* kUsage = R"(usage:
       the original instruction it stopped at, `-` when unknown; FLAGS
       preempted, untraced, inserted, pending, register, exiting, ambiguous
       (a data trace's loop of evaluated predicates: the iteration is not
-      known), or `-`).
+      known), unreported (switches the kernel did not report came before it
+      on its CPU: the runs around it are not known exactly), or `-`).
   atomx analyze TRACE --tool NAME[=FILE][,NAME[=FILE]...] [-j N] [--merge] [--program FILE] [-q]
       Run trace analysers over one regeneration of TRACE: each keeps its
       state per thread's stream (a shard), the shards run on up to N cores
